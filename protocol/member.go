@@ -1,0 +1,110 @@
+package protocol
+
+import (
+	"fmt"
+	"time"
+)
+
+// MemberStatus is a state of the teammate state machine (DESIGN §5).
+type MemberStatus string
+
+const (
+	MemberStarting         MemberStatus = "starting"
+	MemberWorking          MemberStatus = "working"
+	MemberIdle             MemberStatus = "idle"
+	MemberAwaitingApproval MemberStatus = "awaiting_approval"
+	MemberRevising         MemberStatus = "revising"
+	MemberStopping         MemberStatus = "stopping"
+	MemberStopped          MemberStatus = "stopped"
+	MemberCrashed          MemberStatus = "crashed"
+)
+
+// MemberStatuses lists every state in the order a roster shows them.
+var MemberStatuses = []MemberStatus{
+	MemberStarting, MemberWorking, MemberIdle, MemberAwaitingApproval,
+	MemberRevising, MemberStopping, MemberStopped, MemberCrashed,
+}
+
+// Known reports whether s is one of the states of DESIGN §5.
+func (s MemberStatus) Known() bool {
+	for _, k := range MemberStatuses {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// IsTerminal reports whether the member's run is over.
+func (s MemberStatus) IsTerminal() bool { return s == MemberStopped || s == MemberCrashed }
+
+// IsLive reports whether the member is running and may still be asked to stop.
+func (s MemberStatus) IsLive() bool { return s.Known() && !s.IsTerminal() && s != MemberStopping }
+
+// memberEdges is the teammate state machine, apart from the two edges every
+// non-final state has (see CanTransition).
+var memberEdges = map[MemberStatus][]MemberStatus{
+	MemberStarting:         {MemberWorking, MemberIdle},
+	MemberWorking:          {MemberIdle, MemberAwaitingApproval},
+	MemberIdle:             {MemberWorking},
+	MemberAwaitingApproval: {MemberWorking, MemberRevising},
+	MemberRevising:         {MemberAwaitingApproval},
+	MemberStopping:         {MemberStopped},
+}
+
+// Transition checks the move from s to next: nil when legal, otherwise an
+// error naming both states. Every live state may go to stopping, every
+// non-final state to crashed, and the final states never move.
+func (s MemberStatus) Transition(next MemberStatus) error {
+	if !s.Known() {
+		return fmt.Errorf("unknown member status %q", s)
+	}
+	if !next.Known() {
+		return fmt.Errorf("unknown member status %q", next)
+	}
+	if s.IsTerminal() {
+		return fmt.Errorf("member is %s: a final state never changes", s)
+	}
+	if next == MemberCrashed || (next == MemberStopping && s.IsLive()) {
+		return nil
+	}
+	for _, to := range memberEdges[s] {
+		if to == next {
+			return nil
+		}
+	}
+	return fmt.Errorf("illegal member transition %s → %s", s, next)
+}
+
+// Member is the record kept in members/<name>.json (DESIGN §5).
+type Member struct {
+	Name     string       `json:"name"`
+	Role     string       `json:"role,omitempty"`
+	Runtime  string       `json:"runtime,omitempty"`
+	Status   MemberStatus `json:"status"`
+	Activity string       `json:"activity,omitempty"`
+	PID      int          `json:"pid,omitempty"`
+	RunID    string       `json:"run_id,omitempty"`
+	Since    time.Time    `json:"since"`
+	Error    string       `json:"error,omitempty"`
+	Counters Counters     `json:"counters"`
+}
+
+// Counters are the running totals a roster shows.
+type Counters struct {
+	Received int `json:"received"`
+	Sent     int `json:"sent"`
+	Plans    int `json:"plans"`
+	Calls    int `json:"calls"`
+}
+
+// Validate checks a member record.
+func (m *Member) Validate() error {
+	if err := ValidateName(m.Name); err != nil {
+		return fmt.Errorf("member: name: %w", err)
+	}
+	if !m.Status.Known() {
+		return fmt.Errorf("member %s: unknown status %q", m.Name, m.Status)
+	}
+	return nil
+}

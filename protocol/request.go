@@ -1,0 +1,177 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// RequestKind says what a request asks for.
+type RequestKind string
+
+const (
+	KindShutdown RequestKind = "shutdown"
+	KindPlan     RequestKind = "plan"
+)
+
+// RequestStatus is a state of the request state machine (DESIGN §5).
+type RequestStatus string
+
+const (
+	RequestPending   RequestStatus = "pending"
+	RequestApproved  RequestStatus = "approved"
+	RequestRejected  RequestStatus = "rejected"
+	RequestExpired   RequestStatus = "expired"
+	RequestCancelled RequestStatus = "cancelled"
+)
+
+// RequestStatuses lists every state, pending first.
+var RequestStatuses = []RequestStatus{RequestPending, RequestApproved, RequestRejected, RequestExpired, RequestCancelled}
+
+// IsTerminal reports whether s is final: every state but pending.
+func (s RequestStatus) IsTerminal() bool { return s != RequestPending && s.Known() }
+
+// Known reports whether s is one of the states of DESIGN §5.
+func (s RequestStatus) Known() bool {
+	for _, k := range RequestStatuses {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// RequestEvent moves a request out of pending.
+type RequestEvent string
+
+const (
+	EventApprove  RequestEvent = "approve"
+	EventReject   RequestEvent = "reject"
+	EventDeadline RequestEvent = "deadline"
+	EventCancel   RequestEvent = "cancel"
+)
+
+// RequestEvents lists every event.
+var RequestEvents = []RequestEvent{EventApprove, EventReject, EventDeadline, EventCancel}
+
+// ErrTerminal is wrapped by every refused transition out of a final state.
+var ErrTerminal = errors.New("request is already final")
+
+// Next is the request state machine: the state that event ev leads to from
+// s, or an error when the transition is illegal. Only pending moves.
+func (s RequestStatus) Next(ev RequestEvent) (RequestStatus, error) {
+	if !s.Known() {
+		return s, fmt.Errorf("unknown request status %q", s)
+	}
+	if s.IsTerminal() {
+		return s, fmt.Errorf("%w: %s", ErrTerminal, s)
+	}
+	switch ev {
+	case EventApprove:
+		return RequestApproved, nil
+	case EventReject:
+		return RequestRejected, nil
+	case EventDeadline:
+		return RequestExpired, nil
+	case EventCancel:
+		return RequestCancelled, nil
+	}
+	return s, fmt.Errorf("unknown request event %q", ev)
+}
+
+// Transition is one entry of a request's history.
+type Transition struct {
+	At   time.Time     `json:"at"`
+	From RequestStatus `json:"from,omitempty"`
+	To   RequestStatus `json:"to"`
+	By   string        `json:"by"`
+	Note string        `json:"note,omitempty"`
+}
+
+// Request is the record kept in requests/<id>.json (DESIGN §5).
+//
+// The shutdown payload is Reason (why the lead asks); the teammate's answer
+// to it is ResponseReason, so neither overwrites the other.
+type Request struct {
+	ID       string        `json:"id"`
+	Kind     RequestKind   `json:"kind"`
+	From     string        `json:"from"`
+	To       string        `json:"to"`
+	Created  time.Time     `json:"created"`
+	Deadline time.Time     `json:"deadline"`
+	Status   RequestStatus `json:"status"`
+
+	Plan   string `json:"plan,omitempty"`
+	Reason string `json:"reason,omitempty"`
+
+	Approve        *bool      `json:"approve,omitempty"`
+	Feedback       string     `json:"feedback,omitempty"`
+	ResponseReason string     `json:"response_reason,omitempty"`
+	ResolvedBy     string     `json:"resolved_by,omitempty"`
+	ResolvedAt     *time.Time `json:"resolved_at,omitempty"`
+
+	History []Transition `json:"history"`
+}
+
+// Validate checks a record read from disk or about to be written.
+func (r *Request) Validate() error {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("request %s: %s", clip(r.ID, 64), fmt.Sprintf(format, a...))
+	}
+	if err := ValidateID(r.ID); err != nil {
+		return fmt.Errorf("request: id: %w", err)
+	}
+	if r.Kind != KindShutdown && r.Kind != KindPlan {
+		return fail("kind %q: want shutdown or plan", r.Kind)
+	}
+	if err := ValidateName(r.From); err != nil {
+		return fail("from: %v", err)
+	}
+	if err := ValidateName(r.To); err != nil {
+		return fail("to: %v", err)
+	}
+	if r.Created.IsZero() {
+		return fail("created is required")
+	}
+	if r.Deadline.IsZero() {
+		return fail("deadline is required")
+	}
+	if !r.Status.Known() {
+		return fail("unknown status %q", r.Status)
+	}
+	if r.Kind == KindPlan && r.Plan == "" {
+		return fail("plan is required")
+	}
+	return nil
+}
+
+// Apply moves the record by ev, stamping who and when, and appends the
+// transition to its history. An illegal transition changes nothing.
+func (r *Request) Apply(ev RequestEvent, by string, at time.Time, note string) error {
+	next, err := r.Status.Next(ev)
+	if err != nil {
+		return fmt.Errorf("request %s: %w", r.ID, err)
+	}
+	at = at.UTC()
+	r.History = append(r.History, Transition{At: at, From: r.Status, To: next, By: by, Note: note})
+	r.Status = next
+	r.ResolvedBy = by
+	r.ResolvedAt = &at
+	switch ev {
+	case EventApprove:
+		r.Approve = Bool(true)
+	case EventReject:
+		r.Approve = Bool(false)
+	}
+	return nil
+}
+
+// NewRequest opens a pending request record with its first history entry.
+func NewRequest(kind RequestKind, id, from, to string, created time.Time, ttl time.Duration) Request {
+	created = created.UTC()
+	return Request{
+		ID: id, Kind: kind, From: from, To: to,
+		Created: created, Deadline: created.Add(ttl), Status: RequestPending,
+		History: []Transition{{At: created, To: RequestPending, By: from}},
+	}
+}
