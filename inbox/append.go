@@ -1,0 +1,94 @@
+package inbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"huddle/protocol"
+)
+
+// Permissions of everything the team directory holds (DESIGN §3).
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)
+
+// ErrTooLarge is returned for a line over protocol.MaxLine.
+var ErrTooLarge = errors.New("line exceeds 1 MiB")
+
+// Dir is the directory of all inboxes under a team directory.
+func Dir(teamDir string) string { return filepath.Join(teamDir, "inbox") }
+
+// Path is the mailbox file of member under a team directory. It validates the
+// name first, so an invalid name never becomes a path.
+func Path(teamDir, member string) (string, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return "", fmt.Errorf("inbox: %w", err)
+	}
+	return filepath.Join(Dir(teamDir), member+".jsonl"), nil
+}
+
+// Append writes msg as one line to member's inbox under teamDir.
+//
+// The name is validated before any path is built; an empty msg.To is set to
+// member and any other mismatch is refused; the message is validated and
+// encoded; a line over 1 MiB is refused. The line is written with a single
+// write(2) under an exclusive flock, so writers in any number of processes
+// never interleave.
+func Append(teamDir, member string, msg *protocol.Message) error {
+	path, err := Path(teamDir, member)
+	if err != nil {
+		return err
+	}
+	if msg.To == "" {
+		msg.To = member
+	}
+	if msg.To != member {
+		return fmt.Errorf("inbox: message to %q cannot go to the inbox of %q", msg.To, member)
+	}
+	b, err := protocol.Encode(msg)
+	if err != nil {
+		return fmt.Errorf("inbox: %w", err)
+	}
+	if len(b)+1 > protocol.MaxLine {
+		return fmt.Errorf("inbox %s: %w (%d bytes)", member, ErrTooLarge, len(b)+1)
+	}
+	if err := os.MkdirAll(Dir(teamDir), dirMode); err != nil {
+		return fmt.Errorf("inbox: %w", err)
+	}
+	return appendLine(path, append(b, '\n'))
+}
+
+// appendLine appends one complete line to path under an exclusive flock with
+// one write.
+func appendLine(path string, line []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	defer f.Close()
+	if err := flock(f, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("append %s: lock: %w", filepath.Base(path), err)
+	}
+	defer flock(f, syscall.LOCK_UN)
+	n, err := f.Write(line)
+	if err != nil {
+		return fmt.Errorf("append %s: %w", filepath.Base(path), err)
+	}
+	if n != len(line) {
+		return fmt.Errorf("append %s: short write (%d of %d bytes)", filepath.Base(path), n, len(line))
+	}
+	return nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}

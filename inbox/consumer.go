@@ -1,0 +1,276 @@
+package inbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"huddle/protocol"
+)
+
+// Delivery is one message handed to a handler.
+type Delivery struct {
+	Msg protocol.Message
+	// Offset is the line's logical offset in the member's inbox: it never
+	// goes back, across compactions.
+	Offset int64
+	// Redelivery marks the first message after a crash: the previous run may
+	// have handled it already without committing. Handlers stay idempotent.
+	Redelivery bool
+}
+
+// Handler handles one delivery. An error is retried a few times, then the
+// line is dead-lettered with the error, so one bad message cannot stall an
+// inbox.
+type Handler func(ctx context.Context, d Delivery) error
+
+// Options tune consumers, observers and the watcher. Zero values take the
+// defaults.
+type Options struct {
+	Rescan    time.Duration // periodic rescan; default 1s
+	CompactAt int64         // compact a fully consumed inbox at this size; default 256 KiB
+	Keep      int           // dedupe window: ids remembered; default 1024
+	Retries   int           // handler attempts before dead-lettering; default 3
+}
+
+func (o Options) withDefaults() Options {
+	if o.Rescan <= 0 {
+		o.Rescan = time.Second
+	}
+	if o.CompactAt <= 0 {
+		o.CompactAt = 256 << 10
+	}
+	if o.Keep <= 0 {
+		o.Keep = 1024
+	}
+	if o.Retries <= 0 {
+		o.Retries = 3
+	}
+	return o
+}
+
+// Consumer reads one member's inbox from its committed cursor, hands each
+// valid message to its handler once, commits after each, dead-letters bad
+// lines and compacts the file once everything in it is consumed. A consumer
+// is used by one goroutine at a time.
+type Consumer struct {
+	teamDir, member string
+	path, source    string
+	h               Handler
+	opts            Options
+	cur             *cursor
+	firstAfterCrash bool
+	delivered       int64
+}
+
+// NewConsumer opens member's cursor under teamDir. Close it when done.
+func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, error) {
+	path, err := Path(teamDir, member)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(Dir(teamDir), dirMode); err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
+	opts = opts.withDefaults()
+	cur, err := openCursor(cursorPath(teamDir, member), opts.Keep)
+	if err != nil {
+		return nil, fmt.Errorf("inbox %s: %w", member, err)
+	}
+	return &Consumer{
+		teamDir: teamDir, member: member, path: path,
+		source: filepath.ToSlash(filepath.Join("inbox", member+".jsonl")),
+		h:      h, opts: opts, cur: cur, firstAfterCrash: !cur.startedClean,
+	}, nil
+}
+
+func cursorPath(teamDir, member string) string {
+	return filepath.Join(Dir(teamDir), member+".cursor")
+}
+
+func prevPath(teamDir, member string) string {
+	return filepath.Join(Dir(teamDir), member+".jsonl.prev")
+}
+
+// prevGenerations is about how many compacted generations the prev file keeps.
+const prevGenerations = 4
+
+// readPrevFile returns the content of a prev file and the logical offset of
+// its first byte.
+func readPrevFile(path string) (content []byte, base int64, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, false
+	}
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, 0, false
+	}
+	var hdr struct {
+		PrevBase *int64 `json:"prev_base"`
+	}
+	if json.Unmarshal(data[:nl], &hdr) != nil || hdr.PrevBase == nil {
+		return nil, 0, false
+	}
+	return data[nl+1:], *hdr.PrevBase, true
+}
+
+// Delivered counts the messages handed to the handler by this consumer.
+func (c *Consumer) Delivered() int64 { return c.delivered }
+
+// Close records a clean stop.
+func (c *Consumer) Close() error { return c.cur.close(true) }
+
+// Drain handles every complete line from the cursor to the end of the file,
+// then compacts the file if it is fully consumed and large enough.
+func (c *Consumer) Drain(ctx context.Context) error {
+	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("inbox %s: %w", c.member, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("inbox %s: %w", c.member, err)
+	}
+	size := st.Size()
+	if size < c.cur.off {
+		// Someone else truncated or replaced the file (or we crashed inside a
+		// compaction): start again from 0 of the new content, with logical
+		// offsets that keep growing.
+		if err := c.cur.rebase(c.cur.base + c.cur.off); err != nil {
+			return err
+		}
+	}
+	off, err := scanLines(f, c.cur.off, size, func(l line) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return c.handle(ctx, l)
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil
+		}
+		return fmt.Errorf("inbox %s: %w", c.member, err)
+	}
+	if off == size && size >= c.opts.CompactAt {
+		return c.compact(f)
+	}
+	return nil
+}
+
+func (c *Consumer) handle(ctx context.Context, l line) error {
+	logical := c.cur.base + l.at
+	if l.oversize {
+		return c.reject(l, logical, fmt.Sprintf("line exceeds 1 MiB"))
+	}
+	msg, err := protocol.Decode(l.text, protocol.Fallback{To: c.member, ID: derivedID(c.member, logical)})
+	if err != nil {
+		return c.reject(l, logical, err.Error())
+	}
+	if msg.To != c.member {
+		return c.reject(l, logical, fmt.Sprintf("message to %q found in the inbox of %q", msg.To, c.member))
+	}
+	if c.cur.has(msg.ID) {
+		// A true duplicate: the same id appended twice.
+		return c.cur.commit(l.next, "")
+	}
+	d := Delivery{Msg: msg, Offset: logical, Redelivery: c.firstAfterCrash}
+	c.firstAfterCrash = false
+	var herr error
+	for attempt := range c.opts.Retries {
+		if herr = c.h(ctx, d); herr == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err() // not handled; the next run delivers it again
+		}
+		if attempt < c.opts.Retries-1 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(10<<attempt) * time.Millisecond):
+			}
+		}
+	}
+	if herr != nil {
+		return c.reject(l, logical, "handler: "+herr.Error())
+	}
+	c.delivered++
+	return c.cur.commit(l.next, msg.ID)
+}
+
+func (c *Consumer) reject(l line, logical int64, reason string) error {
+	if err := WriteDeadLetter(c.teamDir, c.source, logical, reason, l.text); err != nil {
+		return fmt.Errorf("dead letter: %w", err)
+	}
+	return c.cur.commit(l.next, "")
+}
+
+// derivedID names a line that came without an id by its inbox and offset.
+func derivedID(member string, logical int64) string {
+	id := "x" + strconv.FormatInt(logical, 10) + "-" + member
+	return id[:min(len(id), 64)]
+}
+
+// compact empties a fully consumed inbox under its lock. The consumed
+// content is kept as the previous generation, so a lagging observer can
+// still read it; the cursor records the new base so logical offsets keep
+// growing.
+func (c *Consumer) compact(f *os.File) error {
+	if err := flock(f, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+	}
+	defer flock(f, syscall.LOCK_UN)
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+	}
+	size := st.Size()
+	if size != c.cur.off {
+		return nil // a writer got in first; compact after the next drain
+	}
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+	}
+	// The previous generations keep a rolling window of consumed lines, so an
+	// observer that lags by a few generations still reads every line.
+	prevBase, kept := c.cur.base, data
+	if old, oldBase, ok := readPrevFile(prevPath(c.teamDir, c.member)); ok && oldBase+int64(len(old)) == c.cur.base {
+		keep := max(int64(prevGenerations)*c.opts.CompactAt-size, 0)
+		if int64(len(old)) > keep {
+			cut := int64(len(old)) - keep
+			// Cut at a line boundary.
+			if i := bytes.IndexByte(old[cut:], '\n'); i >= 0 {
+				cut += int64(i) + 1
+			} else {
+				cut = int64(len(old))
+			}
+			old, oldBase = old[cut:], oldBase+cut
+		}
+		prevBase, kept = oldBase, append(old, data...)
+	}
+	header := fmt.Appendf(nil, "{\"prev_base\":%d}\n", prevBase)
+	// No fsync: the previous generations only serve observers that lag.
+	if err := replaceFile(prevPath(c.teamDir, c.member), append(header, kept...), false); err != nil {
+		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+	}
+	// Truncate before recording the new base: a crash in between looks like
+	// a shrink, which rebases to the same place.
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+	}
+	return c.cur.rebase(c.cur.base + size)
+}

@@ -1,0 +1,45 @@
+package inbox
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"huddle/protocol"
+)
+
+// maxRaw bounds the raw text kept with a dead letter.
+const maxRaw = 4 << 10
+
+// DeadLetter is one line of deadletter.jsonl.
+type DeadLetter struct {
+	TS     string `json:"ts"`
+	Source string `json:"source"`
+	Offset int64  `json:"offset"`
+	Reason string `json:"reason"`
+	Raw    string `json:"raw"`
+}
+
+// DeadLetterPath is the dead-letter file of a team directory.
+func DeadLetterPath(teamDir string) string { return filepath.Join(teamDir, "deadletter.jsonl") }
+
+// WriteDeadLetter records rejected input: where it came from (a path relative
+// to the team directory, or a member's name), its offset, why, and the raw
+// bytes cut to 4 KiB.
+func WriteDeadLetter(teamDir, source string, offset int64, reason string, raw []byte) error {
+	if len(raw) > maxRaw {
+		raw = raw[:maxRaw]
+	}
+	b, err := json.Marshal(DeadLetter{
+		TS: protocol.FormatTime(time.Now()), Source: source, Offset: offset,
+		Reason: reason, Raw: string(raw),
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(teamDir, dirMode); err != nil {
+		return err
+	}
+	return appendLine(DeadLetterPath(teamDir), append(b, '\n'))
+}

@@ -1,0 +1,12 @@
+// Package inbox owns huddle's durable per-member mailboxes (DESIGN §3, §6):
+// atomic appends under flock, consumers with a committed cursor and a
+// persisted dedupe set, read-only observers, dead letters, compaction, and
+// one fsnotify watch for all inboxes with a periodic rescan.
+//
+// Files under the team directory:
+//
+//	inbox/<name>.jsonl       the mailbox, one message per line
+//	inbox/<name>.cursor      the consumer's commit journal (see cursor.go)
+//	inbox/<name>.jsonl.prev  the last compacted generation, for lagging observers
+//	deadletter.jsonl         rejected lines with their reason
+package inbox

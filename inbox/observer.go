@@ -1,0 +1,158 @@
+package inbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"syscall"
+
+	"huddle/protocol"
+)
+
+// Observer follows a member's inbox read-only: it sees every valid line,
+// consumed or not, and follows the file across compactions by logical
+// offset, reading the previous generation when it lags behind one. It never
+// writes, commits or dead-letters.
+type Observer struct {
+	teamDir, member string
+	path            string
+	pos             int64 // logical offset of the next line to read
+	fn              func(Delivery)
+	gaps            atomic.Int64
+}
+
+// NewObserver follows member's inbox under teamDir, from the oldest line
+// still on disk when fromStart is set, otherwise from the current end.
+func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Observer, error) {
+	path, err := Path(teamDir, member)
+	if err != nil {
+		return nil, err
+	}
+	o := &Observer{teamDir: teamDir, member: member, path: path, fn: fn}
+	base, err := readBase(cursorPath(teamDir, member))
+	if err != nil {
+		return nil, fmt.Errorf("inbox %s: %w", member, err)
+	}
+	switch {
+	case fromStart:
+		o.pos = base
+		if content, prevBase, ok := readPrevFile(prevPath(teamDir, member)); ok && prevBase+int64(len(content)) == base {
+			o.pos = prevBase
+		}
+	default:
+		o.pos = base
+		if st, err := os.Stat(path); err == nil {
+			o.pos += st.Size()
+		}
+	}
+	return o, nil
+}
+
+// Gaps reports how many bytes went by unseen because the observer lagged
+// further behind the consumer than the kept generations reach.
+func (o *Observer) Gaps() int64 { return o.gaps.Load() }
+
+// maxBatch bounds what one Drain holds in memory and under the shared lock.
+const maxBatch = 4 << 20
+
+// Drain delivers every complete line past the observer's position. It reads
+// under a shared lock so that a compaction (which holds the exclusive lock)
+// is seen either wholly before or wholly after.
+func (o *Observer) Drain() error {
+	for {
+		batch, more, err := o.read()
+		if err != nil {
+			return fmt.Errorf("inbox %s: observe: %w", o.member, err)
+		}
+		for _, d := range batch {
+			o.fn(d)
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+func (o *Observer) read() (batch []Delivery, more bool, err error) {
+	f, err := os.Open(o.path)
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	if err := flock(f, syscall.LOCK_SH); err != nil {
+		return nil, false, err
+	}
+	defer flock(f, syscall.LOCK_UN)
+	base, err := readBase(cursorPath(o.teamDir, o.member))
+	if err != nil {
+		return nil, false, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	size := st.Size()
+	var bytesRead int64
+	collect := func(lineBase int64) func(l line) error {
+		return func(l line) error {
+			if l.oversize {
+				return nil
+			}
+			logical := lineBase + l.at
+			msg, err := protocol.Decode(l.text, protocol.Fallback{To: o.member, ID: derivedID(o.member, logical)})
+			if err == nil && msg.To == o.member {
+				batch = append(batch, Delivery{Msg: msg, Offset: logical})
+			}
+			bytesRead += l.next - l.at
+			if bytesRead >= maxBatch {
+				more = true
+				return errBatchFull
+			}
+			return nil
+		}
+	}
+	if o.pos < base {
+		if err := o.readPrev(base, collect); err != nil && err != errBatchFull {
+			return nil, false, err
+		}
+		if more {
+			return batch, true, nil
+		}
+	}
+	phys := o.pos - base
+	if phys > size {
+		// Truncated by someone else: start again from 0 of the new content.
+		phys, o.pos = 0, base
+	}
+	end, err := scanLines(f, phys, size, collect(base))
+	if err != nil && err != errBatchFull {
+		return nil, false, err
+	}
+	o.pos = base + end
+	return batch, more, nil
+}
+
+var errBatchFull = errors.New("batch full")
+
+// readPrev reads what the observer missed from the previous generations, or
+// counts a gap when it lagged further than they reach.
+func (o *Observer) readPrev(base int64, collect func(int64) func(line) error) error {
+	content, prevBase, ok := readPrevFile(prevPath(o.teamDir, o.member))
+	if !ok || prevBase+int64(len(content)) != base {
+		o.gaps.Add(base - o.pos)
+		o.pos = base
+		return nil
+	}
+	if o.pos < prevBase {
+		o.gaps.Add(prevBase - o.pos)
+		o.pos = prevBase
+	}
+	end, err := scanLines(bytes.NewReader(content), o.pos-prevBase, int64(len(content)), collect(prevBase))
+	o.pos = prevBase + end
+	return err
+}

@@ -1,0 +1,64 @@
+package inbox
+
+import (
+	"bufio"
+	"errors"
+	"io"
+
+	"huddle/protocol"
+)
+
+// line is one complete line found by scanLines.
+type line struct {
+	at       int64  // byte offset of the line's start in the file
+	next     int64  // byte offset just past its newline
+	text     []byte // without the newline; only the first 4 KiB when oversized
+	oversize bool
+}
+
+// scanLines reads complete lines of f from off up to limit and calls fn for
+// each. A trailing line without a newline is a write in progress: it is not
+// passed on, and the returned offset stays at its start. A line longer than
+// protocol.MaxLine is passed on as oversize once its newline arrives, without
+// being held in memory. fn returning an error stops the scan.
+func scanLines(f io.ReaderAt, off, limit int64, fn func(line) error) (int64, error) {
+	if off >= limit {
+		return off, nil
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, off, limit-off), 64<<10)
+	var acc []byte
+	start, pos := off, off
+	oversize := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		pos += int64(len(chunk))
+		complete := err == nil
+		if !oversize {
+			if len(acc)+len(chunk) > protocol.MaxLine {
+				oversize = true
+				acc = append(acc, chunk[:min(len(chunk), max(maxRaw-len(acc), 0))]...)
+			} else {
+				acc = append(acc, chunk...)
+			}
+		}
+		switch {
+		case complete:
+			l := line{at: start, next: pos, oversize: oversize}
+			if oversize {
+				l.text = acc[:min(len(acc), maxRaw)]
+			} else {
+				l.text = acc[:len(acc)-1]
+			}
+			if ferr := fn(l); ferr != nil {
+				return start, ferr
+			}
+			acc, start, oversize = acc[:0], pos, false
+		case errors.Is(err, bufio.ErrBufferFull):
+			// A long line: keep reading.
+		case errors.Is(err, io.EOF):
+			return start, nil
+		default:
+			return start, err
+		}
+	}
+}
