@@ -83,6 +83,9 @@ func (m *Message) Validate() error {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%s: %s", m.Type, fmt.Sprintf(format, a...))
 	}
+	// Judge ts as the wire will hold it (UTC, whole microseconds, a
+	// four-digit year), so that whatever passes can be written and read back.
+	ts := m.TS.UTC().Truncate(time.Microsecond)
 	switch {
 	case m.ID == "":
 		return fail("id is required")
@@ -96,8 +99,10 @@ func (m *Message) Validate() error {
 		return fail("to is required")
 	case ValidateName(m.To) != nil:
 		return fail("to: %v", ValidateName(m.To))
-	case m.TS.IsZero():
+	case ts.IsZero():
 		return fail("ts is required")
+	case ts.Year() < 0 || ts.Year() > 9999:
+		return fail("ts: year %d is outside 0000-9999", ts.Year())
 	}
 	requestID := func() error {
 		if m.RequestID == "" {
