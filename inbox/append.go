@@ -3,6 +3,7 @@ package inbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -56,39 +57,63 @@ func Append(teamDir, member string, msg *protocol.Message) error {
 	if len(b)+1 > protocol.MaxLine {
 		return fmt.Errorf("inbox %s: %w (%d bytes)", member, ErrTooLarge, len(b)+1)
 	}
-	if err := os.MkdirAll(Dir(teamDir), dirMode); err != nil {
-		return fmt.Errorf("inbox: %w", err)
+	err = appendLine(path, append(b, '\n'))
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(Dir(teamDir), dirMode); err != nil {
+			return fmt.Errorf("inbox: %w", err)
+		}
+		err = appendLine(path, append(b, '\n'))
 	}
-	return appendLine(path, append(b, '\n'))
+	return err
 }
 
 // appendLine appends one complete line to path under an exclusive flock with
-// one write.
+// one write. It uses the raw descriptor: open, flock, write and close are the
+// only system calls, and closing releases the lock.
 func appendLine(path string, line []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
+	fd, err := openAppend(path)
 	if err != nil {
-		return fmt.Errorf("append: %w", err)
+		return fmt.Errorf("append: %w", &fs.PathError{Op: "open", Path: path, Err: err})
 	}
-	defer f.Close()
-	if err := flock(f, syscall.LOCK_EX); err != nil {
+	defer syscall.Close(fd)
+	if err := flockFD(fd, syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("append %s: lock: %w", filepath.Base(path), err)
 	}
-	defer flock(f, syscall.LOCK_UN)
-	n, err := f.Write(line)
-	if err != nil {
-		return fmt.Errorf("append %s: %w", filepath.Base(path), err)
-	}
-	if n != len(line) {
-		return fmt.Errorf("append %s: short write (%d of %d bytes)", filepath.Base(path), n, len(line))
+	for len(line) > 0 {
+		n, err := syscall.Write(fd, line)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("append %s: %w", filepath.Base(path), err)
+		}
+		if n < len(line) {
+			// Only a full disk or a signal makes a regular-file write short;
+			// the rest still goes in under the same lock.
+			line = line[n:]
+			continue
+		}
+		return nil
 	}
 	return nil
 }
 
-func flock(f *os.File, how int) error {
+func openAppend(path string) (int, error) {
 	for {
-		err := syscall.Flock(int(f.Fd()), how)
+		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, fileMode)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func flockFD(fd, how int) error {
+	for {
+		err := syscall.Flock(fd, how)
 		if err != syscall.EINTR {
 			return err
 		}
 	}
 }
+
+func flock(f *os.File, how int) error { return flockFD(int(f.Fd()), how) }

@@ -1,11 +1,13 @@
 package inbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,6 +70,7 @@ type Consumer struct {
 	cur             *cursor
 	firstAfterCrash bool
 	delivered       int64
+	sc              scanner
 }
 
 // NewConsumer opens member's cursor under teamDir. Close it when done.
@@ -152,7 +155,7 @@ func (c *Consumer) Drain(ctx context.Context) error {
 			return err
 		}
 	}
-	off, err := scanLines(f, c.cur.off, size, func(l line) error {
+	off, err := c.sc.scanLines(f, c.cur.off, size, func(l line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -229,6 +232,23 @@ func derivedID(member string, logical int64) string {
 // still read it; the cursor records the new base so logical offsets keep
 // growing.
 func (c *Consumer) compact(f *os.File) error {
+	// The consumed prefix never changes, so the new previous generation is
+	// written before taking the lock; writers wait only for a rename and a
+	// truncate. Copies go file to file, without holding the data in memory.
+	size := c.cur.off
+	tmp, err := os.CreateTemp(Dir(c.teamDir), ".prev-*")
+	if err != nil {
+		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+	}
+	defer os.Remove(tmp.Name())
+	err = c.writePrev(tmp, f, size)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+	}
+
 	if err := flock(f, syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
@@ -237,34 +257,10 @@ func (c *Consumer) compact(f *os.File) error {
 	if err != nil {
 		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	size := st.Size()
-	if size != c.cur.off {
+	if st.Size() != size {
 		return nil // a writer got in first; compact after the next drain
 	}
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
-	}
-	// The previous generations keep a rolling window of consumed lines, so an
-	// observer that lags by a few generations still reads every line.
-	prevBase, kept := c.cur.base, data
-	if old, oldBase, ok := readPrevFile(prevPath(c.teamDir, c.member)); ok && oldBase+int64(len(old)) == c.cur.base {
-		keep := max(int64(prevGenerations)*c.opts.CompactAt-size, 0)
-		if int64(len(old)) > keep {
-			cut := int64(len(old)) - keep
-			// Cut at a line boundary.
-			if i := bytes.IndexByte(old[cut:], '\n'); i >= 0 {
-				cut += int64(i) + 1
-			} else {
-				cut = int64(len(old))
-			}
-			old, oldBase = old[cut:], oldBase+cut
-		}
-		prevBase, kept = oldBase, append(old, data...)
-	}
-	header := fmt.Appendf(nil, "{\"prev_base\":%d}\n", prevBase)
-	// No fsync: the previous generations only serve observers that lag.
-	if err := replaceFile(prevPath(c.teamDir, c.member), append(header, kept...), false); err != nil {
+	if err := os.Rename(tmp.Name(), prevPath(c.teamDir, c.member)); err != nil {
 		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	// Truncate before recording the new base: a crash in between looks like
@@ -273,4 +269,87 @@ func (c *Consumer) compact(f *os.File) error {
 		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	return c.cur.rebase(c.cur.base + size)
+}
+
+// writePrev writes the new previous generations to w: a header with the
+// logical offset of their first byte, the tail of the old ones (a rolling
+// window, so an observer that lags by a few generations still reads every
+// line), then the consumed content of the inbox. No fsync: they only serve
+// observers that lag.
+func (c *Consumer) writePrev(w *os.File, inbox *os.File, size int64) error {
+	prevBase := c.cur.base
+	old, err := os.Open(prevPath(c.teamDir, c.member))
+	var oldStart, oldLen int64
+	if err == nil {
+		defer old.Close()
+		if hdrLen, oldBase, n, ok := prevHeader(old); ok && oldBase+n == c.cur.base {
+			keep := int64(prevGenerations-1) * max(c.opts.CompactAt, size)
+			cut := max(n-keep, 0)
+			if cut > 0 {
+				// Cut at a line boundary.
+				skip, err := skipLine(io.NewSectionReader(old, hdrLen+cut, n-cut))
+				if err != nil {
+					return err
+				}
+				cut += skip
+			}
+			prevBase, oldStart, oldLen = oldBase+cut, hdrLen+cut, n-cut
+		}
+	}
+	if _, err := fmt.Fprintf(w, "{\"prev_base\":%d}\n", prevBase); err != nil {
+		return err
+	}
+	if oldLen > 0 {
+		if _, err := old.Seek(oldStart, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(w, old, oldLen); err != nil {
+			return err
+		}
+	}
+	if _, err := inbox.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = io.CopyN(w, inbox, size)
+	return err
+}
+
+// prevHeader reads the header of a prev file: its length, the logical
+// offset of the content's first byte, and the content's length.
+func prevHeader(f *os.File) (hdrLen, base, n int64, ok bool) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	head := make([]byte, min(st.Size(), 64))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return 0, 0, 0, false
+	}
+	nl := bytes.IndexByte(head, '\n')
+	if nl < 0 {
+		return 0, 0, 0, false
+	}
+	var hdr struct {
+		PrevBase *int64 `json:"prev_base"`
+	}
+	if json.Unmarshal(head[:nl], &hdr) != nil || hdr.PrevBase == nil {
+		return 0, 0, 0, false
+	}
+	return int64(nl + 1), *hdr.PrevBase, st.Size() - int64(nl+1), true
+}
+
+// skipLine returns how many bytes up to and including the first newline.
+func skipLine(r io.Reader) (int64, error) {
+	br := bufio.NewReaderSize(r, 4<<10)
+	var n int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += int64(len(chunk))
+		if err == nil {
+			return n, nil
+		}
+		if err != bufio.ErrBufferFull {
+			return n, nil // no newline: the whole rest goes
+		}
+	}
 }

@@ -20,6 +20,7 @@ type Observer struct {
 	path            string
 	pos             int64 // logical offset of the next line to read
 	fn              func(Delivery)
+	sc              scanner
 	gaps            atomic.Int64
 }
 
@@ -129,7 +130,7 @@ func (o *Observer) read() (batch []Delivery, more bool, err error) {
 		// Truncated by someone else: start again from 0 of the new content.
 		phys, o.pos = 0, base
 	}
-	end, err := scanLines(f, phys, size, collect(base))
+	end, err := o.sc.scanLines(f, phys, size, collect(base))
 	if err != nil && err != errBatchFull {
 		return nil, false, err
 	}
@@ -152,7 +153,7 @@ func (o *Observer) readPrev(base int64, collect func(int64) func(line) error) er
 		o.gaps.Add(prevBase - o.pos)
 		o.pos = prevBase
 	}
-	end, err := scanLines(bytes.NewReader(content), o.pos-prevBase, int64(len(content)), collect(prevBase))
+	end, err := o.sc.scanLines(bytes.NewReader(content), o.pos-prevBase, int64(len(content)), collect(prevBase))
 	o.pos = prevBase + end
 	return err
 }

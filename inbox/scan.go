@@ -16,17 +16,33 @@ type line struct {
 	oversize bool
 }
 
+// scanner keeps the buffers of scanLines between calls, so that following
+// an inbox allocates next to nothing per message.
+type scanner struct {
+	r   *bufio.Reader
+	acc []byte
+}
+
 // scanLines reads complete lines of f from off up to limit and calls fn for
 // each. A trailing line without a newline is a write in progress: it is not
 // passed on, and the returned offset stays at its start. A line longer than
 // protocol.MaxLine is passed on as oversize once its newline arrives, without
 // being held in memory. fn returning an error stops the scan.
-func scanLines(f io.ReaderAt, off, limit int64, fn func(line) error) (int64, error) {
+func (s *scanner) scanLines(f io.ReaderAt, off, limit int64, fn func(line) error) (int64, error) {
 	if off >= limit {
 		return off, nil
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, off, limit-off), 64<<10)
-	var acc []byte
+	if s.r == nil {
+		s.r = bufio.NewReaderSize(io.NewSectionReader(f, off, limit-off), 64<<10)
+	} else {
+		s.r.Reset(io.NewSectionReader(f, off, limit-off))
+	}
+	r, acc := s.r, s.acc[:0]
+	defer func() {
+		if cap(acc) <= 64<<10 {
+			s.acc = acc[:0] // keep small buffers only
+		}
+	}()
 	start, pos := off, off
 	oversize := false
 	for {

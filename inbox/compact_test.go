@@ -1,0 +1,217 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+)
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// TestCompactionKeepsFilesBoundedAndObserverFollows: a watching consumer and a
+// watching read-only observer while 5,000 messages flow through an inbox that
+// compacts every 4 KiB.
+func TestCompactionKeepsFilesBoundedAndObserverFollows(t *testing.T) {
+	const n, compactAt = 5000, 4 << 10
+	team := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := NewWatcher(ctx, team, Options{CompactAt: compactAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consumed, observed collect
+	if err := w.Consume("bob", consumed.handle); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := w.Observe("bob", true, func(d Delivery) { observed.handle(nil, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(Dir(team), "bob.jsonl")
+	var maxSize int64
+	for i := range n {
+		if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 49 {
+			// Messages flow in bursts the consumer keeps up with; a fully
+			// consumed file is compacted when the consumer catches up.
+			maxSize = max(maxSize, fileSize(t, path))
+			waitFor(t, time.Minute, "the consumer to catch up", func() bool { return consumed.len() >= i+1 })
+		}
+	}
+	waitFor(t, time.Minute, "consumer and observer to see every message", func() bool {
+		return consumed.len() >= n && observed.len() >= n
+	})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*collect{"consumer": &consumed, "observer": &observed} {
+		got := c.contents()
+		if len(got) != n {
+			t.Fatalf("%s saw %d messages, want %d", name, len(got), n)
+		}
+		for i, s := range got {
+			if s != fmt.Sprint(i) {
+				t.Fatalf("%s: message %d is %q: missed or repeated", name, i, s)
+			}
+		}
+		for i := 1; i < len(c.ds); i++ {
+			if c.ds[i].Offset <= c.ds[i-1].Offset {
+				t.Fatalf("%s: offsets go back at %d: %d after %d", name, i, c.ds[i].Offset, c.ds[i-1].Offset)
+			}
+		}
+	}
+	if obs.Gaps() != 0 {
+		t.Errorf("observer reports a gap of %d bytes", obs.Gaps())
+	}
+	base, _ := readBase(cursorPath(team, "bob"))
+	if base == 0 {
+		t.Fatal("the inbox was never compacted")
+	}
+	// Total traffic is about 150× the threshold; the file stays within the
+	// threshold plus what arrives between two catch-ups.
+	if maxSize > 8*compactAt {
+		t.Errorf("inbox grew to %d bytes with compaction at %d", maxSize, compactAt)
+	}
+	if prev := fileSize(t, prevPath(team, "bob")); prev > prevGenerations*max(maxSize, compactAt)+64 {
+		t.Errorf("previous generations hold %d bytes, want at most %d", prev, prevGenerations*max(maxSize, compactAt))
+	}
+}
+
+// TestObserverReadsAcrossSeveralCompactions drives the consumer and a lagging
+// observer by hand: the observer catches up over two compactions without a
+// miss, and one that lagged past every kept generation reports the gap.
+func TestObserverReadsAcrossSeveralCompactions(t *testing.T) {
+	team := t.TempDir()
+	var consumed, observed collect
+	c, err := NewConsumer(team, "bob", consumed.handle, Options{CompactAt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	o, err := NewObserver(team, "bob", true, func(d Delivery) { observed.handle(nil, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	next := 0
+	round := func(k int) {
+		for range k {
+			if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint(next))); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+		if err := c.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if sz := fileSize(t, filepath.Join(Dir(team), "bob.jsonl")); sz != 0 {
+			t.Fatalf("fully consumed inbox not compacted: %d bytes", sz)
+		}
+	}
+	round(3)
+	round(4)
+	if err := o.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(observed.contents()) != "[0 1 2 3 4 5 6]" || o.Gaps() != 0 {
+		t.Fatalf("observer after two compactions: %v, gaps %d", observed.contents(), o.Gaps())
+	}
+	// A new observer from the end sees only what comes next.
+	var tail collect
+	o2, err := NewObserver(team, "bob", false, func(d Delivery) { tail.handle(nil, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	round(2)
+	if err := o2.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(tail.contents()) != "[7 8]" {
+		t.Fatalf("tail observer: %v", tail.contents())
+	}
+	// Lag far behind: with CompactAt 1 the kept window is a few bytes, so the
+	// observer must say what it could not read instead of pretending.
+	for range 50 {
+		round(20)
+	}
+	if err := o.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if o.Gaps() == 0 {
+		t.Fatal("an observer that lagged past the kept generations reports no gap")
+	}
+	got := observed.contents()
+	if got[len(got)-1] != fmt.Sprint(next-1) {
+		t.Fatalf("observer did not reach the end: last %q, want %d", got[len(got)-1], next-1)
+	}
+}
+
+func TestWatcherStopsEveryGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	team := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := NewWatcher(ctx, team, Options{Rescan: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got collect
+	var mu sync.Mutex
+	for _, m := range []string{"lead", "alice", "bob"} {
+		if err := w.Consume(m, got.handle); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Observe(m, true, func(Delivery) { mu.Lock(); mu.Unlock() }); err != nil {
+			t.Fatal(err)
+		}
+		if err := Append(team, m, msg(protocol.Lead, m, "hi")); err != nil {
+			if m != protocol.Lead {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := Append(team, protocol.Lead, msg("alice", protocol.Lead, "hi")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "deliveries", func() bool { return got.len() >= 3 })
+	cancel()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, fmt.Sprintf("goroutines back to %d", before), func() bool {
+		return runtime.NumGoroutine() <= before
+	})
+	// A clean stop is recorded: a restarted consumer marks nothing as a
+	// redelivery.
+	if err := Append(team, "bob", msg("alice", "bob", "after restart")); err != nil {
+		t.Fatal(err)
+	}
+	var again collect
+	c, err := NewConsumer(team, "bob", again.handle, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if again.len() != 1 || again.ds[0].Redelivery || again.ds[0].Msg.Content != "after restart" {
+		t.Fatalf("after a clean stop: %+v", again.ds)
+	}
+}
