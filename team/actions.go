@@ -1,0 +1,111 @@
+package team
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+)
+
+// The actions below are what a human lead does. The CLI and the UI call the
+// same functions; each works against a team that another process runs.
+
+// Decide approves or rejects a pending plan request as the lead, then tells
+// the teammate. A second decision gets an *AlreadyError.
+func Decide(dir, id string, approve bool, feedback, by string) (*protocol.Request, error) {
+	if by == "" {
+		by = protocol.Lead
+	}
+	if !approve && feedback == "" {
+		return nil, errors.New("reject needs feedback: say what to change")
+	}
+	r, err := LoadRequest(dir, id)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no request %s", id)
+		}
+		return nil, err
+	}
+	if r.Kind != protocol.KindPlan {
+		return nil, fmt.Errorf("request %s is a %s request: only its teammate answers it", id, r.Kind)
+	}
+	ev := protocol.EventReject
+	if approve {
+		ev = protocol.EventApprove
+	}
+	r, err = Resolve(dir, id, Resolution{Event: ev, By: by, Text: feedback})
+	if err != nil {
+		return nil, err
+	}
+	m := protocol.NewMessage(protocol.TypePlanApprovalResponse, protocol.Lead, r.From)
+	m.RequestID, m.Approve, m.Feedback = id, protocol.Bool(approve), feedback
+	if err := inbox.Append(dir, r.From, &m); err != nil {
+		return r, fmt.Errorf("decided, but telling %s failed: %w", r.From, err)
+	}
+	return r, nil
+}
+
+// RequestShutdown asks member to shut down and returns the request. A member
+// that is already stopped (or crashed) gets a request cancelled at once.
+func RequestShutdown(dir, member, reason string) (*protocol.Request, error) {
+	if err := protocol.ValidateMemberName(member); err != nil {
+		return nil, err
+	}
+	t, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := t.Member(member); !ok {
+		return nil, fmt.Errorf("no member %q in team %s", member, t.Name)
+	}
+	r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown),
+		protocol.Lead, member, time.Now(), t.Settings.Shutdown())
+	r.Reason = reason
+	if err := CreateRequest(dir, &r); err != nil {
+		return nil, err
+	}
+	if st, err := LoadMember(dir, member); err == nil && st.Status.IsTerminal() {
+		return Resolve(dir, r.ID, Resolution{Event: protocol.EventCancel, By: protocol.Lead,
+			Text: fmt.Sprintf("%s is already %s", member, st.Status)})
+	}
+	m := protocol.NewMessage(protocol.TypeShutdownRequest, protocol.Lead, member)
+	m.RequestID, m.Reason = r.ID, reason
+	if err := inbox.Append(dir, member, &m); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Send delivers a plain message from one name to another.
+func Send(dir, from, to, text string) error {
+	if err := protocol.ValidateName(to); err != nil {
+		return err
+	}
+	m := protocol.NewMessage(protocol.TypeMessage, from, to)
+	m.Content = text
+	return inbox.Append(dir, to, &m)
+}
+
+// Broadcast delivers text to every member of the team but the sender.
+func Broadcast(dir, from, text string) (int, error) {
+	t, err := Load(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, mem := range t.Members {
+		if mem.Name == from {
+			continue
+		}
+		m := protocol.NewMessage(protocol.TypeBroadcast, from, mem.Name)
+		m.Content = text
+		if err := inbox.Append(dir, mem.Name, &m); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,280 @@
+package team
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"huddle/protocol"
+)
+
+// Runtime kinds of a member.
+const (
+	RuntimeScript   = "script"
+	RuntimeExec     = "exec"
+	RuntimeExternal = "external"
+)
+
+// Duration is a time.Duration written in JSON as "90s", "2m", "10m".
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New(`want a duration such as "90s" or "10m"`)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%q is not a duration such as \"90s\" or \"10m\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Team is team.json.
+type Team struct {
+	Name     string       `json:"name"`
+	Members  []MemberSpec `json:"members"`
+	Settings Settings     `json:"settings"`
+}
+
+// Settings are team-wide deadlines.
+type Settings struct {
+	ApprovalDeadline Duration `json:"approval_deadline,omitempty"`
+	ShutdownDeadline Duration `json:"shutdown_deadline,omitempty"`
+}
+
+// Defaults for Settings (issue: 10 min and 2 min).
+const (
+	DefaultApprovalDeadline = 10 * time.Minute
+	DefaultShutdownDeadline = 2 * time.Minute
+)
+
+// Approval returns the plan approval deadline.
+func (s Settings) Approval() time.Duration {
+	if s.ApprovalDeadline == 0 {
+		return DefaultApprovalDeadline
+	}
+	return time.Duration(s.ApprovalDeadline)
+}
+
+// Shutdown returns the shutdown answer deadline.
+func (s Settings) Shutdown() time.Duration {
+	if s.ShutdownDeadline == 0 {
+		return DefaultShutdownDeadline
+	}
+	return time.Duration(s.ShutdownDeadline)
+}
+
+// MemberSpec is one member of team.json.
+type MemberSpec struct {
+	Name    string      `json:"name"`
+	Role    string      `json:"role"`
+	Runtime RuntimeSpec `json:"runtime"`
+	Dir     string      `json:"dir,omitempty"`
+	IPC     string      `json:"ipc,omitempty"`
+}
+
+// RuntimeSpec says how a member runs.
+type RuntimeSpec struct {
+	Kind string `json:"kind"`
+	// script
+	Steps      []Step `json:"steps,omitempty"`
+	OnShutdown string `json:"on_shutdown,omitempty"` // approve | reject_while_working
+	Seed       int64  `json:"seed,omitempty"`
+	// exec
+	Command []string `json:"command,omitempty"`
+}
+
+// Shutdown policies of a scripted teammate.
+const (
+	OnShutdownApprove            = "approve"
+	OnShutdownRejectWhileWorking = "reject_while_working"
+)
+
+// Step is one step of a scripted teammate.
+type Step struct {
+	Plan string `json:"plan,omitempty"`
+
+	Work     Duration `json:"work,omitempty"`
+	Activity string   `json:"activity,omitempty"`
+
+	Say  string `json:"say,omitempty"` // recipient; "*" broadcasts
+	Text string `json:"text,omitempty"`
+
+	Call   string `json:"call,omitempty"` // target
+	Action string `json:"action,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
+
+	Wait Duration `json:"wait,omitempty"`
+
+	Loop bool `json:"loop,omitempty"` // start the steps again
+}
+
+// kind names what a step does; exactly one of its fields must be set.
+func (s Step) kind() (string, error) {
+	var kinds []string
+	if s.Plan != "" {
+		kinds = append(kinds, "plan")
+	}
+	if s.Work != 0 {
+		kinds = append(kinds, "work")
+	}
+	if s.Say != "" {
+		kinds = append(kinds, "say")
+	}
+	if s.Call != "" {
+		kinds = append(kinds, "call")
+	}
+	if s.Wait != 0 {
+		kinds = append(kinds, "wait")
+	}
+	if s.Loop {
+		kinds = append(kinds, "loop")
+	}
+	switch len(kinds) {
+	case 0:
+		return "", errors.New("step does nothing: set one of plan, work, say, call, wait, loop")
+	case 1:
+		return kinds[0], nil
+	}
+	return "", fmt.Errorf("step sets %v: one kind per step", kinds)
+}
+
+// Path of team.json under a team directory.
+func ConfigPath(dir string) string { return filepath.Join(dir, "team.json") }
+
+// Load reads and validates dir/team.json.
+func Load(dir string) (*Team, error) {
+	b, err := os.ReadFile(ConfigPath(dir))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no team in %s (run 'huddle init --dir %s')", dir, dir)
+		}
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	return Parse(b)
+}
+
+// Parse decodes and validates team.json content.
+func Parse(b []byte) (*Team, error) {
+	var t Team
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("team.json: %v", err)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Validate checks team.json; errors name the member and the field.
+func (t *Team) Validate() error {
+	if t.Name == "" {
+		return errors.New("team.json: name is required")
+	}
+	if len(t.Members) == 0 {
+		return errors.New("team.json: members: at least one member is required")
+	}
+	seen := map[string]bool{}
+	for i, m := range t.Members {
+		where := fmt.Sprintf("team.json: members[%d]", i)
+		if m.Name != "" {
+			where = fmt.Sprintf("team.json: member %q", m.Name)
+		}
+		if err := protocol.ValidateMemberName(m.Name); err != nil {
+			return fmt.Errorf("%s: name: %v", where, err)
+		}
+		if seen[m.Name] {
+			return fmt.Errorf("%s: name: duplicate member", where)
+		}
+		seen[m.Name] = true
+		switch m.Runtime.Kind {
+		case RuntimeScript:
+			if len(m.Runtime.Steps) == 0 {
+				return fmt.Errorf("%s: runtime.steps: a script needs at least one step", where)
+			}
+			for j, s := range m.Runtime.Steps {
+				k, err := s.kind()
+				if err != nil {
+					return fmt.Errorf("%s: runtime.steps[%d]: %v", where, j, err)
+				}
+				if k == "say" && s.Say != "*" {
+					if err := protocol.ValidateName(s.Say); err != nil {
+						return fmt.Errorf("%s: runtime.steps[%d].say: %v", where, j, err)
+					}
+				}
+				if k == "say" && s.Text == "" {
+					return fmt.Errorf("%s: runtime.steps[%d].text is required", where, j)
+				}
+				if k == "call" && s.Action == "" {
+					return fmt.Errorf("%s: runtime.steps[%d].action is required", where, j)
+				}
+			}
+			switch m.Runtime.OnShutdown {
+			case "", OnShutdownApprove, OnShutdownRejectWhileWorking:
+			default:
+				return fmt.Errorf("%s: runtime.on_shutdown: %q: want approve or reject_while_working", where, m.Runtime.OnShutdown)
+			}
+		case RuntimeExec:
+			if len(m.Runtime.Command) == 0 || m.Runtime.Command[0] == "" {
+				return fmt.Errorf("%s: runtime.command is required for an exec member", where)
+			}
+		case RuntimeExternal:
+		case "":
+			return fmt.Errorf("%s: runtime.kind is required (script, exec or external)", where)
+		default:
+			return fmt.Errorf("%s: runtime.kind %q: want script, exec or external", where, m.Runtime.Kind)
+		}
+	}
+	for _, m := range t.Members {
+		for j, s := range m.Runtime.Steps {
+			if s.Say != "" && s.Say != "*" && s.Say != protocol.Lead && !seen[s.Say] {
+				return fmt.Errorf("team.json: member %q: runtime.steps[%d].say: no member %q", m.Name, j, s.Say)
+			}
+		}
+	}
+	return nil
+}
+
+// Member returns the spec of the named member.
+func (t *Team) Member(name string) (MemberSpec, bool) {
+	for _, m := range t.Members {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MemberSpec{}, false
+}
+
+//go:embed demo.json
+var demoTeam []byte
+
+// DemoTeam returns the embedded demo team's team.json.
+func DemoTeam() []byte { return demoTeam }
+
+// Init writes the demo team as an editable team.json in dir. It refuses to
+// overwrite an existing one.
+func Init(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	f, err := os.OpenFile(ConfigPath(dir), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("init: %s already exists; not overwriting it", ConfigPath(dir))
+		}
+		return fmt.Errorf("init: %w", err)
+	}
+	if _, err := f.Write(demoTeam); err != nil {
+		f.Close()
+		return fmt.Errorf("init: %w", err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,314 @@
+package team
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"huddle/protocol"
+)
+
+// Subdirectories of a team directory.
+const (
+	membersDir  = "members"
+	requestsDir = "requests"
+)
+
+// writeJSONAtomic writes v to path by write-temp + fsync + rename.
+func writeJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// MemberPath is members/<name>.json; the name is validated first.
+func MemberPath(dir, name string) (string, error) {
+	if err := protocol.ValidateName(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, membersDir, name+".json"), nil
+}
+
+// WriteMember rewrites a member's status record atomically.
+func WriteMember(dir string, m *protocol.Member) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	p, err := MemberPath(dir, m.Name)
+	if err != nil {
+		return err
+	}
+	return writeJSONAtomic(p, m)
+}
+
+// LoadMember reads members/<name>.json.
+func LoadMember(dir, name string) (*protocol.Member, error) {
+	p, err := MemberPath(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var m protocol.Member
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %v", p, err)
+	}
+	return &m, nil
+}
+
+// ListMembers reads every member record, sorted by name.
+func ListMembers(dir string) ([]protocol.Member, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, membersDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []protocol.Member
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		m, err := LoadMember(dir, name)
+		if err != nil {
+			continue // a half-written foreign file: the next scan sees it whole
+		}
+		out = append(out, *m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// RequestPath is requests/<id>.json; the id is validated first.
+func RequestPath(dir, id string) (string, error) {
+	if err := protocol.ValidateID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, requestsDir, id+".json"), nil
+}
+
+func decisionPath(dir, id string) string {
+	return filepath.Join(dir, requestsDir, id+".decision")
+}
+
+// ErrExists is returned when a request record already exists.
+var ErrExists = errors.New("request already exists")
+
+// CreateRequest writes a new pending request record. A record that already
+// exists is left alone (ErrExists): whoever saw the request first created it.
+func CreateRequest(dir string, r *protocol.Request) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	p, err := RequestPath(dir, r.ID)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	// Claim the id with O_EXCL on the record itself, then fill it atomically.
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return ErrExists
+	}
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return writeJSONAtomic(p, r)
+}
+
+// LoadRequest reads requests/<id>.json. An empty file is a record being
+// created: it reads as not there yet.
+func LoadRequest(dir, id string) (*protocol.Request, error) {
+	p, err := RequestPath(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("request %s: %w", id, os.ErrNotExist)
+	}
+	var r protocol.Request
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("request %s: %v", id, err)
+	}
+	return &r, nil
+}
+
+// ListRequests reads every request record, oldest first.
+func ListRequests(dir string) ([]protocol.Request, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, requestsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []protocol.Request
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		r, err := LoadRequest(dir, id)
+		if err != nil {
+			continue
+		}
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Resolution is what a resolver decides.
+type Resolution struct {
+	Event protocol.RequestEvent
+	By    string
+	// Text is the feedback of a plan decision or the reason of a shutdown
+	// answer, a cancellation or an expiry.
+	Text string
+}
+
+// AlreadyError says who resolved a request first.
+type AlreadyError struct {
+	ID     string
+	Status protocol.RequestStatus
+	By     string
+}
+
+func (e *AlreadyError) Error() string {
+	return fmt.Sprintf("request %s already %s by %s", e.ID, e.Status, e.By)
+}
+
+type decision struct {
+	Event protocol.RequestEvent `json:"event"`
+	By    string                `json:"by"`
+	Text  string                `json:"text,omitempty"`
+	At    time.Time             `json:"at"`
+}
+
+// Resolve moves a pending request to its final state. The first resolver,
+// across processes, wins by creating requests/<id>.decision with O_EXCL; a
+// later one gets an *AlreadyError and nothing changes. The decision file is
+// the truth: the record is rewritten from it, and Apply (below) finishes a
+// rewrite that a crash interrupted.
+func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
+	r, err := LoadRequest(dir, id)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no request %s", id)
+		}
+		return nil, err
+	}
+	if r.Status.IsTerminal() {
+		return nil, &AlreadyError{ID: id, Status: r.Status, By: r.ResolvedBy}
+	}
+	if _, err := r.Status.Next(res.Event); err != nil {
+		return nil, err
+	}
+	d := decision{Event: res.Event, By: res.By, Text: res.Text, At: time.Now().UTC()}
+	b, _ := json.Marshal(d)
+	f, err := os.OpenFile(decisionPath(dir, id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		// Someone got there first; report what they decided.
+		if won, err := readDecision(dir, id); err == nil {
+			st, _ := protocol.RequestPending.Next(won.Event)
+			return nil, &AlreadyError{ID: id, Status: st, By: won.By}
+		}
+		return nil, &AlreadyError{ID: id, Status: "resolved", By: "someone else"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, werr := f.Write(b)
+	if serr := f.Sync(); werr == nil {
+		werr = serr
+	}
+	f.Close()
+	if werr != nil {
+		return nil, werr
+	}
+	return ApplyDecision(dir, id)
+}
+
+func readDecision(dir, id string) (*decision, error) {
+	b, err := os.ReadFile(decisionPath(dir, id))
+	if err != nil {
+		return nil, err
+	}
+	var d decision
+	if err := json.Unmarshal(b, &d); err != nil || d.Event == "" {
+		return nil, fmt.Errorf("decision %s: incomplete", id)
+	}
+	return &d, nil
+}
+
+// ApplyDecision brings the record of id in line with its decision file, if
+// there is one, and returns the record. It is idempotent.
+func ApplyDecision(dir, id string) (*protocol.Request, error) {
+	r, err := LoadRequest(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status.IsTerminal() {
+		return r, nil
+	}
+	d, err := readDecision(dir, id)
+	if err != nil {
+		return r, nil // no decision (yet)
+	}
+	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.Kind == protocol.KindPlan && (d.Event == protocol.EventApprove || d.Event == protocol.EventReject):
+		r.Feedback = d.Text
+	default:
+		r.ResponseReason = d.Text
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, requestsDir, id+".json"), r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
