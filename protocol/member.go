@@ -87,7 +87,11 @@ type Member struct {
 	RunID    string       `json:"run_id,omitempty"`
 	Since    time.Time    `json:"since"`
 	Error    string       `json:"error,omitempty"`
-	Counters Counters     `json:"counters"`
+	// Step and RequestID let a restarted runtime resume a scripted teammate
+	// where it was: at its step, waiting on its plan request.
+	Step      int      `json:"step,omitempty"`
+	RequestID string   `json:"request_id,omitempty"`
+	Counters  Counters `json:"counters"`
 }
 
 // Counters are the running totals a roster shows.

@@ -1,0 +1,246 @@
+package team
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+)
+
+// Action is one line an exec teammate writes on stdout (see the README's
+// "exec teammates" section).
+type Action struct {
+	Action    string `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke
+	To        string `json:"to,omitempty"`
+	Content   string `json:"content,omitempty"`
+	Plan      string `json:"plan,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Approve   *bool  `json:"approve,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Activity  string `json:"activity,omitempty"`
+	Target    string `json:"target,omitempty"`
+	Name      string `json:"name,omitempty"` // the invoked action
+	Prompt    string `json:"prompt,omitempty"`
+}
+
+// proc is an exec teammate's process.
+type proc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   io.ReadCloser
+	log   *os.File
+	mu    sync.Mutex // serialises writes to stdin
+}
+
+// startProcess starts the teammate's command before its inbox is consumed,
+// so that every message has somewhere to go.
+func (mt *mate) startProcess(ctx context.Context) error {
+	argv := append([]string(nil), mt.spec.Runtime.Command...)
+	if argv[0] == "huddle" && mt.rt.opts.Executable != "" {
+		argv[0] = mt.rt.opts.Executable
+	}
+	logPath, err := MemberPath(mt.rt.dir, mt.spec.Name)
+	if err != nil {
+		return err
+	}
+	logPath = logPath[:len(logPath)-len(".json")] + ".log"
+	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("%s: log: %w", mt.spec.Name, err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if mt.spec.Dir != "" {
+		cmd.Dir = mt.spec.Dir
+		if !filepath.IsAbs(cmd.Dir) {
+			cmd.Dir = filepath.Join(mt.rt.dir, cmd.Dir)
+		}
+	}
+	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+mt.rt.dir, "HUDDLE_MEMBER="+mt.spec.Name)
+	cmd.Stderr = lf
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		lf.Close()
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		lf.Close()
+		return err
+	}
+	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf}
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		// The member crashes; the team goes on.
+		mt.mu.Lock()
+		mt.rec.Error = err.Error()
+		mt.mu.Unlock()
+		mt.proc = nil
+		mt.startErr = fmt.Errorf("start %q: %w", argv[0], err)
+		return nil
+	}
+	mt.proc = p
+	mt.mu.Lock()
+	mt.rec.PID = cmd.Process.Pid
+	mt.mu.Unlock()
+	mt.onMessage = p.send
+	return nil
+}
+
+// send writes one inbox message to the process's stdin as a JSON line.
+func (p *proc) send(d inbox.Delivery) error {
+	b, err := protocol.Encode(&d.Msg)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err = p.stdin.Write(append(b, '\n'))
+	if err != nil {
+		// The process is gone; its exit is reported by runExec.
+		return nil
+	}
+	return nil
+}
+
+// runExec reads the teammate's actions until its process exits. On runtime
+// stop the process gets its stdin closed, then SIGTERM, then SIGKILL.
+func (mt *mate) runExec(ctx context.Context) error {
+	if mt.startErr != nil {
+		return mt.startErr
+	}
+	p := mt.proc
+	defer p.log.Close()
+	if err := mt.setStatus(protocol.MemberWorking, "started pid "+fmt.Sprint(p.cmd.Process.Pid)); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.stdin.Close()
+			p.mu.Unlock()
+			p.cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(3 * time.Second):
+				p.cmd.Process.Kill()
+			}
+		case <-done:
+		}
+	}()
+	sc := bufio.NewScanner(p.out)
+	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine)
+	var off int64
+	for sc.Scan() {
+		line := sc.Bytes()
+		if err := mt.act(line); err != nil {
+			if werr := inbox.WriteDeadLetter(mt.rt.dir, "exec:"+mt.spec.Name, off, err.Error(), line); werr != nil {
+				return werr
+			}
+			mt.rt.emit(Event{"event": "dead_letter", "member": mt.spec.Name, "reason": err.Error()})
+		}
+		off += int64(len(line)) + 1
+	}
+	scanErr := sc.Err()
+	if scanErr != nil {
+		io.Copy(io.Discard, p.out)
+	}
+	werr := p.cmd.Wait()
+	close(done)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case mt.stopping() && werr == nil:
+		return errStopped
+	case werr != nil:
+		return fmt.Errorf("process exited: %v", werr)
+	case scanErr != nil:
+		return fmt.Errorf("reading its output: %v", scanErr)
+	default:
+		return errors.New("process exited without an approved shutdown")
+	}
+}
+
+// act carries out one action line; an error means the line is refused.
+func (mt *mate) act(line []byte) error {
+	var a Action
+	if err := json.Unmarshal(line, &a); err != nil {
+		return fmt.Errorf("%s wrote a line that is not a JSON action: %v", mt.spec.Name, err)
+	}
+	name := mt.spec.Name
+	switch a.Action {
+	case "send":
+		if a.Content == "" {
+			return errors.New("send: content is required")
+		}
+		if err := Send(mt.rt.dir, name, a.To, a.Content); err != nil {
+			return fmt.Errorf("send: %v", err)
+		}
+		mt.count(func(c *protocol.Counters) { c.Sent++ })
+	case "broadcast":
+		if a.Content == "" {
+			return errors.New("broadcast: content is required")
+		}
+		n, err := Broadcast(mt.rt.dir, name, a.Content)
+		mt.count(func(c *protocol.Counters) { c.Sent += n })
+		if err != nil {
+			return fmt.Errorf("broadcast: %v", err)
+		}
+	case "plan":
+		if a.Plan == "" {
+			return errors.New("plan: plan is required")
+		}
+		if _, err := mt.submitPlan(a.Plan); err != nil {
+			return fmt.Errorf("plan: %v", err)
+		}
+	case "shutdown_response":
+		if a.Approve == nil {
+			return errors.New("shutdown_response: approve is required")
+		}
+		r, err := LoadRequest(mt.rt.dir, a.RequestID)
+		if err != nil {
+			return fmt.Errorf("shutdown_response: no request %q", a.RequestID)
+		}
+		if r.Kind != protocol.KindShutdown || r.To != name {
+			return fmt.Errorf("shutdown_response: %s is not a shutdown request for %s", r.ID, name)
+		}
+		if err := mt.answer(r, *a.Approve, a.Reason); err != nil {
+			return fmt.Errorf("shutdown_response: %v", err)
+		}
+	case "status":
+		st := protocol.MemberStatus(a.Status)
+		if st == protocol.MemberAwaitingApproval || st == protocol.MemberStopped || st == protocol.MemberCrashed || st == protocol.MemberStopping {
+			return fmt.Errorf("status: %s is set by huddle, not reported", st)
+		}
+		if mt.status() == protocol.MemberAwaitingApproval && st != protocol.MemberAwaitingApproval {
+			return fmt.Errorf("status: %s is awaiting approval; it cannot report %s", name, st)
+		}
+		if err := mt.setStatus(st, a.Activity); err != nil {
+			return fmt.Errorf("status: %v", err)
+		}
+	case "invoke":
+		if mt.status() == protocol.MemberAwaitingApproval {
+			return errors.New("invoke: refused while the plan awaits approval")
+		}
+		mt.count(func(c *protocol.Counters) { c.Calls++ })
+		mt.rt.emit(Event{"event": "call_failed", "member": name, "target": a.Target, "action": a.Name,
+			"code": string(protocol.ErrIPC), "error": "the invocation layer is not available in this build"})
+	case "":
+		return errors.New("action is required")
+	default:
+		return fmt.Errorf("unknown action %q", a.Action)
+	}
+	return nil
+}

@@ -1,0 +1,373 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+)
+
+// mate is one teammate run by this runtime: its status record, its inbox
+// handler, and the signals between the handler and the runtime goroutine.
+type mate struct {
+	rt   *Runtime
+	spec MemberSpec
+
+	mu  sync.Mutex
+	rec protocol.Member
+
+	// wake is poked when a plan decision or a shutdown may have arrived.
+	wake chan struct{}
+	// stop is closed once a shutdown has been approved.
+	stop     chan struct{}
+	stopOnce sync.Once
+	// inWork is set while a work step runs (reject_while_working).
+	inWork   atomic.Bool
+	activity atomic.Value // string
+	// answerShutdown decides a shutdown request; runtimes may replace it.
+	answerShutdown func(r *protocol.Request) (approve bool, reason string)
+	// onMessage lets a runtime see messages (the exec runtime forwards them).
+	onMessage func(d inbox.Delivery) error
+	// proc is the process of an exec teammate; startErr why it did not start.
+	proc     *proc
+	startErr error
+}
+
+func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
+	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	mt.activity.Store("")
+	prev, _ := LoadMember(rt.dir, spec.Name)
+	mt.rec = protocol.Member{Name: spec.Name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: protocol.MemberStarting, Since: time.Now().UTC(), PID: os.Getpid(), RunID: protocol.NewCorrelationID()[5:]}
+	if spec.Runtime.Kind == RuntimeExternal {
+		// Something else runs it; keep what it last reported.
+		if prev == nil {
+			rec := mt.rec
+			rec.Status, rec.PID, rec.RunID = protocol.MemberIdle, 0, ""
+			rec.Activity = "run outside huddle"
+			return WriteMember(rt.dir, &rec)
+		}
+		return nil
+	}
+	if prev != nil {
+		mt.rec.Counters = prev.Counters
+	}
+	rt.mu.Lock()
+	rt.mates[spec.Name] = mt
+	rt.mu.Unlock()
+	if err := mt.write(); err != nil {
+		return err
+	}
+	rt.emit(Event{"event": "member_status", "member": spec.Name, "status": string(protocol.MemberStarting)})
+	if spec.Runtime.Kind == RuntimeScript {
+		mt.answerShutdown = mt.scriptAnswer
+	} else if err := mt.startProcess(ctx); err != nil {
+		return err
+	}
+	if err := rt.w.Consume(spec.Name, mt.handle); err != nil {
+		return err
+	}
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		var err error
+		switch spec.Runtime.Kind {
+		case RuntimeScript:
+			err = mt.runScript(ctx, prev)
+		case RuntimeExec:
+			err = mt.runExec(ctx)
+		}
+		mt.finish(ctx, err)
+	}()
+	return nil
+}
+
+// finish records how the teammate's run ended.
+func (mt *mate) finish(ctx context.Context, err error) {
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errStopped):
+		mt.mu.Lock()
+		mt.rec.Error = err.Error()
+		mt.mu.Unlock()
+		mt.setStatus(protocol.MemberCrashed, "")
+		mt.rt.cancelPending(mt.spec.Name, mt.spec.Name+" crashed")
+	default:
+		if mt.status() != protocol.MemberStopping {
+			mt.setStatus(protocol.MemberStopping, "")
+		}
+		mt.setStatus(protocol.MemberStopped, "")
+		mt.rt.cancelPending(mt.spec.Name, mt.spec.Name+" stopped")
+	}
+}
+
+func (mt *mate) status() protocol.MemberStatus {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	return mt.rec.Status
+}
+
+func (mt *mate) write() error {
+	mt.mu.Lock()
+	rec := mt.rec
+	mt.mu.Unlock()
+	return WriteMember(mt.rt.dir, &rec)
+}
+
+// setStatus moves the teammate's state machine and records it. An illegal
+// move is refused: the state machine is the contract.
+func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
+	mt.mu.Lock()
+	cur := mt.rec.Status
+	if cur == next && mt.rec.Activity == activity {
+		mt.mu.Unlock()
+		return nil
+	}
+	if cur != next {
+		if err := cur.Transition(next); err != nil {
+			mt.mu.Unlock()
+			return fmt.Errorf("%s: %w", mt.spec.Name, err)
+		}
+		mt.rec.Since = time.Now().UTC()
+	}
+	mt.rec.Status, mt.rec.Activity = next, activity
+	rec := mt.rec
+	mt.mu.Unlock()
+	mt.activity.Store(activity)
+	if err := WriteMember(mt.rt.dir, &rec); err != nil {
+		return err
+	}
+	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
+	if activity != "" {
+		e["activity"] = activity
+	}
+	if next == protocol.MemberCrashed {
+		e["error"] = rec.Error
+	}
+	mt.rt.emit(e)
+	return nil
+}
+
+func (mt *mate) poke() {
+	select {
+	case mt.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (mt *mate) stopping() bool {
+	select {
+	case <-mt.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (mt *mate) count(f func(c *protocol.Counters)) {
+	mt.mu.Lock()
+	f(&mt.rec.Counters)
+	mt.mu.Unlock()
+}
+
+// handle is the teammate's inbox handler.
+func (mt *mate) handle(_ context.Context, d inbox.Delivery) error {
+	m := d.Msg
+	mt.rt.delivered(mt.spec.Name, d)
+	mt.count(func(c *protocol.Counters) { c.Received++ })
+	switch m.Type {
+	case protocol.TypeShutdownRequest:
+		return mt.shutdownArrived(d)
+	case protocol.TypePlanApprovalResponse:
+		return mt.planDecided(d)
+	case protocol.TypeMessage, protocol.TypeBroadcast, protocol.TypeInvocationRequest, protocol.TypeInvocationResult:
+		return mt.forward(d)
+	default:
+		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("a teammate does not take %s", m.Type))
+		return nil
+	}
+}
+
+// shutdownArrived answers a shutdown request addressed to this teammate.
+func (mt *mate) shutdownArrived(d inbox.Delivery) error {
+	m := d.Msg
+	name := mt.spec.Name
+	if m.From != protocol.Lead {
+		mt.rt.deadLetter(name, d, fmt.Sprintf("shutdown_request from %s; only the lead asks", m.From))
+		return nil
+	}
+	r, err := LoadRequest(mt.rt.dir, m.RequestID)
+	if errors.Is(err, os.ErrNotExist) {
+		// A foreign lead wrote the line alone: the receiver creates the record.
+		nr := protocol.NewRequest(protocol.KindShutdown, m.RequestID, protocol.Lead, name, m.TS, mt.rt.team.Settings.Shutdown())
+		nr.Reason = m.Reason
+		if err := CreateRequest(mt.rt.dir, &nr); err != nil && !errors.Is(err, ErrExists) {
+			return err
+		}
+		r, err = LoadRequest(mt.rt.dir, m.RequestID)
+	}
+	if err != nil {
+		return err
+	}
+	if r.Kind != protocol.KindShutdown || r.To != name {
+		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a shutdown request for %s", r.ID, name))
+		return nil
+	}
+	if r.Status.IsTerminal() {
+		mt.rt.deadLetter(name, d, fmt.Sprintf("stale shutdown_request: %s already %s by %s", r.ID, r.Status, r.ResolvedBy))
+		return nil
+	}
+	mt.rt.emit(Event{"event": "request_opened", "id": r.ID, "kind": string(r.Kind), "from": r.From, "to": r.To})
+	if mt.answerShutdown == nil {
+		// The teammate's own process answers (exec runtime).
+		return mt.forward(d)
+	}
+	approve, reason := mt.answerShutdown(r)
+	return mt.answer(r, approve, reason)
+}
+
+// answer resolves this teammate's shutdown request and tells the lead; an
+// approval lets the runtime goroutine stop after its current step.
+func (mt *mate) answer(r *protocol.Request, approve bool, reason string) error {
+	name := mt.spec.Name
+	ev := protocol.EventReject
+	if approve {
+		ev = protocol.EventApprove
+	}
+	if _, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: ev, By: name, Text: reason}); err != nil {
+		return err
+	}
+	resp := protocol.NewMessage(protocol.TypeShutdownResponse, name, protocol.Lead)
+	resp.RequestID, resp.Approve, resp.Reason = r.ID, protocol.Bool(approve), reason
+	if err := inbox.Append(mt.rt.dir, protocol.Lead, &resp); err != nil {
+		return err
+	}
+	if approve {
+		mt.stopOnce.Do(func() { close(mt.stop) })
+		mt.poke()
+	}
+	return nil
+}
+
+// scriptAnswer is the shutdown policy of team.json.
+func (mt *mate) scriptAnswer(*protocol.Request) (bool, string) {
+	if mt.spec.Runtime.OnShutdown == OnShutdownRejectWhileWorking && mt.inWork.Load() {
+		return false, fmt.Sprintf("in the middle of %q; ask again when it is done", mt.activity.Load())
+	}
+	return true, "finishing the current step, then stopping"
+}
+
+// planDecided checks the lead's answer to one of this teammate's plans and
+// wakes the runtime goroutine.
+func (mt *mate) planDecided(d inbox.Delivery) error {
+	m := d.Msg
+	name := mt.spec.Name
+	if m.From != protocol.Lead {
+		mt.rt.deadLetter(name, d, fmt.Sprintf("plan_approval_response from %s; only the lead decides plans", m.From))
+		return nil
+	}
+	r, err := LoadRequest(mt.rt.dir, m.RequestID)
+	if errors.Is(err, os.ErrNotExist) {
+		mt.rt.deadLetter(name, d, "plan_approval_response for unknown request "+m.RequestID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.Kind != protocol.KindPlan || r.From != name {
+		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a plan of %s", r.ID, name))
+		return nil
+	}
+	if r.Status == protocol.RequestPending {
+		// A lead that writes lines alone (no record, no decision file).
+		ev := protocol.EventReject
+		if m.Approved() {
+			ev = protocol.EventApprove
+		}
+		if nr, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: ev, By: protocol.Lead, Text: m.Feedback}); err == nil {
+			r = nr
+		} else if r, err = LoadRequest(mt.rt.dir, m.RequestID); err != nil {
+			return err
+		}
+	}
+	want := protocol.RequestRejected
+	if m.Approved() {
+		want = protocol.RequestApproved
+	}
+	if r.Status != want {
+		mt.rt.deadLetter(name, d, fmt.Sprintf("stale plan_approval_response: %s is %s", r.ID, r.Status))
+		return nil
+	}
+	mt.rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(r.Status), "by": r.ResolvedBy})
+	mt.poke()
+	return mt.forward(d)
+}
+
+// forward hands a message to the teammate's own process, if it has one.
+func (mt *mate) forward(d inbox.Delivery) error {
+	if mt.onMessage != nil {
+		return mt.onMessage(d)
+	}
+	return nil
+}
+
+// submitPlan opens a plan request and sends it to the lead; the teammate is
+// then awaiting approval.
+func (mt *mate) submitPlan(plan string) (string, error) {
+	name := mt.spec.Name
+	r := protocol.NewRequest(protocol.KindPlan, protocol.NewRequestID(protocol.KindPlan), name, protocol.Lead, time.Now(), mt.rt.team.Settings.Approval())
+	r.Plan = plan
+	if err := CreateRequest(mt.rt.dir, &r); err != nil {
+		return "", err
+	}
+	if mt.status() != protocol.MemberWorking && mt.status() != protocol.MemberRevising {
+		if err := mt.setStatus(protocol.MemberWorking, "writing a plan"); err != nil {
+			return "", err
+		}
+	}
+	mt.mu.Lock()
+	mt.rec.RequestID = r.ID
+	mt.rec.Counters.Plans++
+	mt.mu.Unlock()
+	if err := mt.setStatus(protocol.MemberAwaitingApproval, "waiting for approval of "+r.ID); err != nil {
+		return "", err
+	}
+	m := protocol.NewMessage(protocol.TypePlanApprovalRequest, name, protocol.Lead)
+	m.RequestID, m.Plan = r.ID, plan
+	if err := inbox.Append(mt.rt.dir, protocol.Lead, &m); err != nil {
+		return "", err
+	}
+	return r.ID, nil
+}
+
+// awaitPlan blocks until the plan request id is final (the plan gate: no
+// step runs meanwhile) and returns the final record.
+func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, error) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		r, err := ApplyDecision(mt.rt.dir, id)
+		if err != nil {
+			return nil, err
+		}
+		if r.Status.IsTerminal() {
+			return r, nil
+		}
+		if mt.stopping() {
+			return nil, errStopped
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-mt.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// errStopped ends a run whose shutdown was approved.
+var errStopped = errors.New("shutdown approved")

@@ -1,0 +1,315 @@
+package team
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+)
+
+func init() {
+	testRoles["echo"] = func() int { return echoProcess(false) }
+	testRoles["garbage"] = func() int { return echoProcess(true) }
+	testRoles["crash"] = func() int {
+		fmt.Fprintln(os.Stderr, "agent: something went wrong")
+		return 3
+	}
+}
+
+// echoProcess is a minimal exec teammate: it submits a plan, echoes
+// messages, and approves a shutdown.
+func echoProcess(garbage bool) int {
+	enc := json.NewEncoder(os.Stdout)
+	enc.Encode(Action{Action: "status", Status: "idle", Activity: "listening"})
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		m, err := protocol.Decode(sc.Bytes(), protocol.Fallback{})
+		if err != nil {
+			continue
+		}
+		switch m.Type {
+		case protocol.TypeMessage:
+			if garbage {
+				fmt.Println("not json at all")
+			}
+			enc.Encode(Action{Action: "send", To: m.From, Content: "echo: " + m.Content})
+		case protocol.TypeShutdownRequest:
+			enc.Encode(Action{Action: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "bye"})
+			return 0
+		}
+	}
+	return 0
+}
+
+type events struct {
+	mu sync.Mutex
+	es []Event
+}
+
+func (e *events) add(ev Event) { e.mu.Lock(); e.es = append(e.es, ev); e.mu.Unlock() }
+
+func (e *events) has(match func(Event) bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range e.es {
+		if match(ev) {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func writeTeam(t *testing.T, dir string, tm Team) {
+	t.Helper()
+	b, _ := json.Marshal(tm)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ConfigPath(dir), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startTeam runs the team in dir until the test ends.
+func startTeam(t *testing.T, dir string, opts Options) *events {
+	t.Helper()
+	ev := &events{}
+	opts.OnEvent = ev.add
+	opts.Tick = 20 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, dir, opts) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("Run did not stop")
+		}
+	})
+	waitFor(t, 10*time.Second, "team_started", func() bool { return ev.has(func(e Event) bool { return e["event"] == "team_started" }) })
+	return ev
+}
+
+func memberStatus(dir, name string) protocol.MemberStatus {
+	m, err := LoadMember(dir, name)
+	if err != nil {
+		return ""
+	}
+	return m.Status
+}
+
+func pendingPlan(dir, from string) *protocol.Request {
+	all, _ := ListRequests(dir)
+	for _, r := range all {
+		if r.Kind == protocol.KindPlan && r.From == from && r.Status == protocol.RequestPending {
+			return &r
+		}
+	}
+	return nil
+}
+
+func scripted(name string, onShutdown string, steps ...Step) MemberSpec {
+	return MemberSpec{Name: name, Role: "test", Runtime: RuntimeSpec{Kind: RuntimeScript, OnShutdown: onShutdown, Steps: steps}}
+}
+
+func TestPlanGateApproveAndRejectRevise(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		scripted("alice", "", Step{Plan: "do the thing"}, Step{Say: "lead", Text: "did the thing"}, Step{Wait: Duration(time.Hour)}),
+	}})
+	ev := startTeam(t, dir, Options{})
+	waitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
+	if st := memberStatus(dir, "alice"); st != protocol.MemberAwaitingApproval {
+		t.Fatalf("alice is %s, want awaiting_approval", st)
+	}
+	first := pendingPlan(dir, "alice")
+	// The gate: nothing after the plan ran.
+	if ev.has(func(e Event) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" }) {
+		t.Fatal("a step ran before the plan was approved")
+	}
+	if _, err := Decide(dir, first.ID, false, "use the other room", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "a revised plan", func() bool {
+		p := pendingPlan(dir, "alice")
+		return p != nil && p.ID != first.ID
+	})
+	revised := pendingPlan(dir, "alice")
+	if !strings.Contains(revised.Plan, "use the other room") {
+		t.Fatalf("revised plan lacks the feedback: %q", revised.Plan)
+	}
+	if r, _ := LoadRequest(dir, first.ID); r.Status != protocol.RequestRejected || r.Feedback != "use the other room" || r.ResolvedBy != "lead" {
+		t.Fatalf("first plan record: %+v", r)
+	}
+	if _, err := Decide(dir, revised.ID, true, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "alice's message after approval", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" })
+	})
+	if _, err := Decide(dir, revised.ID, false, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
+		t.Fatalf("second decision: %v", err)
+	}
+}
+
+func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		scripted("bob", OnShutdownRejectWhileWorking, Step{Work: Duration(400 * time.Millisecond), Activity: "critical section"}, Step{Wait: Duration(time.Hour)}),
+	}})
+	startTeam(t, dir, Options{})
+	waitFor(t, 5*time.Second, "bob working", func() bool {
+		m, _ := LoadMember(dir, "bob")
+		return m != nil && m.Activity == "critical section"
+	})
+	r, err := RequestShutdown(dir, "bob", "end of day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the answer", func() bool { x, _ := LoadRequest(dir, r.ID); return x.Status.IsTerminal() })
+	got, _ := LoadRequest(dir, r.ID)
+	if got.Status != protocol.RequestRejected || got.ResolvedBy != "bob" || !strings.Contains(got.ResponseReason, "critical section") {
+		t.Fatalf("shutdown while working: %+v", got)
+	}
+	waitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
+	r2, err := RequestShutdown(dir, "bob", "end of day, really")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
+	if got, _ := LoadRequest(dir, r2.ID); got.Status != protocol.RequestApproved {
+		t.Fatalf("second shutdown: %+v", got)
+	}
+	// Asking a stopped member is cancelled at once.
+	r3, err := RequestShutdown(dir, "bob", "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r3.Status != protocol.RequestCancelled {
+		t.Fatalf("shutdown of a stopped member is %s, want cancelled", r3.Status)
+	}
+}
+
+func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	execSpec := func(name, role string) MemberSpec {
+		return MemberSpec{Name: name, Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{"/usr/bin/env", roleEnv + "=" + role, exe}}}
+	}
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		execSpec("echo", "echo"), execSpec("noisy", "garbage"), execSpec("broken", "crash"),
+		scripted("steady", "", Step{Wait: Duration(time.Hour)}),
+	}})
+	startTeam(t, dir, Options{})
+	waitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
+	if m, _ := LoadMember(dir, "broken"); !strings.Contains(m.Error, "exit status 3") {
+		t.Errorf("crash error %q", m.Error)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "members", "broken.log")); !strings.Contains(string(b), "something went wrong") {
+		t.Errorf("stderr not in members/broken.log: %q", b)
+	}
+	if err := Send(dir, "lead", "echo", "ping"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Send(dir, "lead", "noisy", "ping"); err != nil {
+		t.Fatal(err)
+	}
+	var replies []string
+	var mu sync.Mutex
+	c, err := inbox.NewObserver(dir, protocol.Lead, true, func(d inbox.Delivery) {
+		mu.Lock()
+		replies = append(replies, d.Msg.From+":"+d.Msg.Content)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "two echoes", func() bool {
+		c.Drain()
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(replies, "|"), "echo:echo: ping") && strings.Contains(strings.Join(replies, "|"), "noisy:echo: ping")
+	})
+	waitFor(t, 5*time.Second, "the garbage line dead-lettered", func() bool {
+		b, _ := os.ReadFile(inbox.DeadLetterPath(dir))
+		return strings.Contains(string(b), `"source":"exec:noisy"`) && strings.Contains(string(b), "not json at all")
+	})
+	if st := memberStatus(dir, "steady"); st == protocol.MemberCrashed {
+		t.Fatal("a crash of one teammate took another down")
+	}
+	r, err := RequestShutdown(dir, "echo", "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "echo stopped", func() bool { return memberStatus(dir, "echo") == protocol.MemberStopped })
+	if got, _ := LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved || got.ResolvedBy != "echo" {
+		t.Fatalf("exec shutdown record: %+v", got)
+	}
+}
+
+func TestForgedAndStaleResponsesAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		scripted("alice", "", Step{Plan: "plan A"}, Step{Wait: Duration(time.Hour)}),
+		scripted("mallory", "", Step{Wait: Duration(time.Hour)}),
+	}})
+	startTeam(t, dir, Options{})
+	waitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
+	p := pendingPlan(dir, "alice")
+	// A teammate trying to resolve alice's plan.
+	forged := protocol.NewMessage(protocol.TypePlanApprovalResponse, "mallory", "alice")
+	forged.RequestID, forged.Approve = p.ID, protocol.Bool(true)
+	if err := inbox.Append(dir, "alice", &forged); err != nil {
+		t.Fatal(err)
+	}
+	// A shutdown answer from the wrong member, and one for an unknown id.
+	sd, err := RequestShutdown(dir, "alice", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := protocol.NewMessage(protocol.TypeShutdownResponse, "mallory", protocol.Lead)
+	wrong.RequestID, wrong.Approve = sd.ID, protocol.Bool(true)
+	unknown := protocol.NewMessage(protocol.TypeShutdownResponse, "alice", protocol.Lead)
+	unknown.RequestID, unknown.Approve = "sd-000000000000", protocol.Bool(true)
+	for _, m := range []*protocol.Message{&wrong, &unknown} {
+		if err := inbox.Append(dir, protocol.Lead, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 5*time.Second, "three dead letters", func() bool {
+		b, _ := os.ReadFile(inbox.DeadLetterPath(dir))
+		s := string(b)
+		return strings.Contains(s, "only the lead decides plans") && strings.Contains(s, "only alice answers it") && strings.Contains(s, "unknown request sd-000000000000")
+	})
+	if r, _ := LoadRequest(dir, p.ID); r.Status != protocol.RequestPending {
+		// alice is awaiting approval, so she approves the shutdown; the plan
+		// is then cancelled because she is gone, never approved by mallory.
+		if r.Status == protocol.RequestApproved {
+			t.Fatalf("forged approval took effect: %+v", r)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"huddle/protocol"
+)
+
+// runScript runs a scripted teammate's steps until its shutdown is approved
+// or the runtime stops. prev is the record of its previous run, if any: a
+// teammate that was waiting on a plan resumes waiting on the same request.
+func (mt *mate) runScript(ctx context.Context, prev *protocol.Member) error {
+	spec := mt.spec.Runtime
+	rng := rand.New(rand.NewPCG(uint64(spec.Seed), uint64(len(mt.spec.Name))))
+	jitter := func(d Duration) time.Duration {
+		return time.Duration(float64(d) * (0.8 + 0.4*rng.Float64()))
+	}
+	i := 0
+	resumeID := ""
+	if prev != nil && (prev.Status == protocol.MemberAwaitingApproval || prev.Status == protocol.MemberRevising) &&
+		prev.RequestID != "" && prev.Step < len(spec.Steps) && spec.Steps[prev.Step].Plan != "" {
+		i, resumeID = prev.Step, prev.RequestID
+	}
+	if err := mt.setStatus(protocol.MemberWorking, "starting"); err != nil {
+		return err
+	}
+	for {
+		if mt.stopping() {
+			return errStopped
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i >= len(spec.Steps) {
+			// The script has run out: idle until asked to stop.
+			if err := mt.setStatus(protocol.MemberIdle, "done"); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-mt.stop:
+				return errStopped
+			}
+		}
+		mt.mu.Lock()
+		mt.rec.Step = i
+		mt.mu.Unlock()
+		st := spec.Steps[i]
+		kind, _ := st.kind()
+		var err error
+		switch kind {
+		case "plan":
+			err = mt.planStep(ctx, st.Plan, resumeID)
+			resumeID = ""
+		case "work":
+			err = mt.workStep(ctx, jitter(st.Work), st.Activity)
+		case "say":
+			err = mt.sayStep(st.Say, st.Text)
+		case "call":
+			err = mt.callStep(ctx, st)
+		case "wait":
+			if err = mt.setStatus(protocol.MemberIdle, "waiting"); err == nil {
+				err = sleep(ctx, mt.stop, jitter(st.Wait))
+			}
+		case "loop":
+			i = 0
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		i++
+	}
+}
+
+// planStep submits a plan and holds the gate until it is approved; on a
+// rejection it revises the plan with the feedback and submits it again.
+func (mt *mate) planStep(ctx context.Context, plan, resumeID string) error {
+	id := resumeID
+	for {
+		if id == "" {
+			var err error
+			if id, err = mt.submitPlan(plan); err != nil {
+				return err
+			}
+		} else if mt.status() != protocol.MemberAwaitingApproval {
+			if err := mt.setStatus(protocol.MemberAwaitingApproval, "waiting for approval of "+id); err != nil {
+				return err
+			}
+		}
+		r, err := mt.awaitPlan(ctx, id)
+		if err != nil {
+			return err
+		}
+		mt.mu.Lock()
+		mt.rec.RequestID = ""
+		mt.mu.Unlock()
+		switch r.Status {
+		case protocol.RequestApproved:
+			return mt.setStatus(protocol.MemberWorking, "plan approved")
+		case protocol.RequestCancelled:
+			if mt.stopping() {
+				return errStopped
+			}
+			fallthrough
+		default: // rejected or expired: revise and ask again
+			feedback := r.Feedback
+			if r.Status != protocol.RequestRejected {
+				feedback = fmt.Sprintf("(%s: %s)", r.Status, r.ResponseReason)
+			}
+			if err := mt.setStatus(protocol.MemberRevising, "revising: "+feedback); err != nil {
+				return err
+			}
+			plan = plan + "\n\nRevised after feedback: " + feedback
+			id = ""
+		}
+	}
+}
+
+// workStep works for d. It is the one step a reject_while_working teammate
+// refuses to be stopped in; an approved shutdown lets it finish.
+func (mt *mate) workStep(ctx context.Context, d time.Duration, activity string) error {
+	if err := mt.setStatus(protocol.MemberWorking, activity); err != nil {
+		return err
+	}
+	mt.inWork.Store(true)
+	defer mt.inWork.Store(false)
+	return sleep(ctx, nil, d)
+}
+
+func (mt *mate) sayStep(to, text string) error {
+	if to == "*" {
+		n, err := Broadcast(mt.rt.dir, mt.spec.Name, text)
+		mt.count(func(c *protocol.Counters) { c.Sent += n })
+		return err
+	}
+	if err := Send(mt.rt.dir, mt.spec.Name, to, text); err != nil {
+		return err
+	}
+	mt.count(func(c *protocol.Counters) { c.Sent++ })
+	return nil
+}
+
+// callStep runs a call step. Until the invocation layer lands, every call
+// fails with IPC_ERROR; the failure is shown, and the script goes on.
+func (mt *mate) callStep(ctx context.Context, st Step) error {
+	mt.count(func(c *protocol.Counters) { c.Calls++ })
+	mt.rt.emit(Event{"event": "call_failed", "member": mt.spec.Name, "target": st.Call, "action": st.Action,
+		"code": string(protocol.ErrIPC), "error": "the invocation layer is not available in this build"})
+	return nil
+}
+
+// sleep waits for d, or until ctx ends, or (when stop is not nil) until a
+// shutdown is approved.
+func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-stop:
+		return errStopped
+	case <-t.C:
+		return nil
+	}
+}
+
+var _ = errors.New
