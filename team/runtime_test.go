@@ -148,7 +148,9 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	}
 	first := pendingPlan(dir, "alice")
 	// The gate: nothing after the plan ran.
-	if ev.has(func(e Event) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" }) {
+	if ev.has(func(e Event) bool {
+		return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+	}) {
 		t.Fatal("a step ran before the plan was approved")
 	}
 	if _, err := Decide(dir, first.ID, false, "use the other room", ""); err != nil {
@@ -169,7 +171,9 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "alice's message after approval", func() bool {
-		return ev.has(func(e Event) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" })
+		return ev.has(func(e Event) bool {
+			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+		})
 	})
 	if _, err := Decide(dir, revised.ID, false, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
 		t.Fatalf("second decision: %v", err)
