@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+var upBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// huddleBinary builds the real binary once per test run.
+func huddleBinary(t *testing.T) string {
+	t.Helper()
+	upBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "huddle-up-test-")
+		if err != nil {
+			upBinary.err = err
+			return
+		}
+		upBinary.path = filepath.Join(dir, "huddle")
+		out, err := exec.Command("go", "build", "-o", upBinary.path, ".").CombinedOutput()
+		if err != nil {
+			upBinary.err = err
+			t.Logf("%s", out)
+		}
+	})
+	if upBinary.err != nil {
+		t.Fatalf("build: %v", upBinary.err)
+	}
+	return upBinary.path
+}
+
+// upProcess is a running `huddle up --headless` with its event stream.
+type upProcess struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	events []map[string]any
+	done   chan struct{}
+}
+
+func startUp(t *testing.T, dir string) *upProcess {
+	t.Helper()
+	cmd := exec.Command(huddleBinary(t), "up", "--headless", "--dir", dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &upProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var e map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Errorf("event line is not JSON: %q", sc.Text())
+				continue
+			}
+			p.mu.Lock()
+			p.events = append(p.events, e)
+			p.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return p
+}
+
+func (p *upProcess) saw(match func(map[string]any) bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.events {
+		if match(e) {
+			return true
+		}
+	}
+	return false
+}
+
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestUpKill9RestartKeepsThePlanGate: kill -9 the runtime while a plan waits,
+// approve it while the runtime is down, start again: the approval takes
+// effect, no plan is submitted twice, and SIGTERM stops the team cleanly.
+func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
+	dir := t.TempDir()
+	spec := team.Team{Name: "restart", Members: []team.MemberSpec{{
+		Name: "alice", Role: "test",
+		Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{
+			{Plan: "migrate the database"}, {Say: "lead", Text: "migration done"}, {Wait: team.Duration(time.Hour)},
+		}},
+	}}}
+	b, _ := json.Marshal(spec)
+	if err := os.WriteFile(team.ConfigPath(dir), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first := startUp(t, dir)
+	waitUntil(t, 10*time.Second, "alice awaiting approval", func() bool {
+		return first.saw(func(e map[string]any) bool { return e["member"] == "alice" && e["status"] == "awaiting_approval" })
+	})
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.cmd.Wait()
+
+	reqs, err := team.ListRequests(dir)
+	if err != nil || len(reqs) != 1 || reqs[0].Status != protocol.RequestPending {
+		t.Fatalf("after kill -9: %+v %v", reqs, err)
+	}
+	if m, _ := team.LoadMember(dir, "alice"); m.Status != protocol.MemberAwaitingApproval {
+		t.Fatalf("alice after kill -9: %s", m.Status)
+	}
+	if _, err := team.Decide(dir, reqs[0].ID, true, "go ahead", ""); err != nil {
+		t.Fatal(err)
+	}
+
+	second := startUp(t, dir)
+	waitUntil(t, 10*time.Second, "alice's message after the approval", func() bool {
+		return second.saw(func(e map[string]any) bool {
+			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+		})
+	})
+	reqs, _ = team.ListRequests(dir)
+	if len(reqs) != 1 || reqs[0].Status != protocol.RequestApproved {
+		t.Fatalf("after restart want the one plan approved, got %+v", reqs)
+	}
+	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-second.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("huddle up did not exit on SIGTERM")
+	}
+	if err := second.cmd.Wait(); err != nil {
+		t.Fatalf("huddle up exit: %v", err)
+	}
+	if !second.saw(func(e map[string]any) bool { return e["event"] == "team_stopped" }) {
+		t.Fatal("no team_stopped event")
+	}
+	if m, _ := team.LoadMember(dir, "alice"); m.Status != protocol.MemberStopped {
+		t.Fatalf("alice after SIGTERM: %s", m.Status)
+	}
+	for _, e := range second.events {
+		if _, ok := e["ts"].(string); !ok || !strings.Contains(e["ts"].(string), "T") {
+			t.Fatalf("event without ts: %v", e)
+		}
+	}
+}
