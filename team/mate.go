@@ -303,6 +303,17 @@ func (mt *mate) planDecided(d inbox.Delivery) error {
 		return nil
 	}
 	mt.rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(r.Status), "by": r.ResolvedBy})
+	if mt.proc != nil && mt.status() == protocol.MemberAwaitingApproval {
+		// An exec teammate's gate opens (or it revises) here; a scripted
+		// one's runtime goroutine moves itself.
+		next, activity := protocol.MemberWorking, "plan approved"
+		if r.Status == protocol.RequestRejected {
+			next, activity = protocol.MemberRevising, "revising: "+r.Feedback
+		}
+		if err := mt.setStatus(next, activity); err != nil {
+			return err
+		}
+	}
 	mt.poke()
 	return mt.forward(d)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -315,5 +316,54 @@ func TestForgedAndStaleResponsesAreRefused(t *testing.T) {
 		if r.Status == protocol.RequestApproved {
 			t.Fatalf("forged approval took effect: %+v", r)
 		}
+	}
+}
+
+// TestReadmeExampleAgent runs the example exec agent of the README (kept
+// byte for byte in testdata/agent.py by TestReadmeAgentMatches).
+func TestReadmeExampleAgent(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	agent, _ := filepath.Abs("testdata/agent.py")
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		{Name: "auditor", Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{py, agent}}},
+	}})
+	startTeam(t, dir, Options{})
+	waitFor(t, 10*time.Second, "the agent's plan", func() bool { return pendingPlan(dir, "auditor") != nil })
+	p := pendingPlan(dir, "auditor")
+	if _, err := Decide(dir, p.ID, false, "only the large ones", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the revised plan", func() bool {
+		q := pendingPlan(dir, "auditor")
+		return q != nil && strings.Contains(q.Plan, "only the large ones")
+	})
+	if _, err := Decide(dir, pendingPlan(dir, "auditor").ID, true, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "auditor working", func() bool {
+		m, _ := LoadMember(dir, "auditor")
+		return m != nil && m.Status == protocol.MemberWorking && m.Activity == "auditing"
+	})
+	if _, err := RequestShutdown(dir, "auditor", "done"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "auditor stopped", func() bool { return memberStatus(dir, "auditor") == protocol.MemberStopped })
+}
+
+func TestReadmeAgentMatches(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := os.ReadFile("testdata/agent.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```python\n"+string(agent)+"```") {
+		t.Fatal("the README's example agent and testdata/agent.py differ")
 	}
 }
