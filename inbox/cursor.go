@@ -39,7 +39,7 @@ type cursor struct {
 }
 
 func openCursor(path string, keep int) (*cursor, error) {
-	c := &cursor{path: path, keep: keep, seen: make(map[string]struct{}, keep), startedClean: true}
+	c := &cursor{path: path, keep: keep, seen: make(map[string]struct{}), startedClean: true}
 	data, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("cursor: %w", err)
