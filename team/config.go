@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"huddle/protocol"
@@ -166,12 +168,67 @@ func Load(dir string) (*Team, error) {
 func Parse(b []byte) (*Team, error) {
 	var t Team
 	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("team.json: %v", err)
+		return nil, fmt.Errorf("team.json: %v", locate(b, err))
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// locate says which member and field a decoding error of team.json is in:
+// encoding/json passes on a field's own UnmarshalJSON error (a bad duration)
+// without saying where it was.
+func locate(b []byte, err error) error {
+	var raw struct {
+		Settings json.RawMessage   `json:"settings"`
+		Members  []json.RawMessage `json:"members"`
+	}
+	if json.Unmarshal(b, &raw) != nil {
+		return err
+	}
+	if f, ferr := badField[Settings](raw.Settings); ferr != nil {
+		return fmt.Errorf("settings.%s: %v", f, ferr)
+	}
+	for i, m := range raw.Members {
+		var head struct {
+			Name    string `json:"name"`
+			Runtime struct {
+				Steps []json.RawMessage `json:"steps"`
+			} `json:"runtime"`
+		}
+		_ = json.Unmarshal(m, &head) // best effort: it only names the place
+		where := fmt.Sprintf("members[%d]", i)
+		if head.Name != "" {
+			where = fmt.Sprintf("member %q", head.Name)
+		}
+		for j, s := range head.Runtime.Steps {
+			if f, ferr := badField[Step](s); ferr != nil {
+				return fmt.Errorf("%s: runtime.steps[%d].%s: %v", where, j, f, ferr)
+			}
+		}
+		if f, ferr := badField[MemberSpec](m); ferr != nil {
+			return fmt.Errorf("%s: %s: %v", where, f, ferr)
+		}
+	}
+	return err
+}
+
+// badField decodes the JSON object raw into a T one field at a time and
+// returns the first field that fails, with its error.
+func badField[T any](raw json.RawMessage) (string, error) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return "", nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		one, _ := json.Marshal(map[string]json.RawMessage{k: fields[k]})
+		var v T
+		if err := json.Unmarshal(one, &v); err != nil {
+			return k, err
+		}
+	}
+	return "", nil
 }
 
 // Validate checks team.json; errors name the member and the field.

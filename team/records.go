@@ -229,7 +229,7 @@ type decision struct {
 }
 
 // Resolve moves a pending request to its final state. The first resolver,
-// across processes, wins by creating requests/<id>.decision with O_EXCL; a
+// across processes, wins by creating requests/<id>.decision exclusively; a
 // later one gets an *AlreadyError and nothing changes. The decision file is
 // the truth: the record is rewritten from it, and Apply (below) finishes a
 // rewrite that a crash interrupted.
@@ -249,8 +249,11 @@ func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
 	}
 	d := decision{Event: res.Event, By: res.By, Text: res.Text, At: time.Now().UTC()}
 	b, _ := json.Marshal(d)
-	f, err := os.OpenFile(decisionPath(dir, id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
+	claimed, err := claimDecision(dir, id, b)
+	if err != nil {
+		return nil, err
+	}
+	if !claimed {
 		// Someone got there first; report what they decided.
 		if won, err := readDecision(dir, id); err == nil {
 			st, _ := protocol.RequestPending.Next(won.Event)
@@ -258,18 +261,36 @@ func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
 		}
 		return nil, &AlreadyError{ID: id, Status: "resolved", By: "someone else"}
 	}
+	return ApplyDecision(dir, id)
+}
+
+// claimDecision creates requests/<id>.decision holding b, or reports false
+// when it already exists. The decision is written to a temp file and linked
+// into place: creation is exclusive, as with O_EXCL, but the file is never
+// seen empty, neither by a racing resolver nor after a crash.
+func claimDecision(dir, id string, b []byte) (bool, error) {
+	tmp, err := os.CreateTemp(filepath.Join(dir, requestsDir), ".decision-*")
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	_, werr := f.Write(b)
-	if serr := f.Sync(); werr == nil {
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(b)
+	if serr := tmp.Sync(); werr == nil {
 		werr = serr
 	}
-	f.Close()
-	if werr != nil {
-		return nil, werr
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
 	}
-	return ApplyDecision(dir, id)
+	if werr != nil {
+		return false, werr
+	}
+	if err := os.Link(tmp.Name(), decisionPath(dir, id)); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 func readDecision(dir, id string) (*decision, error) {
