@@ -144,9 +144,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	}})
 	ev := startTeam(t, dir, Options{})
 	waitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
-	if st := memberStatus(dir, "alice"); st != protocol.MemberAwaitingApproval {
-		t.Fatalf("alice is %s, want awaiting_approval", st)
-	}
+	waitFor(t, 5*time.Second, "alice awaiting approval", func() bool { return memberStatus(dir, "alice") == protocol.MemberAwaitingApproval })
 	first := pendingPlan(dir, "alice")
 	// The gate: nothing after the plan ran.
 	if ev.has(func(e Event) bool {
