@@ -155,22 +155,30 @@ func (c *Consumer) Drain(ctx context.Context) error {
 			return err
 		}
 	}
-	off, err := c.sc.scanLines(f, c.cur.off, size, func(l line) error {
-		if err := ctx.Err(); err != nil {
-			return err
+	// Lines that land while the consumer catches up would make the
+	// compaction back off; a couple more passes give it its chance.
+	for pass := 0; ; pass++ {
+		off, err := c.sc.scanLines(f, c.cur.off, size, func(l line) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return c.handle(ctx, l)
+		})
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil
+			}
+			return fmt.Errorf("inbox %s: %w", c.member, err)
 		}
-		return c.handle(ctx, l)
-	})
-	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if off != size || size < c.opts.CompactAt {
 			return nil
 		}
-		return fmt.Errorf("inbox %s: %w", c.member, err)
+		grown, err := c.compact(f)
+		if err != nil || grown < 0 || pass == 2 {
+			return err
+		}
+		size = grown
 	}
-	if off == size && size >= c.opts.CompactAt {
-		return c.compact(f)
-	}
-	return nil
 }
 
 func (c *Consumer) handle(ctx context.Context, l line) error {
@@ -231,14 +239,17 @@ func derivedID(member string, logical int64) string {
 // content is kept as the previous generation, so a lagging observer can
 // still read it; the cursor records the new base so logical offsets keep
 // growing.
-func (c *Consumer) compact(f *os.File) error {
+//
+// It returns -1 when done, or the file's new size when a writer got in
+// first and the file was left as it was.
+func (c *Consumer) compact(f *os.File) (int64, error) {
 	// The consumed prefix never changes, so the new previous generation is
 	// written before taking the lock; writers wait only for a rename and a
 	// truncate. Copies go file to file, without holding the data in memory.
 	size := c.cur.off
 	tmp, err := os.CreateTemp(Dir(c.teamDir), ".prev-*")
 	if err != nil {
-		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	defer os.Remove(tmp.Name())
 	err = c.writePrev(tmp, f, size)
@@ -246,29 +257,29 @@ func (c *Consumer) compact(f *os.File) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 
 	if err := flock(f, syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	defer flock(f, syscall.LOCK_UN)
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	if st.Size() != size {
-		return nil // a writer got in first; compact after the next drain
+		return st.Size(), nil // a writer got in first
 	}
 	if err := os.Rename(tmp.Name(), prevPath(c.teamDir, c.member)); err != nil {
-		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	// Truncate before recording the new base: a crash in between looks like
 	// a shrink, which rebases to the same place.
 	if err := f.Truncate(0); err != nil {
-		return fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	return c.cur.rebase(c.cur.base + size)
+	return -1, c.cur.rebase(c.cur.base + size)
 }
 
 // writePrev writes the new previous generations to w: a header with the
