@@ -21,7 +21,7 @@ import (
 	"huddle/team"
 )
 
-// The lead commands are tested through the real binary, built once.
+// The commands are tested through the real binary, built once.
 var teamCLI struct {
 	once     sync.Once
 	dir, bin string

@@ -17,17 +17,9 @@ func init() {
 	commands = append(commands, command{name: "up", summary: "run the team in --dir (headless: JSON events on stdout)", run: runUp})
 }
 
-// teamDir is the default team directory: $HUDDLE_DIR, else .huddle.
-func teamDir() string {
-	if d := os.Getenv("HUDDLE_DIR"); d != "" {
-		return d
-	}
-	return ".huddle"
-}
-
 func runUp(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("up", "[--dir D] [--headless] [--auto-approve]", stderr)
-	dir := fs.String("dir", teamDir(), "team directory")
+	dir := fs.String("dir", huddleDir(), "team directory")
 	headless := fs.Bool("headless", false, "print one JSON event per line on stdout instead of a UI")
 	auto := fs.Bool("auto-approve", false, "approve every plan as it arrives")
 	if code, ok := parseFlags(fs, args); !ok {

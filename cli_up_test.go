@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,34 +14,6 @@ import (
 	"huddle/protocol"
 	"huddle/team"
 )
-
-var upBinary struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// huddleBinary builds the real binary once per test run.
-func huddleBinary(t *testing.T) string {
-	t.Helper()
-	upBinary.once.Do(func() {
-		dir, err := os.MkdirTemp("", "huddle-up-test-")
-		if err != nil {
-			upBinary.err = err
-			return
-		}
-		upBinary.path = filepath.Join(dir, "huddle")
-		out, err := exec.Command("go", "build", "-o", upBinary.path, ".").CombinedOutput()
-		if err != nil {
-			upBinary.err = err
-			t.Logf("%s", out)
-		}
-	})
-	if upBinary.err != nil {
-		t.Fatalf("build: %v", upBinary.err)
-	}
-	return upBinary.path
-}
 
 // upProcess is a running `huddle up --headless` with its event stream.
 type upProcess struct {
@@ -54,7 +25,7 @@ type upProcess struct {
 
 func startUp(t *testing.T, dir string) *upProcess {
 	t.Helper()
-	cmd := exec.Command(huddleBinary(t), "up", "--headless", "--dir", dir)
+	cmd := exec.Command(teamCLIBinary(t), "up", "--headless", "--dir", dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

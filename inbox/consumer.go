@@ -105,25 +105,48 @@ func prevPath(teamDir, member string) string {
 // prevGenerations is about how many compacted generations the prev file keeps.
 const prevGenerations = 4
 
-// readPrevFile returns the content of a prev file and the logical offset of
-// its first byte.
-func readPrevFile(path string) (content []byte, base int64, ok bool) {
-	data, err := os.ReadFile(path)
+// prevFile is an open prev file: a one-line header {"prev_base":N} and then
+// content whose first byte has logical offset base.
+type prevFile struct {
+	f       *os.File
+	hdrLen  int64
+	base, n int64
+}
+
+// openPrev opens a prev file and reads its header; ok is false when there is
+// none or it is not one.
+func openPrev(path string) (p prevFile, ok bool) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, false
+		return prevFile{}, false
 	}
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
-		return nil, 0, false
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return prevFile{}, false
 	}
+	head := make([]byte, 64)
+	n, _ := f.ReadAt(head, 0) // a short file reads short
+	head = head[:n]
+	nl := bytes.IndexByte(head, '\n')
 	var hdr struct {
 		PrevBase *int64 `json:"prev_base"`
 	}
-	if json.Unmarshal(data[:nl], &hdr) != nil || hdr.PrevBase == nil {
-		return nil, 0, false
+	if nl < 0 || json.Unmarshal(head[:nl], &hdr) != nil || hdr.PrevBase == nil {
+		f.Close()
+		return prevFile{}, false
 	}
-	return data[nl+1:], *hdr.PrevBase, true
+	hdrLen := int64(nl + 1)
+	return prevFile{f: f, hdrLen: hdrLen, base: *hdr.PrevBase, n: st.Size() - hdrLen}, true
 }
+
+// end is the logical offset just past the content.
+func (p prevFile) end() int64 { return p.base + p.n }
+
+// content reads the content by offsets relative to its first byte.
+func (p prevFile) content() io.ReaderAt { return io.NewSectionReader(p.f, p.hdrLen, p.n) }
+
+func (p prevFile) Close() error { return p.f.Close() }
 
 // Delivered counts the messages handed to the handler by this consumer.
 func (c *Consumer) Delivered() int64 { return c.delivered }
@@ -289,64 +312,40 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 // observers that lag.
 func (c *Consumer) writePrev(w *os.File, inbox *os.File, size int64) error {
 	prevBase := c.cur.base
-	old, err := os.Open(prevPath(c.teamDir, c.member))
 	var oldStart, oldLen int64
-	if err == nil {
+	old, ok := openPrev(prevPath(c.teamDir, c.member))
+	if ok {
 		defer old.Close()
-		if hdrLen, oldBase, n, ok := prevHeader(old); ok && oldBase+n == c.cur.base {
-			keep := int64(prevGenerations-1) * max(c.opts.CompactAt, size)
-			cut := max(n-keep, 0)
-			if cut > 0 {
-				// Cut at a line boundary.
-				skip, err := skipLine(io.NewSectionReader(old, hdrLen+cut, n-cut))
-				if err != nil {
-					return err
-				}
-				cut += skip
+	}
+	if ok && old.end() == c.cur.base {
+		keep := int64(prevGenerations-1) * max(c.opts.CompactAt, size)
+		cut := max(old.n-keep, 0)
+		if cut > 0 {
+			// Cut at a line boundary.
+			skip, err := skipLine(io.NewSectionReader(old.content(), cut, old.n-cut))
+			if err != nil {
+				return err
 			}
-			prevBase, oldStart, oldLen = oldBase+cut, hdrLen+cut, n-cut
+			cut += skip
 		}
+		prevBase, oldStart, oldLen = old.base+cut, old.hdrLen+cut, old.n-cut
 	}
 	if _, err := fmt.Fprintf(w, "{\"prev_base\":%d}\n", prevBase); err != nil {
 		return err
 	}
 	if oldLen > 0 {
-		if _, err := old.Seek(oldStart, io.SeekStart); err != nil {
+		if _, err := old.f.Seek(oldStart, io.SeekStart); err != nil {
 			return err
 		}
-		if _, err := io.CopyN(w, old, oldLen); err != nil {
+		if _, err := io.CopyN(w, old.f, oldLen); err != nil {
 			return err
 		}
 	}
 	if _, err := inbox.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	_, err = io.CopyN(w, inbox, size)
+	_, err := io.CopyN(w, inbox, size)
 	return err
-}
-
-// prevHeader reads the header of a prev file: its length, the logical
-// offset of the content's first byte, and the content's length.
-func prevHeader(f *os.File) (hdrLen, base, n int64, ok bool) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, 0, 0, false
-	}
-	head := make([]byte, min(st.Size(), 64))
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return 0, 0, 0, false
-	}
-	nl := bytes.IndexByte(head, '\n')
-	if nl < 0 {
-		return 0, 0, 0, false
-	}
-	var hdr struct {
-		PrevBase *int64 `json:"prev_base"`
-	}
-	if json.Unmarshal(head[:nl], &hdr) != nil || hdr.PrevBase == nil {
-		return 0, 0, 0, false
-	}
-	return int64(nl + 1), *hdr.PrevBase, st.Size() - int64(nl+1), true
 }
 
 // skipLine returns how many bytes up to and including the first newline.

@@ -147,7 +147,7 @@ func (c *cursor) rewrite() error {
 		b, _ := json.Marshal(record{Base: c.base, Off: c.off})
 		buf.Write(append(b, '\n'))
 	}
-	if err := writeFileAtomic(c.path, buf.Bytes()); err != nil {
+	if err := WriteFileAtomic(c.path, buf.Bytes()); err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
 	if c.f != nil {
@@ -216,12 +216,9 @@ func readBase(path string) (int64, error) {
 	return 0, nil
 }
 
-// writeFileAtomic writes data to path by write-temp + fsync + rename.
-func writeFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
-
-// replaceFile writes data to path by write-temp + rename, with an fsync
-// before the rename when sync is set.
-func replaceFile(path string, data []byte, sync bool) error {
+// WriteFileAtomic writes data to path by write-temp + fsync + rename, the
+// way every whole-file rewrite in a team directory is made (DESIGN §3).
+func WriteFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
@@ -235,11 +232,9 @@ func replaceFile(path string, data []byte, sync bool) error {
 		tmp.Close()
 		return err
 	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			return err
-		}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package inbox
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -39,8 +38,11 @@ func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Ob
 	switch {
 	case fromStart:
 		o.pos = base
-		if content, prevBase, ok := readPrevFile(prevPath(teamDir, member)); ok && prevBase+int64(len(content)) == base {
-			o.pos = prevBase
+		if p, ok := openPrev(prevPath(teamDir, member)); ok {
+			if p.end() == base {
+				o.pos = p.base
+			}
+			p.Close()
 		}
 	default:
 		o.pos = base
@@ -143,17 +145,23 @@ var errBatchFull = errors.New("batch full")
 // readPrev reads what the observer missed from the previous generations, or
 // counts a gap when it lagged further than they reach.
 func (o *Observer) readPrev(base int64, collect func(int64) func(line) error) error {
-	content, prevBase, ok := readPrevFile(prevPath(o.teamDir, o.member))
-	if !ok || prevBase+int64(len(content)) != base {
+	p, ok := openPrev(prevPath(o.teamDir, o.member))
+	if !ok {
 		o.gaps.Add(base - o.pos)
 		o.pos = base
 		return nil
 	}
-	if o.pos < prevBase {
-		o.gaps.Add(prevBase - o.pos)
-		o.pos = prevBase
+	defer p.Close()
+	if p.end() != base {
+		o.gaps.Add(base - o.pos)
+		o.pos = base
+		return nil
 	}
-	end, err := o.sc.scanLines(bytes.NewReader(content), o.pos-prevBase, int64(len(content)), collect(prevBase))
-	o.pos = prevBase + end
+	if o.pos < p.base {
+		o.gaps.Add(p.base - o.pos)
+		o.pos = p.base
+	}
+	end, err := o.sc.scanLines(p.content(), o.pos-p.base, p.n, collect(p.base))
+	o.pos = p.base + end
 	return err
 }

@@ -45,7 +45,7 @@ type proc struct {
 
 // startProcess starts the teammate's command before its inbox is consumed,
 // so that every message has somewhere to go.
-func (mt *mate) startProcess(ctx context.Context) error {
+func (mt *mate) startProcess() error {
 	argv := append([]string(nil), mt.spec.Runtime.Command...)
 	if argv[0] == "huddle" && mt.rt.opts.Executable != "" {
 		argv[0] = mt.rt.opts.Executable
@@ -81,11 +81,7 @@ func (mt *mate) startProcess(ctx context.Context) error {
 	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf}
 	if err := cmd.Start(); err != nil {
 		lf.Close()
-		// The member crashes; the team goes on.
-		mt.mu.Lock()
-		mt.rec.Error = err.Error()
-		mt.mu.Unlock()
-		mt.proc = nil
+		// runExec reports it: the member crashes and the team goes on.
 		mt.startErr = fmt.Errorf("start %q: %w", argv[0], err)
 		return nil
 	}
@@ -105,11 +101,8 @@ func (p *proc) send(d inbox.Delivery) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, err = p.stdin.Write(append(b, '\n'))
-	if err != nil {
-		// The process is gone; its exit is reported by runExec.
-		return nil
-	}
+	// A write error means the process is gone; runExec reports its exit.
+	p.stdin.Write(append(b, '\n'))
 	return nil
 }
 

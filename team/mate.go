@@ -66,7 +66,7 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 	rt.emit(Event{"event": "member_status", "member": spec.Name, "status": string(protocol.MemberStarting)})
 	if spec.Runtime.Kind == RuntimeScript {
 		mt.answerShutdown = mt.scriptAnswer
-	} else if err := mt.startProcess(ctx); err != nil {
+	} else if err := mt.startProcess(); err != nil {
 		return err
 	}
 	if err := rt.w.Consume(spec.Name, mt.handle); err != nil {
@@ -82,13 +82,13 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 		case RuntimeExec:
 			err = mt.runExec(ctx)
 		}
-		mt.finish(ctx, err)
+		mt.finish(err)
 	}()
 	return nil
 }
 
 // finish records how the teammate's run ended.
-func (mt *mate) finish(ctx context.Context, err error) {
+func (mt *mate) finish(err error) {
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errStopped):
 		mt.mu.Lock()

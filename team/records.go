@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"huddle/inbox"
 	"huddle/protocol"
 )
 
@@ -19,33 +20,16 @@ const (
 	requestsDir = "requests"
 )
 
-// writeJSONAtomic writes v to path by write-temp + fsync + rename.
+// writeJSONAtomic writes v, indented, to path (write-temp + fsync + rename).
 func writeJSONAtomic(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return inbox.WriteFileAtomic(path, append(b, '\n'))
 }
 
 // MemberPath is members/<name>.json; the name is validated first.

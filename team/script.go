@@ -2,7 +2,6 @@ package team
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -62,7 +61,7 @@ func (mt *mate) runScript(ctx context.Context, prev *protocol.Member) error {
 		case "say":
 			err = mt.sayStep(st.Say, st.Text)
 		case "call":
-			err = mt.callStep(ctx, st)
+			err = mt.callStep(st)
 		case "wait":
 			if err = mt.setStatus(protocol.MemberIdle, "waiting"); err == nil {
 				err = sleep(ctx, mt.stop, jitter(st.Wait))
@@ -148,7 +147,7 @@ func (mt *mate) sayStep(to, text string) error {
 
 // callStep runs a call step. Until the invocation layer lands, every call
 // fails with IPC_ERROR; the failure is shown, and the script goes on.
-func (mt *mate) callStep(ctx context.Context, st Step) error {
+func (mt *mate) callStep(st Step) error {
 	mt.count(func(c *protocol.Counters) { c.Calls++ })
 	mt.rt.emit(Event{"event": "call_failed", "member": mt.spec.Name, "target": st.Call, "action": st.Action,
 		"code": string(protocol.ErrIPC), "error": "the invocation layer is not available in this build"})
@@ -169,5 +168,3 @@ func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) error {
 		return nil
 	}
 }
-
-var _ = errors.New
