@@ -384,17 +384,6 @@ func runShutdown(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// sender checks --from: the lead or a member of t.
-func (c *leadCmd) sender(t *team.Team, from string) error {
-	if from == protocol.Lead {
-		return nil
-	}
-	if _, ok := t.Member(from); !ok {
-		return fmt.Errorf("--from %q: no member %q in team %s", from, from, t.Name)
-	}
-	return nil
-}
-
 func runSend(args []string, stdout, stderr io.Writer) int {
 	c := newLeadCmd("send", "MEMBER TEXT... [--from NAME] [--dir D]",
 		"Append a message to a member's inbox. The words of TEXT are joined by spaces;\n"+
@@ -422,13 +411,7 @@ func runSend(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if _, ok := t.Member(member); !ok {
-		return c.fail(fmt.Errorf("no member %q in team %s", member, t.Name))
-	}
-	if err := c.sender(t, *from); err != nil {
-		return c.fail(err)
-	}
-	if err := team.Send(*c.dir, *from, member, text); err != nil {
+	if err := team.Send(*c.dir, t, *from, member, text); err != nil {
 		return c.fail(err)
 	}
 	fmt.Fprintf(stdout, "sent to %s\n", member)
@@ -455,10 +438,7 @@ func runBroadcast(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := c.sender(t, *from); err != nil {
-		return c.fail(err)
-	}
-	n, err := team.Broadcast(*c.dir, *from, text)
+	n, err := team.Broadcast(*c.dir, t, *from, text)
 	if err != nil {
 		return c.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
 	}

@@ -32,11 +32,7 @@ func Decide(dir, id string, approve bool, feedback, by string) (*protocol.Reques
 	if r.Kind != protocol.KindPlan {
 		return nil, fmt.Errorf("request %s is a %s request: only its teammate answers it", id, r.Kind)
 	}
-	ev := protocol.EventReject
-	if approve {
-		ev = protocol.EventApprove
-	}
-	r, err = Resolve(dir, id, Resolution{Event: ev, By: by, Text: feedback})
+	r, err = Resolve(dir, id, Resolution{Event: eventFor(approve), By: by, Text: feedback})
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +75,27 @@ func RequestShutdown(dir, member, reason string) (*protocol.Request, error) {
 	return &r, nil
 }
 
-// Send delivers a plain message from one name to another.
-func Send(dir, from, to, text string) error {
-	if err := protocol.ValidateName(to); err != nil {
+// Address checks that name can send or receive in team t: the lead or a
+// member.
+func (t *Team) Address(name string) error {
+	if name == protocol.Lead {
+		return nil
+	}
+	if err := protocol.ValidateMemberName(name); err != nil {
+		return err
+	}
+	if _, ok := t.Member(name); !ok {
+		return fmt.Errorf("no member %q in team %s", name, t.Name)
+	}
+	return nil
+}
+
+// Send delivers a plain message between two addresses of team t.
+func Send(dir string, t *Team, from, to, text string) error {
+	if err := t.Address(from); err != nil {
+		return fmt.Errorf("from: %w", err)
+	}
+	if err := t.Address(to); err != nil {
 		return err
 	}
 	m := protocol.NewMessage(protocol.TypeMessage, from, to)
@@ -89,11 +103,10 @@ func Send(dir, from, to, text string) error {
 	return inbox.Append(dir, to, &m)
 }
 
-// Broadcast delivers text to every member of the team but the sender.
-func Broadcast(dir, from, text string) (int, error) {
-	t, err := Load(dir)
-	if err != nil {
-		return 0, err
+// Broadcast delivers text to every member of team t but the sender.
+func Broadcast(dir string, t *Team, from, text string) (int, error) {
+	if err := t.Address(from); err != nil {
+		return 0, fmt.Errorf("from: %w", err)
 	}
 	n := 0
 	for _, mem := range t.Members {
@@ -108,4 +121,12 @@ func Broadcast(dir, from, text string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// eventFor is the request event an answer stands for.
+func eventFor(approve bool) protocol.RequestEvent {
+	if approve {
+		return protocol.EventApprove
+	}
+	return protocol.EventReject
 }

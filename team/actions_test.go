@@ -243,7 +243,11 @@ func TestRequestShutdownRefusesBadMembers(t *testing.T) {
 
 func TestSendAndBroadcast(t *testing.T) {
 	dir := leadTeam(t)
-	if err := Send(dir, protocol.Lead, "bo", "status report, please"); err != nil {
+	tm, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Send(dir, tm, protocol.Lead, "bo", "status report, please"); err != nil {
 		t.Fatal(err)
 	}
 	msgs := inboxOf(t, dir, "bo")
@@ -251,12 +255,21 @@ func TestSendAndBroadcast(t *testing.T) {
 		msgs[0].Content != "status report, please" {
 		t.Fatalf("bo got %+v", msgs)
 	}
-	if err := Send(dir, protocol.Lead, "../x", "hi"); err == nil {
+	if err := Send(dir, tm, protocol.Lead, "../x", "hi"); err == nil {
 		t.Error("Send to ../x accepted")
+	}
+	if err := Send(dir, tm, protocol.Lead, "zed", "hi"); err == nil || !strings.Contains(err.Error(), `no member "zed"`) {
+		t.Errorf("Send to a stranger: %v", err)
+	}
+	if err := Send(dir, tm, "zed", "bo", "hi"); err == nil || !strings.Contains(err.Error(), `no member "zed"`) {
+		t.Errorf("Send from a stranger: %v", err)
+	}
+	if inboxExists(t, dir, "zed") {
+		t.Error("a message to a stranger made an inbox")
 	}
 
 	// From a member: everyone else hears it, the sender does not.
-	n, err := Broadcast(dir, "ana", "lunch is here")
+	n, err := Broadcast(dir, tm, "ana", "lunch is here")
 	if err != nil || n != 2 {
 		t.Fatalf("Broadcast from ana = %d, %v; want 2", n, err)
 	}
@@ -264,7 +277,7 @@ func TestSendAndBroadcast(t *testing.T) {
 		t.Error("the sender got its own broadcast")
 	}
 	// From the lead: every member hears it.
-	if n, err := Broadcast(dir, protocol.Lead, "wrap up"); err != nil || n != 3 {
+	if n, err := Broadcast(dir, tm, protocol.Lead, "wrap up"); err != nil || n != 3 {
 		t.Fatalf("Broadcast from lead = %d, %v; want 3", n, err)
 	}
 	got := map[string][]string{}

@@ -178,7 +178,7 @@ func (mt *mate) act(line []byte) error {
 		if a.Content == "" {
 			return errors.New("send: content is required")
 		}
-		if err := Send(mt.rt.dir, name, a.To, a.Content); err != nil {
+		if err := Send(mt.rt.dir, mt.rt.team, name, a.To, a.Content); err != nil {
 			return fmt.Errorf("send: %v", err)
 		}
 		mt.count(func(c *protocol.Counters) { c.Sent++ })
@@ -186,7 +186,7 @@ func (mt *mate) act(line []byte) error {
 		if a.Content == "" {
 			return errors.New("broadcast: content is required")
 		}
-		n, err := Broadcast(mt.rt.dir, name, a.Content)
+		n, err := Broadcast(mt.rt.dir, mt.rt.team, name, a.Content)
 		mt.count(func(c *protocol.Counters) { c.Sent += n })
 		if err != nil {
 			return fmt.Errorf("broadcast: %v", err)

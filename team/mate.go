@@ -200,16 +200,7 @@ func (mt *mate) shutdownArrived(d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("shutdown_request from %s; only the lead asks", m.From))
 		return nil
 	}
-	r, err := LoadRequest(mt.rt.dir, m.RequestID)
-	if errors.Is(err, os.ErrNotExist) {
-		// A foreign lead wrote the line alone: the receiver creates the record.
-		nr := protocol.NewRequest(protocol.KindShutdown, m.RequestID, protocol.Lead, name, m.TS, mt.rt.team.Settings.Shutdown())
-		nr.Reason = m.Reason
-		if err := CreateRequest(mt.rt.dir, &nr); err != nil && !errors.Is(err, ErrExists) {
-			return err
-		}
-		r, err = LoadRequest(mt.rt.dir, m.RequestID)
-	}
+	r, err := mt.rt.recordFor(m, protocol.KindShutdown, protocol.Lead, name)
 	if err != nil {
 		return err
 	}
@@ -234,11 +225,7 @@ func (mt *mate) shutdownArrived(d inbox.Delivery) error {
 // approval lets the runtime goroutine stop after its current step.
 func (mt *mate) answer(r *protocol.Request, approve bool, reason string) error {
 	name := mt.spec.Name
-	ev := protocol.EventReject
-	if approve {
-		ev = protocol.EventApprove
-	}
-	if _, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: ev, By: name, Text: reason}); err != nil {
+	if _, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: eventFor(approve), By: name, Text: reason}); err != nil {
 		return err
 	}
 	resp := protocol.NewMessage(protocol.TypeShutdownResponse, name, protocol.Lead)
@@ -282,24 +269,8 @@ func (mt *mate) planDecided(d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a plan of %s", r.ID, name))
 		return nil
 	}
-	if r.Status == protocol.RequestPending {
-		// A lead that writes lines alone (no record, no decision file).
-		ev := protocol.EventReject
-		if m.Approved() {
-			ev = protocol.EventApprove
-		}
-		if nr, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: ev, By: protocol.Lead, Text: m.Feedback}); err == nil {
-			r = nr
-		} else if r, err = LoadRequest(mt.rt.dir, m.RequestID); err != nil {
-			return err
-		}
-	}
-	want := protocol.RequestRejected
-	if m.Approved() {
-		want = protocol.RequestApproved
-	}
-	if r.Status != want {
-		mt.rt.deadLetter(name, d, fmt.Sprintf("stale plan_approval_response: %s is %s", r.ID, r.Status))
+	if r, err = settle(mt.rt.dir, r, m.Approved(), protocol.Lead, m.Feedback); err != nil {
+		mt.rt.deadLetter(name, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}
 	mt.rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(r.Status), "by": r.ResolvedBy})

@@ -157,6 +157,11 @@ func LoadRequest(dir, id string) (*protocol.Request, error) {
 
 // ListRequests reads every request record, oldest first.
 func ListRequests(dir string) ([]protocol.Request, error) {
+	return listRequests(dir, nil)
+}
+
+// listRequests reads the request records whose id skip does not refuse.
+func listRequests(dir string, skip func(id string) bool) ([]protocol.Request, error) {
 	ents, err := os.ReadDir(filepath.Join(dir, requestsDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -167,7 +172,7 @@ func ListRequests(dir string) ([]protocol.Request, error) {
 	var out []protocol.Request
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(e.Name(), ".") {
+		if !ok || strings.HasPrefix(e.Name(), ".") || (skip != nil && skip(id)) {
 			continue
 		}
 		r, err := LoadRequest(dir, id)
@@ -296,6 +301,12 @@ func ApplyDecision(dir, id string) (*protocol.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	return applyDecision(dir, r)
+}
+
+// applyDecision is ApplyDecision on a record already read.
+func applyDecision(dir string, r *protocol.Request) (*protocol.Request, error) {
+	id := r.ID
 	if r.Status.IsTerminal() {
 		return r, nil
 	}
@@ -314,6 +325,30 @@ func ApplyDecision(dir, id string) (*protocol.Request, error) {
 	}
 	if err := writeJSONAtomic(filepath.Join(dir, requestsDir, id+".json"), r); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// settle brings r in line with an answer that arrived as an inbox line. A
+// pending request is resolved by it (a peer that writes lines alone, with no
+// decision file); a final one must already say the same, or the answer is
+// stale.
+func settle(dir string, r *protocol.Request, approve bool, by, text string) (*protocol.Request, error) {
+	if r.Status == protocol.RequestPending {
+		nr, err := Resolve(dir, r.ID, Resolution{Event: eventFor(approve), By: by, Text: text})
+		if err == nil {
+			return nr, nil
+		}
+		var already *AlreadyError
+		if !errors.As(err, &already) {
+			return nil, err
+		}
+		if r, err = LoadRequest(dir, r.ID); err != nil {
+			return nil, err
+		}
+	}
+	if want, _ := protocol.RequestPending.Next(eventFor(approve)); r.Status != want {
+		return nil, fmt.Errorf("stale answer: request %s already %s by %s", r.ID, r.Status, r.ResolvedBy)
 	}
 	return r, nil
 }

@@ -42,6 +42,9 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	mates map[string]*mate
+	// final remembers requests seen in a final state, which never changes,
+	// so the periodic scans read only the records that still can.
+	final map[string]bool
 	wg    sync.WaitGroup
 	evMu  sync.Mutex
 }
@@ -67,7 +70,7 @@ func Run(ctx context.Context, dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}}
+	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}}
 	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
 		w.Close()
 		return err
@@ -172,17 +175,8 @@ func (rt *Runtime) planArrived(d inbox.Delivery) error {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("plan from %q, who is not in the team", m.From))
 		return nil
 	}
-	r, err := LoadRequest(rt.dir, m.RequestID)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		// A foreign teammate wrote the line alone: the receiver creates the record.
-		nr := protocol.NewRequest(protocol.KindPlan, m.RequestID, m.From, protocol.Lead, m.TS, rt.team.Settings.Approval())
-		nr.Plan = m.Plan
-		if err := CreateRequest(rt.dir, &nr); err != nil && !errors.Is(err, ErrExists) {
-			return err
-		}
-		r = &nr
-	case err != nil:
+	r, err := rt.recordFor(m, protocol.KindPlan, m.From, protocol.Lead)
+	if err != nil {
 		return err
 	}
 	if r.Kind != protocol.KindPlan || r.From != m.From {
@@ -205,12 +199,12 @@ func (rt *Runtime) planArrived(d inbox.Delivery) error {
 
 // supersede cancels the member's pending plan requests older than r.
 func (rt *Runtime) supersede(r *protocol.Request) {
-	all, err := ListRequests(rt.dir)
+	all, err := rt.pending()
 	if err != nil {
 		return
 	}
 	for _, old := range all {
-		if old.ID == r.ID || old.Kind != protocol.KindPlan || old.From != r.From || old.Status != protocol.RequestPending || old.Created.After(r.Created) {
+		if old.ID == r.ID || old.Kind != protocol.KindPlan || old.From != r.From || old.Created.After(r.Created) {
 			continue
 		}
 		if _, err := Resolve(rt.dir, old.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "superseded by " + r.ID}); err == nil {
@@ -238,24 +232,8 @@ func (rt *Runtime) shutdownAnswered(d inbox.Delivery) error {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("shutdown_response for %s from %s; only %s answers it", r.ID, m.From, r.To))
 		return nil
 	}
-	want := protocol.RequestRejected
-	if m.Approved() {
-		want = protocol.RequestApproved
-	}
-	if r.Status == protocol.RequestPending {
-		ev := protocol.EventReject
-		if m.Approved() {
-			ev = protocol.EventApprove
-		}
-		nr, err := Resolve(rt.dir, r.ID, Resolution{Event: ev, By: m.From, Text: m.Reason})
-		if err != nil {
-			rt.deadLetter(protocol.Lead, d, err.Error())
-			return nil
-		}
-		r = nr
-	}
-	if r.Status != want || r.ResolvedBy != m.From {
-		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("stale shutdown_response: request %s already %s by %s", r.ID, r.Status, r.ResolvedBy))
+	if r, err = settle(rt.dir, r, m.Approved(), m.From, m.Reason); err != nil {
+		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}
 	rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(r.Status), "by": r.ResolvedBy, "reason": r.ResponseReason})
@@ -288,17 +266,14 @@ func (rt *Runtime) statusReported(d inbox.Delivery) error {
 
 // expire moves pending requests past their deadline to expired.
 func (rt *Runtime) expire() {
-	all, err := ListRequests(rt.dir)
+	all, err := rt.pending()
 	if err != nil {
 		return
 	}
 	now := time.Now()
 	for _, r := range all {
-		if r.Status != protocol.RequestPending {
-			continue
-		}
-		if _, err := ApplyDecision(rt.dir, r.ID); err != nil {
-			continue
+		if nr, err := applyDecision(rt.dir, &r); err != nil || nr.Status.IsTerminal() {
+			continue // decided elsewhere, and now written down
 		}
 		if now.Before(r.Deadline) {
 			continue
@@ -320,16 +295,56 @@ func (rt *Runtime) mate(name string) *mate {
 
 // cancelPending cancels every pending request from or to a member that is gone.
 func (rt *Runtime) cancelPending(member, why string) {
-	all, err := ListRequests(rt.dir)
+	all, err := rt.pending()
 	if err != nil {
 		return
 	}
 	for _, r := range all {
-		if r.Status != protocol.RequestPending || (r.From != member && r.To != member) {
+		if r.From != member && r.To != member {
 			continue
 		}
 		if nr, err := Resolve(rt.dir, r.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: why}); err == nil {
 			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": "huddle", "reason": why})
 		}
 	}
+}
+
+// recordFor returns the record of the request message m names, creating it
+// from m when there is none: a foreign agent may write the line alone, and
+// the receiver creates the record (DESIGN §4).
+func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from, to string) (*protocol.Request, error) {
+	r, err := LoadRequest(rt.dir, m.RequestID)
+	if !errors.Is(err, os.ErrNotExist) {
+		return r, err
+	}
+	ttl := rt.team.Settings.Approval()
+	if kind == protocol.KindShutdown {
+		ttl = rt.team.Settings.Shutdown()
+	}
+	nr := protocol.NewRequest(kind, m.RequestID, from, to, m.TS, ttl)
+	nr.Plan, nr.Reason = m.Plan, m.Reason
+	if err := CreateRequest(rt.dir, &nr); err != nil && !errors.Is(err, ErrExists) {
+		return nil, err
+	}
+	return LoadRequest(rt.dir, m.RequestID)
+}
+
+// pending reads the request records not known to be final and returns the
+// pending ones, oldest first.
+func (rt *Runtime) pending() ([]protocol.Request, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	all, err := listRequests(rt.dir, func(id string) bool { return rt.final[id] })
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, r := range all {
+		if r.Status.IsTerminal() {
+			rt.final[r.ID] = true
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

@@ -235,10 +235,14 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "members", "broken.log")); !strings.Contains(string(b), "something went wrong") {
 		t.Errorf("stderr not in members/broken.log: %q", b)
 	}
-	if err := Send(dir, "lead", "echo", "ping"); err != nil {
+	tm, err := Load(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Send(dir, "lead", "noisy", "ping"); err != nil {
+	if err := Send(dir, tm, "lead", "echo", "ping"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Send(dir, tm, "lead", "noisy", "ping"); err != nil {
 		t.Fatal(err)
 	}
 	var replies []string
