@@ -218,23 +218,30 @@ func readBase(path string) (int64, error) {
 
 // WriteFileAtomic writes data to path by write-temp + fsync + rename, the
 // way every whole-file rewrite in a team directory is made (DESIGN §3).
-func WriteFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
+
+// ReplaceFile writes data to path by write-temp + rename, without the fsync:
+// a reader never sees a torn file and a process crash loses nothing, but
+// after a power loss the file may hold an older version. For records that
+// are rewritten all the time and rebuilt on start (a member's live status).
+func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false) }
+
+func replaceFile(path string, data []byte, sync bool) error {
+	// CreateTemp makes the file 0600.
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(fileMode); err != nil {
-		tmp.Close()
-		return err
-	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err

@@ -32,7 +32,7 @@ func Decide(dir, id string, approve bool, feedback, by string) (*protocol.Reques
 	if r.Kind != protocol.KindPlan {
 		return nil, fmt.Errorf("request %s is a %s request: only its teammate answers it", id, r.Kind)
 	}
-	r, err = Resolve(dir, id, Resolution{Event: eventFor(approve), By: by, Text: feedback})
+	r, err = resolve(dir, r, Resolution{Event: eventFor(approve), By: by, Text: feedback})
 	if err != nil {
 		return nil, err
 	}

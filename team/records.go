@@ -20,8 +20,9 @@ const (
 	requestsDir = "requests"
 )
 
-// writeJSONAtomic writes v, indented, to path (write-temp + fsync + rename).
-func writeJSONAtomic(path string, v any) error {
+// writeJSONAtomic writes v, indented, to path: write-temp + rename, with an
+// fsync first when durable is set.
+func writeJSONAtomic(path string, v any, durable bool) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -29,7 +30,10 @@ func writeJSONAtomic(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return inbox.WriteFileAtomic(path, append(b, '\n'))
+	if durable {
+		return inbox.WriteFileAtomic(path, append(b, '\n'))
+	}
+	return inbox.ReplaceFile(path, append(b, '\n'))
 }
 
 // MemberPath is members/<name>.json; the name is validated first.
@@ -49,7 +53,7 @@ func WriteMember(dir string, m *protocol.Member) error {
 	if err != nil {
 		return err
 	}
-	return writeJSONAtomic(p, m)
+	return writeJSONAtomic(p, m, false) // live status: rebuilt on start
 }
 
 // LoadMember reads members/<name>.json.
@@ -131,7 +135,7 @@ func CreateRequest(dir string, r *protocol.Request) error {
 		return err
 	}
 	f.Close()
-	return writeJSONAtomic(p, r)
+	return writeJSONAtomic(p, r, true)
 }
 
 // LoadRequest reads requests/<id>.json. An empty file is a record being
@@ -230,6 +234,12 @@ func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
 		}
 		return nil, err
 	}
+	return resolve(dir, r, res)
+}
+
+// resolve is Resolve on a record already read.
+func resolve(dir string, r *protocol.Request, res Resolution) (*protocol.Request, error) {
+	id := r.ID
 	if r.Status.IsTerminal() {
 		return nil, &AlreadyError{ID: id, Status: r.Status, By: r.ResolvedBy}
 	}
@@ -250,7 +260,7 @@ func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
 		}
 		return nil, &AlreadyError{ID: id, Status: "resolved", By: "someone else"}
 	}
-	return ApplyDecision(dir, id)
+	return applyDecision(dir, r, &d)
 }
 
 // claimDecision creates requests/<id>.decision holding b, or reports false
@@ -301,18 +311,23 @@ func ApplyDecision(dir, id string) (*protocol.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return applyDecision(dir, r)
+	return applyDecision(dir, r, nil)
 }
 
-// applyDecision is ApplyDecision on a record already read.
-func applyDecision(dir string, r *protocol.Request) (*protocol.Request, error) {
+// applyDecision is ApplyDecision on a record already read, with its decision
+// when the caller has it. The rewrite of the record is not fsync'd: the
+// decision file is the durable truth, and a record that a power loss set
+// back is brought in line again by the next ApplyDecision.
+func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Request, error) {
 	id := r.ID
 	if r.Status.IsTerminal() {
 		return r, nil
 	}
-	d, err := readDecision(dir, id)
-	if err != nil {
-		return r, nil // no decision (yet)
+	if d == nil {
+		var err error
+		if d, err = readDecision(dir, id); err != nil {
+			return r, nil // no decision (yet)
+		}
 	}
 	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {
 		return nil, err
@@ -323,7 +338,7 @@ func applyDecision(dir string, r *protocol.Request) (*protocol.Request, error) {
 	default:
 		r.ResponseReason = d.Text
 	}
-	if err := writeJSONAtomic(filepath.Join(dir, requestsDir, id+".json"), r); err != nil {
+	if err := writeJSONAtomic(filepath.Join(dir, requestsDir, id+".json"), r, false); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -272,7 +272,7 @@ func (rt *Runtime) expire() {
 	}
 	now := time.Now()
 	for _, r := range all {
-		if nr, err := applyDecision(rt.dir, &r); err != nil || nr.Status.IsTerminal() {
+		if nr, err := applyDecision(rt.dir, &r, nil); err != nil || nr.Status.IsTerminal() {
 			continue // decided elsewhere, and now written down
 		}
 		if now.Before(r.Deadline) {
