@@ -369,3 +369,100 @@ func TestReadmeAgentMatches(t *testing.T) {
 		t.Fatal("the README's example agent and testdata/agent.py differ")
 	}
 }
+
+func TestAutoApprove(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		scripted("alice", "", Step{Plan: "ship it"}, Step{Say: "lead", Text: "shipped"}, Step{Wait: Duration(time.Hour)}),
+	}})
+	ev := startTeam(t, dir, Options{AutoApprove: true})
+	waitFor(t, 5*time.Second, "alice's message after the plan", func() bool {
+		return ev.has(func(e Event) bool {
+			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+		})
+	})
+	rs, _ := ListRequests(dir)
+	if len(rs) != 1 || rs[0].Status != protocol.RequestApproved || rs[0].ResolvedBy != "lead (auto-approve)" {
+		t.Fatalf("requests: %+v", rs)
+	}
+}
+
+// TestExternalMember: a member run by something else writes lines alone, in
+// the learn-claude-code dialect; huddle lists it, records what it reports,
+// creates the record of its plan, and never consumes its inbox.
+func TestExternalMember(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		{Name: "ext", Role: "crawler", Runtime: RuntimeSpec{Kind: RuntimeExternal}},
+	}})
+	startTeam(t, dir, Options{})
+	if m, err := LoadMember(dir, "ext"); err != nil || m.Runtime != RuntimeExternal {
+		t.Fatalf("external member not listed: %+v %v", m, err)
+	}
+	lines := `{"type":"status","from":"ext","status":"working","content":"crawling the catalogue","timestamp":1764494000.5}` + "\n" +
+		`{"type":"plan_approval_response","from":"ext","request_id":"ab12cd34","plan":"crawl everything","timestamp":1764494001}` + "\n"
+	f, err := os.OpenFile(filepath.Join(dir, "inbox", "lead.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(lines)
+	f.Close()
+	waitFor(t, 5*time.Second, "ext's report and its plan", func() bool {
+		m, _ := LoadMember(dir, "ext")
+		r, _ := LoadRequest(dir, "ab12cd34")
+		return m != nil && m.Status == protocol.MemberWorking && m.Activity == "crawling the catalogue" && r != nil
+	})
+	r, _ := LoadRequest(dir, "ab12cd34")
+	if r.Kind != protocol.KindPlan || r.From != "ext" || r.Status != protocol.RequestPending || r.Plan != "crawl everything" {
+		t.Fatalf("record of the external plan: %+v", r)
+	}
+	if _, err := Decide(dir, "ab12cd34", true, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	// The answer waits in ext's inbox for whatever runs it.
+	if _, err := os.Stat(filepath.Join(dir, "inbox", "ext.cursor")); err == nil {
+		t.Fatal("huddle consumes the inbox of an external member")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "inbox", "ext.jsonl"))
+	if err != nil || !strings.Contains(string(b), `"request_id":"ab12cd34"`) || !strings.Contains(string(b), `"approve":true`) {
+		t.Fatalf("ext's inbox: %q %v", b, err)
+	}
+}
+
+// TestRespawnedMemberIgnoresItsPreviousRunsRequest: bob approves a shutdown
+// and stops; the same request's line turns up again; the respawned bob
+// refuses it as stale and keeps running.
+func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+		scripted("bob", OnShutdownApprove, Step{Wait: Duration(time.Hour)}),
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, dir, Options{Tick: 20 * time.Millisecond}) }()
+	waitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
+	r, err := RequestShutdown(dir, "bob", "first run is over")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	again := protocol.NewMessage(protocol.TypeShutdownRequest, protocol.Lead, "bob")
+	again.RequestID, again.Reason = r.ID, "first run is over"
+	if err := inbox.Append(dir, "bob", &again); err != nil {
+		t.Fatal(err)
+	}
+	startTeam(t, dir, Options{})
+	waitFor(t, 5*time.Second, "the old request refused as stale", func() bool {
+		b, _ := os.ReadFile(inbox.DeadLetterPath(dir))
+		return strings.Contains(string(b), "stale shutdown_request: "+r.ID)
+	})
+	waitFor(t, 5*time.Second, "respawned bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
+	rs, _ := ListRequests(dir)
+	if len(rs) != 1 || rs[0].Status != protocol.RequestApproved {
+		t.Fatalf("requests after the respawn: %+v", rs)
+	}
+}
