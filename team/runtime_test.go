@@ -466,3 +466,50 @@ func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
 		t.Fatalf("requests after the respawn: %+v", rs)
 	}
 }
+
+// TestPlanExpires: a plan nobody answers expires at the deadline and the
+// teammate submits it again.
+func TestPlanExpires(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t",
+		Settings: Settings{ApprovalDeadline: Duration(150 * time.Millisecond)},
+		Members: []MemberSpec{
+			scripted("alice", "", Step{Plan: "plan that nobody reads"}, Step{Wait: Duration(time.Hour)}),
+		}})
+	startTeam(t, dir, Options{})
+	waitFor(t, 5*time.Second, "an expired plan and its resubmission", func() bool {
+		rs, _ := ListRequests(dir)
+		expired, pending := false, false
+		for _, r := range rs {
+			if r.From != "alice" {
+				continue
+			}
+			expired = expired || (r.Status == protocol.RequestExpired && r.ResolvedBy == "huddle")
+			pending = pending || r.Status == protocol.RequestPending
+		}
+		return expired && pending
+	})
+
+}
+
+// TestNewerPlanSupersedesTheOlder: two plans from one member, written alone;
+// the second cancels the first.
+func TestNewerPlanSupersedesTheOlder(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{{Name: "ext", Runtime: RuntimeSpec{Kind: RuntimeExternal}}}})
+	startTeam(t, dir, Options{})
+	for _, id := range []string{"first0001", "second002"} {
+		m := protocol.NewMessage(protocol.TypePlanApprovalRequest, "ext", protocol.Lead)
+		m.RequestID, m.Plan = id, "plan "+id
+		if err := inbox.Append(dir, protocol.Lead, &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 5*time.Second, "the first plan cancelled", func() bool {
+		r, err := LoadRequest(dir, "first0001")
+		return err == nil && r.Status == protocol.RequestCancelled
+	})
+	if r, _ := LoadRequest(dir, "first0001"); r.ResponseReason != "superseded by second002" {
+		t.Errorf("cancellation reason %q", r.ResponseReason)
+	}
+}
