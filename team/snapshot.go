@@ -1,0 +1,56 @@
+package team
+
+import (
+	"huddle/ipc"
+	"huddle/protocol"
+)
+
+// Snapshot is the team directory folded into what a UI shows. An Observer
+// hands out a new Snapshot on every change; a Snapshot is never modified
+// after it is handed out, so a UI keeps it without copying.
+type Snapshot struct {
+	// Version grows with every snapshot an observer hands out.
+	Version uint64
+	// Team is team.json; nil when it cannot be read, with TeamErr saying why.
+	Team    *Team
+	TeamErr string
+
+	// Members in team.json's order, then members with a record but no entry
+	// in team.json.
+	Members []MemberView
+
+	// Requests: pending first (oldest first), then the final ones, newest
+	// resolution first.
+	Requests []protocol.Request
+	Pending  int
+
+	// Chains are the correlation chains of traces.jsonl, newest first.
+	Chains []ipc.Chain
+
+	// Messages is the inbox traffic of every member and the lead, oldest
+	// first, bounded to the most recent MaxMessages.
+	Messages []MessageView
+}
+
+// MaxMessages bounds Snapshot.Messages.
+const MaxMessages = 5000
+
+// MemberView is a member as the roster shows it.
+type MemberView struct {
+	// Record is members/<name>.json; Record.Status is empty when the member
+	// has never run.
+	Record protocol.Member
+	// Spec is the member's entry in team.json (zero for a member that has a
+	// record but no entry).
+	Spec MemberSpec
+	// Unread counts the messages in its inbox that its consumer has not
+	// committed yet.
+	Unread int
+}
+
+// MessageView is one message seen in an inbox.
+type MessageView struct {
+	Inbox  string // whose inbox: a member's name or "lead"
+	Offset int64  // logical offset in that inbox
+	Msg    protocol.Message
+}
