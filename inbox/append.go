@@ -67,6 +67,17 @@ func Append(teamDir, member string, msg *protocol.Message) error {
 	return err
 }
 
+// AppendLine appends line, which must end with a newline, to the file at
+// path the way every append in a team directory is made (DESIGN §3): under an
+// exclusive flock, with one write. Other append-only logs (traces.jsonl) use
+// it.
+func AppendLine(path string, line []byte) error {
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		return fmt.Errorf("append %s: line does not end with a newline", filepath.Base(path))
+	}
+	return appendLine(path, line)
+}
+
 // appendLine appends one complete line to path under an exclusive flock with
 // one write. It uses the raw descriptor: open, flock, write and close are the
 // only system calls, and closing releases the lock.

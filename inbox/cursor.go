@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"huddle/protocol"
 )
 
 // The cursor of a consumer is a journal: every commit appends one small
@@ -185,35 +187,57 @@ func (c *cursor) close(clean bool) error {
 // readBase returns the base offset recorded in a cursor journal, reading
 // only its tail (0 when there is no journal).
 func readBase(path string) (int64, error) {
+	r, err := readLast(path)
+	return r.Base, err
+}
+
+// Committed returns the logical offset up to which member's consumer has
+// handled its inbox: every line whose logical offset is below it is done.
+// It reads only the tail of the cursor journal; 0 when there is none (a
+// member nobody consumes, or one that never started).
+func Committed(teamDir, member string) (int64, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return 0, fmt.Errorf("inbox: %w", err)
+	}
+	r, err := readLast(cursorPath(teamDir, member))
+	if err != nil {
+		return 0, fmt.Errorf("inbox %s: cursor: %w", member, err)
+	}
+	return r.Base + r.Off, nil
+}
+
+// readLast returns the last complete record of a cursor journal that
+// parses, reading only its tail (a zero record when there is none).
+func readLast(path string) (record, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return 0, nil
+		return record{}, nil
 	}
 	if err != nil {
-		return 0, err
+		return record{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return record{}, err
 	}
 	const tail = 4 << 10
 	start := max(st.Size()-tail, 0)
 	buf := make([]byte, st.Size()-start)
 	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return 0, err
+		return record{}, err
 	}
 	// The last complete line that parses.
 	end := bytes.LastIndexByte(buf, '\n')
 	for end > 0 {
 		begin := bytes.LastIndexByte(buf[:end], '\n') + 1
 		var r record
-		if json.Unmarshal(buf[begin:end], &r) == nil {
-			return r.Base, nil
+		if json.Unmarshal(buf[begin:end], &r) == nil && r.Base >= 0 && r.Off >= 0 {
+			return r, nil
 		}
 		end = begin - 1
 	}
-	return 0, nil
+	return record{}, nil
 }
 
 // WriteFileAtomic writes data to path by write-temp + fsync + rename, the

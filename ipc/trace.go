@@ -1,7 +1,14 @@
 package ipc
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
 )
 
 // TracesFile is the span log of a team directory (DESIGN §7).
@@ -37,10 +44,13 @@ type Span struct {
 	Remote          string     `json:"remote,omitempty"`
 }
 
-// SpanError is the error of an end span.
+// SpanError is the error of an end span. Details is the error's details
+// object as the invocation result carried it (a DENIED call says why in
+// details.reason).
 type SpanError struct {
-	Code    string `json:"code"`
-	Message string `json:"message,omitempty"`
+	Code    string          `json:"code"`
+	Message string          `json:"message,omitempty"`
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // Call states as a trace shows them.
@@ -66,6 +76,7 @@ type Call struct {
 	DurationMS      int64
 	ErrorCode       string
 	ErrorMessage    string
+	ErrorReason     string // details.reason of the error, when it has one
 	Result          string
 	Late            bool // an answer arrived after the deadline
 	Remote          string
@@ -84,4 +95,78 @@ type Chain struct {
 	CorrelationID string
 	Start         time.Time // the earliest call's start
 	Rows          []Row
+}
+
+// MarshalJSON writes a span in the wire form: ts as RFC 3339, UTC, µs.
+func (s Span) MarshalJSON() ([]byte, error) {
+	type plain Span // without the method
+	return json.Marshal(struct {
+		plain
+		TS string `json:"ts"`
+	}{plain(s), protocol.FormatTime(s.TS)})
+}
+
+// Validate checks a span before it is written and after it is read: its
+// kind, its time, its ids (they may become file names elsewhere), its hop,
+// and an end span's status.
+func (s *Span) Validate() error {
+	if s.Span != SpanStart && s.Span != SpanEnd {
+		return fmt.Errorf("span: kind %q: want start or end", clip(s.Span))
+	}
+	if s.TS.IsZero() {
+		return errors.New("span: ts is required")
+	}
+	for _, f := range []struct{ field, v string }{{"request_id", s.RequestID}, {"correlation_id", s.CorrelationID}} {
+		if err := protocol.ValidateID(f.v); err != nil {
+			return fmt.Errorf("span: %s: %v", f.field, err)
+		}
+	}
+	if s.ParentRequestID != "" {
+		if err := protocol.ValidateID(s.ParentRequestID); err != nil {
+			return fmt.Errorf("span: parent_request_id: %v", err)
+		}
+	}
+	if s.Hop < 0 {
+		return fmt.Errorf("span: hop must not be negative (got %d)", s.Hop)
+	}
+	if s.DurationMS < 0 {
+		return fmt.Errorf("span: duration_ms must not be negative (got %d)", s.DurationMS)
+	}
+	if s.Span == SpanEnd && s.Status != protocol.ResultOK && s.Status != protocol.ResultError {
+		return fmt.Errorf("span: end status %q: want ok or error", clip(s.Status))
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
+}
+
+// TracesPath is the span log of a team directory.
+func TracesPath(teamDir string) string { return filepath.Join(teamDir, TracesFile) }
+
+// AppendSpan validates s and appends it as one line to teamDir/traces.jsonl,
+// under an exclusive flock with one write, so spans from any number of
+// processes never interleave. A zero TS is stamped with the current time.
+func AppendSpan(teamDir string, s Span) error {
+	if s.TS.IsZero() {
+		s.TS = time.Now()
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	if len(b)+1 > protocol.MaxLine {
+		return fmt.Errorf("trace: span %s: %w (%d bytes)", s.RequestID, inbox.ErrTooLarge, len(b)+1)
+	}
+	if err := inbox.AppendLine(TracesPath(teamDir), append(b, '\n')); err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	return nil
 }
