@@ -1,0 +1,116 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"huddle/ipc"
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// t0 is the fixed clock of the fixtures.
+var t0 = time.Date(2026, 11, 30, 9, 13, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return t0 }
+
+func init() { time.Local = time.UTC }
+
+// newTestModel is a model at w×h with the fixed colour profile (attributes
+// only) and the fixed clock.
+func newTestModel(t testing.TB, w, h int) *Model {
+	t.Helper()
+	st := NewStyles(false, true)
+	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: fixedNow, Footer: "team directory .huddle"})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+func demoTeam(t testing.TB) *team.Team {
+	t.Helper()
+	tm, err := team.Parse(team.DemoTeam())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+func member(tm *team.Team, name string, st protocol.MemberStatus, activity string, unread int) team.MemberView {
+	spec, _ := tm.Member(name)
+	return team.MemberView{Spec: spec, Unread: unread, Record: protocol.Member{
+		Name: name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: st, Activity: activity, Since: t0.Add(-time.Minute),
+	}}
+}
+
+func planRequest(id, from, plan string, created time.Time) protocol.Request {
+	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, created, 10*time.Minute)
+	r.Plan = plan
+	return r
+}
+
+// busySnapshot is the demo team at work: a pending plan, a rejected one with
+// feedback, a crashed member, messages, and three chains.
+func busySnapshot(t testing.TB) team.Snapshot {
+	tm := demoTeam(t)
+	pending := planRequest("pl-5f1c9a2b7e31", "reservas",
+		"Book room 4 for ACME on Friday: check availability, hold the slot, confirm with the client.\n\nRevised after feedback: use room 2, it has the projector", t0.Add(-12*time.Second))
+	rejected := planRequest("pl-0a1b2c3d4e5f", "reservas", "Book room 4 for ACME on Friday: check availability, hold the slot, confirm with the client.", t0.Add(-80*time.Second))
+	if err := rejected.Apply(protocol.EventReject, "lead", t0.Add(-30*time.Second), "use room 2, it has the projector"); err != nil {
+		t.Fatal(err)
+	}
+	rejected.Feedback = "use room 2, it has the projector"
+	snap := team.Snapshot{
+		Version: 7, Team: tm,
+		Members: []team.MemberView{
+			member(tm, "reservas", protocol.MemberAwaitingApproval, "waiting for approval of pl-5f1c9a2b7e31", 0),
+			member(tm, "finanzas", protocol.MemberWorking, "closing open invoices", 2),
+			member(tm, "data", protocol.MemberIdle, "waiting", 0),
+			member(tm, "auditor", protocol.MemberCrashed, "", 1),
+		},
+		Requests: []protocol.Request{pending, rejected},
+		Pending:  1,
+		Chains:   fixtureChains(),
+		Messages: []team.MessageView{
+			{Inbox: "finanzas", Offset: 0, Msg: textMessage("reservas", "finanzas", "ACME booking held; invoice #123 for 50 EUR is coming", t0.Add(-40*time.Second))},
+			{Inbox: "data", Offset: 0, Msg: textMessage("finanzas", "data", "November ledger closed; please archive it", t0.Add(-20*time.Second))},
+			{Inbox: "lead", Offset: 0, Msg: textMessage("data", "lead", "records indexed", t0.Add(-5*time.Second))},
+		},
+	}
+	snap.Members[3].Record.Error = "process exited: exit status 3"
+	return snap
+}
+
+func textMessage(from, to, text string, at time.Time) protocol.Message {
+	m := protocol.Message{ID: "m-" + from + to, Type: protocol.TypeMessage, From: from, To: to, TS: at, Content: text}
+	return m
+}
+
+// fixtureChains: an ok 2-hop chain, a DENIED and a TIMEOUT.
+func fixtureChains() []ipc.Chain {
+	pay := &ipc.Call{RequestID: "req-000000000001", CorrelationID: "corr-aaaaaaaaaaaa", Caller: "reservas", Target: "finanzas", Action: "pagar_factura",
+		Hop: 0, Prompt: "Pay invoice #123 for 50 EUR", Start: t0.Add(-9 * time.Second), End: t0.Add(-8 * time.Second), Status: ipc.CallOK, DurationMS: 824, Result: `{"summary":"Factura #123 pagada"}`}
+	write := &ipc.Call{RequestID: "req-000000000002", CorrelationID: "corr-aaaaaaaaaaaa", ParentRequestID: "req-000000000001", Caller: "finanzas", Target: "data", Action: "escribir",
+		Hop: 1, Prompt: "Record payment #123", Start: t0.Add(-9 * time.Second).Add(100 * time.Millisecond), Status: ipc.CallOK, DurationMS: 310, Result: `{"summary":"written"}`}
+	denied := &ipc.Call{RequestID: "req-000000000003", CorrelationID: "corr-bbbbbbbbbbbb", Caller: "reservas", Target: "auditor", Action: "auditar",
+		Hop: 0, Start: t0.Add(-6 * time.Second), Status: ipc.CallError, DurationMS: 1, ErrorCode: "DENIED", ErrorMessage: "auditor is not in reservas's allowed_targets"}
+	timeout := &ipc.Call{RequestID: "req-000000000004", CorrelationID: "corr-cccccccccccc", Caller: "reservas", Target: "finanzas", Action: "consultar_saldo",
+		Hop: 0, Start: t0.Add(-4 * time.Second), Status: ipc.CallError, DurationMS: 3000, ErrorCode: "TIMEOUT", ErrorMessage: "no answer within 3s", Late: true}
+	return []ipc.Chain{
+		{CorrelationID: "corr-cccccccccccc", Start: timeout.Start, Rows: []ipc.Row{{Call: timeout}}},
+		{CorrelationID: "corr-bbbbbbbbbbbb", Start: denied.Start, Rows: []ipc.Row{{Call: denied}}},
+		{CorrelationID: "corr-aaaaaaaaaaaa", Start: pay.Start, Rows: []ipc.Row{{Call: pay}, {Call: write, Depth: 1}}},
+	}
+}
+
+func TestPrintScreens(t *testing.T) {
+	m := newTestModel(t, 80, 24)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	t.Log("\n" + m.View().Content)
+	m.Update(tea.KeyPressMsg{Code: '3', Text: "3"})
+	t.Log("\n" + m.View().Content)
+	m2 := newTestModel(t, 140, 40)
+	m2.Update(SnapshotMsg(busySnapshot(t)))
+	t.Log("\n" + m2.View().Content)
+}
