@@ -40,6 +40,9 @@ type Runtime struct {
 	opts Options
 	w    *inbox.Watcher
 
+	done chan struct{}
+	err  error
+
 	mu    sync.Mutex
 	mates map[string]*mate
 	// final remembers requests seen in a final state, which never changes,
@@ -52,52 +55,78 @@ type Runtime struct {
 // Run loads the team in dir and runs it until ctx ends; then it stops every
 // teammate and returns. Only one runtime may run a team at a time.
 func Run(ctx context.Context, dir string, opts Options) error {
-	t, err := Load(dir)
+	rt, err := Start(ctx, dir, opts)
 	if err != nil {
 		return err
+	}
+	return rt.Wait()
+}
+
+// Start loads the team in dir and starts running it: it returns once the
+// lead and every teammate are running, or with the error that stopped them
+// from starting. The team runs until ctx ends; Wait waits for that.
+func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
+	t, err := Load(dir)
+	if err != nil {
+		return nil, err
 	}
 	unlock, err := lockTeam(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer unlock()
 	if opts.Tick <= 0 {
 		opts.Tick = 500 * time.Millisecond
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	w, err := inbox.NewWatcher(ctx, dir, opts.Inbox)
 	if err != nil {
-		return err
+		cancel()
+		unlock()
+		return nil, err
 	}
-	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}}
-	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
+	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}, done: make(chan struct{})}
+	fail := func(err error) (*Runtime, error) {
+		cancel()
+		rt.wg.Wait()
 		w.Close()
-		return err
+		unlock()
+		return nil, err
+	}
+	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
+		return fail(err)
 	}
 	for _, spec := range t.Members {
 		if err := rt.start(ctx, spec); err != nil {
-			cancel()
-			rt.wg.Wait()
-			w.Close()
-			return err
+			return fail(err)
 		}
 	}
 	rt.emit(Event{"event": "team_started", "team": t.Name, "members": len(t.Members)})
-	tick := time.NewTicker(opts.Tick)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-ctx.Done():
-			done = true
-		case <-tick.C:
-			rt.expire()
+	go func() {
+		defer close(rt.done)
+		defer unlock()
+		defer cancel()
+		tick := time.NewTicker(opts.Tick)
+		defer tick.Stop()
+		for done := false; !done; {
+			select {
+			case <-ctx.Done():
+				done = true
+			case <-tick.C:
+				rt.expire()
+			}
 		}
-	}
-	rt.wg.Wait() // teammates see ctx and stop
-	err = w.Close()
-	rt.emit(Event{"event": "team_stopped", "team": t.Name})
-	return err
+		rt.wg.Wait() // teammates see ctx and stop
+		rt.err = w.Close()
+		rt.emit(Event{"event": "team_stopped", "team": t.Name})
+	}()
+	return rt, nil
+}
+
+// Wait waits until the team has stopped (its context ended) and returns
+// what went wrong in stopping, if anything.
+func (rt *Runtime) Wait() error {
+	<-rt.done
+	return rt.err
 }
 
 // lockTeam takes the team directory's runtime lock, so two runtimes never
