@@ -11,21 +11,26 @@ import (
 	"huddle/team"
 )
 
-// t0 is the fixed clock of the fixtures.
+// t0 is the start of the fixtures' clock.
 var t0 = time.Date(2026, 11, 30, 9, 13, 0, 0, time.UTC)
-
-func fixedNow() time.Time { return t0 }
 
 func init() { time.Local = time.UTC }
 
+// testClock is a clock the test moves by hand.
+type testClock struct{ now time.Time }
+
+func (c *testClock) Now() time.Time          { return c.now }
+func (c *testClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
+
 // newTestModel is a model at w×h with the fixed colour profile (attributes
-// only) and the fixed clock.
-func newTestModel(t testing.TB, w, h int) *Model {
+// only) and a clock at t0 that only the test moves.
+func newTestModel(t testing.TB, w, h int) (*Model, *testClock) {
 	t.Helper()
 	st := NewStyles(false, true)
-	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: fixedNow, Footer: "team directory .huddle"})
+	clock := &testClock{now: t0}
+	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: clock.Now, Footer: "team directory .huddle"})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	return m
+	return m, clock
 }
 
 func demoTeam(t testing.TB) *team.Team {
@@ -104,13 +109,3 @@ func fixtureChains() []ipc.Chain {
 	}
 }
 
-func TestPrintScreens(t *testing.T) {
-	m := newTestModel(t, 80, 24)
-	m.Update(SnapshotMsg(busySnapshot(t)))
-	t.Log("\n" + m.View().Content)
-	m.Update(tea.KeyPressMsg{Code: '3', Text: "3"})
-	t.Log("\n" + m.View().Content)
-	m2 := newTestModel(t, 140, 40)
-	m2.Update(SnapshotMsg(busySnapshot(t)))
-	t.Log("\n" + m2.View().Content)
-}

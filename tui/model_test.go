@@ -1,0 +1,401 @@
+package tui
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+// send feeds keys to the model and returns the last command.
+func send(m *Model, keys ...string) tea.Cmd {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		_, cmd = m.Update(press(k))
+	}
+	return cmd
+}
+
+func typeText(m *Model, text string) {
+	for _, r := range text {
+		k := tea.KeyPressMsg{Code: r, Text: string(r)}
+		if r == ' ' {
+			k = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+		}
+		m.Update(k)
+	}
+}
+
+// run runs a command and everything it batches, and returns the messages.
+func run(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range b {
+			out = append(out, run(c)...)
+		}
+		return out
+	}
+	return []tea.Msg{msg}
+}
+
+func isQuit(cmd tea.Cmd) bool {
+	for _, msg := range run(cmd) {
+		if _, ok := msg.(tea.QuitMsg); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// onDisk gives the model a real team directory holding the snapshot's
+// requests, so its actions act on files.
+func onDisk(t *testing.T, m *Model, snap team.Snapshot) {
+	t.Helper()
+	if err := os.WriteFile(team.ConfigPath(m.dir), team.DemoTeam(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range snap.Requests {
+		r := r
+		if err := team.CreateRequest(m.dir, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestPanesSwitchWithTabAndDigits(t *testing.T) {
+	m, _ := newTestModel(t, 80, 24)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	if m.focus != paneRequests {
+		t.Fatalf("starts on %v, want requests", m.focus)
+	}
+	want := []pane{paneTraces, paneMessages, paneRoster, paneRequests}
+	for _, p := range want {
+		send(m, "tab")
+		if m.focus != p {
+			t.Fatalf("tab: focus %v, want %v", m.focus, p)
+		}
+	}
+	send(m, "shift+tab")
+	if m.focus != paneRoster {
+		t.Fatalf("shift+tab: focus %v, want roster", m.focus)
+	}
+	for d, p := range map[string]pane{"1": paneRoster, "2": paneRequests, "3": paneTraces, "4": paneMessages} {
+		send(m, d)
+		if m.focus != p {
+			t.Fatalf("%s: focus %v, want %v", d, m.focus, p)
+		}
+	}
+	// The roster keeps the right column on the last pane shown there.
+	send(m, "3", "1")
+	if m.right != paneTraces || !strings.Contains(m.View().Content, "[3 Traces]") {
+		t.Fatalf("roster focus should keep traces on the right: right=%v", m.right)
+	}
+}
+
+func TestMoveSelectsRequestsAndMembers(t *testing.T) {
+	m, _ := newTestModel(t, 80, 24)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	if r := m.selectedRequest(); r == nil || r.ID != "pl-5f1c9a2b7e31" {
+		t.Fatalf("first selection %v", r)
+	}
+	send(m, "j")
+	if r := m.selectedRequest(); r.ID != "pl-0a1b2c3d4e5f" {
+		t.Fatalf("after j: %s", r.ID)
+	}
+	send(m, "down", "down") // stays on the last
+	if r := m.selectedRequest(); r.ID != "pl-0a1b2c3d4e5f" {
+		t.Fatalf("past the end: %s", r.ID)
+	}
+	send(m, "k")
+	if r := m.selectedRequest(); r.ID != "pl-5f1c9a2b7e31" {
+		t.Fatalf("after k: %s", r.ID)
+	}
+	send(m, "1", "j", "j")
+	if mv := m.selectedMember(); memberName(mv) != "data" {
+		t.Fatalf("roster selection %s, want data", memberName(mv))
+	}
+}
+
+func TestApproveWaitsOutTheGraceThenWritesTheRecord(t *testing.T) {
+	m, clock := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	onDisk(t, m, snap)
+	m.Update(SnapshotMsg(snap))
+	// The plan just landed under the cursor: a is swallowed.
+	clock.Advance(100 * time.Millisecond)
+	if cmd := send(m, "a"); cmd != nil {
+		t.Fatal("a approved a request that landed under the cursor 100ms ago")
+	}
+	clock.Advance(grace)
+	cmd := send(m, "a")
+	if cmd == nil {
+		t.Fatal("a after the grace period did nothing")
+	}
+	msgs := run(cmd)
+	done, ok := msgs[0].(ActionDoneMsg)
+	if !ok || done.Err != nil || !strings.Contains(done.Text, "approved pl-5f1c9a2b7e31") {
+		t.Fatalf("approve: %+v", msgs)
+	}
+	r, err := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
+	if err != nil || r.Status != protocol.RequestApproved || r.ResolvedBy != protocol.Lead {
+		t.Fatalf("record after a: %+v %v", r, err)
+	}
+	m.Update(done)
+	if !strings.Contains(m.View().Content, "approved pl-5f1c9a2b7e31") {
+		t.Fatal("the result is not shown")
+	}
+}
+
+func TestMovingTheCursorNeedsNoGrace(t *testing.T) {
+	m, _ := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	onDisk(t, m, snap)
+	m.Update(SnapshotMsg(snap))
+	send(m, "j", "k") // the person put the cursor there
+	if cmd := send(m, "a"); cmd == nil {
+		t.Fatal("a on a request the person selected was ignored")
+	}
+}
+
+func TestNextRequestLandingAfterADecisionGetsGrace(t *testing.T) {
+	m, clock := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	second := planRequest("pl-222222222222", "finanzas", "Close November", t0.Add(-5*time.Second))
+	snap.Requests = append([]protocol.Request{snap.Requests[0], second}, snap.Requests[1:]...)
+	snap.Pending = 2
+	m.Update(SnapshotMsg(snap))
+	clock.Advance(time.Second)
+	// The first is approved elsewhere: the second moves under the cursor.
+	next := snap
+	next.Requests = append([]protocol.Request(nil), snap.Requests...)
+	first := next.Requests[0]
+	first.Apply(protocol.EventApprove, "lead", clock.Now(), "")
+	next.Requests = []protocol.Request{second, first, snap.Requests[2]}
+	next.Pending = 1
+	m.Update(SnapshotMsg(next))
+	if r := m.selectedRequest(); r.ID != "pl-222222222222" {
+		t.Fatalf("under the cursor: %s", r.ID)
+	}
+	if cmd := send(m, "a"); cmd != nil {
+		t.Fatal("a double-tap approved the next request the moment it landed")
+	}
+}
+
+func TestRejectNeedsFeedbackAndEscNeverApproves(t *testing.T) {
+	m, clock := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	onDisk(t, m, snap)
+	m.Update(SnapshotMsg(snap))
+	clock.Advance(time.Second)
+	send(m, "r")
+	if m.dialog == nil || m.dialog.kind != dialogReject {
+		t.Fatal("r did not open the feedback dialog")
+	}
+	if cmd := send(m, "esc"); cmd != nil || m.dialog != nil {
+		t.Fatal("esc did something other than close the dialog")
+	}
+	if r, _ := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31"); r.Status != protocol.RequestPending {
+		t.Fatalf("esc changed the request: %s", r.Status)
+	}
+	send(m, "r")
+	if cmd := send(m, "enter"); cmd != nil || m.dialog == nil || !strings.Contains(m.dialog.err, "feedback is required") {
+		t.Fatal("an empty rejection was accepted")
+	}
+	typeText(m, "use room 2")
+	msgs := run(send(m, "enter"))
+	if done := msgs[0].(ActionDoneMsg); done.Err != nil {
+		t.Fatal(done.Err)
+	}
+	r, _ := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
+	if r.Status != protocol.RequestRejected || r.Feedback != "use room 2" {
+		t.Fatalf("record after reject: %+v", r)
+	}
+}
+
+func TestDialogClosesWhenResolvedElsewhere(t *testing.T) {
+	m, clock := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	m.Update(SnapshotMsg(snap))
+	clock.Advance(time.Second)
+	send(m, "r")
+	typeText(m, "half a thought")
+	next := snap
+	next.Requests = append([]protocol.Request(nil), snap.Requests...)
+	next.Requests[0].Apply(protocol.EventApprove, "ana", clock.Now(), "")
+	next.Pending = 0
+	m.Update(SnapshotMsg(next))
+	if m.dialog != nil {
+		t.Fatal("the dialog stayed open for a request resolved elsewhere")
+	}
+	if !strings.Contains(m.View().Content, "approved by ana") {
+		t.Fatalf("the screen does not say who resolved it:\n%s", m.View().Content)
+	}
+}
+
+func TestShutdownAsksFirst(t *testing.T) {
+	m, _ := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	onDisk(t, m, snap)
+	m.Update(SnapshotMsg(snap))
+	send(m, "1", "j") // finanzas
+	send(m, "s")
+	if m.dialog == nil || m.dialog.kind != dialogShutdown || m.dialog.target != "finanzas" {
+		t.Fatalf("s: dialog %+v", m.dialog)
+	}
+	if cmd := send(m, "n"); cmd != nil || m.dialog != nil {
+		t.Fatal("n did not just cancel")
+	}
+	send(m, "s")
+	msgs := run(send(m, "y"))
+	done := msgs[0].(ActionDoneMsg)
+	if done.Err != nil || !strings.Contains(done.Text, "asked finanzas to shut down") {
+		t.Fatalf("shutdown: %+v", done)
+	}
+	rs, _ := team.ListRequests(m.dir)
+	found := false
+	for _, r := range rs {
+		found = found || (r.Kind == protocol.KindShutdown && r.To == "finanzas")
+	}
+	if !found {
+		t.Fatal("no shutdown request on disk")
+	}
+}
+
+func TestApproveRefusesWhatTheLeadDoesNotDecide(t *testing.T) {
+	m, clock := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	sd := protocol.NewRequest(protocol.KindShutdown, "sd-111111111111", protocol.Lead, "data", t0.Add(-time.Second), time.Minute)
+	snap.Requests = append([]protocol.Request{sd}, snap.Requests...)
+	snap.Pending = 2
+	m.Update(SnapshotMsg(snap))
+	clock.Advance(time.Second)
+	if cmd := send(m, "a"); cmd != nil || !strings.Contains(m.flash, "only data answers it") {
+		t.Fatalf("a on a shutdown request: flash %q", m.flash)
+	}
+	send(m, "j", "j") // the rejected plan
+	if cmd := send(m, "a"); cmd != nil || !strings.Contains(m.flash, "already rejected by lead") {
+		t.Fatalf("a on a final request: flash %q", m.flash)
+	}
+}
+
+func TestMessageBroadcastAndFilter(t *testing.T) {
+	m, _ := newTestModel(t, 80, 24)
+	snap := busySnapshot(t)
+	onDisk(t, m, snap)
+	m.Update(SnapshotMsg(snap))
+	send(m, "1", "m")
+	typeText(m, "hello reservas")
+	if done := run(send(m, "enter"))[0].(ActionDoneMsg); done.Err != nil || done.Text != "sent to reservas" {
+		t.Fatalf("m: %+v", done)
+	}
+	send(m, "b")
+	typeText(m, "stand up")
+	if done := run(send(m, "enter"))[0].(ActionDoneMsg); done.Err != nil || done.Text != "broadcast to 4 members" {
+		t.Fatalf("b: %+v", done)
+	}
+	send(m, "4", "/")
+	typeText(m, "data")
+	send(m, "enter")
+	if len(m.messages) != 2 {
+		t.Fatalf("filter data: %d messages, want 2", len(m.messages))
+	}
+	if !strings.Contains(m.View().Content, "4 Messages /data") {
+		t.Fatal("the filter is not shown")
+	}
+	send(m, "/", "esc")
+	if len(m.messages) != 3 {
+		t.Fatalf("esc clears the filter: %d messages", len(m.messages))
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	m, _ := newTestModel(t, 80, 24)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	if !isQuit(send(m, "q")) {
+		t.Fatal("q does not quit")
+	}
+	send(m, "b") // a dialog takes q as text…
+	if isQuit(send(m, "q")) {
+		t.Fatal("q in a text field quit")
+	}
+	if !isQuit(send(m, "ctrl+c")) { // …but ctrl+c always quits
+		t.Fatal("ctrl+c does not quit from a dialog")
+	}
+}
+
+func TestNewRequestRingsAndTitles(t *testing.T) {
+	m, _ := newTestModel(t, 80, 24)
+	_, cmd := m.Update(SnapshotMsg(busySnapshot(t)))
+	bell := false
+	for _, msg := range run(cmd) {
+		if raw, ok := msg.(tea.RawMsg); ok && raw.Msg == "\a" {
+			bell = true
+		}
+	}
+	if !bell {
+		t.Fatal("no bell for a new pending request")
+	}
+	v := m.View()
+	if v.WindowTitle != "huddle (1 pending)" {
+		t.Fatalf("title %q", v.WindowTitle)
+	}
+	if v.MouseMode != tea.MouseModeNone {
+		t.Fatal("mouse capture is on")
+	}
+	// The same request again: no second bell.
+	_, cmd = m.Update(SnapshotMsg(busySnapshot(t)))
+	for _, msg := range run(cmd) {
+		if _, ok := msg.(tea.RawMsg); ok {
+			t.Fatal("rang again for a request already announced")
+		}
+	}
+}
+
+func TestNoColorHasNoColourCodes(t *testing.T) {
+	m, _ := newTestModel(t, 140, 40)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	out := m.View().Content
+	for _, code := range []string{"38;2;", "48;2;", "38;5;", "48;5;"} {
+		if strings.Contains(out, code) {
+			t.Fatalf("colour code %q on a screen without colour", code)
+		}
+	}
+	colored := New(Options{Styles: ptr(NewStyles(true, true)), Now: (&testClock{now: t0}).Now})
+	colored.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
+	colored.Update(SnapshotMsg(busySnapshot(t)))
+	if !strings.Contains(colored.View().Content, "38;2;") {
+		t.Fatal("the coloured styles use no colour: the check above proves nothing")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
