@@ -108,4 +108,3 @@ func fixtureChains() []ipc.Chain {
 		{CorrelationID: "corr-aaaaaaaaaaaa", Start: pay.Start, Rows: []ipc.Row{{Call: pay}, {Call: write, Depth: 1}}},
 	}
 }
-
