@@ -264,7 +264,7 @@ func (m *Model) dialogBox(w int) string {
 	var body []string
 	switch d.kind {
 	case dialogHelp:
-		return st.Dialog.Render(m.fullHelp())
+		return st.Dialog.Render(m.fullHelp(w - 6))
 	case dialogShutdown:
 		body = []string{
 			st.Title.Render("Shut down " + d.target + "?"),
@@ -290,7 +290,8 @@ func (m *Model) dialogBox(w int) string {
 	return st.Dialog.Render(strings.Join(body, "\n"))
 }
 
-func (m *Model) fullHelp() string {
+// fullHelp lays the keymap's groups out in as many columns as fit in w.
+func (m *Model) fullHelp(w int) string {
 	st := m.styles
 	var cols []string
 	for _, group := range m.keys.FullHelp() {
@@ -301,10 +302,17 @@ func (m *Model) fullHelp() string {
 		}
 		cols = append(cols, strings.Join(lines, "\n"))
 	}
+	perRow := len(cols)
+	for perRow > 1 && lipgloss.Width(lipgloss.JoinHorizontal(lipgloss.Top, spaced(cols[:perRow])...)) > w {
+		perRow--
+	}
+	var rows []string
+	for i := 0; i < len(cols); i += perRow {
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, spaced(cols[i:min(i+perRow, len(cols))])...))
+	}
 	title := st.Title.Render("huddle keys") + st.Muted.Render("  (esc or ? closes)")
-	grid := lipgloss.JoinHorizontal(lipgloss.Top, spaced(cols)...)
-	notes := st.Muted.Render("a and r wait " + grace.String() + " after a new request lands under the cursor; esc never approves.")
-	return title + "\n\n" + grid + "\n\n" + notes
+	notes := ansi.Wrap(st.Muted.Render("a and r wait "+grace.String()+" after a new request lands under the cursor; esc never approves."), w, "")
+	return title + "\n\n" + strings.Join(rows, "\n\n") + "\n\n" + notes
 }
 
 func spaced(cols []string) []string {
@@ -321,8 +329,8 @@ func spaced(cols []string) []string {
 // overlay draws box centred over screen.
 func (m *Model) overlay(screen, box string, w, h int) string {
 	bw, bh := lipgloss.Width(box), lipgloss.Height(box)
-	c := lipgloss.NewCanvas(w, h)
-	c.Compose(lipgloss.NewLayer(screen))
-	c.Compose(lipgloss.NewLayer(box).X(max((w-bw)/2, 0)).Y(max((h-bh)/2, 0)))
-	return c.Render()
+	return lipgloss.NewCompositor(
+		lipgloss.NewLayer(screen),
+		lipgloss.NewLayer(box).X(max((w-bw)/2, 0)).Y(max((h-bh)/2, 0)).Z(1),
+	).Render()
 }
