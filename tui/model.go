@@ -184,7 +184,7 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 	if d := m.dialog; d != nil && d.kind == dialogReject {
 		if r := m.request(d.target); r != nil && r.Status.IsTerminal() {
 			m.dialog = nil
-			m.flash, m.flashBad = fmt.Sprintf("%s was %s by %s meanwhile", r.ID, r.Status, r.ResolvedBy), true
+			m.flash, m.flashBad = fmt.Sprintf("%s was resolved by %s (%s) while the dialog was open", r.ID, r.ResolvedBy, r.Status), true
 		}
 	}
 	fresh := false

@@ -257,7 +257,7 @@ func TestDialogClosesWhenResolvedElsewhere(t *testing.T) {
 	if m.dialog != nil {
 		t.Fatal("the dialog stayed open for a request resolved elsewhere")
 	}
-	if !strings.Contains(m.View().Content, "approved by ana") {
+	if !strings.Contains(m.View().Content, "resolved by ana (approved)") {
 		t.Fatalf("the screen does not say who resolved it:\n%s", m.View().Content)
 	}
 }

@@ -273,7 +273,7 @@ func (m *Model) dialogBox(w int) string {
 			st.Key.Render("y") + " ask  " + st.Key.Render("n/esc") + " cancel",
 		}
 	default:
-		d.input.SetWidth(bw - 6)
+		d.input.SetWidth(bw - 10)
 		body = []string{st.Title.Render(d.title), d.input.View()}
 		if d.err != "" {
 			body = append(body, st.Danger.Render(d.err))

@@ -83,12 +83,14 @@ func (m *Model) frame(title string, lines []string, w, h int, focused bool) []st
 	t := ansi.Truncate(" "+title+" ", max(inner-2, 0), "…")
 	top := bc.TopLeft + bc.Top + t + strings.Repeat(bc.Top, max(inner-1-ansi.StringWidth(t), 0)) + bc.TopRight
 	out = append(out, st.Render(top))
+	left, right := st.Render(bc.Left), st.Render(bc.Right)
+	blank := left + strings.Repeat(" ", max(inner, 0)) + right
 	for i := range h - 2 {
-		l := ""
-		if i < len(lines) {
-			l = lines[i]
+		if i >= len(lines) {
+			out = append(out, blank)
+			continue
 		}
-		out = append(out, st.Render(bc.Left)+fit(l, inner)+st.Render(bc.Right))
+		out = append(out, left+fit(lines[i], inner)+right)
 	}
 	out = append(out, st.Render(bc.BottomLeft+strings.Repeat(bc.Bottom, max(inner, 0))+bc.BottomRight))
 	return out
