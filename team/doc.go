@@ -1,4 +1,5 @@
 // Package team owns the team directory (DESIGN §3): team.json, member status
-// records, request records and their resolution, and the runtime that runs a
-// lead and its teammates.
+// records, request records and their resolution, the runtime that runs a
+// lead and its teammates, and the Observer that folds the directory into
+// Snapshots for a UI.
 package team

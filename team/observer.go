@@ -1,0 +1,651 @@
+package team
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"huddle/inbox"
+	"huddle/ipc"
+	"huddle/protocol"
+)
+
+// ObserveOptions tune an Observer. Zero values take the defaults.
+type ObserveOptions struct {
+	// Frame is the least time between two sends: changes that come faster
+	// are coalesced into one snapshot. Default 16ms.
+	Frame time.Duration
+	// Rescan is how often everything is read again, for the events the
+	// watcher dropped. Default 2s.
+	Rescan time.Duration
+}
+
+// Defaults for ObserveOptions.
+const (
+	DefaultFrame  = 16 * time.Millisecond
+	DefaultRescan = 2 * time.Second
+)
+
+func (o ObserveOptions) withDefaults() ObserveOptions {
+	if o.Frame <= 0 {
+		o.Frame = DefaultFrame
+	}
+	if o.Rescan <= 0 {
+		o.Rescan = DefaultRescan
+	}
+	return o
+}
+
+// Observer folds a team directory into Snapshots, live: fsnotify tells it
+// which file changed and it reads only that file; a periodic rescan (and one
+// on a watcher overflow or error) reads everything again, so a dropped event
+// costs latency, never correctness. It only reads: any number of observers,
+// in any number of processes, watch one team.
+type Observer struct {
+	dir  string
+	opts ObserveOptions
+	send func(Snapshot)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	fsw    *fsnotify.Watcher
+	iw     *inbox.Watcher
+	wake   chan struct{}
+
+	// Owned by the event goroutine (and by Observe before it starts).
+	watched   map[string]string // watched directory -> what it holds
+	observing map[string]bool   // inboxes followed
+	reader    *ipc.TraceReader
+	restarts  int64
+
+	mu sync.Mutex
+	m  model
+}
+
+// model is the folded state. Its fields change under Observer.mu; the
+// slices it hands out in a Snapshot are never written again.
+type model struct {
+	team    *Team
+	teamErr string
+	records map[string]protocol.Member
+	reqs    map[string]*protocol.Request // never modified once stored
+	byOrder []*protocol.Request          // reqs in Snapshot.Requests order
+	traces  *ipc.Traces
+	inboxes map[string]*inboxView
+
+	msgs     []MessageView // oldest first once sorted
+	unsorted bool          // a message arrived older than the last one
+
+	// The last built parts of a snapshot, rebuilt only when stale.
+	members       []MemberView
+	membersStale  bool
+	requests      []protocol.Request
+	requestsStale bool
+
+	dirty   bool
+	version uint64
+}
+
+// inboxView is what the observer knows of one inbox.
+type inboxView struct {
+	committed int64   // the consumer's committed logical offset
+	unread    []int64 // offsets of observed messages at or past committed, ascending
+}
+
+// Observe folds the team directory dir and calls send with a new Snapshot
+// after each change, at most once per opts.Frame; the first change after a
+// quiet spell goes out at once and the last change is always sent. send is
+// called from one goroutine and should not block for long. It creates dir's
+// members, requests and inbox directories if they are missing. Close stops
+// it; so does the end of ctx.
+func Observe(ctx context.Context, dir string, opts ObserveOptions, send func(Snapshot)) (*Observer, error) {
+	o := newObserver(dir, opts, send)
+	for _, sub := range []string{membersDir, requestsDir} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return nil, fmt.Errorf("observe: %w", err)
+		}
+	}
+	o.ctx, o.cancel = context.WithCancel(ctx)
+	iw, err := inbox.NewWatcher(o.ctx, dir, inbox.Options{Rescan: o.opts.Rescan})
+	if err != nil {
+		o.cancel()
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	o.iw = iw
+	if o.fsw, err = fsnotify.NewWatcher(); err != nil {
+		o.cancel()
+		iw.Close()
+		return nil, fmt.Errorf("observe: watch: %w", err)
+	}
+	for path := range o.watched {
+		if err := o.fsw.Add(path); err != nil {
+			o.cancel()
+			o.fsw.Close()
+			iw.Close()
+			return nil, fmt.Errorf("observe: watch %s: %w", path, err)
+		}
+	}
+	o.follow([]string{protocol.Lead})
+	o.rescan()
+	o.mu.Lock()
+	o.changed() // the first snapshot goes out even for an empty directory
+	o.mu.Unlock()
+	o.wg.Add(2)
+	go o.watch()
+	go o.sender()
+	return o, nil
+}
+
+func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer {
+	dir = filepath.Clean(dir)
+	return &Observer{
+		dir: dir, opts: opts.withDefaults(), send: send,
+		wake: make(chan struct{}, 1),
+		watched: map[string]string{
+			dir:                             "",
+			filepath.Join(dir, membersDir):  membersDir,
+			filepath.Join(dir, requestsDir): requestsDir,
+			inbox.Dir(dir):                  "inbox",
+		},
+		observing: make(map[string]bool),
+		reader:    ipc.NewTraceReader(dir),
+		m: model{
+			records: make(map[string]protocol.Member), reqs: make(map[string]*protocol.Request),
+			traces: ipc.NewTraces(), inboxes: make(map[string]*inboxView),
+			membersStale: true, requestsStale: true,
+		},
+	}
+}
+
+// Close stops every goroutine the observer started and waits for them.
+func (o *Observer) Close() error {
+	o.cancel()
+	err := o.fsw.Close()
+	o.wg.Wait() // the event goroutine no longer starts inbox observers
+	return errors.Join(err, o.iw.Close())
+}
+
+// watch is the event goroutine: it reads what each event names.
+func (o *Observer) watch() {
+	defer o.wg.Done()
+	tick := time.NewTicker(o.opts.Rescan)
+	defer tick.Stop()
+	for {
+		select {
+		case <-o.ctx.Done():
+			return
+		case ev, ok := <-o.fsw.Events:
+			if !ok {
+				return
+			}
+			o.handle(ev)
+		case _, ok := <-o.fsw.Errors:
+			if !ok {
+				return
+			}
+			o.rescan() // overflow or another error: events were lost
+		case <-tick.C:
+			o.rescan()
+		}
+	}
+}
+
+// handle reads again the one file an event names.
+func (o *Observer) handle(ev fsnotify.Event) {
+	kind, ok := o.watched[filepath.Dir(ev.Name)]
+	base := filepath.Base(ev.Name)
+	if !ok || strings.HasPrefix(base, ".") {
+		return
+	}
+	switch kind {
+	case "":
+		switch base {
+		case "team.json":
+			o.loadTeam()
+		case ipc.TracesFile:
+			o.readTraces()
+		case membersDir, requestsDir, "inbox":
+			// Recreated: watch it again and read what it holds.
+			if ev.Has(fsnotify.Create) && o.fsw != nil {
+				_ = o.fsw.Add(ev.Name)
+				o.rescan()
+			}
+		}
+	case membersDir:
+		if name, ok := strings.CutSuffix(base, ".json"); ok {
+			o.loadMember(name)
+		}
+	case requestsDir:
+		if id, ok := strings.CutSuffix(base, ".json"); ok {
+			o.loadRequest(id)
+		} else if id, ok := strings.CutSuffix(base, ".decision"); ok {
+			o.loadRequest(id)
+		}
+	case "inbox":
+		if name, ok := strings.CutSuffix(base, ".cursor"); ok && o.observing[name] {
+			o.loadCommitted(name)
+		}
+	}
+}
+
+// rescan reads everything again.
+func (o *Observer) rescan() {
+	o.loadTeam()
+	o.loadMembers()
+	o.loadRequests()
+	o.readTraces()
+	for name := range o.observing {
+		o.loadCommitted(name)
+	}
+}
+
+// changed marks the model dirty and wakes the sender. Called under mu.
+func (o *Observer) changed() {
+	o.m.dirty = true
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (o *Observer) loadTeam() {
+	t, err := Load(o.dir)
+	o.mu.Lock()
+	switch {
+	case err != nil && (o.m.team != nil || o.m.teamErr != err.Error()):
+		o.m.team, o.m.teamErr = nil, err.Error()
+	case err == nil && (o.m.team == nil || !reflect.DeepEqual(o.m.team, t)):
+		o.m.team, o.m.teamErr = t, ""
+	default:
+		o.mu.Unlock()
+		return
+	}
+	o.m.membersStale = true
+	o.changed()
+	o.mu.Unlock()
+	if t != nil {
+		names := []string{protocol.Lead}
+		for _, m := range t.Members {
+			names = append(names, m.Name)
+		}
+		o.follow(names)
+	}
+}
+
+// follow starts a read-only observer on each inbox not followed yet, from
+// the oldest line on disk.
+func (o *Observer) follow(names []string) {
+	for _, name := range names {
+		if o.observing[name] || o.iw == nil {
+			continue
+		}
+		o.observing[name] = true
+		o.loadCommitted(name) // before the first delivery, so read lines are not counted
+		if _, err := o.iw.Observe(name, true, func(d inbox.Delivery) { o.delivered(name, d) }); err != nil {
+			delete(o.observing, name)
+		}
+	}
+}
+
+// delivered takes one message an inbox observer saw.
+func (o *Observer) delivered(name string, d inbox.Delivery) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	iv := o.m.inbox(name)
+	if d.Offset >= iv.committed {
+		iv.unread = append(iv.unread, d.Offset)
+		o.m.membersStale = true
+	}
+	if n := len(o.m.msgs); n > 0 && d.Msg.TS.Before(o.m.msgs[n-1].Msg.TS) {
+		o.m.unsorted = true
+	}
+	// Appending never writes where a snapshot handed out can see: those
+	// slices end at their length and capacity.
+	o.m.msgs = append(o.m.msgs, MessageView{Inbox: name, Offset: d.Offset, Msg: d.Msg})
+	if !o.m.unsorted && len(o.m.msgs) > MaxMessages {
+		o.m.msgs = o.m.msgs[len(o.m.msgs)-MaxMessages:]
+	}
+	o.changed()
+}
+
+func (m *model) inbox(name string) *inboxView {
+	iv := m.inboxes[name]
+	if iv == nil {
+		iv = &inboxView{}
+		m.inboxes[name] = iv
+	}
+	return iv
+}
+
+func (o *Observer) loadCommitted(name string) {
+	c, err := inbox.Committed(o.dir, name)
+	if err != nil {
+		return // the rescan tries again
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	iv := o.m.inbox(name)
+	if c == iv.committed {
+		return
+	}
+	iv.committed = c
+	i, _ := slices.BinarySearch(iv.unread, c)
+	if i > 0 {
+		iv.unread = iv.unread[i:]
+		o.m.membersStale = true
+		o.changed()
+	}
+}
+
+func (o *Observer) loadMember(name string) {
+	rec, err := LoadMember(o.dir, name)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return // invalid name or a half-written foreign file: the rescan sees it whole
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.setMember(name, rec)
+}
+
+// setMember records rec as name's record; nil removes it. Called under mu.
+func (o *Observer) setMember(name string, rec *protocol.Member) {
+	old, had := o.m.records[name]
+	switch {
+	case rec == nil && !had:
+		return
+	case rec == nil:
+		delete(o.m.records, name)
+	case had && old == *rec:
+		return
+	default:
+		o.m.records[name] = *rec
+	}
+	o.m.membersStale = true
+	o.changed()
+}
+
+func (o *Observer) loadMembers() {
+	recs, err := ListMembers(o.dir)
+	if err != nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	seen := make(map[string]bool, len(recs))
+	for i := range recs {
+		seen[recs[i].Name] = true
+		o.setMember(recs[i].Name, &recs[i])
+	}
+	for name := range o.m.records {
+		if !seen[name] {
+			o.setMember(name, nil)
+		}
+	}
+}
+
+func (o *Observer) loadRequest(id string) {
+	r, err := LoadRequest(o.dir, id)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.setRequest(id, r)
+}
+
+// setRequest records r as request id; nil removes it. Called under mu.
+func (o *Observer) setRequest(id string, r *protocol.Request) {
+	old, had := o.m.reqs[id]
+	switch {
+	case r == nil && !had:
+		return
+	case had && r != nil && reflect.DeepEqual(old, r):
+		return
+	}
+	if had {
+		i, _ := slices.BinarySearchFunc(o.m.byOrder, old, requestOrder)
+		o.m.byOrder = slices.Delete(o.m.byOrder, i, i+1)
+		delete(o.m.reqs, id)
+	}
+	if r != nil {
+		i, _ := slices.BinarySearchFunc(o.m.byOrder, r, requestOrder)
+		o.m.byOrder = slices.Insert(o.m.byOrder, i, r)
+		o.m.reqs[id] = r
+	}
+	o.m.requestsStale = true
+	o.changed()
+}
+
+// loadRequests reads every request record, but not again the ones already
+// final: a final state never changes.
+func (o *Observer) loadRequests() {
+	ents, err := os.ReadDir(filepath.Join(o.dir, requestsDir))
+	if err != nil {
+		return
+	}
+	o.mu.Lock()
+	final := make(map[string]bool)
+	for id, r := range o.m.reqs {
+		if r.Status.IsTerminal() {
+			final[id] = true
+		}
+	}
+	o.mu.Unlock()
+	present := make(map[string]bool, len(ents))
+	var fresh []*protocol.Request
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(id, ".") {
+			continue
+		}
+		present[id] = true
+		if final[id] {
+			continue
+		}
+		if r, err := LoadRequest(o.dir, id); err == nil {
+			fresh = append(fresh, r)
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range fresh {
+		o.setRequest(r.ID, r)
+	}
+	for id := range o.m.reqs {
+		if !present[id] {
+			o.setRequest(id, nil)
+		}
+	}
+}
+
+func (o *Observer) readTraces() {
+	spans, err := o.reader.Read()
+	if err != nil && len(spans) == 0 {
+		return
+	}
+	restarted := o.reader.Restarts() != o.restarts
+	o.restarts = o.reader.Restarts()
+	if len(spans) == 0 && !restarted {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if restarted {
+		// traces.jsonl was truncated or replaced: fold its new content alone.
+		o.m.traces = ipc.NewTraces()
+	}
+	for _, s := range spans {
+		o.m.traces.Add(s)
+	}
+	o.changed()
+}
+
+// sender is the one goroutine that calls send: at most once per frame, and
+// always once more after the last change.
+func (o *Observer) sender() {
+	defer o.wg.Done()
+	frame := time.NewTimer(time.Hour)
+	frame.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-o.ctx.Done():
+			return
+		case <-o.wake:
+		}
+		if wait := o.opts.Frame - time.Since(last); wait > 0 {
+			frame.Reset(wait)
+			select {
+			case <-o.ctx.Done():
+				frame.Stop()
+				return
+			case <-frame.C:
+			}
+		}
+		o.mu.Lock()
+		snap, ok := o.m.snapshot()
+		o.mu.Unlock()
+		if ok {
+			o.send(snap)
+			last = time.Now()
+		}
+	}
+}
+
+// snapshot builds a Snapshot of the model if it changed since the last one,
+// rebuilding only the parts that did. Called under mu.
+func (m *model) snapshot() (Snapshot, bool) {
+	if !m.dirty {
+		return Snapshot{}, false
+	}
+	m.dirty = false
+	m.version++
+	if m.membersStale {
+		m.members = m.buildMembers()
+		m.membersStale = false
+	}
+	if m.requestsStale {
+		m.requests = m.buildRequests()
+		m.requestsStale = false
+	}
+	if m.unsorted {
+		m.sortMessages()
+	}
+	return Snapshot{
+		Version:  m.version,
+		Team:     m.team,
+		TeamErr:  m.teamErr,
+		Members:  m.members,
+		Requests: m.requests,
+		Pending:  m.pending(),
+		Chains:   m.traces.Chains(),
+		Messages: m.msgs[:len(m.msgs):len(m.msgs)],
+	}, true
+}
+
+// buildMembers lists the members in team.json's order, then those with a
+// record but no entry, by name.
+func (m *model) buildMembers() []MemberView {
+	out := make([]MemberView, 0, len(m.records)+8)
+	unread := func(name string) int {
+		if iv := m.inboxes[name]; iv != nil {
+			return len(iv.unread)
+		}
+		return 0
+	}
+	inTeam := make(map[string]bool)
+	if m.team != nil {
+		for _, spec := range m.team.Members {
+			inTeam[spec.Name] = true
+			rec, ok := m.records[spec.Name]
+			if !ok {
+				rec = protocol.Member{Name: spec.Name}
+			}
+			out = append(out, MemberView{Record: rec, Spec: spec, Unread: unread(spec.Name)})
+		}
+	}
+	n := len(out)
+	for name, rec := range m.records {
+		if !inTeam[name] {
+			out = append(out, MemberView{Record: rec, Unread: unread(name)})
+		}
+	}
+	slices.SortFunc(out[n:], func(a, b MemberView) int { return cmp.Compare(a.Record.Name, b.Record.Name) })
+	return out
+}
+
+// buildRequests copies the requests in their order: pending first, oldest
+// first; then the final ones, newest resolution first.
+func (m *model) buildRequests() []protocol.Request {
+	out := make([]protocol.Request, len(m.byOrder))
+	for i, r := range m.byOrder {
+		out[i] = *r
+	}
+	return out
+}
+
+// pending counts the pending requests: they come first.
+func (m *model) pending() int {
+	n, _ := slices.BinarySearchFunc(m.byOrder, true, func(r *protocol.Request, _ bool) int {
+		if r.Status == protocol.RequestPending {
+			return -1
+		}
+		return 1
+	})
+	return n
+}
+
+// requestOrder is the order of Snapshot.Requests.
+func requestOrder(a, b *protocol.Request) int {
+	ap, bp := a.Status == protocol.RequestPending, b.Status == protocol.RequestPending
+	switch {
+	case ap && !bp:
+		return -1
+	case bp && !ap:
+		return 1
+	case ap:
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+	default:
+		if c := resolvedAt(b).Compare(resolvedAt(a)); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+func resolvedAt(r *protocol.Request) time.Time {
+	if r.ResolvedAt != nil {
+		return *r.ResolvedAt
+	}
+	return r.Created
+}
+
+// sortMessages puts the messages in time order in a new array (the old one
+// may be in a snapshot) and keeps the newest MaxMessages.
+func (m *model) sortMessages() {
+	// Sorted as indexes: a message is too large to move around cheaply.
+	idx := make([]int32, len(m.msgs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return m.msgs[a].Msg.TS.Compare(m.msgs[b].Msg.TS) })
+	idx = idx[max(len(idx)-MaxMessages, 0):]
+	msgs := make([]MessageView, len(idx))
+	for i, j := range idx {
+		msgs[i] = m.msgs[j]
+	}
+	m.msgs, m.unsorted = msgs, false
+}

@@ -1,0 +1,168 @@
+package team
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"huddle/inbox"
+	"huddle/ipc"
+	"huddle/protocol"
+)
+
+// Sizes of the team BenchmarkObserverFold folds.
+const (
+	benchMembers  = 1000
+	benchRequests = 5000
+	benchSpans    = 10000
+)
+
+// benchTeam writes a team directory with benchMembers members (each with a
+// record), benchRequests request records (a fifth pending) and benchSpans
+// spans (start and end of 5,000 calls in 1,000 chains of five, each call
+// the child of the one before).
+func benchTeam(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	var specs []MemberSpec
+	for i := range benchMembers {
+		name := fmt.Sprintf("m%04d", i)
+		specs = append(specs, MemberSpec{Name: name, Runtime: RuntimeSpec{Kind: RuntimeExternal}})
+		if err := WriteMember(dir, &protocol.Member{Name: name, Status: protocol.MemberWorking, Activity: "benchmarking", Since: testTime}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	writeTeamB(b, dir, Team{Name: "bench", Members: specs})
+	for i := range benchRequests {
+		r := benchRequest(i)
+		if err := writeJSONAtomic(filepath.Join(dir, requestsDir, r.ID+".json"), r, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range benchSpans / 2 {
+		for _, s := range benchCall(i) {
+			if err := ipc.AppendSpan(dir, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+func benchRequest(i int) *protocol.Request {
+	r := planRequest(fmt.Sprintf("pl-%012x", i), fmt.Sprintf("m%04d", i%benchMembers), testTime.Add(time.Duration(i)*time.Second))
+	if i%5 != 0 {
+		_ = r.Apply(protocol.EventApprove, "lead", r.Created.Add(time.Minute), "")
+	}
+	return r
+}
+
+// benchCall is the start and end span of call i.
+func benchCall(i int) []ipc.Span {
+	corr := fmt.Sprintf("corr-%d", i/5)
+	parent := ""
+	if i%5 != 0 {
+		parent = fmt.Sprint("req-", i-1)
+	}
+	at := testTime.Add(time.Duration(i) * time.Millisecond)
+	start := ipc.Span{Span: ipc.SpanStart, TS: at, RequestID: fmt.Sprint("req-", i), CorrelationID: corr, ParentRequestID: parent,
+		Caller: "m0001", Target: "m0002", Action: "work", Hop: i % 5}
+	end := start
+	end.Span, end.TS, end.Status, end.DurationMS = ipc.SpanEnd, at.Add(3*time.Millisecond), "ok", 3
+	return []ipc.Span{start, end}
+}
+
+// BenchmarkObserverFold measures the observer on a team of 1,000 members,
+// 5,000 requests and 10,000 spans:
+//
+//   - startup: one op reads the whole directory and builds the first
+//     snapshot, as Observe does before its first send.
+//   - snapshot: one op builds a snapshot after a change that touches every
+//     part (members, requests, one chain, 5,000 messages out of order).
+//   - events: one op is a change written to the directory (a member record
+//     rewritten, a request record created or resolved, a span appended)
+//     and folded as its fsnotify event would be; folded-events/s counts the
+//     fold alone, without the write.
+func BenchmarkObserverFold(b *testing.B) {
+	dir := benchTeam(b)
+	b.Run("startup", func(b *testing.B) {
+		for range b.N {
+			o := newObserver(dir, ObserveOptions{}, nil)
+			o.rescan()
+			s, _ := o.m.snapshot()
+			if len(s.Members) != benchMembers || len(s.Chains) < benchSpans/10 {
+				b.Fatalf("snapshot: %d members, %d chains", len(s.Members), len(s.Chains))
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/startup")
+	})
+	b.Run("snapshot", func(b *testing.B) {
+		o := newObserver(dir, ObserveOptions{}, nil)
+		o.rescan()
+		for i := range MaxMessages {
+			m := msg("lead", "m0001", "hello")
+			m.TS = testTime.Add(time.Duration(i) * time.Millisecond)
+			o.delivered(fmt.Sprintf("m%04d", i%benchMembers), inbox.Delivery{Msg: *m, Offset: int64(i)})
+		}
+		if _, ok := o.m.snapshot(); !ok {
+			b.Fatal("no snapshot")
+		}
+		next := benchSpans
+		b.ResetTimer()
+		for range b.N {
+			o.m.traces.Add(benchCall(next)[0])
+			next++
+			o.m.membersStale, o.m.requestsStale, o.m.unsorted, o.m.dirty = true, true, true, true
+			s, _ := o.m.snapshot()
+			if len(s.Members) != benchMembers || len(s.Requests) < benchRequests || len(s.Chains) < benchSpans/10 || len(s.Messages) != MaxMessages {
+				b.Fatalf("snapshot: %d members, %d requests, %d chains, %d messages", len(s.Members), len(s.Requests), len(s.Chains), len(s.Messages))
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/snapshot")
+	})
+	b.Run("events", func(b *testing.B) {
+		o := newObserver(dir, ObserveOptions{}, nil)
+		o.rescan()
+		var fold time.Duration
+		next := benchSpans / 2
+		b.ResetTimer()
+		for i := range b.N {
+			var ev fsnotify.Event
+			switch i % 3 {
+			case 0:
+				name := fmt.Sprintf("m%04d", i%benchMembers)
+				if err := WriteMember(dir, &protocol.Member{Name: name, Status: protocol.MemberIdle, Since: testTime,
+					Counters: protocol.Counters{Sent: i}}); err != nil {
+					b.Fatal(err)
+				}
+				ev = fsnotify.Event{Name: filepath.Join(dir, membersDir, name+".json"), Op: fsnotify.Create}
+			case 1:
+				r := benchRequest(benchRequests + i)
+				if i%2 == 1 { // resolve one that was pending instead
+					r = benchRequest(i % benchRequests / 5 * 5)
+					r.Status, r.ResolvedAt, r.ResolvedBy = protocol.RequestPending, nil, ""
+					_ = r.Apply(protocol.EventReject, "lead", testTime.Add(time.Duration(i)*time.Second), "no")
+				}
+				p := filepath.Join(dir, requestsDir, r.ID+".json")
+				if err := writeJSONAtomic(p, r, false); err != nil {
+					b.Fatal(err)
+				}
+				ev = fsnotify.Event{Name: p, Op: fsnotify.Create}
+			default:
+				if err := ipc.AppendSpan(dir, benchCall(next)[0]); err != nil {
+					b.Fatal(err)
+				}
+				next++
+				ev = fsnotify.Event{Name: ipc.TracesPath(dir), Op: fsnotify.Write}
+			}
+			t0 := time.Now()
+			o.handle(ev)
+			fold += time.Since(t0)
+		}
+		b.ReportMetric(float64(b.N)/fold.Seconds(), "folded-events/s")
+		b.ReportMetric(float64(fold.Nanoseconds())/float64(b.N)/1000, "fold-us/event")
+	})
+}
