@@ -31,6 +31,9 @@ const (
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		if isTerminal(stdout) {
+			return runDemo(stdout, stderr)
+		}
 		usage(stdout)
 		return exitOK
 	}
@@ -52,6 +55,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "huddle: a terminal supervisor for teams of agents")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "usage: huddle <command> [flags]")
+	fmt.Fprintln(w, "       huddle            (on a terminal: the demo team, run and shown live)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	for _, c := range commands {

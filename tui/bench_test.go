@@ -1,0 +1,171 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"huddle/inbox"
+	"huddle/ipc"
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// bigSnapshot has 1,000 members, 5,000 requests (500 pending), 10,000 spans
+// (5,000 calls in 2,500 two-hop chains) and 5,000 messages.
+func bigSnapshot() team.Snapshot {
+	s := team.Snapshot{Version: 1, Team: &team.Team{Name: "big"}}
+	for i := range 1000 {
+		name := fmt.Sprintf("m%04d", i)
+		s.Members = append(s.Members, team.MemberView{
+			Spec:   team.MemberSpec{Name: name, Role: "worker"},
+			Record: protocol.Member{Name: name, Status: protocol.MemberStatuses[i%len(protocol.MemberStatuses)], Activity: "step " + name, Since: t0},
+			Unread: i % 3,
+		})
+	}
+	for i := range 5000 {
+		r := planRequest(fmt.Sprintf("pl-%012x", i), fmt.Sprintf("m%04d", i%1000), "a plan of some length that wraps in the detail pane "+fmt.Sprint(i), t0.Add(-time.Duration(i)*time.Second))
+		if i >= 500 {
+			r.Apply(protocol.EventApprove, "lead", t0.Add(-time.Duration(i)*time.Millisecond), "")
+		}
+		s.Requests = append(s.Requests, r)
+	}
+	s.Pending = 500
+	for i := range 2500 {
+		a := &ipc.Call{RequestID: fmt.Sprintf("req-%d-a", i), CorrelationID: fmt.Sprintf("corr-%d", i), Caller: "m0001", Target: "m0002", Action: "pay", Start: t0, Status: ipc.CallOK, DurationMS: 40}
+		b := &ipc.Call{RequestID: fmt.Sprintf("req-%d-b", i), CorrelationID: a.CorrelationID, ParentRequestID: a.RequestID, Caller: "m0002", Target: "m0003", Action: "write", Hop: 1, Start: t0, Status: ipc.CallError, ErrorCode: "DENIED", DurationMS: 1}
+		s.Chains = append(s.Chains, ipc.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []ipc.Row{{Call: a}, {Call: b, Depth: 1}}})
+	}
+	for i := range team.MaxMessages {
+		s.Messages = append(s.Messages, team.MessageView{Inbox: "m0001", Offset: int64(i), Msg: textMessage("m0002", "m0001", "hello "+fmt.Sprint(i), t0)})
+	}
+	return s
+}
+
+// BenchmarkView measures one frame of View() at 120×36 on the big team, on
+// each pane, and the same on the small demo snapshot: the cost follows the
+// rows on screen, not the totals.
+func BenchmarkView(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		snap func(testing.TB) team.Snapshot
+	}{
+		{"big", func(testing.TB) team.Snapshot { return bigSnapshot() }},
+		{"demo", busySnapshot},
+	} {
+		for _, p := range []string{"2", "3", "4"} {
+			b.Run(tc.name+"/pane"+p, func(b *testing.B) {
+				m, _ := newTestModel(b, 120, 36)
+				m.styles = NewStyles(true, true)
+				m.Update(SnapshotMsg(tc.snap(b)))
+				send(m, p, "j", "j")
+				b.ResetTimer()
+				start := time.Now()
+				for range b.N {
+					_ = m.View()
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N)/1000, "ms/frame")
+			})
+		}
+	}
+}
+
+// BenchmarkKeystrokeUnderLoad: a real observer folds a team directory that
+// changes about 10,000 times a second (member records, request records,
+// inbox lines, spans) while a key is pressed every 5 ms. Snapshots and keys
+// go through one loop, as in Bubble Tea (Update, then View). Reported: the
+// p99 from a key's arrival to its frame being drawn.
+func BenchmarkKeystrokeUnderLoad(b *testing.B) {
+	dir := b.TempDir()
+	if err := team.Init(dir); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type ev struct {
+		msg tea.Msg
+		at  time.Time
+	}
+	loop := make(chan ev, 1024)
+	stop, err := Connect(ctx, dir, func(msg tea.Msg) { loop <- ev{msg, time.Now()} })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+
+	// The load: four writers, each about 2,500 changes a second (inbox
+	// lines and spans, with a member record or a request now and then), for
+	// as long as the run.
+	var loadWG sync.WaitGroup
+	var changes atomic.Int64
+	names := []string{"reservas", "finanzas", "data", "auditor"}
+	for w, n := range names {
+		loadWG.Add(1)
+		go func() {
+			defer loadWG.Done()
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				for j := range 4 {
+					switch {
+					case j == 0 && i%10 == 0:
+						rec := protocol.Member{Name: n, Status: protocol.MemberWorking, Activity: fmt.Sprint("step ", i), Since: time.Now()}
+						team.WriteMember(dir, &rec)
+					case j == 0 && i%100 == 1:
+						r := planRequest(fmt.Sprintf("pl-%02x%010x", w, i), n, "plan", time.Now())
+						team.CreateRequest(dir, &r)
+					case j == 1:
+						inbox.Append(dir, n, msg2("lead", n, fmt.Sprint("note ", i)))
+					default:
+						ipc.AppendSpan(dir, ipc.Span{Span: ipc.SpanStart, RequestID: fmt.Sprintf("req-%d-%d-%d", w, i, j), CorrelationID: fmt.Sprintf("corr-%d", i%50), Caller: n, Target: "data", Action: "escribir"})
+					}
+					changes.Add(1)
+				}
+			}
+		}()
+	}
+	go func() {
+		for range b.N {
+			time.Sleep(5 * time.Millisecond) // a person typing fast, not a wait for a condition
+			loop <- ev{press("j"), time.Now()}
+		}
+	}()
+
+	m, _ := newTestModel(b, 120, 36)
+	m.styles = NewStyles(true, true)
+	var lat []time.Duration
+	snaps := 0
+	b.ResetTimer()
+	start := time.Now()
+	for len(lat) < b.N {
+		e := <-loop
+		if _, ok := e.msg.(SnapshotMsg); ok {
+			snaps++
+		}
+		m.Update(e.msg)
+		_ = m.View()
+		if _, ok := e.msg.(tea.KeyPressMsg); ok {
+			lat = append(lat, time.Since(e.at))
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cancel()
+	loadWG.Wait()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-key-ms")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-key-ms")
+	b.ReportMetric(float64(changes.Load())/elapsed.Seconds(), "changes/s")
+	b.ReportMetric(float64(snaps)/elapsed.Seconds(), "snapshots/s")
+}

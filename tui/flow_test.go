@@ -1,0 +1,157 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// startDemo runs the demo team in a fresh directory and opens a teatest
+// program on it, wired as production wires it: team.Start, New, Connect.
+func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := team.Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// The demo's exec member runs `huddle agent echo`; this test binary is
+	// not huddle, so that member crashes, which the flows do not mind.
+	rt, err := team.Start(ctx, dir, team.Options{Executable: "/nonexistent/huddle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStyles(false, true)
+	tm = teatest.NewTestModel(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}), teatest.WithInitialTermSize(120, 36))
+	stop, err := Connect(ctx, dir, tm.Send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		tm.Quit()
+		cancel()
+		stop()
+		rt.Wait()
+	})
+	return dir, tm
+}
+
+// waitScreen waits until the program has drawn text.
+func waitScreen(t *testing.T, tm *teatest.TestModel, text string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
+		teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+}
+
+func waitDisk(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func pendingFrom(dir, from string) *protocol.Request {
+	rs, _ := team.ListRequests(dir)
+	for _, r := range rs {
+		if r.From == from && r.Kind == protocol.KindPlan && r.Status == protocol.RequestPending {
+			return &r
+		}
+	}
+	return nil
+}
+
+func pressKey(tm *teatest.TestModel, s string) { tm.Send(press(s)) }
+
+// selectRequest moves the cursor onto the pending plan of from, as a person
+// would (a moved cursor needs no grace period).
+func selectRequest(t *testing.T, tm *teatest.TestModel, dir, from string) *protocol.Request {
+	t.Helper()
+	var r *protocol.Request
+	waitDisk(t, "a plan from "+from, func() bool { r = pendingFrom(dir, from); return r != nil })
+	waitScreen(t, tm, r.ID)
+	pressKey(tm, "2")
+	for range 4 {
+		pressKey(tm, "k")
+	}
+	// Pending plans are listed oldest first: step down to this one.
+	rs, _ := team.ListRequests(dir)
+	for _, x := range rs {
+		if x.ID == r.ID {
+			break
+		}
+		pressKey(tm, "j")
+	}
+	return r
+}
+
+func TestFlowApproveFromTheUI(t *testing.T) {
+	dir, tm := startDemo(t)
+	r := selectRequest(t, tm, dir, "reservas")
+	pressKey(tm, "a")
+	waitDisk(t, "the plan approved on disk", func() bool {
+		got, _ := team.LoadRequest(dir, r.ID)
+		return got != nil && got.Status == protocol.RequestApproved && got.ResolvedBy == protocol.Lead
+	})
+	waitDisk(t, "reservas working", func() bool {
+		m, _ := team.LoadMember(dir, "reservas")
+		return m != nil && m.Status == protocol.MemberWorking
+	})
+	waitScreen(t, tm, "may go on")
+	tm.Send(tea.QuitMsg{})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	if !strings.Contains(final.View().Content, "approved "+r.ID) {
+		t.Fatalf("the screen does not say it was approved:\n%s", final.View().Content)
+	}
+}
+
+func TestFlowRejectThenRevisedPlan(t *testing.T) {
+	dir, tm := startDemo(t)
+	r := selectRequest(t, tm, dir, "reservas")
+	pressKey(tm, "r")
+	waitScreen(t, tm, "feedback for reservas")
+	tm.Type("room 2 please")
+	pressKey(tm, "enter")
+	waitDisk(t, "the plan rejected on disk", func() bool {
+		got, _ := team.LoadRequest(dir, r.ID)
+		return got != nil && got.Status == protocol.RequestRejected && got.Feedback == "room 2 please"
+	})
+	var revised *protocol.Request
+	waitDisk(t, "a revised plan", func() bool {
+		revised = pendingFrom(dir, "reservas")
+		return revised != nil && strings.Contains(revised.Plan, "room 2 please")
+	})
+	waitScreen(t, tm, revised.ID)
+}
+
+func TestFlowDialogClosesWhenTheCLIApproves(t *testing.T) {
+	dir, tm := startDemo(t)
+	r := selectRequest(t, tm, dir, "reservas")
+	pressKey(tm, "r")
+	waitScreen(t, tm, "feedback for reservas")
+	tm.Type("hm")
+	// Meanwhile, from another terminal: huddle approve ID.
+	if _, err := team.Decide(dir, r.ID, true, "", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, tm, "resolved by lead")
+	tm.Send(tea.QuitMsg{})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	if final.dialog != nil {
+		t.Fatal("the dialog is still open")
+	}
+	if got, _ := team.LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
+		t.Fatalf("record %s", got.Status)
+	}
+}

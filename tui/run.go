@@ -1,0 +1,80 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+
+	"huddle/team"
+)
+
+// Connect starts the one observer of the team directory and hands every
+// snapshot it folds to send (program.Send, or a test's). It is the wiring
+// that production and tests share; stop ends it.
+func Connect(ctx context.Context, dir string, send func(tea.Msg)) (stop func() error, err error) {
+	obs, err := team.Observe(ctx, dir, team.ObserveOptions{}, func(s team.Snapshot) { send(SnapshotMsg(s)) })
+	if err != nil {
+		return nil, err
+	}
+	return obs.Close, nil
+}
+
+// RunOptions say what the UI shows and whether it runs the team too.
+type RunOptions struct {
+	Dir string
+	// Runtime, when set, runs the team in this process (up, and the demo);
+	// without it the UI attaches to a team another process runs.
+	Runtime *team.Options
+	// Input and Output default to the terminal.
+	Input  io.Reader
+	Output io.Writer
+}
+
+// Run opens the UI on the team in opts.Dir until the person quits or ctx
+// ends.
+func Run(ctx context.Context, opts RunOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	footer := "attached to " + opts.Dir
+	var rt *team.Runtime
+	if opts.Runtime != nil {
+		var err error
+		if rt, err = team.Start(ctx, opts.Dir, *opts.Runtime); err != nil {
+			return err
+		}
+		footer = "running the team in " + opts.Dir
+	}
+	_, noColor := os.LookupEnv("NO_COLOR")
+	st := NewStyles(!noColor, true)
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer})
+	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opts.Input != nil {
+		progOpts = append(progOpts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		progOpts = append(progOpts, tea.WithOutput(opts.Output))
+	}
+	p := tea.NewProgram(m, progOpts...)
+	stop, err := Connect(ctx, opts.Dir, p.Send)
+	if err != nil {
+		return err
+	}
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil // stopped by a signal: a clean stop
+	}
+	cancel()
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	if rt != nil {
+		if rerr := rt.Wait(); err == nil && rerr != nil {
+			err = fmt.Errorf("stopping the team: %w", rerr)
+		}
+	}
+	return err
+}
