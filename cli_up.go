@@ -49,7 +49,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "huddle up: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "huddle: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
 	ctx, stop := signalContext()
@@ -57,11 +57,11 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 	opts := runtimeOptions(*auto)
 	if !*headless {
 		if !isTerminal(stdout) {
-			fmt.Fprintln(stderr, "huddle up: stdout is not a terminal; use 'huddle up --headless' for JSON events")
+			fmt.Fprintln(stderr, "huddle: stdout is not a terminal; use 'huddle up --headless' for JSON events")
 			return exitUsage
 		}
 		if err := tui.Run(ctx, tui.RunOptions{Dir: *dir, Runtime: &opts}); err != nil {
-			fmt.Fprintf(stderr, "huddle up: %v\n", err)
+			fmt.Fprintf(stderr, "huddle: %v\n", err)
 			return exitFail
 		}
 		return exitOK
@@ -74,7 +74,7 @@ func runUp(args []string, stdout, stderr io.Writer) int {
 		enc.Encode(e)
 	}
 	if err := team.Run(ctx, *dir, opts); err != nil {
-		fmt.Fprintf(stderr, "huddle up: %v\n", err)
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}
 	return exitOK
@@ -87,21 +87,21 @@ func runAttach(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "huddle attach: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "huddle: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
 	if !isTerminal(stdout) {
-		fmt.Fprintln(stderr, "huddle attach: stdout is not a terminal; the UI needs one ('huddle up --headless' prints events instead)")
+		fmt.Fprintln(stderr, "huddle: stdout is not a terminal; the UI needs one ('huddle up --headless' prints events instead)")
 		return exitUsage
 	}
 	if _, err := team.Load(*dir); err != nil {
-		fmt.Fprintf(stderr, "huddle attach: %v\n", err)
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	if err := tui.Run(ctx, tui.RunOptions{Dir: *dir}); err != nil {
-		fmt.Fprintf(stderr, "huddle attach: %v\n", err)
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}
 	return exitOK

@@ -143,3 +143,16 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 		}
 	}
 }
+
+// TestUINeedsATerminal: without a terminal on stdout the UI commands say so
+// in one line and point to --headless.
+func TestUINeedsATerminal(t *testing.T) {
+	dir := demoTeam(t)
+	for _, args := range [][]string{{"up", "--dir", dir}, {"attach", "--dir", dir}} {
+		r := huddle(t, args...)
+		r.wantError(t, exitUsage, "--headless", args...)
+		if !strings.Contains(r.stderr, "not a terminal") {
+			t.Errorf("huddle %v: %q does not say why", args, r.stderr)
+		}
+	}
+}
