@@ -15,7 +15,7 @@ import (
 const barWidth = 10
 
 func (m *Model) traceLines(w, h int) []string {
-	return m.split(w, h, m.traceList, m.traceDetail)
+	return m.split(w, h, len(m.traces), m.traceList, m.traceDetail)
 }
 
 func (m *Model) traceList(w, h int) []string {

@@ -264,14 +264,15 @@ func (m *Model) rightLines(w, h int) []string {
 	return m.requestLines(w, h)
 }
 
-// split lays out a list over its details: the list gets about 40% of h (at
-// least 3 rows), the details the rest, or all of h when details are open.
-func (m *Model) split(w, h int, list func(w, h int) []string, detail func(w int) []string) []string {
+// split lays out a list of n rows over its details: the list gets what it
+// needs up to about 40% of h (at least 3 rows), the details the rest, or all
+// of h when details are open.
+func (m *Model) split(w, h, n int, list func(w, h int) []string, detail func(w int) []string) []string {
 	if m.detailOpen {
 		d := detail(w)
 		return scroll(d, m.detailScroll, h)
 	}
-	lh := max(3, h*2/5)
+	lh := clamp(n, 3, max(3, h*2/5))
 	out := list(w, lh)
 	for len(out) < lh {
 		out = append(out, "")
@@ -318,7 +319,7 @@ func (m *Model) requestMark(s protocol.RequestStatus) (string, lipgloss.Style) {
 }
 
 func (m *Model) requestLines(w, h int) []string {
-	return m.split(w, h, m.requestList, m.requestDetail)
+	return m.split(w, h, len(m.requests), m.requestList, m.requestDetail)
 }
 
 func (m *Model) requestList(w, h int) []string {
