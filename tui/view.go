@@ -337,6 +337,9 @@ func (m *Model) requestList(w, h int) []string {
 		r := &m.snap.Requests[m.requests[i]]
 		mark, ms := m.requestMark(r.Status)
 		head := fmt.Sprintf("%s %-15s %s → %s", ms.Render(mark), r.ID, r.From, r.To)
+		if w >= 70 {
+			head = fmt.Sprintf("%s %-15s %-8s %s → %s", ms.Render(mark), r.ID, r.Kind, r.From, r.To)
+		}
 		var tail string
 		if r.Status == protocol.RequestPending {
 			left := r.Deadline.Sub(now)
