@@ -19,7 +19,7 @@ func init() {
 // exec runtime without another language installed.
 func runAgent(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("agent", "echo [--misbehave N]", stderr)
-	misbehave := fs.Int("misbehave", 0, "write a line that is not an action after every N-th message (0: never)")
+	misbehave := fs.Int("misbehave", 0, "misbehave on every N-th message or invocation: a line that is not an action, or an answer without a status (0: never)")
 	if len(args) == 0 || args[0] != "echo" {
 		fmt.Fprintln(stderr, "huddle agent: want 'echo'")
 		return exitUsage
@@ -30,8 +30,8 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	return echoAgent(os.Stdin, stdout, stderr, *misbehave)
 }
 
-// echoAgent answers every message with an echo, approves every shutdown,
-// and submits one plan when it starts.
+// echoAgent answers every message with an echo and every invocation with an
+// "audited" summary, and approves every shutdown.
 func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 	enc := json.NewEncoder(out)
 	say := func(a team.Action) {
@@ -56,6 +56,20 @@ func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 			if misbehave > 0 && n%misbehave == 0 {
 				fmt.Fprintln(out, "this is not an action")
 			}
+		case protocol.TypeInvocationRequest:
+			inv := m.Invocation
+			n++
+			if misbehave > 0 && n%misbehave == 0 {
+				// A malformed answer: no status.
+				fmt.Fprintf(out, `{"action":"result","result":{"request_id":%q,"correlation_id":%q,"duration_ms":1}}`+"\n", inv.RequestID, inv.CorrelationID)
+				continue
+			}
+			res, err := protocol.OK(inv, 1, map[string]string{"summary": "audited: " + inv.Prompt})
+			if err != nil {
+				fmt.Fprintln(log, "echo agent:", err)
+				continue
+			}
+			say(team.Action{Action: "result", Result: &res})
 		case protocol.TypeShutdownRequest:
 			say(team.Action{Action: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "echo agent stopping"})
 			return exitOK

@@ -80,7 +80,61 @@ type MemberSpec struct {
 	Role    string      `json:"role"`
 	Runtime RuntimeSpec `json:"runtime"`
 	Dir     string      `json:"dir,omitempty"`
-	IPC     string      `json:"ipc,omitempty"`
+	// IPC names the member's .puruto-ipc.json (relative to the team
+	// directory); without it, Dir/.puruto-ipc.json.
+	IPC string `json:"ipc,omitempty"`
+	// Actions are what a scripted member answers when invoked.
+	Actions map[string]ActionSpec `json:"actions,omitempty"`
+	// Target, when set, is where invocations of this member go instead of
+	// its inbox (an external command); such a member needs no runtime.
+	Target *TargetSpec `json:"target,omitempty"`
+}
+
+// ActionSpec is how a scripted member answers one action: a reply summary,
+// after an optional delay, with an optional onward call whose answer is
+// folded into the reply.
+type ActionSpec struct {
+	Reply string    `json:"reply"`
+	Delay Duration  `json:"delay,omitempty"`
+	Call  *CallSpec `json:"call,omitempty"`
+}
+
+// CallSpec is a call a member makes: a script step's or an action's onward
+// call.
+type CallSpec struct {
+	Target     string `json:"target"`
+	Action     string `json:"action"`
+	Prompt     string `json:"prompt,omitempty"`
+	TimeoutSec int    `json:"timeout_sec,omitempty"`
+}
+
+// Target kinds.
+const (
+	TargetExec = "exec"
+)
+
+// TargetSpec is where invocations of a member go.
+type TargetSpec struct {
+	Kind    string   `json:"kind"`
+	Command []string `json:"command,omitempty"`
+}
+
+// PolicyPath is where the member's .puruto-ipc.json is, or "" when team.json
+// names none.
+func (m MemberSpec) PolicyPath(teamDir string) string {
+	rel := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(teamDir, p)
+	}
+	switch {
+	case m.IPC != "":
+		return rel(m.IPC)
+	case m.Dir != "":
+		return filepath.Join(rel(m.Dir), ".puruto-ipc.json")
+	}
+	return ""
 }
 
 // RuntimeSpec says how a member runs.
@@ -110,9 +164,10 @@ type Step struct {
 	Say  string `json:"say,omitempty"` // recipient; "*" broadcasts
 	Text string `json:"text,omitempty"`
 
-	Call   string `json:"call,omitempty"` // target
-	Action string `json:"action,omitempty"`
-	Prompt string `json:"prompt,omitempty"`
+	Call       string `json:"call,omitempty"` // target
+	Action     string `json:"action,omitempty"`
+	Prompt     string `json:"prompt,omitempty"`
+	TimeoutSec int    `json:"timeout_sec,omitempty"`
 
 	Wait Duration `json:"wait,omitempty"`
 
@@ -285,15 +340,47 @@ func (t *Team) Validate() error {
 			}
 		case RuntimeExternal:
 		case "":
-			return fmt.Errorf("%s: runtime.kind is required (script, exec or external)", where)
+			if m.Target == nil {
+				return fmt.Errorf("%s: runtime.kind is required (script, exec or external)", where)
+			}
 		default:
 			return fmt.Errorf("%s: runtime.kind %q: want script, exec or external", where, m.Runtime.Kind)
 		}
 	}
 	for _, m := range t.Members {
+		where := fmt.Sprintf("team.json: member %q", m.Name)
 		for j, s := range m.Runtime.Steps {
 			if s.Say != "" && s.Say != "*" && s.Say != protocol.Lead && !seen[s.Say] {
-				return fmt.Errorf("team.json: member %q: runtime.steps[%d].say: no member %q", m.Name, j, s.Say)
+				return fmt.Errorf("%s: runtime.steps[%d].say: no member %q", where, j, s.Say)
+			}
+			if s.TimeoutSec < 0 {
+				return fmt.Errorf("%s: runtime.steps[%d].timeout_sec: must not be negative", where, j)
+			}
+		}
+		for name, a := range m.Actions {
+			if name == "" {
+				return fmt.Errorf("%s: actions: an action needs a name", where)
+			}
+			if c := a.Call; c != nil {
+				if err := protocol.ValidateName(c.Target); err != nil {
+					return fmt.Errorf("%s: actions.%s.call.target: %v", where, name, err)
+				}
+				if c.Action == "" {
+					return fmt.Errorf("%s: actions.%s.call.action is required", where, name)
+				}
+				if c.TimeoutSec < 0 {
+					return fmt.Errorf("%s: actions.%s.call.timeout_sec: must not be negative", where, name)
+				}
+			}
+		}
+		if tg := m.Target; tg != nil {
+			switch tg.Kind {
+			case TargetExec:
+				if len(tg.Command) == 0 || tg.Command[0] == "" {
+					return fmt.Errorf("%s: target.command is required for an exec target", where)
+				}
+			default:
+				return fmt.Errorf("%s: target.kind %q: want exec", where, tg.Kind)
 			}
 		}
 	}

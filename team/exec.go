@@ -20,18 +20,20 @@ import (
 // Action is one line an exec teammate writes on stdout (see the README's
 // "exec teammates" section).
 type Action struct {
-	Action    string `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke
-	To        string `json:"to,omitempty"`
-	Content   string `json:"content,omitempty"`
-	Plan      string `json:"plan,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
-	Approve   *bool  `json:"approve,omitempty"`
-	Reason    string `json:"reason,omitempty"`
-	Status    string `json:"status,omitempty"`
-	Activity  string `json:"activity,omitempty"`
-	Target    string `json:"target,omitempty"`
-	Name      string `json:"name,omitempty"` // the invoked action
-	Prompt    string `json:"prompt,omitempty"`
+	Action     string                     `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke
+	To         string                     `json:"to,omitempty"`
+	Content    string                     `json:"content,omitempty"`
+	Plan       string                     `json:"plan,omitempty"`
+	RequestID  string                     `json:"request_id,omitempty"`
+	Approve    *bool                      `json:"approve,omitempty"`
+	Reason     string                     `json:"reason,omitempty"`
+	Status     string                     `json:"status,omitempty"`
+	Activity   string                     `json:"activity,omitempty"`
+	Target     string                     `json:"target,omitempty"`
+	Name       string                     `json:"name,omitempty"` // the invoked action
+	Prompt     string                     `json:"prompt,omitempty"`
+	TimeoutSec int                        `json:"timeout_sec,omitempty"`
+	Result     *protocol.InvocationResult `json:"result,omitempty"` // the answer to an invocation
 }
 
 // proc is an exec teammate's process.
@@ -227,9 +229,37 @@ func (mt *mate) act(line []byte) error {
 		if mt.status() == protocol.MemberAwaitingApproval {
 			return errors.New("invoke: refused while the plan awaits approval")
 		}
-		mt.count(func(c *protocol.Counters) { c.Calls++ })
-		mt.rt.emit(Event{"event": "call_failed", "member": name, "target": a.Target, "action": a.Name,
-			"code": string(protocol.ErrIPC), "error": "the invocation layer is not available in this build"})
+		if a.Target == "" || a.Name == "" {
+			return errors.New("invoke: target and name are required")
+		}
+		// The answer, whatever it is, comes back on stdin as an
+		// invocation_result.
+		mt.rt.wg.Add(1)
+		go func() {
+			defer mt.rt.wg.Done()
+			res := mt.call(mt.rt.ctx, protocol.InvocationRequest{Target: a.Target, Action: a.Name, Prompt: a.Prompt, TimeoutSec: a.TimeoutSec})
+			m := protocol.NewMessage(protocol.TypeInvocationResult, a.Target, name)
+			m.Result = &res
+			mt.proc.send(inbox.Delivery{Msg: m})
+		}()
+	case "result":
+		if a.Result == nil {
+			return errors.New("result: result is required")
+		}
+		req, ok := mt.forget(a.Result.RequestID)
+		if !ok {
+			return fmt.Errorf("result: %s has no invocation %q to answer", name, a.Result.RequestID)
+		}
+		res := *a.Result
+		if err := res.Validate(); err != nil || res.CorrelationID != req.CorrelationID {
+			reason := "correlation_id does not match the request's"
+			if err != nil {
+				reason = err.Error()
+			}
+			mt.reply(req, protocol.Fail(&req, res.DurationMS, protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+name+" answered "+reason, map[string]any{"reason": reason}))
+			return fmt.Errorf("result: %s", reason)
+		}
+		mt.reply(req, res)
 	case "":
 		return errors.New("action is required")
 	default:

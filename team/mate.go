@@ -37,6 +37,8 @@ type mate struct {
 	// proc is the process of an exec teammate; startErr why it did not start.
 	proc     *proc
 	startErr error
+	// received are the invocations an exec teammate has yet to answer.
+	received map[string]protocol.InvocationRequest
 }
 
 func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
@@ -184,7 +186,11 @@ func (mt *mate) handle(_ context.Context, d inbox.Delivery) error {
 		return mt.shutdownArrived(d)
 	case protocol.TypePlanApprovalResponse:
 		return mt.planDecided(d)
-	case protocol.TypeMessage, protocol.TypeBroadcast, protocol.TypeInvocationRequest, protocol.TypeInvocationResult:
+	case protocol.TypeInvocationRequest:
+		return mt.invoked(d)
+	case protocol.TypeInvocationResult:
+		return mt.resultArrived(d)
+	case protocol.TypeMessage, protocol.TypeBroadcast:
 		return mt.forward(d)
 	default:
 		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("a teammate does not take %s", m.Type))

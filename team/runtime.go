@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/ipc"
 	"huddle/protocol"
 )
 
@@ -42,6 +43,8 @@ type Runtime struct {
 
 	done chan struct{}
 	err  error
+	ctx  context.Context
+	inv  invocations
 
 	mu    sync.Mutex
 	mates map[string]*mate
@@ -84,7 +87,8 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
-	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}, done: make(chan struct{})}
+	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}, done: make(chan struct{}), ctx: ctx}
+	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	fail := func(err error) (*Runtime, error) {
 		cancel()
 		rt.wg.Wait()

@@ -1,0 +1,154 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"huddle/protocol"
+)
+
+// Target runs an invocation somewhere: a teammate's inbox, an external
+// command, a remote huddle. It returns the target's answer as it came; the
+// Caller checks it. An *InvalidResponse error is the target's fault
+// (INVALID_RESPONSE); any other error is IPC_ERROR; ctx ending is TIMEOUT.
+type Target interface {
+	Invoke(ctx context.Context, req protocol.InvocationRequest) (protocol.InvocationResult, error)
+}
+
+// InvalidResponse says what was wrong with a target's answer.
+type InvalidResponse struct{ Reason string }
+
+func (e *InvalidResponse) Error() string { return "invalid response: " + e.Reason }
+
+// Resolver finds the target a name stands for.
+type Resolver func(name string) (Target, bool)
+
+// Caller makes calls on behalf of one caller: it applies the caller's
+// policy, resolves the target, enforces the deadline, checks the answer, and
+// writes a start and an end span to traces.jsonl for every call.
+type Caller struct {
+	TeamDir string
+	// Policy is the caller's .puruto-ipc.json; when nil every call is an
+	// IPC_ERROR saying PolicyErr.
+	Policy    *Policy
+	PolicyErr error
+	Resolve   Resolver
+	// OnSpanError is told when a span cannot be written (the call goes on).
+	OnSpanError func(error)
+}
+
+// maxResultInTrace bounds the result text kept in an end span.
+const maxResultInTrace = 2 << 10
+
+// Call runs req and always returns a result: the target's answer, or an
+// error result with the code of DESIGN §7. Missing ids are filled in: a new
+// request id, a new correlation id (a chain starts here), and the policy's
+// default timeout.
+func (c *Caller) Call(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {
+	if req.RequestID == "" {
+		req.RequestID = protocol.NewInvocationID()
+	}
+	if req.CorrelationID == "" {
+		req.CorrelationID = protocol.NewCorrelationID()
+	}
+	if req.TimeoutSec <= 0 {
+		req.TimeoutSec = DefaultTimeoutSec
+		if c.Policy != nil {
+			req.TimeoutSec = c.Policy.DefaultTimeoutSec
+		}
+	}
+	start := time.Now()
+	c.span(Span{Span: SpanStart, TS: start, RequestID: req.RequestID, CorrelationID: req.CorrelationID,
+		ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
+		Hop: req.Hop, Prompt: req.Prompt})
+	res := c.call(ctx, &req, start)
+	res.DurationMS = time.Since(start).Milliseconds()
+	end := Span{Span: SpanEnd, TS: time.Now(), RequestID: req.RequestID, CorrelationID: req.CorrelationID,
+		ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
+		Hop: req.Hop, Status: res.Status, DurationMS: res.DurationMS}
+	if res.Error != nil {
+		end.Error = &SpanError{Code: string(res.Error.Code), Message: res.Error.Message, Details: res.Error.Details}
+	} else {
+		end.Result = clipResult(res.Result)
+	}
+	c.span(end)
+	return res
+}
+
+func (c *Caller) call(ctx context.Context, req *protocol.InvocationRequest, start time.Time) protocol.InvocationResult {
+	fail := func(code protocol.ErrorCode, msg string, details any) protocol.InvocationResult {
+		return protocol.Fail(req, 0, code, msg, details)
+	}
+	if err := req.Validate(); err != nil {
+		return fail(protocol.ErrIPC, err.Error(), nil)
+	}
+	if c.Policy == nil {
+		msg := "no IPC policy for " + req.Caller
+		if c.PolicyErr != nil {
+			msg = c.PolicyErr.Error()
+		}
+		return fail(protocol.ErrIPC, msg, nil)
+	}
+	if d := c.Policy.Check(req.Target, req.Action, req.Hop); d != nil {
+		return fail(protocol.ErrDenied, d.Message, map[string]any{"reason": d.Reason, "hop": req.Hop, "max_hops": c.Policy.MaxHops})
+	}
+	var t Target
+	ok := false
+	if c.Resolve != nil {
+		t, ok = c.Resolve(req.Target)
+	}
+	if !ok {
+		return fail(protocol.ErrTargetNotFound, fmt.Sprintf("TARGET_NOT_FOUND: no target `%s`", req.Target), nil)
+	}
+	timeout := time.Duration(req.TimeoutSec) * time.Second
+	cctx, cancel := context.WithDeadline(ctx, start.Add(timeout))
+	defer cancel()
+	res, err := t.Invoke(cctx, *req)
+	var invalid *InvalidResponse
+	switch {
+	case err == nil:
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return fail(protocol.ErrTimeout, fmt.Sprintf("TIMEOUT: no answer from %s within %ds", req.Target, req.TimeoutSec), map[string]any{"timeout_sec": req.TimeoutSec})
+	case ctx.Err() != nil:
+		return fail(protocol.ErrIPC, "the call was cancelled: "+ctx.Err().Error(), nil)
+	case errors.As(err, &invalid):
+		return fail(protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+invalid.Reason, map[string]any{"reason": invalid.Reason})
+	default:
+		return fail(protocol.ErrIPC, err.Error(), nil)
+	}
+	if reason := checkAnswer(req, &res); reason != "" {
+		return fail(protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+reason, map[string]any{"reason": reason})
+	}
+	return res
+}
+
+// checkAnswer says what is wrong with a target's answer to req, if anything.
+func checkAnswer(req *protocol.InvocationRequest, res *protocol.InvocationResult) string {
+	if res.RequestID != req.RequestID {
+		return fmt.Sprintf("request_id %q does not match the request's %q", res.RequestID, req.RequestID)
+	}
+	if err := res.Validate(); err != nil {
+		return err.Error()
+	}
+	if res.CorrelationID != req.CorrelationID {
+		return fmt.Sprintf("correlation_id %q does not match the request's %q", res.CorrelationID, req.CorrelationID)
+	}
+	return ""
+}
+
+func (c *Caller) span(s Span) {
+	if err := AppendSpan(c.TeamDir, s); err != nil && c.OnSpanError != nil {
+		c.OnSpanError(err)
+	}
+}
+
+func clipResult(b json.RawMessage) string {
+	s := string(b)
+	if len(s) > maxResultInTrace {
+		s = s[:maxResultInTrace] + "…"
+	}
+	return s
+}

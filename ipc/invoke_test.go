@@ -1,0 +1,229 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+)
+
+const roleEnv = "HUDDLE_IPC_TEST_ROLE"
+
+// TestMain lets the test binary stand in for exec targets.
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(execTarget(role))
+	}
+	os.Exit(m.Run())
+}
+
+func execTarget(role string) int {
+	var req protocol.InvocationRequest
+	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
+		fmt.Fprintln(os.Stderr, "bad request:", err)
+		return 3
+	}
+	switch role {
+	case "ok":
+		res, _ := protocol.OK(&req, 5, map[string]string{"summary": "done: " + req.Prompt})
+		json.NewEncoder(os.Stdout).Encode(res)
+	case "garbage":
+		fmt.Println("this is not JSON")
+	case "mismatch":
+		req.RequestID = "req-somebodyelse"
+		res, _ := protocol.OK(&req, 5, map[string]string{"summary": "x"})
+		json.NewEncoder(os.Stdout).Encode(res)
+	case "crash":
+		fmt.Fprintln(os.Stderr, "panic: the target fell over")
+		return 2
+	case "slow":
+		time.Sleep(10 * time.Second) // a target that does not answer in time
+	}
+	return 0
+}
+
+func policy(t *testing.T, js string) *Policy {
+	t.Helper()
+	p, err := ParsePolicy([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func execResolver(role string) Resolver {
+	return func(name string) (Target, bool) {
+		if name != "tool" {
+			return nil, false
+		}
+		return ExecTarget{Command: []string{os.Args[0], "-test.run=^$"}, Env: append(os.Environ(), roleEnv+"="+role)}, true
+	}
+}
+
+func readSpans(t *testing.T, dir string) []Span {
+	t.Helper()
+	spans, err := NewTraceReader(dir).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spans
+}
+
+func TestCallerErrorsAndSpans(t *testing.T) {
+	dir := t.TempDir()
+	p := policy(t, `{"allowed_targets":["tool","ghost"],"allowed_actions":{"tool":["run"]}}`)
+	cases := []struct {
+		name   string
+		c      *Caller
+		req    protocol.InvocationRequest
+		code   protocol.ErrorCode
+		reason string
+	}{
+		{"not allowed target", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("ok")},
+			protocol.InvocationRequest{Caller: "me", Target: "other", Action: "run"}, protocol.ErrDenied, protocol.DeniedNotAllowedTarget},
+		{"not allowed action", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("ok")},
+			protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "wipe"}, protocol.ErrDenied, protocol.DeniedNotAllowedAction},
+		{"hop at max_hops", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("ok")},
+			protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "run", Hop: 2}, protocol.ErrDenied, protocol.DeniedMaxHops},
+		{"unknown target", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("ok")},
+			protocol.InvocationRequest{Caller: "me", Target: "ghost", Action: "run"}, protocol.ErrTargetNotFound, ""},
+		{"no policy", &Caller{TeamDir: dir, PolicyErr: fmt.Errorf("ipc config: open .puruto-ipc.json: no such file")},
+			protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "run"}, protocol.ErrIPC, ""},
+		{"garbage", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("garbage")},
+			protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "run"}, protocol.ErrInvalidResponse, "not an InvocationResult"},
+		{"mismatched id", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("mismatch")},
+			protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "run"}, protocol.ErrInvalidResponse, "does not match"},
+		{"crash", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("crash")},
+			protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "run"}, protocol.ErrInvalidResponse, "the target fell over"},
+		{"slow", &Caller{TeamDir: dir, Policy: p, Resolve: execResolver("slow")},
+			protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "run", TimeoutSec: 1}, protocol.ErrTimeout, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := c.c.Call(context.Background(), c.req)
+			if res.Status != protocol.ResultError || res.Error == nil || res.Error.Code != c.code {
+				t.Fatalf("got %+v, want %s", res, c.code)
+			}
+			if err := res.Validate(); err != nil {
+				t.Fatalf("the caller's own result is invalid: %v", err)
+			}
+			if c.reason != "" && !strings.Contains(string(res.Error.Details)+res.Error.Message, c.reason) {
+				t.Fatalf("details %s / message %q do not name %q", res.Error.Details, res.Error.Message, c.reason)
+			}
+		})
+	}
+	// Every call has a start and an end span.
+	spans := readSpans(t, dir)
+	if len(spans) != 2*len(cases) {
+		t.Fatalf("%d spans for %d calls", len(spans), len(cases))
+	}
+	ends := map[string]Span{}
+	for _, s := range spans {
+		if s.Span == SpanEnd {
+			ends[s.RequestID] = s
+		}
+	}
+	for _, s := range spans {
+		if s.Span == SpanStart {
+			e, ok := ends[s.RequestID]
+			if !ok || e.Status != protocol.ResultError || e.Error == nil {
+				t.Fatalf("call %s: end span %+v", s.RequestID, e)
+			}
+		}
+	}
+}
+
+func TestExecTargetOK(t *testing.T) {
+	dir := t.TempDir()
+	c := &Caller{TeamDir: dir, Policy: policy(t, `{"allowed_targets":["tool"]}`), Resolve: execResolver("ok")}
+	res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "me", Target: "tool", Action: "run", Prompt: "p1"})
+	if res.Status != protocol.ResultOK || !strings.Contains(string(res.Result), "done: p1") {
+		t.Fatalf("got %+v", res)
+	}
+	tr := NewTraces()
+	for _, s := range readSpans(t, dir) {
+		tr.Add(s)
+	}
+	chains := tr.Chains()
+	if len(chains) != 1 || chains[0].Rows[0].Call.Status != CallOK || chains[0].Rows[0].Call.Prompt != "p1" {
+		t.Fatalf("trace: %+v", chains)
+	}
+}
+
+// TestTimeoutWithLateAnswer: a teammate answers after the deadline; the
+// caller got TIMEOUT, and the answer is in the trace as late.
+func TestTimeoutWithLateAnswer(t *testing.T) {
+	dir := t.TempDir()
+	router := NewRouter(dir)
+	c := &Caller{TeamDir: dir, Policy: policy(t, `{"allowed_targets":["slowpoke"]}`),
+		Resolve: func(name string) (Target, bool) {
+			return InboxTarget{TeamDir: dir, Name: name, Router: router}, name == "slowpoke"
+		}}
+	res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "me", Target: "slowpoke", Action: "think", TimeoutSec: 1})
+	if res.Error == nil || res.Error.Code != protocol.ErrTimeout {
+		t.Fatalf("got %+v, want TIMEOUT", res)
+	}
+	// The request did reach slowpoke's inbox.
+	var got []protocol.Message
+	o, _ := inbox.NewObserver(dir, "slowpoke", true, func(d inbox.Delivery) { got = append(got, d.Msg) })
+	o.Drain()
+	if len(got) != 1 || got[0].Invocation == nil || got[0].Invocation.RequestID != res.RequestID {
+		t.Fatalf("slowpoke's inbox: %+v", got)
+	}
+	req := *got[0].Invocation
+	late, _ := protocol.OK(&req, 1500, map[string]string{"summary": "finally"})
+	if router.Deliver(late) {
+		t.Fatal("a late answer was delivered as if on time")
+	}
+	var lateEnd *Span
+	for _, s := range readSpans(t, dir) {
+		if s.Span == SpanEnd && s.Late {
+			lateEnd = &s
+		}
+	}
+	if lateEnd == nil || lateEnd.RequestID != res.RequestID || lateEnd.Status != protocol.ResultOK {
+		t.Fatalf("no late span for %s", res.RequestID)
+	}
+	tr := NewTraces()
+	for _, s := range readSpans(t, dir) {
+		tr.Add(s)
+	}
+	call := tr.Chains()[0].Rows[0].Call
+	if call.Status != CallError || call.ErrorCode != "TIMEOUT" || !call.Late {
+		t.Fatalf("the chain shows %+v, want TIMEOUT marked late", call)
+	}
+}
+
+func TestRouterDeliversOnTimeAnswers(t *testing.T) {
+	dir := t.TempDir()
+	router := NewRouter(dir)
+	target := InboxTarget{TeamDir: dir, Name: "quick", Router: router}
+	// The callee: whoever consumes quick's inbox answers at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := inbox.NewWatcher(ctx, dir, inbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Consume("quick", func(_ context.Context, d inbox.Delivery) error {
+		res, _ := protocol.OK(d.Msg.Invocation, 1, map[string]string{"summary": "hi"})
+		router.Deliver(res)
+		return nil
+	})
+	c := &Caller{TeamDir: dir, Policy: policy(t, `{"allowed_targets":["quick"]}`), Resolve: func(string) (Target, bool) { return target, true }}
+	res := c.Call(ctx, protocol.InvocationRequest{Caller: "me", Target: "quick", Action: "hello", TimeoutSec: 10})
+	if res.Status != protocol.ResultOK {
+		t.Fatalf("got %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, TracesFile)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,135 @@
+package ipc
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+)
+
+// Router hands results that arrive in a caller's inbox to the call waiting
+// for them, by request id. A result for a call that already timed out is
+// recorded in the trace as late and never delivered.
+type Router struct {
+	teamDir string
+
+	mu      sync.Mutex
+	waiting map[string]chan protocol.InvocationResult
+	// timedOut remembers recent calls that gave up, oldest first, for late
+	// answers.
+	timedOut map[string]protocol.InvocationRequest
+	order    []string
+}
+
+// maxTimedOut bounds what a Router remembers of calls that timed out.
+const maxTimedOut = 4096
+
+// NewRouter makes a router that writes late spans under teamDir.
+func NewRouter(teamDir string) *Router {
+	return &Router{teamDir: teamDir, waiting: map[string]chan protocol.InvocationResult{}, timedOut: map[string]protocol.InvocationRequest{}}
+}
+
+// expect registers a call before its request is sent.
+func (r *Router) expect(id string) chan protocol.InvocationResult {
+	ch := make(chan protocol.InvocationResult, 1)
+	r.mu.Lock()
+	r.waiting[id] = ch
+	r.mu.Unlock()
+	return ch
+}
+
+// giveUp forgets a call; when it timed out, a later answer is late.
+func (r *Router) giveUp(req protocol.InvocationRequest, timedOut bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.waiting, req.RequestID)
+	if !timedOut {
+		return
+	}
+	r.timedOut[req.RequestID] = req
+	r.order = append(r.order, req.RequestID)
+	if len(r.order) > maxTimedOut {
+		delete(r.timedOut, r.order[0])
+		r.order = r.order[1:]
+	}
+}
+
+// Deliver routes a result. It reports whether a waiting call took it; a
+// result for a call that timed out is written to the trace as late.
+func (r *Router) Deliver(res protocol.InvocationResult) bool {
+	r.mu.Lock()
+	ch, ok := r.waiting[res.RequestID]
+	if ok {
+		delete(r.waiting, res.RequestID)
+	}
+	req, late := r.timedOut[res.RequestID]
+	if late {
+		delete(r.timedOut, res.RequestID)
+	}
+	r.mu.Unlock()
+	switch {
+	case ok:
+		ch <- res
+		return true
+	case late:
+		end := Span{Span: SpanEnd, TS: time.Now(), RequestID: req.RequestID, CorrelationID: req.CorrelationID,
+			ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
+			Hop: req.Hop, Status: res.Status, DurationMS: res.DurationMS, Late: true}
+		if res.Error != nil {
+			end.Error = &SpanError{Code: string(res.Error.Code), Message: res.Error.Message}
+		} else {
+			end.Result = clipResult(res.Result)
+		}
+		AppendSpan(r.teamDir, end)
+	}
+	return false
+}
+
+// InboxTarget is a teammate: the request goes to its inbox as an
+// invocation_request, and its answer comes back to the caller's inbox,
+// where whoever consumes or observes that inbox hands it to Router.
+type InboxTarget struct {
+	TeamDir string
+	Name    string
+	Router  *Router
+}
+
+func (t InboxTarget) Invoke(ctx context.Context, req protocol.InvocationRequest) (protocol.InvocationResult, error) {
+	ch := t.Router.expect(req.RequestID)
+	m := protocol.NewMessage(protocol.TypeInvocationRequest, req.Caller, t.Name)
+	m.Invocation = &req
+	if err := inbox.Append(t.TeamDir, t.Name, &m); err != nil {
+		t.Router.giveUp(req, false)
+		return protocol.InvocationResult{}, fmt.Errorf("send to %s: %w", t.Name, err)
+	}
+	select {
+	case res := <-ch:
+		return res, nil
+	case <-ctx.Done():
+		t.Router.giveUp(req, true)
+		return protocol.InvocationResult{}, ctx.Err()
+	}
+}
+
+// WatchResults follows caller's inbox read-only, from its current end, and
+// hands every invocation_result in it to r: how a process that does not
+// consume that inbox (huddle call) gets its answers. stop ends it.
+func WatchResults(ctx context.Context, teamDir, caller string, r *Router) (stop func() error, err error) {
+	w, err := inbox.NewWatcher(ctx, teamDir, inbox.Options{Rescan: 250 * time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	_, err = w.Observe(caller, false, func(d inbox.Delivery) {
+		if d.Msg.Type == protocol.TypeInvocationResult && d.Msg.Result != nil {
+			r.Deliver(*d.Msg.Result)
+		}
+	})
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w.Close, nil
+}

@@ -1,0 +1,186 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"huddle/inbox"
+	"huddle/ipc"
+	"huddle/protocol"
+)
+
+// invocations is the runtime's part of the invocation layer: one Caller per
+// member (its policy), one Router for the answers that come back to the
+// members' inboxes, and the targets that names resolve to.
+type invocations struct {
+	router  *ipc.Router
+	mu      sync.Mutex
+	callers map[string]*ipc.Caller
+}
+
+// Resolver returns the targets of team t in dir: a member with a target goes
+// there; any other member is a teammate reached through its inbox.
+func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
+	return func(name string) (ipc.Target, bool) {
+		spec, ok := t.Member(name)
+		if !ok {
+			return nil, false
+		}
+		if tg := spec.Target; tg != nil && tg.Kind == TargetExec {
+			cwd := spec.Dir
+			if cwd != "" && !filepath.IsAbs(cwd) {
+				cwd = filepath.Join(dir, cwd)
+			}
+			return ipc.ExecTarget{Command: tg.Command, Dir: cwd}, true
+		}
+		return ipc.InboxTarget{TeamDir: dir, Name: name, Router: router}, true
+	}
+}
+
+// CallerFor builds the Caller of a member of t: its policy from team.json,
+// or an IPC_ERROR for every call saying why there is none.
+func CallerFor(dir string, t *Team, member string, router *ipc.Router) *ipc.Caller {
+	c := &ipc.Caller{TeamDir: dir, Resolve: Resolver(dir, t, router)}
+	spec, _ := t.Member(member)
+	path := spec.PolicyPath(dir)
+	if path == "" {
+		c.PolicyErr = fmt.Errorf("IPC_ERROR: %s has no %s (set \"ipc\" or \"dir\" in team.json)", member, ipc.ConfigFile)
+		return c
+	}
+	c.Policy, c.PolicyErr = ipc.LoadPolicy(path)
+	if c.PolicyErr != nil {
+		c.PolicyErr = fmt.Errorf("IPC_ERROR: %s: %w", member, c.PolicyErr)
+	}
+	return c
+}
+
+func (rt *Runtime) caller(member string) *ipc.Caller {
+	rt.inv.mu.Lock()
+	defer rt.inv.mu.Unlock()
+	c, ok := rt.inv.callers[member]
+	if !ok {
+		c = CallerFor(rt.dir, rt.team, member, rt.inv.router)
+		c.OnSpanError = func(err error) { rt.emit(Event{"event": "error", "member": member, "error": err.Error()}) }
+		rt.inv.callers[member] = c
+	}
+	return c
+}
+
+// call makes a call as member and reports it in the events.
+func (mt *mate) call(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {
+	req.Caller = mt.spec.Name
+	mt.count(func(c *protocol.Counters) { c.Calls++ })
+	res := mt.rt.caller(mt.spec.Name).Call(ctx, req)
+	e := Event{"event": "call", "member": mt.spec.Name, "target": req.Target, "action": req.Action,
+		"request_id": res.RequestID, "correlation_id": res.CorrelationID, "status": res.Status, "duration_ms": res.DurationMS}
+	if res.Error != nil {
+		e["code"] = string(res.Error.Code)
+		e["error"] = res.Error.Message
+	}
+	mt.rt.emit(e)
+	return res
+}
+
+// invoked handles an invocation_request in this member's inbox.
+func (mt *mate) invoked(d inbox.Delivery) error {
+	req := *d.Msg.Invocation
+	if req.Target != mt.spec.Name {
+		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("invocation for %q in the inbox of %q", req.Target, mt.spec.Name))
+		return nil
+	}
+	if mt.proc != nil {
+		mt.remember(req)
+		return mt.forward(d)
+	}
+	// Answer off the inbox loop: an action may take its time or call onward.
+	mt.rt.wg.Add(1)
+	go func() {
+		defer mt.rt.wg.Done()
+		mt.reply(req, mt.answerAction(mt.rt.ctx, req))
+	}()
+	return nil
+}
+
+// answerAction runs one of the member's actions.
+func (mt *mate) answerAction(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {
+	start := time.Now()
+	spec, ok := mt.spec.Actions[req.Action]
+	if !ok {
+		names := make([]string, 0, len(mt.spec.Actions))
+		for n := range mt.spec.Actions {
+			names = append(names, n)
+		}
+		return protocol.Fail(&req, 0, protocol.ErrIPC, fmt.Sprintf("%s has no action %q", mt.spec.Name, req.Action),
+			map[string]any{"action": req.Action, "actions": names})
+	}
+	if err := sleep(ctx, nil, time.Duration(spec.Delay)); err != nil {
+		return protocol.Fail(&req, time.Since(start).Milliseconds(), protocol.ErrIPC, "stopped before answering", nil)
+	}
+	reply := map[string]any{"summary": spec.Reply}
+	if c := spec.Call; c != nil {
+		prompt := c.Prompt
+		if prompt == "" {
+			prompt = req.Prompt
+		}
+		onward := mt.call(ctx, protocol.InvocationRequest{
+			CorrelationID: req.CorrelationID, ParentRequestID: req.RequestID, Hop: req.Hop + 1,
+			Target: c.Target, Action: c.Action, Prompt: prompt, TimeoutSec: c.TimeoutSec,
+		})
+		folded := map[string]any{"status": onward.Status}
+		if onward.Error != nil {
+			folded["error"] = onward.Error.Code
+			folded["message"] = onward.Error.Message
+		} else {
+			var out any
+			if json.Unmarshal(onward.Result, &out) == nil {
+				folded["result"] = out
+			}
+		}
+		reply["onward"] = map[string]any{c.Target + "." + c.Action: folded}
+	}
+	res, err := protocol.OK(&req, time.Since(start).Milliseconds(), reply)
+	if err != nil {
+		return protocol.Fail(&req, 0, protocol.ErrIPC, err.Error(), nil)
+	}
+	return res
+}
+
+// reply sends a result to the caller's inbox.
+func (mt *mate) reply(req protocol.InvocationRequest, res protocol.InvocationResult) {
+	m := protocol.NewMessage(protocol.TypeInvocationResult, mt.spec.Name, req.Caller)
+	m.Result = &res
+	if err := inbox.Append(mt.rt.dir, req.Caller, &m); err != nil {
+		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("answering %s: %v", req.RequestID, err)})
+	}
+}
+
+// resultArrived hands an invocation_result in this member's inbox to the
+// call waiting for it. One nobody waits for may be for a process that
+// observes this inbox (huddle call), so it is left alone.
+func (mt *mate) resultArrived(d inbox.Delivery) error {
+	mt.rt.inv.router.Deliver(*d.Msg.Result)
+	return nil
+}
+
+// remember keeps the invocations an exec member received until it answers
+// them, to check its answers and to answer for it when it answers wrong.
+func (mt *mate) remember(req protocol.InvocationRequest) {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if mt.received == nil {
+		mt.received = map[string]protocol.InvocationRequest{}
+	}
+	mt.received[req.RequestID] = req
+}
+
+func (mt *mate) forget(id string) (protocol.InvocationRequest, bool) {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	req, ok := mt.received[id]
+	delete(mt.received, id)
+	return req, ok
+}
