@@ -43,6 +43,12 @@ func echoProcess(garbage bool) int {
 				fmt.Println("not json at all")
 			}
 			enc.Encode(Action{Action: "send", To: m.From, Content: "echo: " + m.Content})
+		case protocol.TypeInvocationRequest:
+			res, _ := protocol.OK(m.Invocation, 1, map[string]string{"summary": "echo: " + m.Invocation.Prompt})
+			if garbage {
+				res.Status = "" // a malformed answer
+			}
+			enc.Encode(Action{Action: "result", Result: &res})
 		case protocol.TypeShutdownRequest:
 			enc.Encode(Action{Action: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "bye"})
 			return 0

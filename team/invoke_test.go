@@ -1,0 +1,221 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/ipc"
+	"huddle/protocol"
+)
+
+// withPolicy gives a member a .puruto-ipc.json in dir/ipc/.
+func withPolicy(t *testing.T, dir string, spec MemberSpec, policy string) MemberSpec {
+	t.Helper()
+	rel := filepath.Join("ipc", spec.Name+".json")
+	if err := os.MkdirAll(filepath.Join(dir, "ipc"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rel), []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec.IPC = rel
+	return spec
+}
+
+func chains(t *testing.T, dir string) []ipc.Chain {
+	t.Helper()
+	spans, err := ipc.NewTraceReader(dir).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := ipc.NewTraces()
+	for _, s := range spans {
+		tr.Add(s)
+	}
+	return tr.Chains()
+}
+
+// TestTwoHopChainAndMaxHops: reservas → finanzas.pagar_factura →
+// data.escribir, whose onward call at hop 2 is DENIED (max_hops), folded
+// into its answer; one correlation id, linked by parent ids.
+func TestTwoHopChainAndMaxHops(t *testing.T) {
+	dir := t.TempDir()
+	reservas := withPolicy(t, dir, scripted("reservas", "", Step{Call: "finanzas", Action: "pagar_factura", Prompt: "invoice #123", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)}),
+		`{"allowed_targets":["finanzas"],"allowed_actions":{"finanzas":["pagar_factura"]},"max_hops":2}`)
+	finanzas := withPolicy(t, dir, scripted("finanzas", "", Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["data"],"max_hops":2}`)
+	finanzas.Actions = map[string]ActionSpec{"pagar_factura": {Reply: "invoice paid", Call: &CallSpec{Target: "data", Action: "escribir", Prompt: "record payment"}}}
+	data := withPolicy(t, dir, scripted("data", "", Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["auditor"],"max_hops":2}`)
+	data.Actions = map[string]ActionSpec{"escribir": {Reply: "written", Call: &CallSpec{Target: "auditor", Action: "archivar"}}}
+	auditor := scripted("auditor", "", Step{Wait: Duration(time.Hour)})
+	auditor.Actions = map[string]ActionSpec{"archivar": {Reply: "archived"}}
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{reservas, finanzas, data, auditor}})
+	ev := startTeam(t, dir, Options{})
+	waitFor(t, 10*time.Second, "reservas's call to end", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
+	})
+	cs := chains(t, dir)
+	if len(cs) != 1 || len(cs[0].Rows) != 3 {
+		t.Fatalf("want one chain of three calls, got %+v", cs)
+	}
+	rows := cs[0].Rows
+	want := []struct {
+		caller, target string
+		hop, depth     int
+		status, code   string
+	}{
+		{"reservas", "finanzas", 0, 0, ipc.CallOK, ""},
+		{"finanzas", "data", 1, 1, ipc.CallOK, ""},
+		{"data", "auditor", 2, 2, ipc.CallError, "DENIED"},
+	}
+	for i, w := range want {
+		c := rows[i].Call
+		if c.Caller != w.caller || c.Target != w.target || c.Hop != w.hop || rows[i].Depth != w.depth || c.Status != w.status || c.ErrorCode != w.code {
+			t.Errorf("row %d: %s → %s hop %d depth %d %s %s; want %+v", i, c.Caller, c.Target, c.Hop, rows[i].Depth, c.Status, c.ErrorCode, w)
+		}
+		if c.CorrelationID != cs[0].CorrelationID {
+			t.Errorf("row %d has correlation %s", i, c.CorrelationID)
+		}
+		if i > 0 && c.ParentRequestID != rows[i-1].Call.RequestID {
+			t.Errorf("row %d: parent %s, want %s", i, c.ParentRequestID, rows[i-1].Call.RequestID)
+		}
+	}
+	if rows[2].Call.ErrorReason != protocol.DeniedMaxHops {
+		t.Errorf("the denial's reason is %q, want max_hops", rows[2].Call.ErrorReason)
+	}
+	// The answer reservas got folds both onward answers in.
+	var reply struct {
+		Summary string                                 `json:"summary"`
+		Onward  map[string]struct{ Status, Error any } `json:"onward"`
+	}
+	if err := json.Unmarshal([]byte(rows[0].Call.Result), &reply); err != nil || reply.Summary != "invoice paid" || reply.Onward["data.escribir"].Status != "ok" {
+		t.Fatalf("reservas's answer: %s (%v)", rows[0].Call.Result, err)
+	}
+	if !strings.Contains(rows[1].Call.Result, "DENIED") {
+		t.Fatalf("data's answer does not fold the denial in: %s", rows[1].Call.Result)
+	}
+}
+
+func TestUnknownActionNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	caller := withPolicy(t, dir, scripted("caller", "", Step{Call: "callee", Action: "fly", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["callee"]}`)
+	callee := scripted("callee", "", Step{Wait: Duration(time.Hour)})
+	callee.Actions = map[string]ActionSpec{"walk": {Reply: "walked"}}
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{caller, callee}})
+	ev := startTeam(t, dir, Options{})
+	waitFor(t, 10*time.Second, "the call to end", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "call" })
+	})
+	c := chains(t, dir)[0].Rows[0].Call
+	if c.Status != ipc.CallError || !strings.Contains(c.ErrorMessage, `callee has no action "fly"`) {
+		t.Fatalf("got %+v", c)
+	}
+}
+
+// TestExecTeammateAnswersAndMisanswers: an exec teammate answers through
+// its result action; a malformed answer reaches the caller as
+// INVALID_RESPONSE.
+func TestExecTeammateAnswersAndMisanswers(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	execSpec := func(name, role string) MemberSpec {
+		return MemberSpec{Name: name, Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{"/usr/bin/env", roleEnv + "=" + role, exe}}}
+	}
+	caller := withPolicy(t, dir, scripted("caller", "",
+		Step{Call: "good", Action: "audit", Prompt: "invoice 7", TimeoutSec: 10},
+		Step{Call: "bad", Action: "audit", Prompt: "invoice 8", TimeoutSec: 10},
+		Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["good","bad"]}`)
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{caller, execSpec("good", "echo"), execSpec("bad", "garbage")}})
+	ev := startTeam(t, dir, Options{})
+	waitFor(t, 15*time.Second, "both calls", func() bool {
+		n := 0
+		ev.mu.Lock()
+		for _, e := range ev.es {
+			if e["event"] == "call" {
+				n++
+			}
+		}
+		ev.mu.Unlock()
+		return n == 2
+	})
+	byTarget := map[string]*ipc.Call{}
+	for _, c := range chains(t, dir) {
+		byTarget[c.Rows[0].Call.Target] = c.Rows[0].Call
+	}
+	if g := byTarget["good"]; g == nil || g.Status != ipc.CallOK || !strings.Contains(g.Result, "echo: invoice 7") {
+		t.Fatalf("good: %+v", g)
+	}
+	if b := byTarget["bad"]; b == nil || b.ErrorCode != "INVALID_RESPONSE" {
+		t.Fatalf("bad: %+v", b)
+	}
+}
+
+// TestThousandConcurrentCalls: 1,000 calls at once across 10 scripted
+// teammates; every caller gets its own answer and every call's chain is
+// complete in traces.jsonl.
+func TestThousandConcurrentCalls(t *testing.T) {
+	dir := t.TempDir()
+	var members []MemberSpec
+	var names []string
+	for i := range 10 {
+		m := scripted(fmt.Sprintf("w%d", i), "", Step{Wait: Duration(time.Hour)})
+		m.Actions = map[string]ActionSpec{"echo": {Reply: "ok"}}
+		members = append(members, m)
+		names = append(names, fmt.Sprintf("%q", m.Name))
+	}
+	driver := withPolicy(t, dir, MemberSpec{Name: "driver", Runtime: RuntimeSpec{Kind: RuntimeExternal}},
+		`{"allowed_targets":[`+strings.Join(names, ",")+`]}`)
+	writeTeam(t, dir, Team{Name: "t", Members: append(members, driver)})
+	startTeam(t, dir, Options{})
+
+	tm, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := ipc.NewRouter(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := ipc.WatchResults(ctx, dir, "driver", router)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	caller := CallerFor(dir, tm, "driver", router)
+	const n = 1000
+	results := make([]protocol.InvocationResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = caller.Call(ctx, protocol.InvocationRequest{RequestID: fmt.Sprintf("req-job-%d", i), Caller: "driver", Target: fmt.Sprintf("w%d", i%10), Action: "echo",
+				Prompt: fmt.Sprintf("job %d", i), TimeoutSec: 60})
+		}()
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for i, r := range results {
+		if r.Status != protocol.ResultOK || r.RequestID != fmt.Sprintf("req-job-%d", i) {
+			t.Fatalf("call %d got %+v", i, r)
+		}
+		if ids[r.RequestID] {
+			t.Fatalf("two callers got the answer %s", r.RequestID)
+		}
+		ids[r.RequestID] = true
+	}
+	cs := chains(t, dir)
+	if len(cs) != n {
+		t.Fatalf("%d chains in traces.jsonl, want %d", len(cs), n)
+	}
+	for _, c := range cs {
+		if len(c.Rows) != 1 || c.Rows[0].Call.Status != ipc.CallOK || c.Rows[0].Call.Start.IsZero() || !ids[c.Rows[0].Call.RequestID] {
+			t.Fatalf("incomplete chain %+v", c.Rows[0].Call)
+		}
+	}
+}
