@@ -30,6 +30,7 @@ type Resolver func(name string) (Target, bool)
 // policy, resolves the target, enforces the deadline, checks the answer, and
 // writes a start and an end span to traces.jsonl for every call.
 type Caller struct {
+	// TeamDir is where traces.jsonl is; "" writes no spans.
 	TeamDir string
 	// Policy is the caller's .puruto-ipc.json; when nil every call is an
 	// IPC_ERROR saying PolicyErr.
@@ -140,6 +141,9 @@ func checkAnswer(req *protocol.InvocationRequest, res *protocol.InvocationResult
 }
 
 func (c *Caller) span(s Span) {
+	if c.TeamDir == "" {
+		return // no team directory: nowhere to trace
+	}
 	if err := AppendSpan(c.TeamDir, s); err != nil && c.OnSpanError != nil {
 		c.OnSpanError(err)
 	}
