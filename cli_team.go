@@ -20,7 +20,7 @@ import (
 
 func init() {
 	commands = append(commands,
-		command{name: "init", summary: "write the demo team as an editable team.json", run: runInit},
+		command{name: "init", summary: "write the demo team as an editable team.json (--ipc: a Puruto repo's IPC files)", run: runInit},
 		command{name: "status", summary: "show each member's status and activity", run: runStatus},
 		command{name: "requests", summary: "list pending requests (--all for every one)", run: runRequests},
 		command{name: "approve", summary: "approve a teammate's plan", run: runApprove},
@@ -140,12 +140,18 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func runInit(args []string, stdout, stderr io.Writer) int {
-	c := newLeadCmd("init", "[--dir D]",
+	c := newLeadCmd("init", "[--dir D] | --ipc [PATH] [--owner NAME]",
 		"Write the demo team as team.json in the team directory, to edit into your own.\n"+
-			"An existing team.json is never overwritten.", stderr)
+			"With --ipc, write a Puruto repo's .puruto-ipc.json and /call skill in PATH instead.\n"+
+			"An existing file is never overwritten.", stderr)
+	ipcRepo := c.fs.Bool("ipc", false, "write .puruto-ipc.json and .claude/skills/call/SKILL.md in PATH (default .)")
+	owner := c.fs.String("owner", "", "with --ipc: the owner `name` (default: PATH's base name)")
 	pos, code, ok := c.parse(args)
 	if !ok {
 		return code
+	}
+	if *ipcRepo || *owner != "" {
+		return initIPC(c, pos, *ipcRepo, *owner, stdout)
 	}
 	if code, ok := c.wantArgs(pos, 0, 0, ""); !ok {
 		return code
