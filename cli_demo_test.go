@@ -71,11 +71,11 @@ func TestDemoTeamEndToEnd(t *testing.T) {
 	if r := loadRequest(t, dir, id); r.Status != protocol.RequestRejected || r.ResolvedBy != "reservas" || r.ResponseReason == "" {
 		t.Fatalf("shutdown mid-work: %+v", r)
 	}
-	if !up.saw(func(e map[string]any) bool {
-		return e["event"] == "request_resolved" && e["id"] == id && e["status"] == "rejected"
-	}) {
-		t.Error("the rejection is not in the event stream")
-	}
+	waitUntil(t, 10*time.Second, "the rejection in the event stream", func() bool {
+		return up.saw(func(e map[string]any) bool {
+			return e["event"] == "request_resolved" && e["id"] == id && e["status"] == "rejected"
+		})
+	})
 }
 
 func mustRequests(t *testing.T, dir string) []protocol.Request {

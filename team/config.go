@@ -1,7 +1,7 @@
 package team
 
 import (
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -397,28 +397,51 @@ func (t *Team) Member(name string) (MemberSpec, bool) {
 	return MemberSpec{}, false
 }
 
-//go:embed demo.json
-var demoTeam []byte
+//go:embed demo
+var demoFS embed.FS
 
 // DemoTeam returns the embedded demo team's team.json.
-func DemoTeam() []byte { return demoTeam }
+func DemoTeam() []byte {
+	b, _ := demoFS.ReadFile("demo/team.json")
+	return b
+}
 
-// Init writes the demo team as an editable team.json in dir. It refuses to
-// overwrite an existing one.
+// Init writes the demo team into dir: an editable team.json and the
+// members' .puruto-ipc.json files under ipc/. It refuses to overwrite any
+// of them.
 func Init(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	f, err := os.OpenFile(ConfigPath(dir), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("init: %s already exists; not overwriting it", ConfigPath(dir))
+	// team.json first: it is what says a team lives here.
+	files := []string{"team.json"}
+	ents, _ := demoFS.ReadDir("demo/ipc")
+	for _, e := range ents {
+		files = append(files, "ipc/"+e.Name())
+	}
+	for _, name := range files {
+		b, err := demoFS.ReadFile("demo/" + name)
+		if err != nil {
+			return fmt.Errorf("init: %w", err)
 		}
-		return fmt.Errorf("init: %w", err)
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("init: %s already exists; not overwriting it", path)
+			}
+			return fmt.Errorf("init: %w", err)
+		}
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
 	}
-	if _, err := f.Write(demoTeam); err != nil {
-		f.Close()
-		return fmt.Errorf("init: %w", err)
-	}
-	return f.Close()
+	return nil
 }
