@@ -23,8 +23,9 @@ type InvalidResponse struct{ Reason string }
 
 func (e *InvalidResponse) Error() string { return "invalid response: " + e.Reason }
 
-// Resolver finds the target a name stands for.
-type Resolver func(name string) (Target, bool)
+// Resolver finds the target a name stands for; a nil Target means there is
+// none, and the reason (may be "") says why: TARGET_NOT_FOUND.
+type Resolver func(name string) (t Target, reason string)
 
 // Caller makes calls on behalf of one caller: it applies the caller's
 // policy, resolves the target, enforces the deadline, checks the answer, and
@@ -97,12 +98,16 @@ func (c *Caller) call(ctx context.Context, req *protocol.InvocationRequest, star
 		return fail(protocol.ErrDenied, d.Message, map[string]any{"reason": d.Reason, "hop": req.Hop, "max_hops": c.Policy.MaxHops})
 	}
 	var t Target
-	ok := false
+	reason := ""
 	if c.Resolve != nil {
-		t, ok = c.Resolve(req.Target)
+		t, reason = c.Resolve(req.Target)
 	}
-	if !ok {
-		return fail(protocol.ErrTargetNotFound, fmt.Sprintf("TARGET_NOT_FOUND: no target `%s`", req.Target), nil)
+	if t == nil {
+		msg := fmt.Sprintf("TARGET_NOT_FOUND: no target `%s`", req.Target)
+		if reason != "" {
+			msg = fmt.Sprintf("TARGET_NOT_FOUND: `%s` %s", req.Target, reason)
+		}
+		return fail(protocol.ErrTargetNotFound, msg, nil)
 	}
 	timeout := time.Duration(req.TimeoutSec) * time.Second
 	cctx, cancel := context.WithDeadline(ctx, start.Add(timeout))

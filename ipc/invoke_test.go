@@ -59,11 +59,11 @@ func policy(t *testing.T, js string) *Policy {
 }
 
 func execResolver(role string) Resolver {
-	return func(name string) (Target, bool) {
+	return func(name string) (Target, string) {
 		if name != "tool" {
-			return nil, false
+			return nil, ""
 		}
-		return ExecTarget{Command: []string{os.Args[0], "-test.run=^$"}, Env: append(os.Environ(), roleEnv+"="+role)}, true
+		return ExecTarget{Command: []string{os.Args[0], "-test.run=^$"}, Env: append(os.Environ(), roleEnv+"="+role)}, ""
 	}
 }
 
@@ -163,8 +163,8 @@ func TestTimeoutWithLateAnswer(t *testing.T) {
 	dir := t.TempDir()
 	router := NewRouter(dir)
 	c := &Caller{TeamDir: dir, Policy: policy(t, `{"allowed_targets":["slowpoke"]}`),
-		Resolve: func(name string) (Target, bool) {
-			return InboxTarget{TeamDir: dir, Name: name, Router: router}, name == "slowpoke"
+		Resolve: func(name string) (Target, string) {
+			return InboxTarget{TeamDir: dir, Name: name, Router: router}, ""
 		}}
 	res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "me", Target: "slowpoke", Action: "think", TimeoutSec: 1})
 	if res.Error == nil || res.Error.Code != protocol.ErrTimeout {
@@ -218,7 +218,7 @@ func TestRouterDeliversOnTimeAnswers(t *testing.T) {
 		router.Deliver(res)
 		return nil
 	})
-	c := &Caller{TeamDir: dir, Policy: policy(t, `{"allowed_targets":["quick"]}`), Resolve: func(string) (Target, bool) { return target, true }}
+	c := &Caller{TeamDir: dir, Policy: policy(t, `{"allowed_targets":["quick"]}`), Resolve: func(string) (Target, string) { return target, "" }}
 	res := c.Call(ctx, protocol.InvocationRequest{Caller: "me", Target: "quick", Action: "hello", TimeoutSec: 10})
 	if res.Status != protocol.ResultOK {
 		t.Fatalf("got %+v", res)

@@ -23,21 +23,25 @@ type invocations struct {
 }
 
 // Resolver returns the targets of team t in dir: a member with a target goes
-// there; any other member is a teammate reached through its inbox.
+// there; any other member is a teammate reached through its inbox, unless
+// its run is over (stopped or crashed): then it is not available.
 func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
-	return func(name string) (ipc.Target, bool) {
+	return func(name string) (ipc.Target, string) {
 		spec, ok := t.Member(name)
 		if !ok {
-			return nil, false
+			return nil, "is not a member of team " + t.Name
 		}
 		if tg := spec.Target; tg != nil && tg.Kind == TargetExec {
 			cwd := spec.Dir
 			if cwd != "" && !filepath.IsAbs(cwd) {
 				cwd = filepath.Join(dir, cwd)
 			}
-			return ipc.ExecTarget{Command: tg.Command, Dir: cwd}, true
+			return ipc.ExecTarget{Command: tg.Command, Dir: cwd}, ""
 		}
-		return ipc.InboxTarget{TeamDir: dir, Name: name, Router: router}, true
+		if rec, err := LoadMember(dir, name); err == nil && rec.Status.IsTerminal() {
+			return nil, fmt.Sprintf("is not available: it is %s", rec.Status)
+		}
+		return ipc.InboxTarget{TeamDir: dir, Name: name, Router: router}, ""
 	}
 }
 

@@ -219,3 +219,26 @@ func TestThousandConcurrentCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestCallToAGoneMemberIsTargetNotFound: a member whose run is over is not
+// available, and a call says so at once instead of waiting for a deadline.
+func TestCallToAGoneMemberIsTargetNotFound(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	broken := MemberSpec{Name: "broken", Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{"/usr/bin/env", roleEnv + "=crash", exe}}}
+	driver := withPolicy(t, dir, MemberSpec{Name: "driver", Runtime: RuntimeSpec{Kind: RuntimeExternal}}, `{"allowed_targets":["broken","nobody"]}`)
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{broken, driver}})
+	startTeam(t, dir, Options{})
+	waitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
+	tm, _ := Load(dir)
+	c := CallerFor(dir, tm, "driver", ipc.NewRouter(dir))
+	for target, want := range map[string]string{"broken": "is not available: it is crashed", "nobody": "is not a member of team t"} {
+		res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "driver", Target: target, Action: "x", TimeoutSec: 30})
+		if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound || !strings.Contains(res.Error.Message, want) {
+			t.Errorf("call to %s: %+v", target, res.Error)
+		}
+		if res.DurationMS > 5000 {
+			t.Errorf("call to %s took %dms: it waited instead of failing", target, res.DurationMS)
+		}
+	}
+}
