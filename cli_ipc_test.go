@@ -430,3 +430,47 @@ func TestCLIIPCCommandsHelp(t *testing.T) {
 		}
 	}
 }
+
+// The /call skill that init --ipc writes tells the truth about huddle call:
+// it runs from the repo, reads ./.puruto-ipc.json, prints {request,
+// response} and exits 1 on an error result.
+func TestCLIInitIPCSkillMatchesHuddleCall(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "puruto-reservas")
+	huddle(t, "init", "--ipc", repo).wantOK(t, "init --ipc")
+	huddleIn(t, repo, nil, "init").wantOK(t, "init") // the demo team in ./.huddle
+	skill, err := os.ReadFile(filepath.Join(repo, ".claude", "skills", "call", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`"request"`, `"response"`, "--correlation-id", "--hop", "- 1: response.status is error"} {
+		if !bytes.Contains(skill, []byte(s)) {
+			t.Fatalf("SKILL.md does not say %q", s)
+		}
+	}
+	r := huddleIn(t, repo, nil, "call", "--target", "finanzas", "--action", "pagar_factura", "--prompt", "Pay invoice #123")
+	if r.code != exitFail {
+		t.Fatalf("call under the template's empty allowlist: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var out struct {
+		Request struct {
+			Caller string `json:"caller"`
+			Hop    int    `json:"hop"`
+		} `json:"request"`
+		Response struct {
+			Status string `json:"status"`
+			Error  struct {
+				Code    string `json:"code"`
+				Details struct {
+					Reason string `json:"reason"`
+				} `json:"details"`
+			} `json:"error"`
+		} `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if out.Request.Caller != "puruto-reservas" || out.Response.Status != "error" || out.Response.Error.Code != "DENIED" ||
+		out.Response.Error.Details.Reason != "not_allowed_target" {
+		t.Fatalf("call: %+v\n%s", out, r.stdout)
+	}
+}

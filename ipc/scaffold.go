@@ -35,7 +35,7 @@ func ScaffoldSkill(owner string) []byte {
 
 const skillTemplate = `---
 name: call
-description: Delegate a task to another agent (a Puruto or a huddle teammate) through huddle's policy-checked IPC. Use for "/call TARGET ACTION \"PROMPT\"", or when work belongs to another agent.
+description: Delegate a task to another agent (a Puruto or a huddle teammate) through huddle's policy-checked IPC. Use for /call TARGET ACTION "PROMPT", or when work belongs to another agent.
 ---
 
 # /call — delegate to another agent
@@ -52,39 +52,43 @@ Run, from this repository's root (the directory that holds .puruto-ipc.json):
 
     huddle call --target TARGET --action ACTION --prompt "PROMPT"
 
-huddle call reads ./.puruto-ipc.json (owner {{owner}}) and enforces it before
-anything is sent:
+huddle call reads ./.puruto-ipc.json (owner {{owner}}, the caller) and
+enforces it before anything is sent:
 
 - enabled must be true;
 - TARGET must be in allowed_targets (an empty list denies every target);
 - if allowed_actions names TARGET, ACTION must be in its list;
-- the delegation depth must stay below max_hops;
-- the call waits at most default_timeout_sec seconds.
+- the call's hop must be below max_hops;
+- the call waits default_timeout_sec seconds unless --timeout SECONDS says
+  otherwise.
 
-huddle call makes the request_id and the correlation_id and records the call
-in the team's traces; do not invent them.
+The targets are the members of the huddle team in --dir (default $HUDDLE_DIR,
+else .huddle); every call is recorded in that team's traces.jsonl.
+
+huddle call makes the request_id and the correlation_id. When you were
+invoked yourself (a request with correlation_id C at hop H), pass the chain
+on: --correlation-id C --hop H+1. Never invent ids or lower the hop.
 
 ## What it prints
 
-One InvocationResult as JSON on stdout:
+One JSON object on stdout: the request sent and the InvocationResult.
 
-    {"request_id": "…", "correlation_id": "…", "status": "ok", "duration_ms": 824,
-     "result": {"summary": "…"}}
+    {"request": {"request_id": "…", "correlation_id": "…", "caller": "{{owner}}",
+                 "target": "…", "action": "…", "prompt": "…", "timeout_sec": 120, "hop": 0},
+     "response": {"request_id": "…", "correlation_id": "…", "status": "ok",
+                  "duration_ms": 824, "result": {"summary": "…"}}}
 
-or, when the call failed:
-
-    {"request_id": "…", "correlation_id": "…", "status": "error", "duration_ms": 15,
-     "error": {"code": "DENIED", "message": "…", "details": {"reason": "not_allowed_target"}}}
-
-Error codes: TARGET_NOT_FOUND, DENIED (details.reason: not_allowed_target,
-not_allowed_action, max_hops, disabled), TIMEOUT, INVALID_RESPONSE, IPC_ERROR.
+When the call failed, response.status is "error" and response.error is
+{"code", "message", "details"}. Codes: TARGET_NOT_FOUND, DENIED
+(details.reason: not_allowed_target, not_allowed_action, max_hops, disabled),
+TIMEOUT, INVALID_RESPONSE, IPC_ERROR (e.g. no readable ./.puruto-ipc.json).
 
 ## Exit codes
 
-- 0: status ok; use result.
-- 1: status error; tell the user the code and message, and do not retry a
-  DENIED call: change .puruto-ipc.json instead, if the user agrees.
-- 2: bad arguments (a flag is missing or malformed).
+- 0: response.status is ok; use response.result.
+- 1: response.status is error; tell the user the code and message. Do not
+  retry a DENIED call: the fix is in .puruto-ipc.json, if the user agrees.
+- 2: bad arguments (a flag missing or malformed); one line on stderr.
 
 ## Rules
 
