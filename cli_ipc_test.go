@@ -474,3 +474,16 @@ func TestCLIInitIPCSkillMatchesHuddleCall(t *testing.T) {
 		t.Fatalf("call: %+v\n%s", out, r.stdout)
 	}
 }
+
+// The team `huddle init` writes passes the validator.
+func TestCLIValidateTheDemoTeam(t *testing.T) {
+	dir := demoTeam(t)
+	r := huddle(t, "validate", dir, "--json").wantOK(t, "validate the demo team")
+	var rep ipc.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Kind != ipc.KindTeam || !rep.OK || rep.Errors != 0 {
+		t.Fatalf("the demo team: %+v", rep)
+	}
+}
