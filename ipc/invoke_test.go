@@ -31,6 +31,7 @@ func execTarget(role string) int {
 		return 3
 	}
 	switch role {
+	case "noop": // read the request, answer nothing: the cost of a start
 	case "ok":
 		res, _ := protocol.OK(&req, 5, map[string]string{"summary": "done: " + req.Prompt})
 		json.NewEncoder(os.Stdout).Encode(res)
