@@ -66,11 +66,11 @@ func (c *Caller) Call(ctx context.Context, req protocol.InvocationRequest) proto
 	c.span(Span{Span: SpanStart, TS: start, RequestID: req.RequestID, CorrelationID: req.CorrelationID,
 		ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
 		Hop: req.Hop, Prompt: req.Prompt})
-	res := c.call(ctx, &req, start)
+	res, remote := c.call(ctx, &req, start)
 	res.DurationMS = time.Since(start).Milliseconds()
 	end := Span{Span: SpanEnd, TS: time.Now(), RequestID: req.RequestID, CorrelationID: req.CorrelationID,
 		ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
-		Hop: req.Hop, Status: res.Status, DurationMS: res.DurationMS}
+		Hop: req.Hop, Status: res.Status, DurationMS: res.DurationMS, Remote: remote}
 	if res.Error != nil {
 		end.Error = &SpanError{Code: string(res.Error.Code), Message: res.Error.Message, Details: res.Error.Details}
 	} else {
@@ -80,9 +80,22 @@ func (c *Caller) Call(ctx context.Context, req protocol.InvocationRequest) proto
 	return res
 }
 
-func (c *Caller) call(ctx context.Context, req *protocol.InvocationRequest, start time.Time) protocol.InvocationResult {
-	fail := func(code protocol.ErrorCode, msg string, details any) protocol.InvocationResult {
-		return protocol.Fail(req, 0, code, msg, details)
+// Remote is implemented by targets on another huddle: their spans name the
+// endpoint.
+type Remote interface{ Remote() string }
+
+func (c *Caller) call(ctx context.Context, req *protocol.InvocationRequest, start time.Time) (protocol.InvocationResult, string) {
+	res, t := c.dispatch(ctx, req, start)
+	if r, ok := t.(Remote); ok {
+		return res, r.Remote()
+	}
+	return res, ""
+}
+
+func (c *Caller) dispatch(ctx context.Context, req *protocol.InvocationRequest, start time.Time) (protocol.InvocationResult, Target) {
+	var t Target
+	fail := func(code protocol.ErrorCode, msg string, details any) (protocol.InvocationResult, Target) {
+		return protocol.Fail(req, 0, code, msg, details), t
 	}
 	if err := req.Validate(); err != nil {
 		return fail(protocol.ErrIPC, err.Error(), nil)
@@ -97,7 +110,6 @@ func (c *Caller) call(ctx context.Context, req *protocol.InvocationRequest, star
 	if d := c.Policy.Check(req.Target, req.Action, req.Hop); d != nil {
 		return fail(protocol.ErrDenied, d.Message, map[string]any{"reason": d.Reason, "hop": req.Hop, "max_hops": c.Policy.MaxHops})
 	}
-	var t Target
 	reason := ""
 	if c.Resolve != nil {
 		t, reason = c.Resolve(req.Target)
@@ -128,7 +140,7 @@ func (c *Caller) call(ctx context.Context, req *protocol.InvocationRequest, star
 	if reason := checkAnswer(req, &res); reason != "" {
 		return fail(protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+reason, map[string]any{"reason": reason})
 	}
-	return res
+	return res, t
 }
 
 // checkAnswer says what is wrong with a target's answer to req, if anything.

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -109,7 +110,15 @@ func (t InboxTarget) Invoke(ctx context.Context, req protocol.InvocationRequest)
 	case res := <-ch:
 		return res, nil
 	case <-ctx.Done():
-		t.Router.giveUp(req, true)
+		cancelled := errors.Is(ctx.Err(), context.Canceled)
+		t.Router.giveUp(req, !cancelled)
+		if cancelled {
+			// The caller gave up: tell the callee, so it stops and cancels
+			// its own onward calls. (At a deadline it may still answer late.)
+			c := protocol.NewMessage(protocol.TypeInvocationCancel, req.Caller, t.Name)
+			c.RequestID = req.RequestID
+			inbox.Append(t.TeamDir, t.Name, &c)
+		}
 		return protocol.InvocationResult{}, ctx.Err()
 	}
 }

@@ -85,6 +85,9 @@ func validMessage(typ protocol.MessageType) protocol.Message {
 	case protocol.TypeInvocationResult:
 		m.From, m.To = "puruto-finanzas", "puruto-reservas"
 		m.Result = errResult()
+	case protocol.TypeInvocationCancel:
+		m.From, m.To = "puruto-reservas", "puruto-finanzas"
+		m.RequestID = "req-20260224-001"
 	case protocol.TypeStatus:
 		m.Status = protocol.MemberWorking
 		m.Content = "paying invoice #123"
@@ -97,7 +100,7 @@ func validMessage(typ protocol.MessageType) protocol.Message {
 var allTypes = []protocol.MessageType{
 	"message", "broadcast", "shutdown_request", "shutdown_response",
 	"plan_approval_request", "plan_approval_response", "invocation_request",
-	"invocation_result", "status",
+	"invocation_result", "status", "invocation_cancel",
 }
 
 func mustEncode(t *testing.T, m *protocol.Message) []byte {

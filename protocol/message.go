@@ -19,13 +19,17 @@ const (
 	TypeInvocationRequest    MessageType = "invocation_request"
 	TypeInvocationResult     MessageType = "invocation_result"
 	TypeStatus               MessageType = "status"
+	// TypeInvocationCancel is huddle's addition to DESIGN §4: the caller of
+	// an invocation (request_id) no longer wants its answer, so the callee
+	// stops and cancels its own onward calls.
+	TypeInvocationCancel MessageType = "invocation_cancel"
 )
 
 // MessageTypes lists every type in the order of DESIGN §4.
 var MessageTypes = []MessageType{
 	TypeMessage, TypeBroadcast, TypeShutdownRequest, TypeShutdownResponse,
 	TypePlanApprovalRequest, TypePlanApprovalResponse, TypeInvocationRequest,
-	TypeInvocationResult, TypeStatus,
+	TypeInvocationResult, TypeStatus, TypeInvocationCancel,
 }
 
 // Known reports whether t is one of the types of DESIGN §4.
@@ -118,7 +122,7 @@ func (m *Message) Validate() error {
 		if m.Content == "" {
 			return fail("content is required")
 		}
-	case TypeShutdownRequest:
+	case TypeShutdownRequest, TypeInvocationCancel:
 		return requestID()
 	case TypeShutdownResponse, TypePlanApprovalResponse:
 		if err := requestID(); err != nil {

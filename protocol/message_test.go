@@ -50,6 +50,7 @@ var requiredFields = map[protocol.MessageType][]field{
 	protocol.TypeInvocationRequest:    {{"invocation", func(m *protocol.Message) { m.Invocation = nil }}},
 	protocol.TypeInvocationResult:     {{"result", func(m *protocol.Message) { m.Result = nil }}},
 	protocol.TypeStatus:               {{"status", func(m *protocol.Message) { m.Status = "" }}},
+	protocol.TypeInvocationCancel:     {{"request_id", func(m *protocol.Message) { m.RequestID = "" }}},
 }
 
 func TestMessageValidateRequiredFields(t *testing.T) {

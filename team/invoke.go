@@ -101,11 +101,53 @@ func (mt *mate) invoked(d inbox.Delivery) error {
 		return mt.forward(d)
 	}
 	// Answer off the inbox loop: an action may take its time or call onward.
+	// The caller may cancel it (invocation_cancel), which cancels the
+	// onward calls too.
+	ctx, cancel := context.WithCancel(mt.rt.ctx)
+	mt.mu.Lock()
+	if mt.answering == nil {
+		mt.answering = map[string]answering{}
+	}
+	mt.answering[req.RequestID] = answering{caller: req.Caller, cancel: cancel}
+	mt.mu.Unlock()
 	mt.rt.wg.Add(1)
 	go func() {
 		defer mt.rt.wg.Done()
-		mt.reply(req, mt.answerAction(mt.rt.ctx, req))
+		defer func() {
+			mt.mu.Lock()
+			delete(mt.answering, req.RequestID)
+			mt.mu.Unlock()
+			cancel()
+		}()
+		mt.reply(req, mt.answerAction(ctx, req))
 	}()
+	return nil
+}
+
+// answering is an invocation a scripted member is answering.
+type answering struct {
+	caller string
+	cancel context.CancelFunc
+}
+
+// cancelled stops the answer to an invocation whose caller gave up.
+func (mt *mate) cancelled(d inbox.Delivery) error {
+	id := d.Msg.RequestID
+	if mt.proc != nil {
+		return mt.forward(d) // an exec member decides itself
+	}
+	mt.mu.Lock()
+	a, ok := mt.answering[id]
+	mt.mu.Unlock()
+	switch {
+	case !ok:
+		return nil // already answered: nothing to stop
+	case a.caller != d.Msg.From:
+		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("invocation_cancel for %s from %s; only its caller %s cancels it", id, d.Msg.From, a.caller))
+		return nil
+	}
+	a.cancel()
+	mt.rt.emit(Event{"event": "invocation_cancelled", "member": mt.spec.Name, "request_id": id, "by": d.Msg.From})
 	return nil
 }
 
@@ -122,7 +164,7 @@ func (mt *mate) answerAction(ctx context.Context, req protocol.InvocationRequest
 			map[string]any{"action": req.Action, "actions": names})
 	}
 	if err := sleep(ctx, nil, time.Duration(spec.Delay)); err != nil {
-		return protocol.Fail(&req, time.Since(start).Milliseconds(), protocol.ErrIPC, "stopped before answering", nil)
+		return protocol.Fail(&req, time.Since(start).Milliseconds(), protocol.ErrIPC, "cancelled before answering", nil)
 	}
 	reply := map[string]any{"summary": spec.Reply}
 	if c := spec.Call; c != nil {

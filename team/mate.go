@@ -39,6 +39,8 @@ type mate struct {
 	startErr error
 	// received are the invocations an exec teammate has yet to answer.
 	received map[string]protocol.InvocationRequest
+	// answering are the invocations a scripted teammate is answering.
+	answering map[string]answering
 }
 
 func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
@@ -190,6 +192,8 @@ func (mt *mate) handle(_ context.Context, d inbox.Delivery) error {
 		return mt.invoked(d)
 	case protocol.TypeInvocationResult:
 		return mt.resultArrived(d)
+	case protocol.TypeInvocationCancel:
+		return mt.cancelled(d)
 	case protocol.TypeMessage, protocol.TypeBroadcast:
 		return mt.forward(d)
 	default:

@@ -242,6 +242,8 @@ func (m *Model) messageText(msg *protocol.Message) string {
 		}
 	case protocol.TypeStatus:
 		return st.Muted.Render("status ") + string(msg.Status) + " " + oneLine(msg.Content)
+	case protocol.TypeInvocationCancel:
+		return st.Warning.Render("cancel ") + msg.RequestID
 	}
 	return string(msg.Type)
 }
