@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"huddle/protocol"
@@ -111,12 +113,18 @@ type CallSpec struct {
 // Target kinds.
 const (
 	TargetExec = "exec"
+	TargetHTTP = "http"
 )
 
-// TargetSpec is where invocations of a member go.
+// TargetSpec is where invocations of a member go: an external command
+// (exec), or a skill of another huddle (http: its url and skill, with the
+// API key read from the environment variable api_key_env).
 type TargetSpec struct {
-	Kind    string   `json:"kind"`
-	Command []string `json:"command,omitempty"`
+	Kind      string   `json:"kind"`
+	Command   []string `json:"command,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	Skill     string   `json:"skill,omitempty"`
+	APIKeyEnv string   `json:"api_key_env,omitempty"`
 }
 
 // PolicyPath is where the member's .puruto-ipc.json is, or "" when team.json
@@ -379,8 +387,16 @@ func (t *Team) Validate() error {
 				if len(tg.Command) == 0 || tg.Command[0] == "" {
 					return fmt.Errorf("%s: target.command is required for an exec target", where)
 				}
+			case TargetHTTP:
+				u, err := url.Parse(tg.URL)
+				if tg.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return fmt.Errorf("%s: target.url %q: want http(s)://host[:port]", where, tg.URL)
+				}
+				if m, a, ok := strings.Cut(tg.Skill, "."); !ok || m == "" || a == "" {
+					return fmt.Errorf("%s: target.skill %q: want <member>.<action>", where, tg.Skill)
+				}
 			default:
-				return fmt.Errorf("%s: target.kind %q: want exec", where, tg.Kind)
+				return fmt.Errorf("%s: target.kind %q: want exec or http", where, tg.Kind)
 			}
 		}
 	}
@@ -397,7 +413,7 @@ func (t *Team) Member(name string) (MemberSpec, bool) {
 	return MemberSpec{}, false
 }
 
-//go:embed demo
+//go:embed all:demo
 var demoFS embed.FS
 
 // DemoTeam returns the embedded demo team's team.json.
@@ -406,15 +422,16 @@ func DemoTeam() []byte {
 	return b
 }
 
-// Init writes the demo team into dir: an editable team.json and the
-// members' .puruto-ipc.json files under ipc/. It refuses to overwrite any
-// of them.
+// Init writes the demo team into dir: an editable team.json, the members'
+// .puruto-ipc.json files under ipc/, and the team's own .puruto-ipc.json for
+// callers over HTTP. It refuses to overwrite any of them.
 func Init(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	// team.json first: it is what says a team lives here.
-	files := []string{"team.json"}
+	// team.json first: it is what says a team lives here. The directory's
+	// own .puruto-ipc.json governs callers from outside (huddle serve).
+	files := []string{"team.json", ".puruto-ipc.json"}
 	ents, _ := demoFS.ReadDir("demo/ipc")
 	for _, e := range ents {
 		files = append(files, "ipc/"+e.Name())

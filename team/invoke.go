@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"huddle/inbox"
 	"huddle/ipc"
+	"huddle/ipc/blueprint"
 	"huddle/protocol"
 )
 
@@ -37,6 +40,13 @@ func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
 				cwd = filepath.Join(dir, cwd)
 			}
 			return ipc.ExecTarget{Command: tg.Command, Dir: cwd}, ""
+		}
+		if tg := spec.Target; tg != nil && tg.Kind == TargetHTTP {
+			c := &blueprint.Client{BaseURL: strings.TrimRight(tg.URL, "/")}
+			if tg.APIKeyEnv != "" {
+				c.APIKey = os.Getenv(tg.APIKeyEnv)
+			}
+			return blueprint.Target{Client: c, Skill: tg.Skill}, ""
 		}
 		if rec, err := LoadMember(dir, name); err == nil && rec.Status.IsTerminal() {
 			return nil, fmt.Sprintf("is not available: it is %s", rec.Status)

@@ -1,0 +1,136 @@
+package team
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"huddle/inbox"
+	"huddle/ipc"
+	"huddle/ipc/blueprint"
+	"huddle/protocol"
+)
+
+// ServeBackend exposes a team's members' actions as skills
+// (<member>.<action>) to callers over HTTP. HTTP callers are governed by the
+// team directory's own .puruto-ipc.json: the team is a Puruto to the
+// outside. Calls go through the same Caller, targets and traces as local
+// ones; answers from teammates come back to the HTTP caller's inbox, which
+// the backend watches.
+type ServeBackend struct {
+	dir    string
+	team   *Team
+	policy *ipc.Policy
+	router *ipc.Router
+	w      *inbox.Watcher
+
+	mu       sync.Mutex
+	watching map[string]bool
+}
+
+// ServePolicyPath is the policy of a team's HTTP callers.
+func ServePolicyPath(dir string) string { return dir + string(os.PathSeparator) + ipc.ConfigFile }
+
+// NewServeBackend loads the team in dir and the policy at policyPath.
+func NewServeBackend(ctx context.Context, dir, policyPath string) (*ServeBackend, error) {
+	t, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ipc.LoadPolicy(policyPath)
+	if err != nil {
+		return nil, fmt.Errorf("the policy of HTTP callers: %w (huddle init --ipc %s writes one)", err, dir)
+	}
+	w, err := inbox.NewWatcher(ctx, dir, inbox.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &ServeBackend{dir: dir, team: t, policy: p, router: ipc.NewRouter(dir), w: w, watching: map[string]bool{}}, nil
+}
+
+// Close stops watching the callers' inboxes.
+func (b *ServeBackend) Close() error { return b.w.Close() }
+
+// Skills lists every action the policy lets HTTP callers reach: a scripted
+// member's actions, or the actions allowed_actions names for a member that
+// answers for itself.
+func (b *ServeBackend) Skills() []blueprint.Skill {
+	var out []blueprint.Skill
+	for _, m := range b.team.Members {
+		var actions []string
+		if len(m.Actions) > 0 {
+			for a := range m.Actions {
+				actions = append(actions, a)
+			}
+		} else {
+			actions = b.policy.AllowedActions[m.Name]
+		}
+		sort.Strings(actions)
+		for _, a := range actions {
+			if b.policy.Check(m.Name, a, 0) != nil {
+				continue
+			}
+			desc := fmt.Sprintf("%s (%s): %s", m.Name, m.Role, a)
+			if spec, ok := m.Actions[a]; ok && spec.Reply != "" {
+				desc += " — answers " + fmt.Sprintf("%q", spec.Reply)
+			}
+			out = append(out, blueprint.Skill{ID: m.Name + "." + a, Name: a, Description: desc})
+		}
+	}
+	return out
+}
+
+// Has reports whether a skill exists: a member, and for a scripted member
+// one of its actions.
+func (b *ServeBackend) Has(skillID string) bool {
+	member, action, ok := strings.Cut(skillID, ".")
+	if !ok || action == "" {
+		return false
+	}
+	m, found := b.team.Member(member)
+	if !found {
+		return false
+	}
+	if m.Runtime.Kind == RuntimeScript && m.Target == nil {
+		_, has := m.Actions[action]
+		return has
+	}
+	return true
+}
+
+// Check applies the HTTP callers' policy.
+func (b *ServeBackend) Check(skillID string, hop int) *ipc.Denial {
+	member, action, _ := strings.Cut(skillID, ".")
+	return b.policy.Check(member, action, hop)
+}
+
+// Call runs an invocation for an HTTP caller.
+func (b *ServeBackend) Call(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {
+	if err := b.watch(req.Caller); err != nil {
+		return protocol.Fail(&req, 0, protocol.ErrIPC, err.Error(), nil)
+	}
+	c := &ipc.Caller{TeamDir: b.dir, Policy: b.policy, Resolve: Resolver(b.dir, b.team, b.router)}
+	return c.Call(ctx, req)
+}
+
+// watch follows an HTTP caller's inbox for the answers of its calls.
+func (b *ServeBackend) watch(caller string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.watching[caller] {
+		return nil
+	}
+	_, err := b.w.Observe(caller, false, func(d inbox.Delivery) {
+		if d.Msg.Type == protocol.TypeInvocationResult && d.Msg.Result != nil {
+			b.router.Deliver(*d.Msg.Result)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	b.watching[caller] = true
+	return nil
+}
