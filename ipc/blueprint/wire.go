@@ -139,7 +139,9 @@ func DecodeInvoke(body []byte) (*InvokeRequest, error) {
 	if len(body) > MaxBody {
 		return nil, &FieldError{"body", "exceeds 1 MiB"}
 	}
-	trimmed := bytes.TrimSpace(body)
+	// JSON's whitespace only: bytes.TrimSpace would also strip U+00A0 and
+	// U+0085, and a body padded with them is not JSON.
+	trimmed := bytes.Trim(body, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, &FieldError{"body", "is empty"}
 	}
