@@ -114,6 +114,9 @@ func apply(c *Call, s *Span) bool {
 			c.ErrorCode, c.ErrorMessage, c.ErrorReason = s.Error.Code, s.Error.Message, reason(s.Error.Details)
 		}
 		c.Result = s.Result
+		if s.Remote != "" {
+			c.Remote = s.Remote // the target is known once the call has been made
+		}
 		return true
 	}
 	return false

@@ -228,3 +228,28 @@ func TestRouterDeliversOnTimeAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// remoteTarget answers at once and says it lives elsewhere.
+type remoteTarget struct{}
+
+func (remoteTarget) Remote() string { return "http://elsewhere:7420" }
+
+func (remoteTarget) Invoke(_ context.Context, req protocol.InvocationRequest) (protocol.InvocationResult, error) {
+	return protocol.OK(&req, 1, map[string]string{"summary": "far away"})
+}
+
+func TestRemoteTargetsAreMarkedInTheTrace(t *testing.T) {
+	dir := t.TempDir()
+	c := &Caller{TeamDir: dir, Policy: policy(t, `{"allowed_targets":["far"]}`),
+		Resolve: func(string) (Target, string) { return remoteTarget{}, "" }}
+	if res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "me", Target: "far", Action: "x"}); res.Status != protocol.ResultOK {
+		t.Fatalf("call: %+v", res)
+	}
+	tr := NewTraces()
+	for _, s := range readSpans(t, dir) {
+		tr.Add(s)
+	}
+	if got := tr.Chains()[0].Rows[0].Call.Remote; got != "http://elsewhere:7420" {
+		t.Fatalf("Remote = %q", got)
+	}
+}

@@ -242,3 +242,26 @@ func TestCallToAGoneMemberIsTargetNotFound(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetOnlyMembersRunNothing: a member that is only a target (exec or
+// http) is listed, and calls reach its target; the runtime starts nothing
+// for it.
+func TestTargetOnlyMembersRunNothing(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	tool := MemberSpec{Name: "tool", Role: "a command", Target: &TargetSpec{Kind: TargetExec, Command: []string{"/usr/bin/env", roleEnv + "=exec-target", exe}}}
+	remote := MemberSpec{Name: "remote", Role: "another huddle", Target: &TargetSpec{Kind: TargetHTTP, URL: "http://127.0.0.1:1", Skill: "x.y"}}
+	caller := withPolicy(t, dir, scripted("caller", "", Step{Call: "tool", Action: "run", Prompt: "p", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["tool"]}`)
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{tool, remote, caller}})
+	ev := startTeam(t, dir, Options{})
+	waitFor(t, 10*time.Second, "the call", func() bool { return ev.has(func(e Event) bool { return e["event"] == "call" }) })
+	if !ev.has(func(e Event) bool { return e["event"] == "call" && e["status"] == "ok" }) {
+		t.Fatalf("the call to the exec target failed: %v", ev.es)
+	}
+	for _, name := range []string{"tool", "remote"} {
+		m, err := LoadMember(dir, name)
+		if err != nil || m.Status != protocol.MemberIdle || !strings.HasPrefix(m.Runtime, "target:") {
+			t.Fatalf("%s: %+v %v", name, m, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,12 +49,17 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 	mt.activity.Store("")
 	prev, _ := LoadMember(rt.dir, spec.Name)
 	mt.rec = protocol.Member{Name: spec.Name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: protocol.MemberStarting, Since: time.Now().UTC(), PID: os.Getpid(), RunID: protocol.NewCorrelationID()[5:]}
-	if spec.Runtime.Kind == RuntimeExternal {
-		// Something else runs it; keep what it last reported.
+	if spec.Runtime.Kind == RuntimeExternal || spec.Runtime.Kind == "" {
+		// Something else runs it (or it is only a target to call): keep
+		// what it last reported.
 		if prev == nil {
 			rec := mt.rec
 			rec.Status, rec.PID, rec.RunID = protocol.MemberIdle, 0, ""
 			rec.Activity = "run outside huddle"
+			if t := spec.Target; t != nil {
+				rec.Runtime = "target:" + t.Kind
+				rec.Activity = "called at " + t.URL + strings.Join(t.Command, " ")
+			}
 			return WriteMember(rt.dir, &rec)
 		}
 		return nil

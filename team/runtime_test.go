@@ -20,6 +20,15 @@ import (
 func init() {
 	testRoles["echo"] = func() int { return echoProcess(false) }
 	testRoles["garbage"] = func() int { return echoProcess(true) }
+	testRoles["exec-target"] = func() int {
+		var req protocol.InvocationRequest
+		if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
+			return 3
+		}
+		res, _ := protocol.OK(&req, 1, map[string]string{"summary": "ran " + req.Prompt})
+		json.NewEncoder(os.Stdout).Encode(res)
+		return 0
+	}
 	testRoles["crash"] = func() int {
 		fmt.Fprintln(os.Stderr, "agent: something went wrong")
 		return 3
