@@ -127,7 +127,9 @@ func TestTwoTeamsOnLoopback(t *testing.T) {
 	waitUntil(t, 30*time.Second, "alpha's call to end", func() bool {
 		return upA.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alpha" })
 	})
-	if !upA.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alpha" && e["status"] == "ok" }) {
+	if !upA.saw(func(e map[string]any) bool {
+		return e["event"] == "call" && e["member"] == "alpha" && e["status"] == "ok"
+	}) {
 		t.Fatalf("alpha's call failed: %v", upA.events)
 	}
 	var corr string
