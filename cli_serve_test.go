@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,15 +30,28 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
 // startServe runs `huddle serve` and waits for its address line.
-func startServe(t *testing.T, dir, addr string, extra ...string) (stderr *strings.Builder) {
+func startServe(t *testing.T, dir, addr string, extra ...string) (stderr *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(teamCLIBinary(t), append([]string{"serve", "--dir", dir, "--addr", addr}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr = &strings.Builder{}
+	stderr = &syncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -164,5 +180,101 @@ func TestTwoTeamsOnLoopback(t *testing.T) {
 		if !strings.Contains(inB, want) {
 			t.Errorf("B's chain %q lacks %q", inB, want)
 		}
+	}
+}
+
+// TestServeKeepsTheKeySecret: a run with API keys — accepted, refused and
+// misspelt keys, in the header and in the body — leaves the key in no log
+// line, trace, inbox, record or response.
+func TestServeKeepsTheKeySecret(t *testing.T) {
+	const key, wrong = "sk-the-real-secret-4242", "sk-a-wrong-guess-1717"
+	dir := demoTeam(t)
+	keys := filepath.Join(t.TempDir(), "keys")
+	os.WriteFile(keys, []byte(key+" ifay-instance-001\n"), 0o600)
+	addr := freePort(t)
+	stderr := startServe(t, dir, addr, "--api-keys-file", keys)
+	startUp(t, dir)
+	base := "http://" + addr
+	var bodies []string
+	post := func(path, body string, header map[string]string) string {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		bodies = append(bodies, string(b))
+		return string(b)
+	}
+	call := func(apiKey, where string) string {
+		body := `{"caller":{"id":"ifay-instance-001","type":"ifay"},"skill_id":"data.leer","inputs":{"prompt":"read it"}}`
+		h := map[string]string{}
+		if where == "header" {
+			h["X-API-Key"] = apiKey
+		} else {
+			body = strings.Replace(body, `"type":"ifay"}`, `"type":"ifay","credentials":{"api_key":"`+apiKey+`"}}`, 1)
+		}
+		return post("/invoke", body, h)
+	}
+	accepted := call(key, "header")
+	call(key, "body")
+	call(wrong, "header")
+	call(wrong, "body")
+	var acc struct {
+		ExecutionID string `json:"execution_id"`
+	}
+	json.Unmarshal([]byte(accepted), &acc)
+	if acc.ExecutionID == "" {
+		t.Fatalf("the right key was refused: %s", accepted)
+	}
+	waitUntil(t, 10*time.Second, "the execution to finish", func() bool {
+		req, _ := http.NewRequest("GET", base+"/result/"+acc.ExecutionID, nil)
+		req.Header.Set("X-API-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		bodies = append(bodies, string(b))
+		return resp.StatusCode == 200
+	})
+	// Everything the run wrote: the server's log, every file of the team
+	// directory (traces, inboxes, records, executions) and every response.
+	haystack := []string{stderr.String()}
+	haystack = append(haystack, bodies...)
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			haystack = append(haystack, p+": "+string(b))
+		}
+		return nil
+	})
+	for _, h := range haystack {
+		for _, secret := range []string{key, wrong} {
+			if strings.Contains(h, secret) {
+				t.Fatalf("the key %q shows in: %.300s", secret, h)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(haystack, "\n"), "ifay-instance-001 → data.leer") &&
+		!strings.Contains(strings.Join(haystack, "\n"), `"caller":"ifay-instance-001"`) {
+		t.Fatal("the call is in no trace: the search above proves nothing")
+	}
+}
+
+func TestServeRefusesAnOpenAddressWithoutKeys(t *testing.T) {
+	dir := demoTeam(t)
+	huddle(t, "serve", "--dir", dir, "--addr", "0.0.0.0:0").wantError(t, exitUsage, "loopback", "serve 0.0.0.0")
+	keys := filepath.Join(t.TempDir(), "keys")
+	os.WriteFile(keys, []byte("not a valid line with four words\n"), 0o600)
+	r := huddle(t, "serve", "--dir", dir, "--api-keys-file", keys)
+	r.wantError(t, exitUsage, "line 1", "serve with a bad keys file")
+	if strings.Contains(r.stderr, "valid line") {
+		t.Fatal("the error repeats the keys file's content")
 	}
 }
