@@ -97,7 +97,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.Keep = time.Hour
 	}
 	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	ctx, end := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, ctx: ctx, end: end, execs: map[string]*execution{}, idem: map[string]string{}}
