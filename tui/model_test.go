@@ -399,3 +399,21 @@ func TestNoColorHasNoColourCodes(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestRemoteSpansAreMarked(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	snap := busySnapshot(t)
+	snap.Chains[2].Rows[1].Call.Remote = "http://127.0.0.1:7421"
+	m.Update(SnapshotMsg(snap))
+	send(m, "3")
+	for range 6 {
+		send(m, "j")
+	}
+	out := m.View().Content
+	if !strings.Contains(out, "⇄ finanzas → data.escribir") || !strings.Contains(out, "http://127.0.0.1:7421") {
+		t.Fatalf("the remote call is not marked:\n%s", out)
+	}
+	if strings.Count(out, "⇄") != 1 {
+		t.Fatalf("local calls are marked remote too:\n%s", out)
+	}
+}
