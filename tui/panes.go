@@ -40,11 +40,7 @@ func (m *Model) traceList(w, h int) []string {
 		}
 		line = fit(line, w)
 		if i == m.traceSel {
-			sel := st.Cursor
-			if m.focus == paneTraces {
-				sel = st.Selected
-			}
-			line = sel.Render(ansi.Strip(line))
+			line = m.highlight(line, paneTraces)
 		}
 		out = append(out, line)
 	}
@@ -201,12 +197,8 @@ func (m *Model) messageLines(w, h int) []string {
 		msg := &mv.Msg
 		line := st.Muted.Render(msg.TS.Local().Format("15:04:05")) + " " + msg.From + st.Muted.Render(" → ") + msg.To + "  " + m.messageText(msg)
 		line = fit(line, w)
-		if i == m.msgSel && !m.msgFollow || i == m.msgSel && m.focus == paneMessages {
-			sel := st.Cursor
-			if m.focus == paneMessages {
-				sel = st.Selected
-			}
-			line = sel.Render(ansi.Strip(line))
+		if i == m.msgSel && (!m.msgFollow || m.focus == paneMessages) {
+			line = m.highlight(line, paneMessages)
 		}
 		out = append(out, line)
 	}

@@ -119,6 +119,16 @@ func (m *Model) tabs() string {
 	return strings.Join(parts, " ")
 }
 
+// highlight draws the cursor row of pane p: selected when p has focus,
+// marked more quietly when it has not.
+func (m *Model) highlight(line string, p pane) string {
+	sel := m.styles.Cursor
+	if m.focus == p {
+		sel = m.styles.Selected
+	}
+	return sel.Render(ansi.Strip(line))
+}
+
 // window returns the first row to show so that sel is visible in h rows.
 func window(sel, n, h int) int {
 	if n <= h || sel < h/2 {
@@ -243,11 +253,7 @@ func (m *Model) rosterLines(w, h int) []string {
 		}
 		l1, l2 = fit(l1, w), fit(l2, w)
 		if i == m.rosterSel {
-			sel := m.styles.Cursor
-			if m.focus == paneRoster {
-				sel = m.styles.Selected
-			}
-			l1, l2 = sel.Render(ansi.Strip(l1)), sel.Render(ansi.Strip(l2))
+			l1, l2 = m.highlight(l1, paneRoster), m.highlight(l2, paneRoster)
 		}
 		out = append(out, l1, l2)
 	}
@@ -361,11 +367,7 @@ func (m *Model) requestList(w, h int) []string {
 		line := fit(head, max(room, w/2)) + " " + tail
 		line = fit(line, w)
 		if i == m.reqIdx {
-			sel := m.styles.Cursor
-			if m.focus == paneRequests {
-				sel = m.styles.Selected
-			}
-			line = sel.Render(ansi.Strip(line))
+			line = m.highlight(line, paneRequests)
 		}
 		out = append(out, line)
 	}
