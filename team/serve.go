@@ -3,7 +3,7 @@ package team
 import (
 	"context"
 	"fmt"
-	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -32,7 +32,7 @@ type ServeBackend struct {
 }
 
 // ServePolicyPath is the policy of a team's HTTP callers.
-func ServePolicyPath(dir string) string { return dir + string(os.PathSeparator) + ipc.ConfigFile }
+func ServePolicyPath(dir string) string { return filepath.Join(dir, ipc.ConfigFile) }
 
 // NewServeBackend loads the team in dir and the policy at policyPath.
 func NewServeBackend(ctx context.Context, dir, policyPath string) (*ServeBackend, error) {
