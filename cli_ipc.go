@@ -202,21 +202,9 @@ func validateTeamDir(dir string) ipc.Report {
 // names, else dir/.puruto-ipc.json; "" when it has neither field. found says
 // whether the file is there.
 func memberPolicy(teamDir string, m ipcMember) (path string, found bool) {
-	under := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(teamDir, p)
-	}
-	switch {
-	case m.IPC != "":
-		path = under(m.IPC)
-	case m.Dir != "":
-		path = filepath.Join(under(m.Dir), ipc.ConfigFile)
-	default:
-		return "", false
-	}
-	return path, isFile(path)
+	// The same rule the runtime follows to load it.
+	path = team.MemberSpec{IPC: m.IPC, Dir: m.Dir}.PolicyPath(teamDir)
+	return path, path != "" && isFile(path)
 }
 
 // relTo is path as seen from base, or path itself when it cannot be.
