@@ -76,7 +76,7 @@ func TestDecideApproveAndRejectTellTheTeammate(t *testing.T) {
 			r := planRequest("pl-d0d0d0d0d0d0", "ana", time.Now())
 			mustCreate(t, dir, r)
 
-			got, err := Decide(dir, r.ID, tc.approve, tc.feedback, "")
+			got, err := Decide(dir, r.ID, protocol.AnswerEvent(tc.approve), tc.feedback, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestDecideApproveAndRejectTellTheTeammate(t *testing.T) {
 			}
 
 			// A second decision, either way, is refused and tells no one.
-			_, err = Decide(dir, r.ID, !tc.approve, "changed my mind", "ui-2")
+			_, err = Decide(dir, r.ID, protocol.AnswerEvent(!tc.approve), "changed my mind", "ui-2")
 			var already *AlreadyError
 			if !errors.As(err, &already) || already.Status != tc.want || already.By != protocol.Lead {
 				t.Fatalf("second Decide: %v, want already %s by lead", err, tc.want)
@@ -138,7 +138,7 @@ func TestDecideRefusals(t *testing.T) {
 		{"invalid id", "../x", true, "", "invalid id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decide(dir, tc.id, tc.approve, tc.feedback, "")
+			_, err := Decide(dir, tc.id, protocol.AnswerEvent(tc.approve), tc.feedback, "")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Decide: %v, want an error about %q", err, tc.want)
 			}
