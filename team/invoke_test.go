@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
 )
@@ -181,12 +182,13 @@ func TestThousandConcurrentCalls(t *testing.T) {
 	router := ipc.NewRouter(dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop, err := ipc.WatchResults(ctx, dir, "driver", router)
+	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, "driver")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	caller := CallerFor(dir, tm, "driver", router)
+	defer answers.Close()
+	policy, policyErr := MemberPolicy(dir, tm, "driver")
+	caller := NewCaller(dir, tm, router, policy, policyErr)
 	const n = 1000
 	results := make([]protocol.InvocationResult, n)
 	var wg sync.WaitGroup
@@ -231,7 +233,8 @@ func TestCallToAGoneMemberIsTargetNotFound(t *testing.T) {
 	startTeam(t, dir, Options{})
 	waitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
 	tm, _ := Load(dir)
-	c := CallerFor(dir, tm, "driver", ipc.NewRouter(dir))
+	policy, policyErr := MemberPolicy(dir, tm, "driver")
+	c := NewCaller(dir, tm, ipc.NewRouter(dir), policy, policyErr)
 	for target, want := range map[string]string{"broken": "is not available: it is crashed", "nobody": "is not a member of team t"} {
 		res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "driver", Target: target, Action: "x", TimeoutSec: 30})
 		if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound || !strings.Contains(res.Error.Message, want) {
