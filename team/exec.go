@@ -176,7 +176,7 @@ func (mt *mate) carryOut(line []byte) error {
 	if err := json.Unmarshal(line, &l); err != nil {
 		return fmt.Errorf("%s wrote a line that is not a JSON action: %v", mt.spec.Name, err)
 	}
-	switch l.Kind {
+	switch l.Kind { // errors name the wire field, "action"
 	case "send":
 		return mt.execSend(l)
 	case "broadcast":
