@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -265,6 +266,49 @@ func TestTargetOnlyMembersRunNothing(t *testing.T) {
 		m, err := LoadMember(dir, name)
 		if err != nil || m.Status != protocol.MemberIdle || !strings.HasPrefix(m.Runtime, "target:") {
 			t.Fatalf("%s: %+v %v", name, m, err)
+		}
+	}
+}
+
+// TestNewCallerWithoutATeam: huddle call outside a team still gets a
+// Caller: every target is unknown, and nothing is traced anywhere.
+func TestNewCallerWithoutATeam(t *testing.T) {
+	dir := t.TempDir()
+	p, err := ipc.ParsePolicy([]byte(`{"allowed_targets":["anyone"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCaller(dir, nil, ipc.NewRouter(dir), p, nil)
+	res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "cli", Target: "anyone", Action: "x", TimeoutSec: 5})
+	if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound {
+		t.Fatalf("got %+v, want TARGET_NOT_FOUND", res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ipc.TracesFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a call without a team wrote %s: %v", ipc.TracesFile, err)
+	}
+}
+
+// TestMemberPolicySaysWhyThereIsNone: a member without a policy file, or
+// with one that does not load, gets an IPC_ERROR for every call that says
+// why.
+func TestMemberPolicySaysWhyThereIsNone(t *testing.T) {
+	dir := t.TempDir()
+	tm := &Team{Name: "t", Members: []MemberSpec{
+		{Name: "bare", Runtime: RuntimeSpec{Kind: RuntimeExternal}},
+		{Name: "lost", Runtime: RuntimeSpec{Kind: RuntimeExternal}, IPC: "nowhere.json"},
+	}}
+	for member, want := range map[string]string{
+		"bare": `IPC_ERROR: bare has no .puruto-ipc.json (set "ipc" or "dir" in team.json)`,
+		"lost": "IPC_ERROR: lost: ipc config:",
+	} {
+		p, perr := MemberPolicy(dir, tm, member)
+		if p != nil || perr == nil || !strings.HasPrefix(perr.Error(), want) {
+			t.Fatalf("%s: policy %v, error %v; want one starting %q", member, p, perr, want)
+		}
+		res := NewCaller(dir, tm, ipc.NewRouter(dir), p, perr).Call(context.Background(),
+			protocol.InvocationRequest{Caller: member, Target: "bare", Action: "x", TimeoutSec: 5})
+		if res.Error == nil || res.Error.Code != protocol.ErrIPC || res.Error.Message != perr.Error() {
+			t.Fatalf("%s: got %+v, want IPC_ERROR %q", member, res.Error, perr)
 		}
 	}
 }

@@ -127,18 +127,22 @@ func TestDecideRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		id       string
-		approve  bool
+		ev       protocol.RequestEvent
 		feedback string
 		want     string
 	}{
-		{"reject without feedback", plan.ID, false, "", "feedback"},
-		{"approve a shutdown request", sd.ID, true, "", "shutdown request"},
-		{"reject a shutdown request", sd.ID, false, "no", "shutdown request"},
-		{"unknown request", "pl-000000000404", true, "", "no request pl-000000000404"},
-		{"invalid id", "../x", true, "", "invalid id"},
+		{"reject without feedback", plan.ID, protocol.EventReject, "", "feedback"},
+		{"approve a shutdown request", sd.ID, protocol.EventApprove, "", "shutdown request"},
+		{"reject a shutdown request", sd.ID, protocol.EventReject, "no", "shutdown request"},
+		{"unknown request", "pl-000000000404", protocol.EventApprove, "", "no request pl-000000000404"},
+		{"invalid id", "../x", protocol.EventApprove, "", "invalid id"},
+		// The lead decides a plan; only huddle cancels or expires one.
+		{"cancel is not a decision", plan.ID, protocol.EventCancel, "", `"cancel" is not a decision: want approve or reject`},
+		{"deadline is not a decision", plan.ID, protocol.EventDeadline, "", `"deadline" is not a decision: want approve or reject`},
+		{"an unknown event", plan.ID, protocol.RequestEvent("maybe"), "hm", `"maybe" is not a decision`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decide(dir, tc.id, protocol.AnswerEvent(tc.approve), tc.feedback, "")
+			_, err := Decide(dir, tc.id, tc.ev, tc.feedback, "")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Decide: %v, want an error about %q", err, tc.want)
 			}
