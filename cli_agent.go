@@ -34,12 +34,12 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 // "audited" summary, and approves every shutdown.
 func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 	enc := json.NewEncoder(out)
-	say := func(a team.Action) {
+	say := func(a team.ExecLine) {
 		if err := enc.Encode(a); err != nil {
 			fmt.Fprintln(log, "echo agent:", err)
 		}
 	}
-	say(team.Action{Action: "status", Status: "idle", Activity: "listening"})
+	say(team.ExecLine{Kind: "status", Status: "idle", Activity: "listening"})
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine)
 	n := 0
@@ -52,7 +52,7 @@ func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 		switch m.Type {
 		case protocol.TypeMessage, protocol.TypeBroadcast:
 			n++
-			say(team.Action{Action: "send", To: m.From, Content: "echo: " + m.Content})
+			say(team.ExecLine{Kind: "send", To: m.From, Content: "echo: " + m.Content})
 			if misbehave > 0 && n%misbehave == 0 {
 				fmt.Fprintln(out, "this is not an action")
 			}
@@ -69,9 +69,9 @@ func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 				fmt.Fprintln(log, "echo agent:", err)
 				continue
 			}
-			say(team.Action{Action: "result", Result: &res})
+			say(team.ExecLine{Kind: "result", Result: &res})
 		case protocol.TypeShutdownRequest:
-			say(team.Action{Action: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "echo agent stopping"})
+			say(team.ExecLine{Kind: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "echo agent stopping"})
 			return exitOK
 		}
 	}

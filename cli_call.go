@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
+	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/team"
@@ -53,14 +55,13 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	caller := &ipc.Caller{TeamDir: *dir}
-	caller.Policy, caller.PolicyErr = ipc.LoadPolicy(*config)
-	if caller.PolicyErr != nil {
-		caller.PolicyErr = fmt.Errorf("IPC_ERROR: %w", caller.PolicyErr)
+	policy, policyErr := ipc.LoadPolicy(*config)
+	if policyErr != nil {
+		policyErr = fmt.Errorf("IPC_ERROR: %w", policyErr)
 	}
 	name := *callerName
-	if name == "" && caller.Policy != nil {
-		name = caller.Policy.Owner
+	if name == "" && policy != nil {
+		name = policy.Owner
 	}
 	if name == "" {
 		name = "cli"
@@ -77,8 +78,8 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	}
 	if req.TimeoutSec == 0 {
 		req.TimeoutSec = ipc.DefaultTimeoutSec
-		if caller.Policy != nil {
-			req.TimeoutSec = caller.Policy.DefaultTimeoutSec
+		if policy != nil {
+			req.TimeoutSec = policy.DefaultTimeoutSec
 		}
 	}
 
@@ -93,19 +94,18 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		// No team here: every target is unknown (the result says so), and
 		// no trace is written anywhere.
 		fmt.Fprintf(stderr, "huddle: call: no team in %s: targets are the members of a team (--dir)\n", *dir)
-		caller.TeamDir = ""
-	} else {
-		router := ipc.NewRouter(*dir)
-		caller.Resolve = team.Resolver(*dir, t, router)
+	}
+	router := ipc.NewRouter(*dir)
+	if t != nil {
 		// Answers from teammates come to the caller's inbox; watch it.
-		stopWatch, werr := ipc.WatchResults(ctx, *dir, name, router)
+		answers, werr := ipc.WatchAnswers(ctx, *dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, name)
 		if werr != nil {
 			fmt.Fprintf(stderr, "huddle: call: %v\n", werr)
 			return exitFail
 		}
-		defer stopWatch()
+		defer answers.Close()
 	}
-	res := caller.Call(ctx, req)
+	res := team.NewCaller(*dir, t, router, policy, policyErr).Call(ctx, req)
 	out, _ := json.MarshalIndent(struct {
 		Request  protocol.InvocationRequest `json:"request"`
 		Response protocol.InvocationResult  `json:"response"`

@@ -356,7 +356,7 @@ func decide(c *leadCmd, approve bool, args []string, stdout io.Writer) int {
 	if err := requireTeam(*c.dir); err != nil {
 		return c.fail(err)
 	}
-	r, err := team.Decide(*c.dir, id, approve, *feedback, protocol.Lead)
+	r, err := team.Decide(*c.dir, id, protocol.AnswerEvent(approve), *feedback, protocol.Lead)
 	if err != nil {
 		return c.fail(err)
 	}

@@ -106,7 +106,7 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 	if m, _ := team.LoadMember(dir, "alice"); m.Status != protocol.MemberAwaitingApproval {
 		t.Fatalf("alice after kill -9: %s", m.Status)
 	}
-	if _, err := team.Decide(dir, reqs[0].ID, true, "go ahead", ""); err != nil {
+	if _, err := team.Decide(dir, reqs[0].ID, protocol.EventApprove, "go ahead", ""); err != nil {
 		t.Fatal(err)
 	}
 

@@ -91,7 +91,7 @@ func (r *Router) Deliver(res protocol.InvocationResult) bool {
 
 // InboxTarget is a teammate: the request goes to its inbox as an
 // invocation_request, and its answer comes back to the caller's inbox,
-// where whoever consumes or observes that inbox hands it to Router.
+// where whoever consumes or observes that inbox hands it to Router.Take.
 type InboxTarget struct {
 	TeamDir string
 	Name    string
@@ -121,24 +121,4 @@ func (t InboxTarget) Invoke(ctx context.Context, req protocol.InvocationRequest)
 		}
 		return protocol.InvocationResult{}, ctx.Err()
 	}
-}
-
-// WatchResults follows caller's inbox read-only, from its current end, and
-// hands every invocation_result in it to r: how a process that does not
-// consume that inbox (huddle call) gets its answers. stop ends it.
-func WatchResults(ctx context.Context, teamDir, caller string, r *Router) (stop func() error, err error) {
-	w, err := inbox.NewWatcher(ctx, teamDir, inbox.Options{Rescan: 250 * time.Millisecond})
-	if err != nil {
-		return nil, err
-	}
-	_, err = w.Observe(caller, false, func(d inbox.Delivery) {
-		if d.Msg.Type == protocol.TypeInvocationResult && d.Msg.Result != nil {
-			r.Deliver(*d.Msg.Result)
-		}
-	})
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	return w.Close, nil
 }

@@ -74,6 +74,10 @@ func Bool(v bool) *bool { return &v }
 // Approved reports the decision a response carries (false when absent).
 func (m *Message) Approved() bool { return m.Approve != nil && *m.Approve }
 
+// Event is the request event a response stands for: approve when it
+// approves, reject otherwise.
+func (m *Message) Event() RequestEvent { return AnswerEvent(m.Approved()) }
+
 // Validate checks the envelope and the fields the message's type requires.
 // The error names the type and the offending field:
 // "plan_approval_response: request_id is required".

@@ -220,6 +220,20 @@ func TestMessageApproved(t *testing.T) {
 	}
 }
 
+// TestMessageEvent: an answer line stands for approve only when it says
+// approve: true; absent or false is reject, as Approved says.
+func TestMessageEvent(t *testing.T) {
+	for _, tt := range []struct {
+		approve *bool
+		want    protocol.RequestEvent
+	}{{nil, protocol.EventReject}, {protocol.Bool(false), protocol.EventReject}, {protocol.Bool(true), protocol.EventApprove}} {
+		m := protocol.Message{Approve: tt.approve}
+		if got := m.Event(); got != tt.want {
+			t.Errorf("Event() with %s = %q, want %q", ptrStr(tt.approve), got, tt.want)
+		}
+	}
+}
+
 func TestMessageJSONMarshalerUsesWireForm(t *testing.T) {
 	m := validMessage(protocol.TypeShutdownResponse)
 	b, err := json.Marshal(struct{ M protocol.Message }{m})

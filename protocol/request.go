@@ -54,6 +54,19 @@ const (
 // RequestEvents lists every event.
 var RequestEvents = []RequestEvent{EventApprove, EventReject, EventDeadline, EventCancel}
 
+// AnswerEvent is the event an answer that approves or not stands for: the
+// approve field of a plan_approval_response or a shutdown_response.
+func AnswerEvent(approve bool) RequestEvent {
+	if approve {
+		return EventApprove
+	}
+	return EventReject
+}
+
+// IsAnswer reports whether ev is an answer to a request (approve or
+// reject), as opposed to what huddle decides (deadline, cancel).
+func (ev RequestEvent) IsAnswer() bool { return ev == EventApprove || ev == EventReject }
+
 // ErrTerminal is wrapped by every refused transition out of a final state.
 var ErrTerminal = errors.New("request is already final")
 

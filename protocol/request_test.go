@@ -24,6 +24,30 @@ func TestRequestStatusAndEventLists(t *testing.T) {
 	}
 }
 
+// TestAnswerEvents: approve and reject are the answers; AnswerEvent maps
+// an answer line's approve field onto them, and the state machine takes
+// each to its own final state.
+func TestAnswerEvents(t *testing.T) {
+	for _, ev := range protocol.RequestEvents {
+		want := ev == protocol.EventApprove || ev == protocol.EventReject
+		if ev.IsAnswer() != want {
+			t.Errorf("%s.IsAnswer() = %v, want %v", ev, ev.IsAnswer(), want)
+		}
+	}
+	if protocol.RequestEvent("maybe").IsAnswer() {
+		t.Error("an unknown event is an answer")
+	}
+	for approve, want := range map[bool]protocol.RequestStatus{true: protocol.RequestApproved, false: protocol.RequestRejected} {
+		ev := protocol.AnswerEvent(approve)
+		if !ev.IsAnswer() {
+			t.Errorf("AnswerEvent(%v) = %q, not an answer", approve, ev)
+		}
+		if got, err := protocol.RequestPending.Next(ev); err != nil || got != want {
+			t.Errorf("pending --%s--> %s, %v; want %s", ev, got, err, want)
+		}
+	}
+}
+
 func TestRequestStatusNextExhaustive(t *testing.T) {
 	// The only legal moves: out of pending, one per event.
 	legal := map[protocol.RequestEvent]protocol.RequestStatus{

@@ -91,7 +91,7 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 	for range b.N {
 		id := <-opened
 		t0 := time.Now()
-		if _, err := Decide(dir, id, true, "", ""); err != nil {
+		if _, err := Decide(dir, id, protocol.EventApprove, "", ""); err != nil {
 			b.Fatal(err)
 		}
 		at := <-working

@@ -294,7 +294,8 @@ func badField[T any](raw json.RawMessage) (string, error) {
 	return "", nil
 }
 
-// Validate checks team.json; errors name the member and the field.
+// Validate checks team.json; errors name the member and the field. Every
+// member's name and runtime are checked before what members refer to.
 func (t *Team) Validate() error {
 	if t.Name == "" {
 		return errors.New("team.json: name is required")
@@ -302,103 +303,166 @@ func (t *Team) Validate() error {
 	if len(t.Members) == 0 {
 		return errors.New("team.json: members: at least one member is required")
 	}
+	names, err := validateMembers(t.Members)
+	if err != nil {
+		return err
+	}
+	for _, m := range t.Members {
+		where := fmt.Sprintf("team.json: member %q", m.Name)
+		if err := checkSteps(where, m.Runtime.Steps, names); err != nil {
+			return err
+		}
+		if err := checkActions(where, m.Actions); err != nil {
+			return err
+		}
+		if err := checkTarget(where, m.Target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateMembers checks every member's name (valid, not taken twice) and
+// runtime, and returns the set of names.
+func validateMembers(members []MemberSpec) (map[string]bool, error) {
 	seen := map[string]bool{}
-	for i, m := range t.Members {
+	for i, m := range members {
 		where := fmt.Sprintf("team.json: members[%d]", i)
 		if m.Name != "" {
 			where = fmt.Sprintf("team.json: member %q", m.Name)
 		}
 		if err := protocol.ValidateMemberName(m.Name); err != nil {
-			return fmt.Errorf("%s: name: %v", where, err)
+			return nil, fmt.Errorf("%s: name: %v", where, err)
 		}
 		if seen[m.Name] {
-			return fmt.Errorf("%s: name: duplicate member", where)
+			return nil, fmt.Errorf("%s: name: duplicate member", where)
 		}
 		seen[m.Name] = true
-		switch m.Runtime.Kind {
-		case RuntimeScript:
-			if len(m.Runtime.Steps) == 0 {
-				return fmt.Errorf("%s: runtime.steps: a script needs at least one step", where)
-			}
-			for j, s := range m.Runtime.Steps {
-				k, err := s.kind()
-				if err != nil {
-					return fmt.Errorf("%s: runtime.steps[%d]: %v", where, j, err)
-				}
-				if k == "say" && s.Say != "*" {
-					if err := protocol.ValidateName(s.Say); err != nil {
-						return fmt.Errorf("%s: runtime.steps[%d].say: %v", where, j, err)
-					}
-				}
-				if k == "say" && s.Text == "" {
-					return fmt.Errorf("%s: runtime.steps[%d].text is required", where, j)
-				}
-				if k == "call" && s.Action == "" {
-					return fmt.Errorf("%s: runtime.steps[%d].action is required", where, j)
-				}
-			}
-			switch m.Runtime.OnShutdown {
-			case "", OnShutdownApprove, OnShutdownRejectWhileWorking:
-			default:
-				return fmt.Errorf("%s: runtime.on_shutdown: %q: want approve or reject_while_working", where, m.Runtime.OnShutdown)
-			}
-		case RuntimeExec:
-			if len(m.Runtime.Command) == 0 || m.Runtime.Command[0] == "" {
-				return fmt.Errorf("%s: runtime.command is required for an exec member", where)
-			}
-		case RuntimeExternal:
-		case "":
-			if m.Target == nil {
-				return fmt.Errorf("%s: runtime.kind is required (script, exec or external)", where)
-			}
-		default:
-			return fmt.Errorf("%s: runtime.kind %q: want script, exec or external", where, m.Runtime.Kind)
+		if err := checkRuntime(where, m); err != nil {
+			return nil, err
 		}
 	}
-	for _, m := range t.Members {
-		where := fmt.Sprintf("team.json: member %q", m.Name)
-		for j, s := range m.Runtime.Steps {
-			if s.Say != "" && s.Say != "*" && s.Say != protocol.Lead && !seen[s.Say] {
-				return fmt.Errorf("%s: runtime.steps[%d].say: no member %q", where, j, s.Say)
-			}
-			if s.TimeoutSec < 0 {
-				return fmt.Errorf("%s: runtime.steps[%d].timeout_sec: must not be negative", where, j)
+	return seen, nil
+}
+
+// checkRuntime checks how a member runs: a script's steps and shutdown
+// policy, an exec member's command; only a target-only member may have no
+// runtime.
+func checkRuntime(where string, m MemberSpec) error {
+	switch m.Runtime.Kind {
+	case RuntimeScript:
+		return checkScript(where, m.Runtime)
+	case RuntimeExec:
+		if len(m.Runtime.Command) == 0 || m.Runtime.Command[0] == "" {
+			return fmt.Errorf("%s: runtime.command is required for an exec member", where)
+		}
+	case RuntimeExternal:
+	case "":
+		if m.Target == nil {
+			return fmt.Errorf("%s: runtime.kind is required (script, exec or external)", where)
+		}
+	default:
+		return fmt.Errorf("%s: runtime.kind %q: want script, exec or external", where, m.Runtime.Kind)
+	}
+	return nil
+}
+
+// checkScript checks a scripted member's steps, each on its own, and its
+// shutdown policy.
+func checkScript(where string, rt RuntimeSpec) error {
+	if len(rt.Steps) == 0 {
+		return fmt.Errorf("%s: runtime.steps: a script needs at least one step", where)
+	}
+	for j, s := range rt.Steps {
+		k, err := s.kind()
+		if err != nil {
+			return fmt.Errorf("%s: runtime.steps[%d]: %v", where, j, err)
+		}
+		if k == "say" && s.Say != "*" {
+			if err := protocol.ValidateName(s.Say); err != nil {
+				return fmt.Errorf("%s: runtime.steps[%d].say: %v", where, j, err)
 			}
 		}
-		for name, a := range m.Actions {
-			if name == "" {
-				return fmt.Errorf("%s: actions: an action needs a name", where)
-			}
-			if c := a.Call; c != nil {
-				if err := protocol.ValidateName(c.Target); err != nil {
-					return fmt.Errorf("%s: actions.%s.call.target: %v", where, name, err)
-				}
-				if c.Action == "" {
-					return fmt.Errorf("%s: actions.%s.call.action is required", where, name)
-				}
-				if c.TimeoutSec < 0 {
-					return fmt.Errorf("%s: actions.%s.call.timeout_sec: must not be negative", where, name)
-				}
+		if k == "say" && s.Text == "" {
+			return fmt.Errorf("%s: runtime.steps[%d].text is required", where, j)
+		}
+		if k == "call" && s.Action == "" {
+			return fmt.Errorf("%s: runtime.steps[%d].action is required", where, j)
+		}
+	}
+	switch rt.OnShutdown {
+	case "", OnShutdownApprove, OnShutdownRejectWhileWorking:
+		return nil
+	default:
+		return fmt.Errorf("%s: runtime.on_shutdown: %q: want approve or reject_while_working", where, rt.OnShutdown)
+	}
+}
+
+// checkSteps checks what a member's steps refer to: whom they say things
+// to (names, the set of members) and how long their calls wait.
+func checkSteps(where string, steps []Step, names map[string]bool) error {
+	for j, s := range steps {
+		if s.Say != "" && s.Say != "*" && s.Say != protocol.Lead && !names[s.Say] {
+			return fmt.Errorf("%s: runtime.steps[%d].say: no member %q", where, j, s.Say)
+		}
+		if s.TimeoutSec < 0 {
+			return fmt.Errorf("%s: runtime.steps[%d].timeout_sec: must not be negative", where, j)
+		}
+	}
+	return nil
+}
+
+// checkActions checks a member's invocable actions: each has a name, and
+// its onward call, if any, is a call that can be made.
+func checkActions(where string, actions map[string]ActionSpec) error {
+	for name, a := range actions {
+		if name == "" {
+			return fmt.Errorf("%s: actions: an action needs a name", where)
+		}
+		if a.Call != nil {
+			if err := checkCallSpec(fmt.Sprintf("%s: actions.%s.call", where, name), a.Call); err != nil {
+				return err
 			}
 		}
-		if tg := m.Target; tg != nil {
-			switch tg.Kind {
-			case TargetExec:
-				if len(tg.Command) == 0 || tg.Command[0] == "" {
-					return fmt.Errorf("%s: target.command is required for an exec target", where)
-				}
-			case TargetHTTP:
-				u, err := url.Parse(tg.URL)
-				if tg.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					return fmt.Errorf("%s: target.url %q: want http(s)://host[:port]", where, tg.URL)
-				}
-				if m, a, ok := strings.Cut(tg.Skill, "."); !ok || m == "" || a == "" {
-					return fmt.Errorf("%s: target.skill %q: want <member>.<action>", where, tg.Skill)
-				}
-			default:
-				return fmt.Errorf("%s: target.kind %q: want exec or http", where, tg.Kind)
-			}
+	}
+	return nil
+}
+
+// checkCallSpec checks an onward call; at names it in the errors.
+func checkCallSpec(at string, c *CallSpec) error {
+	if err := protocol.ValidateName(c.Target); err != nil {
+		return fmt.Errorf("%s.target: %v", at, err)
+	}
+	if c.Action == "" {
+		return fmt.Errorf("%s.action is required", at)
+	}
+	if c.TimeoutSec < 0 {
+		return fmt.Errorf("%s.timeout_sec: must not be negative", at)
+	}
+	return nil
+}
+
+// checkTarget checks where a member's invocations go, if not to its inbox:
+// an exec target's command, an http target's url and skill.
+func checkTarget(where string, tg *TargetSpec) error {
+	if tg == nil {
+		return nil
+	}
+	switch tg.Kind {
+	case TargetExec:
+		if len(tg.Command) == 0 || tg.Command[0] == "" {
+			return fmt.Errorf("%s: target.command is required for an exec target", where)
 		}
+	case TargetHTTP:
+		u, err := url.Parse(tg.URL)
+		if tg.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s: target.url %q: want http(s)://host[:port]", where, tg.URL)
+		}
+		if m, a, ok := strings.Cut(tg.Skill, "."); !ok || m == "" || a == "" {
+			return fmt.Errorf("%s: target.skill %q: want <member>.<action>", where, tg.Skill)
+		}
+	default:
+		return fmt.Errorf("%s: target.kind %q: want exec or http", where, tg.Kind)
 	}
 	return nil
 }

@@ -17,10 +17,11 @@ import (
 	"huddle/protocol"
 )
 
-// Action is one line an exec teammate writes on stdout (see the README's
-// "exec teammates" section).
-type Action struct {
-	Action     string                     `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke
+// ExecLine is one line an exec teammate writes on stdout (see the README's
+// "exec teammates" section). Its kind is the wire field "action"; it is not
+// one of a member's invocable actions (invoke names one of those in Name).
+type ExecLine struct {
+	Kind       string                     `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result
 	To         string                     `json:"to,omitempty"`
 	Content    string                     `json:"content,omitempty"`
 	Plan       string                     `json:"plan,omitempty"`
@@ -108,7 +109,7 @@ func (p *proc) send(d inbox.Delivery) error {
 	return nil
 }
 
-// runExec reads the teammate's actions until its process exits. On runtime
+// runExec carries out the teammate's lines until its process exits. On runtime
 // stop the process gets its stdin closed, then SIGTERM, then SIGKILL.
 func (mt *mate) runExec(ctx context.Context) error {
 	if mt.startErr != nil {
@@ -140,7 +141,7 @@ func (mt *mate) runExec(ctx context.Context) error {
 	var off int64
 	for sc.Scan() {
 		line := sc.Bytes()
-		if err := mt.act(line); err != nil {
+		if err := mt.carryOut(line); err != nil {
 			if werr := inbox.WriteDeadLetter(mt.rt.dir, "exec:"+mt.spec.Name, off, err.Error(), line); werr != nil {
 				return werr
 			}
@@ -168,102 +169,147 @@ func (mt *mate) runExec(ctx context.Context) error {
 	}
 }
 
-// act carries out one action line; an error means the line is refused.
-func (mt *mate) act(line []byte) error {
-	var a Action
-	if err := json.Unmarshal(line, &a); err != nil {
+// carryOut carries out one line the teammate wrote; an error means the line
+// is refused (dead-lettered).
+func (mt *mate) carryOut(line []byte) error {
+	var l ExecLine
+	if err := json.Unmarshal(line, &l); err != nil {
 		return fmt.Errorf("%s wrote a line that is not a JSON action: %v", mt.spec.Name, err)
 	}
-	name := mt.spec.Name
-	switch a.Action {
+	switch l.Kind { // errors name the wire field, "action"
 	case "send":
-		if a.Content == "" {
-			return errors.New("send: content is required")
-		}
-		if err := Send(mt.rt.dir, mt.rt.team, name, a.To, a.Content); err != nil {
-			return fmt.Errorf("send: %v", err)
-		}
-		mt.count(func(c *protocol.Counters) { c.Sent++ })
+		return mt.execSend(l)
 	case "broadcast":
-		if a.Content == "" {
-			return errors.New("broadcast: content is required")
-		}
-		n, err := Broadcast(mt.rt.dir, mt.rt.team, name, a.Content)
-		mt.count(func(c *protocol.Counters) { c.Sent += n })
-		if err != nil {
-			return fmt.Errorf("broadcast: %v", err)
-		}
+		return mt.execBroadcast(l)
 	case "plan":
-		if a.Plan == "" {
-			return errors.New("plan: plan is required")
-		}
-		if _, err := mt.submitPlan(a.Plan); err != nil {
-			return fmt.Errorf("plan: %v", err)
-		}
+		return mt.execPlan(l)
 	case "shutdown_response":
-		if a.Approve == nil {
-			return errors.New("shutdown_response: approve is required")
-		}
-		r, err := LoadRequest(mt.rt.dir, a.RequestID)
-		if err != nil {
-			return fmt.Errorf("shutdown_response: no request %q", a.RequestID)
-		}
-		if r.Kind != protocol.KindShutdown || r.To != name {
-			return fmt.Errorf("shutdown_response: %s is not a shutdown request for %s", r.ID, name)
-		}
-		if err := mt.answer(r, *a.Approve, a.Reason); err != nil {
-			return fmt.Errorf("shutdown_response: %v", err)
-		}
+		return mt.execShutdownResponse(l)
 	case "status":
-		st := protocol.MemberStatus(a.Status)
-		if st == protocol.MemberAwaitingApproval || st == protocol.MemberStopped || st == protocol.MemberCrashed || st == protocol.MemberStopping {
-			return fmt.Errorf("status: %s is set by huddle, not reported", st)
-		}
-		if mt.status() == protocol.MemberAwaitingApproval && st != protocol.MemberAwaitingApproval {
-			return fmt.Errorf("status: %s is awaiting approval; it cannot report %s", name, st)
-		}
-		if err := mt.setStatus(st, a.Activity); err != nil {
-			return fmt.Errorf("status: %v", err)
-		}
+		return mt.execStatus(l)
 	case "invoke":
-		if mt.status() == protocol.MemberAwaitingApproval {
-			return errors.New("invoke: refused while the plan awaits approval")
-		}
-		if a.Target == "" || a.Name == "" {
-			return errors.New("invoke: target and name are required")
-		}
-		// The answer, whatever it is, comes back on stdin as an
-		// invocation_result.
-		mt.rt.wg.Add(1)
-		go func() {
-			defer mt.rt.wg.Done()
-			res := mt.call(mt.rt.ctx, protocol.InvocationRequest{Target: a.Target, Action: a.Name, Prompt: a.Prompt, TimeoutSec: a.TimeoutSec})
-			m := protocol.NewMessage(protocol.TypeInvocationResult, a.Target, name)
-			m.Result = &res
-			mt.proc.send(inbox.Delivery{Msg: m})
-		}()
+		return mt.execInvoke(l)
 	case "result":
-		if a.Result == nil {
-			return errors.New("result: result is required")
-		}
-		req, ok := mt.forget(a.Result.RequestID)
-		if !ok {
-			return fmt.Errorf("result: %s has no invocation %q to answer", name, a.Result.RequestID)
-		}
-		res := *a.Result
-		if err := res.Validate(); err != nil || res.CorrelationID != req.CorrelationID {
-			reason := "correlation_id does not match the request's"
-			if err != nil {
-				reason = err.Error()
-			}
-			mt.reply(req, protocol.Fail(&req, res.DurationMS, protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+name+" answered "+reason, map[string]any{"reason": reason}))
-			return fmt.Errorf("result: %s", reason)
-		}
-		mt.reply(req, res)
+		return mt.execResult(l)
 	case "":
 		return errors.New("action is required")
 	default:
-		return fmt.Errorf("unknown action %q", a.Action)
+		return fmt.Errorf("unknown action %q", l.Kind)
 	}
+}
+
+// execSend sends a message from the teammate.
+func (mt *mate) execSend(l ExecLine) error {
+	if l.Content == "" {
+		return errors.New("send: content is required")
+	}
+	if err := Send(mt.rt.dir, mt.rt.team, mt.spec.Name, l.To, l.Content); err != nil {
+		return fmt.Errorf("send: %v", err)
+	}
+	mt.count(func(c *protocol.Counters) { c.Sent++ })
+	return nil
+}
+
+// execBroadcast sends a message from the teammate to every other member.
+func (mt *mate) execBroadcast(l ExecLine) error {
+	if l.Content == "" {
+		return errors.New("broadcast: content is required")
+	}
+	n, err := Broadcast(mt.rt.dir, mt.rt.team, mt.spec.Name, l.Content)
+	mt.count(func(c *protocol.Counters) { c.Sent += n })
+	if err != nil {
+		return fmt.Errorf("broadcast: %v", err)
+	}
+	return nil
+}
+
+// execPlan submits the teammate's plan to the lead.
+func (mt *mate) execPlan(l ExecLine) error {
+	if l.Plan == "" {
+		return errors.New("plan: plan is required")
+	}
+	if _, err := mt.submitPlan(l.Plan); err != nil {
+		return fmt.Errorf("plan: %v", err)
+	}
+	return nil
+}
+
+// execShutdownResponse answers the lead's shutdown request to the teammate.
+func (mt *mate) execShutdownResponse(l ExecLine) error {
+	name := mt.spec.Name
+	if l.Approve == nil {
+		return errors.New("shutdown_response: approve is required")
+	}
+	r, err := LoadRequest(mt.rt.dir, l.RequestID)
+	if err != nil {
+		return fmt.Errorf("shutdown_response: no request %q", l.RequestID)
+	}
+	if r.Kind != protocol.KindShutdown || r.To != name {
+		return fmt.Errorf("shutdown_response: %s is not a shutdown request for %s", r.ID, name)
+	}
+	if err := mt.answer(r, protocol.AnswerEvent(*l.Approve), l.Reason); err != nil {
+		return fmt.Errorf("shutdown_response: %v", err)
+	}
+	return nil
+}
+
+// execStatus records the status the teammate reports, unless huddle sets
+// that status itself.
+func (mt *mate) execStatus(l ExecLine) error {
+	st := protocol.MemberStatus(l.Status)
+	if st == protocol.MemberAwaitingApproval || st == protocol.MemberStopped || st == protocol.MemberCrashed || st == protocol.MemberStopping {
+		return fmt.Errorf("status: %s is set by huddle, not reported", st)
+	}
+	if mt.status() == protocol.MemberAwaitingApproval && st != protocol.MemberAwaitingApproval {
+		return fmt.Errorf("status: %s is awaiting approval; it cannot report %s", mt.spec.Name, st)
+	}
+	if err := mt.setStatus(st, l.Activity); err != nil {
+		return fmt.Errorf("status: %v", err)
+	}
+	return nil
+}
+
+// execInvoke makes a call for the teammate; the answer, whatever it is,
+// comes back on its stdin as an invocation_result.
+func (mt *mate) execInvoke(l ExecLine) error {
+	if mt.status() == protocol.MemberAwaitingApproval {
+		return errors.New("invoke: refused while the plan awaits approval")
+	}
+	if l.Target == "" || l.Name == "" {
+		return errors.New("invoke: target and name are required")
+	}
+	mt.rt.wg.Add(1)
+	go func() {
+		defer mt.rt.wg.Done()
+		res := mt.call(mt.rt.ctx, protocol.InvocationRequest{Target: l.Target, Action: l.Name, Prompt: l.Prompt, TimeoutSec: l.TimeoutSec})
+		m := protocol.NewMessage(protocol.TypeInvocationResult, l.Target, mt.spec.Name)
+		m.Result = &res
+		mt.proc.send(inbox.Delivery{Msg: m})
+	}()
+	return nil
+}
+
+// execResult passes the teammate's answer to an invocation on to its
+// caller; an answer that does not fit the request is replaced by an
+// INVALID_RESPONSE result, and the line is refused.
+func (mt *mate) execResult(l ExecLine) error {
+	name := mt.spec.Name
+	if l.Result == nil {
+		return errors.New("result: result is required")
+	}
+	req, ok := mt.forget(l.Result.RequestID)
+	if !ok {
+		return fmt.Errorf("result: %s has no invocation %q to answer", name, l.Result.RequestID)
+	}
+	res := *l.Result
+	if err := res.Validate(); err != nil || res.CorrelationID != req.CorrelationID {
+		reason := "correlation_id does not match the request's"
+		if err != nil {
+			reason = err.Error()
+		}
+		mt.reply(req, protocol.Fail(&req, res.DurationMS, protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+name+" answered "+reason, map[string]any{"reason": reason}))
+		return fmt.Errorf("result: %s", reason)
+	}
+	mt.reply(req, res)
 	return nil
 }

@@ -55,21 +55,35 @@ func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
 	}
 }
 
-// CallerFor builds the Caller of a member of t: its policy from team.json,
-// or an IPC_ERROR for every call saying why there is none.
-func CallerFor(dir string, t *Team, member string, router *ipc.Router) *ipc.Caller {
-	c := &ipc.Caller{TeamDir: dir, Resolve: Resolver(dir, t, router)}
+// NewCaller builds a Caller for calls from the team in dir: the one way the
+// runtime, huddle call and huddle serve make theirs. Names resolve to t's
+// members (answers from teammates come back through router), spans are
+// written under dir, and policy governs every call; policyErr, when there
+// is no policy, is the IPC_ERROR every call gets. Without a team (t nil)
+// every target is unknown and no span is written.
+func NewCaller(dir string, t *Team, router *ipc.Router, policy *ipc.Policy, policyErr error) *ipc.Caller {
+	c := &ipc.Caller{Policy: policy, PolicyErr: policyErr}
+	if t == nil {
+		return c
+	}
+	c.TeamDir = dir
+	c.Resolve = Resolver(dir, t, router)
+	return c
+}
+
+// MemberPolicy loads the policy of a member of t from the file team.json
+// names, or says why there is none.
+func MemberPolicy(dir string, t *Team, member string) (*ipc.Policy, error) {
 	spec, _ := t.Member(member)
 	path := spec.PolicyPath(dir)
 	if path == "" {
-		c.PolicyErr = fmt.Errorf("IPC_ERROR: %s has no %s (set \"ipc\" or \"dir\" in team.json)", member, ipc.ConfigFile)
-		return c
+		return nil, fmt.Errorf("IPC_ERROR: %s has no %s (set \"ipc\" or \"dir\" in team.json)", member, ipc.ConfigFile)
 	}
-	c.Policy, c.PolicyErr = ipc.LoadPolicy(path)
-	if c.PolicyErr != nil {
-		c.PolicyErr = fmt.Errorf("IPC_ERROR: %s: %w", member, c.PolicyErr)
+	p, err := ipc.LoadPolicy(path)
+	if err != nil {
+		return nil, fmt.Errorf("IPC_ERROR: %s: %w", member, err)
 	}
-	return c
+	return p, nil
 }
 
 func (rt *Runtime) caller(member string) *ipc.Caller {
@@ -77,7 +91,8 @@ func (rt *Runtime) caller(member string) *ipc.Caller {
 	defer rt.inv.mu.Unlock()
 	c, ok := rt.inv.callers[member]
 	if !ok {
-		c = CallerFor(rt.dir, rt.team, member, rt.inv.router)
+		policy, policyErr := MemberPolicy(rt.dir, rt.team, member)
+		c = NewCaller(rt.dir, rt.team, rt.inv.router, policy, policyErr)
 		c.OnSpanError = func(err error) { rt.emit(Event{"event": "error", "member": member, "error": err.Error()}) }
 		rt.inv.callers[member] = c
 	}
@@ -215,10 +230,10 @@ func (mt *mate) reply(req protocol.InvocationRequest, res protocol.InvocationRes
 }
 
 // resultArrived hands an invocation_result in this member's inbox to the
-// call waiting for it. One nobody waits for may be for a process that
-// observes this inbox (huddle call), so it is left alone.
+// call waiting for it, as every consumer and observer of an inbox does
+// (ipc.Router.Take).
 func (mt *mate) resultArrived(d inbox.Delivery) error {
-	mt.rt.inv.router.Deliver(*d.Msg.Result)
+	mt.rt.inv.router.Take(d)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
 )
@@ -181,12 +183,13 @@ func TestThousandConcurrentCalls(t *testing.T) {
 	router := ipc.NewRouter(dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop, err := ipc.WatchResults(ctx, dir, "driver", router)
+	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, "driver")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	caller := CallerFor(dir, tm, "driver", router)
+	defer answers.Close()
+	policy, policyErr := MemberPolicy(dir, tm, "driver")
+	caller := NewCaller(dir, tm, router, policy, policyErr)
 	const n = 1000
 	results := make([]protocol.InvocationResult, n)
 	var wg sync.WaitGroup
@@ -231,7 +234,8 @@ func TestCallToAGoneMemberIsTargetNotFound(t *testing.T) {
 	startTeam(t, dir, Options{})
 	waitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
 	tm, _ := Load(dir)
-	c := CallerFor(dir, tm, "driver", ipc.NewRouter(dir))
+	policy, policyErr := MemberPolicy(dir, tm, "driver")
+	c := NewCaller(dir, tm, ipc.NewRouter(dir), policy, policyErr)
 	for target, want := range map[string]string{"broken": "is not available: it is crashed", "nobody": "is not a member of team t"} {
 		res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "driver", Target: target, Action: "x", TimeoutSec: 30})
 		if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound || !strings.Contains(res.Error.Message, want) {
@@ -262,6 +266,49 @@ func TestTargetOnlyMembersRunNothing(t *testing.T) {
 		m, err := LoadMember(dir, name)
 		if err != nil || m.Status != protocol.MemberIdle || !strings.HasPrefix(m.Runtime, "target:") {
 			t.Fatalf("%s: %+v %v", name, m, err)
+		}
+	}
+}
+
+// TestNewCallerWithoutATeam: huddle call outside a team still gets a
+// Caller: every target is unknown, and nothing is traced anywhere.
+func TestNewCallerWithoutATeam(t *testing.T) {
+	dir := t.TempDir()
+	p, err := ipc.ParsePolicy([]byte(`{"allowed_targets":["anyone"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCaller(dir, nil, ipc.NewRouter(dir), p, nil)
+	res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "cli", Target: "anyone", Action: "x", TimeoutSec: 5})
+	if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound {
+		t.Fatalf("got %+v, want TARGET_NOT_FOUND", res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ipc.TracesFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a call without a team wrote %s: %v", ipc.TracesFile, err)
+	}
+}
+
+// TestMemberPolicySaysWhyThereIsNone: a member without a policy file, or
+// with one that does not load, gets an IPC_ERROR for every call that says
+// why.
+func TestMemberPolicySaysWhyThereIsNone(t *testing.T) {
+	dir := t.TempDir()
+	tm := &Team{Name: "t", Members: []MemberSpec{
+		{Name: "bare", Runtime: RuntimeSpec{Kind: RuntimeExternal}},
+		{Name: "lost", Runtime: RuntimeSpec{Kind: RuntimeExternal}, IPC: "nowhere.json"},
+	}}
+	for member, want := range map[string]string{
+		"bare": `IPC_ERROR: bare has no .puruto-ipc.json (set "ipc" or "dir" in team.json)`,
+		"lost": "IPC_ERROR: lost: ipc config:",
+	} {
+		p, perr := MemberPolicy(dir, tm, member)
+		if p != nil || perr == nil || !strings.HasPrefix(perr.Error(), want) {
+			t.Fatalf("%s: policy %v, error %v; want one starting %q", member, p, perr, want)
+		}
+		res := NewCaller(dir, tm, ipc.NewRouter(dir), p, perr).Call(context.Background(),
+			protocol.InvocationRequest{Caller: member, Target: "bare", Action: "x", TimeoutSec: 5})
+		if res.Error == nil || res.Error.Code != protocol.ErrIPC || res.Error.Message != perr.Error() {
+			t.Fatalf("%s: got %+v, want IPC_ERROR %q", member, res.Error, perr)
 		}
 	}
 }

@@ -32,7 +32,7 @@ type mate struct {
 	inWork   atomic.Bool
 	activity atomic.Value // string
 	// answerShutdown decides a shutdown request; runtimes may replace it.
-	answerShutdown func(r *protocol.Request) (approve bool, reason string)
+	answerShutdown func(r *protocol.Request) (answer protocol.RequestEvent, reason string)
 	// onMessage lets a runtime see messages (the exec runtime forwards them).
 	onMessage func(d inbox.Delivery) error
 	// proc is the process of an exec teammate; startErr why it did not start.
@@ -233,23 +233,24 @@ func (mt *mate) shutdownArrived(d inbox.Delivery) error {
 		// The teammate's own process answers (exec runtime).
 		return mt.forward(d)
 	}
-	approve, reason := mt.answerShutdown(r)
-	return mt.answer(r, approve, reason)
+	ev, reason := mt.answerShutdown(r)
+	return mt.answer(r, ev, reason)
 }
 
-// answer resolves this teammate's shutdown request and tells the lead; an
-// approval lets the runtime goroutine stop after its current step.
-func (mt *mate) answer(r *protocol.Request, approve bool, reason string) error {
+// answer resolves this teammate's shutdown request by ev (approve or
+// reject) and tells the lead; an approval lets the runtime goroutine stop
+// after its current step.
+func (mt *mate) answer(r *protocol.Request, ev protocol.RequestEvent, reason string) error {
 	name := mt.spec.Name
-	if _, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: eventFor(approve), By: name, Text: reason}); err != nil {
+	if _, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: ev, By: name, Text: reason}); err != nil {
 		return err
 	}
 	resp := protocol.NewMessage(protocol.TypeShutdownResponse, name, protocol.Lead)
-	resp.RequestID, resp.Approve, resp.Reason = r.ID, protocol.Bool(approve), reason
+	resp.RequestID, resp.Approve, resp.Reason = r.ID, protocol.Bool(ev == protocol.EventApprove), reason
 	if err := inbox.Append(mt.rt.dir, protocol.Lead, &resp); err != nil {
 		return err
 	}
-	if approve {
+	if ev == protocol.EventApprove {
 		mt.stopOnce.Do(func() { close(mt.stop) })
 		mt.poke()
 	}
@@ -257,11 +258,11 @@ func (mt *mate) answer(r *protocol.Request, approve bool, reason string) error {
 }
 
 // scriptAnswer is the shutdown policy of team.json.
-func (mt *mate) scriptAnswer(*protocol.Request) (bool, string) {
+func (mt *mate) scriptAnswer(*protocol.Request) (protocol.RequestEvent, string) {
 	if mt.spec.Runtime.OnShutdown == OnShutdownRejectWhileWorking && mt.inWork.Load() {
-		return false, fmt.Sprintf("in the middle of %q; ask again when it is done", mt.activity.Load())
+		return protocol.EventReject, fmt.Sprintf("in the middle of %q; ask again when it is done", mt.activity.Load())
 	}
-	return true, "finishing the current step, then stopping"
+	return protocol.EventApprove, "finishing the current step, then stopping"
 }
 
 // planDecided checks the lead's answer to one of this teammate's plans and
@@ -285,7 +286,7 @@ func (mt *mate) planDecided(d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a plan of %s", r.ID, name))
 		return nil
 	}
-	if r, err = settle(mt.rt.dir, r, m.Approved(), protocol.Lead, m.Feedback); err != nil {
+	if r, err = settle(mt.rt.dir, r, Resolution{Event: m.Event(), By: protocol.Lead, Text: m.Feedback}); err != nil {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}

@@ -333,7 +333,7 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 		return nil, err
 	}
 	switch {
-	case r.Kind == protocol.KindPlan && (d.Event == protocol.EventApprove || d.Event == protocol.EventReject):
+	case r.Kind == protocol.KindPlan && d.Event.IsAnswer():
 		r.Feedback = d.Text
 	default:
 		r.ResponseReason = d.Text
@@ -348,9 +348,9 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 // pending request is resolved by it (a peer that writes lines alone, with no
 // decision file); a final one must already say the same, or the answer is
 // stale.
-func settle(dir string, r *protocol.Request, approve bool, by, text string) (*protocol.Request, error) {
+func settle(dir string, r *protocol.Request, answer Resolution) (*protocol.Request, error) {
 	if r.Status == protocol.RequestPending {
-		nr, err := Resolve(dir, r.ID, Resolution{Event: eventFor(approve), By: by, Text: text})
+		nr, err := Resolve(dir, r.ID, answer)
 		if err == nil {
 			return nr, nil
 		}
@@ -362,7 +362,7 @@ func settle(dir string, r *protocol.Request, approve bool, by, text string) (*pr
 			return nil, err
 		}
 	}
-	if want, _ := protocol.RequestPending.Next(eventFor(approve)); r.Status != want {
+	if want, _ := protocol.RequestPending.Next(answer.Event); r.Status != want {
 		return nil, fmt.Errorf("stale answer: request %s already %s by %s", r.ID, r.Status, r.ResolvedBy)
 	}
 	return r, nil

@@ -219,7 +219,7 @@ func (rt *Runtime) planArrived(d inbox.Delivery) error {
 	rt.emit(Event{"event": "request_opened", "id": r.ID, "kind": string(r.Kind), "from": r.From, "to": r.To})
 	rt.supersede(r)
 	if rt.opts.AutoApprove && r.Status == protocol.RequestPending {
-		if _, err := Decide(rt.dir, r.ID, true, "", "lead (auto-approve)"); err != nil {
+		if _, err := Decide(rt.dir, r.ID, protocol.EventApprove, "", "lead (auto-approve)"); err != nil {
 			var already *AlreadyError
 			if !errors.As(err, &already) {
 				return err
@@ -265,7 +265,7 @@ func (rt *Runtime) shutdownAnswered(d inbox.Delivery) error {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("shutdown_response for %s from %s; only %s answers it", r.ID, m.From, r.To))
 		return nil
 	}
-	if r, err = settle(rt.dir, r, m.Approved(), m.From, m.Reason); err != nil {
+	if r, err = settle(rt.dir, r, Resolution{Event: m.Event(), By: m.From, Text: m.Reason}); err != nil {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}

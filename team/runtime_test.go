@@ -39,7 +39,7 @@ func init() {
 // messages, and approves a shutdown.
 func echoProcess(garbage bool) int {
 	enc := json.NewEncoder(os.Stdout)
-	enc.Encode(Action{Action: "status", Status: "idle", Activity: "listening"})
+	enc.Encode(ExecLine{Kind: "status", Status: "idle", Activity: "listening"})
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		m, err := protocol.Decode(sc.Bytes(), protocol.Fallback{})
@@ -51,15 +51,15 @@ func echoProcess(garbage bool) int {
 			if garbage {
 				fmt.Println("not json at all")
 			}
-			enc.Encode(Action{Action: "send", To: m.From, Content: "echo: " + m.Content})
+			enc.Encode(ExecLine{Kind: "send", To: m.From, Content: "echo: " + m.Content})
 		case protocol.TypeInvocationRequest:
 			res, _ := protocol.OK(m.Invocation, 1, map[string]string{"summary": "echo: " + m.Invocation.Prompt})
 			if garbage {
 				res.Status = "" // a malformed answer
 			}
-			enc.Encode(Action{Action: "result", Result: &res})
+			enc.Encode(ExecLine{Kind: "result", Result: &res})
 		case protocol.TypeShutdownRequest:
-			enc.Encode(Action{Action: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "bye"})
+			enc.Encode(ExecLine{Kind: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "bye"})
 			return 0
 		}
 	}
@@ -167,7 +167,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	}) {
 		t.Fatal("a step ran before the plan was approved")
 	}
-	if _, err := Decide(dir, first.ID, false, "use the other room", ""); err != nil {
+	if _, err := Decide(dir, first.ID, protocol.EventReject, "use the other room", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "a revised plan", func() bool {
@@ -181,7 +181,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	if r, _ := LoadRequest(dir, first.ID); r.Status != protocol.RequestRejected || r.Feedback != "use the other room" || r.ResolvedBy != "lead" {
 		t.Fatalf("first plan record: %+v", r)
 	}
-	if _, err := Decide(dir, revised.ID, true, "", ""); err != nil {
+	if _, err := Decide(dir, revised.ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "alice's message after approval", func() bool {
@@ -189,7 +189,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
 	})
-	if _, err := Decide(dir, revised.ID, false, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
+	if _, err := Decide(dir, revised.ID, protocol.EventReject, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
 		t.Fatalf("second decision: %v", err)
 	}
 }
@@ -351,14 +351,14 @@ func TestReadmeExampleAgent(t *testing.T) {
 	startTeam(t, dir, Options{})
 	waitFor(t, 10*time.Second, "the agent's plan", func() bool { return pendingPlan(dir, "auditor") != nil })
 	p := pendingPlan(dir, "auditor")
-	if _, err := Decide(dir, p.ID, false, "only the large ones", ""); err != nil {
+	if _, err := Decide(dir, p.ID, protocol.EventReject, "only the large ones", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the revised plan", func() bool {
 		q := pendingPlan(dir, "auditor")
 		return q != nil && strings.Contains(q.Plan, "only the large ones")
 	})
-	if _, err := Decide(dir, pendingPlan(dir, "auditor").ID, true, "", ""); err != nil {
+	if _, err := Decide(dir, pendingPlan(dir, "auditor").ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "auditor working", func() bool {
@@ -431,7 +431,7 @@ func TestExternalMember(t *testing.T) {
 	if r.Kind != protocol.KindPlan || r.From != "ext" || r.Status != protocol.RequestPending || r.Plan != "crawl everything" {
 		t.Fatalf("record of the external plan: %+v", r)
 	}
-	if _, err := Decide(dir, "ab12cd34", true, "", ""); err != nil {
+	if _, err := Decide(dir, "ab12cd34", protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// The answer waits in ext's inbox for whatever runs it.

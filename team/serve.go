@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"huddle/inbox"
 	"huddle/ipc"
@@ -21,14 +20,10 @@ import (
 // ones; answers from teammates come back to the HTTP caller's inbox, which
 // the backend watches.
 type ServeBackend struct {
-	dir    string
-	team   *Team
-	policy *ipc.Policy
-	router *ipc.Router
-	w      *inbox.Watcher
-
-	mu       sync.Mutex
-	watching map[string]bool
+	team    *Team
+	policy  *ipc.Policy
+	caller  *ipc.Caller
+	answers *ipc.AnswerWatch
 }
 
 // ServePolicyPath is the policy of a team's HTTP callers.
@@ -44,15 +39,16 @@ func NewServeBackend(ctx context.Context, dir, policyPath string) (*ServeBackend
 	if err != nil {
 		return nil, fmt.Errorf("the policy of HTTP callers: %w (huddle init --ipc %s writes one)", err, dir)
 	}
-	w, err := inbox.NewWatcher(ctx, dir, inbox.Options{})
+	router := ipc.NewRouter(dir)
+	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{})
 	if err != nil {
 		return nil, err
 	}
-	return &ServeBackend{dir: dir, team: t, policy: p, router: ipc.NewRouter(dir), w: w, watching: map[string]bool{}}, nil
+	return &ServeBackend{team: t, policy: p, caller: NewCaller(dir, t, router, p, nil), answers: answers}, nil
 }
 
 // Close stops watching the callers' inboxes.
-func (b *ServeBackend) Close() error { return b.w.Close() }
+func (b *ServeBackend) Close() error { return b.answers.Close() }
 
 // Skills lists every action the policy lets HTTP callers reach: a scripted
 // member's actions, or the actions allowed_actions names for a member that
@@ -107,30 +103,11 @@ func (b *ServeBackend) Check(skillID string, hop int) *ipc.Denial {
 	return b.policy.Check(member, action, hop)
 }
 
-// Call runs an invocation for an HTTP caller.
+// Call runs an invocation for an HTTP caller, whose inbox is watched for
+// the answers.
 func (b *ServeBackend) Call(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {
-	if err := b.watch(req.Caller); err != nil {
+	if err := b.answers.Follow(req.Caller); err != nil {
 		return protocol.Fail(&req, 0, protocol.ErrIPC, err.Error(), nil)
 	}
-	c := &ipc.Caller{TeamDir: b.dir, Policy: b.policy, Resolve: Resolver(b.dir, b.team, b.router)}
-	return c.Call(ctx, req)
-}
-
-// watch follows an HTTP caller's inbox for the answers of its calls.
-func (b *ServeBackend) watch(caller string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.watching[caller] {
-		return nil
-	}
-	_, err := b.w.Observe(caller, false, func(d inbox.Delivery) {
-		if d.Msg.Type == protocol.TypeInvocationResult && d.Msg.Result != nil {
-			b.router.Deliver(*d.Msg.Result)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	b.watching[caller] = true
-	return nil
+	return b.caller.Call(ctx, req)
 }

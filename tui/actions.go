@@ -14,7 +14,7 @@ import (
 func (m *Model) approve(id string) tea.Cmd {
 	dir := m.dir
 	return func() tea.Msg {
-		r, err := team.Decide(dir, id, true, "", protocol.Lead)
+		r, err := team.Decide(dir, id, protocol.EventApprove, "", protocol.Lead)
 		if err != nil {
 			return ActionDoneMsg{Err: err}
 		}
@@ -25,7 +25,7 @@ func (m *Model) approve(id string) tea.Cmd {
 func (m *Model) reject(id, feedback string) tea.Cmd {
 	dir := m.dir
 	return func() tea.Msg {
-		r, err := team.Decide(dir, id, false, feedback, protocol.Lead)
+		r, err := team.Decide(dir, id, protocol.EventReject, feedback, protocol.Lead)
 		if err != nil {
 			return ActionDoneMsg{Err: err}
 		}

@@ -142,7 +142,7 @@ func TestFlowDialogClosesWhenTheCLIApproves(t *testing.T) {
 	waitScreen(t, tm, "feedback for reservas")
 	tm.Type("hm")
 	// Meanwhile, from another terminal: huddle approve ID.
-	if _, err := team.Decide(dir, r.ID, true, "", protocol.Lead); err != nil {
+	if _, err := team.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	waitScreen(t, tm, "resolved by lead")

@@ -240,21 +240,54 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyKey st
 	return owner, true
 }
 
+// invoke accepts an invocation: it checks the request step by step, each
+// step answering the client itself when it refuses, then starts the
+// execution and answers 202 with its id.
 func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
+	req, caller, ok := s.readInvoke(w, r)
+	if !ok {
+		return
+	}
+	if !s.skillExists(w, req.SkillID) {
+		return
+	}
+	idemKey := r.Header.Get("Idempotency-Key")
+	if s.replay(w, caller, idemKey) {
+		return
+	}
+	if !s.authorize(w, req) {
+		return
+	}
+	e, ctx, ok := s.startExecution(w, req.SkillID, caller, idemKey)
+	if !ok {
+		return
+	}
+	s.wg.Add(1)
+	go s.run(ctx, e, invocationFor(req, caller))
+	w.Header().Set("Location", "/status/"+e.ID)
+	writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: e.ID, Status: StateAccepted})
+}
+
+// readInvoke reads and decodes an invoke body, authenticates its caller
+// and checks the ids it carries; it returns the caller id, or answers the
+// client with what is wrong.
+func (s *Server) readInvoke(w http.ResponseWriter, r *http.Request) (*InvokeRequest, string, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeValidation, Message: "body: exceeds 1 MiB or could not be read",
 			Details: map[string]any{"field": "body"}})
-		return
+		return nil, "", false
 	}
 	req, derr := DecodeInvoke(body)
 	bodyKey := ""
 	if req != nil && req.Caller.Credentials != nil {
 		bodyKey = req.Caller.Credentials.APIKey
 	}
+	// Authenticate before judging the body: without a valid key the answer
+	// is 401 or 403, whatever was sent.
 	owner, ok := s.authenticate(w, r, bodyKey)
 	if !ok {
-		return
+		return nil, "", false
 	}
 	if derr != nil {
 		var fe *FieldError
@@ -263,63 +296,98 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 			field = fe.Field
 		}
 		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeValidation, Message: derr.Error(), Details: map[string]any{"field": field}})
-		return
+		return nil, "", false
 	}
 	caller := req.Caller.ID
 	if owner != "" && owner != caller {
 		writeError(w, http.StatusForbidden, ErrorBody{Code: CodePermissionDenied, Message: "the API key belongs to another caller",
 			Details: map[string]any{"reason": "caller_mismatch"}})
-		return
+		return nil, "", false
 	}
 	if rec, ok := w.(*statusRecorder); ok {
 		rec.caller = caller
 	}
-	if err := protocol.ValidateName(caller); err != nil {
+	if !checkInvokeIDs(w, req) {
+		return nil, "", false
+	}
+	return req, caller, true
+}
+
+// checkInvokeIDs checks the caller id and the context's ids of an invoke
+// body, or answers the client with the first that is not valid.
+func checkInvokeIDs(w http.ResponseWriter, req *InvokeRequest) bool {
+	if err := protocol.ValidateName(req.Caller.ID); err != nil {
 		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeValidation, Message: "caller.id: " + err.Error(), Details: map[string]any{"field": "caller.id"}})
-		return
+		return false
 	}
 	if t := req.Context.TraceID; t != "" {
 		if err := protocol.ValidateID(t); err != nil {
 			writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeValidation, Message: "context.trace_id: " + err.Error(), Details: map[string]any{"field": "context.trace_id"}})
-			return
+			return false
 		}
 	}
 	if p := req.Context.ParentRequestID; p != "" {
 		if err := protocol.ValidateID(p); err != nil {
 			writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeValidation, Message: "context.parent_request_id: " + err.Error(), Details: map[string]any{"field": "context.parent_request_id"}})
-			return
+			return false
 		}
 	}
-	if !s.cfg.Backend.Has(req.SkillID) {
-		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeSkillNotFound, Message: fmt.Sprintf("no skill %q here (see /.well-known/skill-sharing)", req.SkillID),
-			Details: map[string]any{"skill_id": req.SkillID}})
-		return
+	return true
+}
+
+// skillExists reports whether the backend has skillID, or answers 404.
+func (s *Server) skillExists(w http.ResponseWriter, skillID string) bool {
+	if s.cfg.Backend.Has(skillID) {
+		return true
 	}
-	idemKey := r.Header.Get("Idempotency-Key")
+	writeError(w, http.StatusNotFound, ErrorBody{Code: CodeSkillNotFound, Message: fmt.Sprintf("no skill %q here (see /.well-known/skill-sharing)", skillID),
+		Details: map[string]any{"skill_id": skillID}})
+	return false
+}
+
+// replay answers a repeated request (same caller, same Idempotency-Key)
+// with the execution the first one started, and reports whether it did.
+func (s *Server) replay(w http.ResponseWriter, caller, idemKey string) bool {
+	if idemKey == "" {
+		return false
+	}
 	s.mu.Lock()
-	if idemKey != "" {
-		if id, ok := s.idem[caller+"\x00"+idemKey]; ok {
-			e := s.execs[id]
-			st := e.State
-			s.mu.Unlock()
-			writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: id, Status: st})
-			return
-		}
+	id, ok := s.idem[caller+"\x00"+idemKey]
+	var st string
+	if ok {
+		st = s.execs[id].State
 	}
 	s.mu.Unlock()
-	if d := s.cfg.Backend.Check(req.SkillID, req.Context.Hop); d != nil {
-		writeError(w, http.StatusForbidden, ErrorBody{Code: CodePermissionDenied, Message: d.Message, Details: map[string]any{"reason": d.Reason}})
-		return
+	if !ok {
+		return false
 	}
+	writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: id, Status: st})
+	return true
+}
+
+// authorize applies the backend's IPC policy to the call, or answers 403.
+func (s *Server) authorize(w http.ResponseWriter, req *InvokeRequest) bool {
+	d := s.cfg.Backend.Check(req.SkillID, req.Context.Hop)
+	if d == nil {
+		return true
+	}
+	writeError(w, http.StatusForbidden, ErrorBody{Code: CodePermissionDenied, Message: d.Message, Details: map[string]any{"reason": d.Reason}})
+	return false
+}
+
+// startExecution registers a new execution, unless MaxRunning are running
+// already (then it answers 429), and returns it with the context it runs
+// in.
+func (s *Server) startExecution(w http.ResponseWriter, skillID, caller, idemKey string) (*execution, context.Context, bool) {
 	s.mu.Lock()
 	if s.running >= s.cfg.MaxRunning {
 		s.mu.Unlock()
 		writeError(w, http.StatusTooManyRequests, ErrorBody{Code: CodeTooMany,
 			Message: fmt.Sprintf("%d executions are running; try again shortly", s.cfg.MaxRunning),
 			Retry:   &Retry{SuggestedDelayMS: 500, MaxAttempts: 10}})
-		return
+		return nil, nil, false
 	}
-	e := &execution{ID: newExecutionID(), SkillID: req.SkillID, CallerID: caller, IdemKey: idemKey, State: StateAccepted, Created: time.Now().UTC()}
+	e := &execution{ID: newExecutionID(), SkillID: skillID, CallerID: caller, IdemKey: idemKey, State: StateAccepted, Created: time.Now().UTC()}
 	ctx, cancel := context.WithCancel(s.ctx)
 	e.cancel = cancel
 	s.execs[e.ID] = e
@@ -328,7 +396,12 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	s.running++
 	s.mu.Unlock()
+	return e, ctx, true
+}
 
+// invocationFor is the invocation an accepted request runs: the skill
+// <member>.<action> as a call from caller, in the request's chain.
+func invocationFor(req *InvokeRequest, caller string) protocol.InvocationRequest {
 	member, action, _ := strings.Cut(req.SkillID, ".")
 	inv := protocol.InvocationRequest{
 		RequestID: protocol.NewInvocationID(), CorrelationID: req.Context.TraceID, Caller: caller,
@@ -341,10 +414,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	if ms := req.Context.TimeoutMS; ms > 0 {
 		inv.TimeoutSec = int(math.Ceil(float64(ms) / 1000))
 	}
-	s.wg.Add(1)
-	go s.run(ctx, e, inv)
-	w.Header().Set("Location", "/status/"+e.ID)
-	writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: e.ID, Status: StateAccepted})
+	return inv
 }
 
 func newExecutionID() string {

@@ -10,16 +10,20 @@ import (
 	"huddle/protocol"
 )
 
-// The actions below are what a human lead does. The CLI and the UI call the
-// same functions; each works against a team that another process runs.
+// What a human lead does: decide plans, ask members to shut down, send and
+// broadcast. The CLI and the UI call the same functions; each works against
+// a team that another process runs.
 
-// Decide approves or rejects a pending plan request as the lead, then tells
-// the teammate. A second decision gets an *AlreadyError.
-func Decide(dir, id string, approve bool, feedback, by string) (*protocol.Request, error) {
+// Decide answers a pending plan request as the lead with ev (approve or
+// reject), then tells the teammate. A second decision gets an *AlreadyError.
+func Decide(dir, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
 	if by == "" {
 		by = protocol.Lead
 	}
-	if !approve && feedback == "" {
+	if !ev.IsAnswer() {
+		return nil, fmt.Errorf("decide %s: %q is not a decision: want %s or %s", id, ev, protocol.EventApprove, protocol.EventReject)
+	}
+	if ev == protocol.EventReject && feedback == "" {
 		return nil, errors.New("reject needs feedback: say what to change")
 	}
 	r, err := LoadRequest(dir, id)
@@ -32,12 +36,12 @@ func Decide(dir, id string, approve bool, feedback, by string) (*protocol.Reques
 	if r.Kind != protocol.KindPlan {
 		return nil, fmt.Errorf("request %s is a %s request: only its teammate answers it", id, r.Kind)
 	}
-	r, err = resolve(dir, r, Resolution{Event: eventFor(approve), By: by, Text: feedback})
+	r, err = resolve(dir, r, Resolution{Event: ev, By: by, Text: feedback})
 	if err != nil {
 		return nil, err
 	}
 	m := protocol.NewMessage(protocol.TypePlanApprovalResponse, protocol.Lead, r.From)
-	m.RequestID, m.Approve, m.Feedback = id, protocol.Bool(approve), feedback
+	m.RequestID, m.Approve, m.Feedback = id, protocol.Bool(ev == protocol.EventApprove), feedback
 	if err := inbox.Append(dir, r.From, &m); err != nil {
 		return r, fmt.Errorf("decided, but telling %s failed: %w", r.From, err)
 	}
@@ -121,12 +125,4 @@ func Broadcast(dir string, t *Team, from, text string) (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-// eventFor is the request event an answer stands for.
-func eventFor(approve bool) protocol.RequestEvent {
-	if approve {
-		return protocol.EventApprove
-	}
-	return protocol.EventReject
 }

@@ -76,7 +76,7 @@ func TestDecideApproveAndRejectTellTheTeammate(t *testing.T) {
 			r := planRequest("pl-d0d0d0d0d0d0", "ana", time.Now())
 			mustCreate(t, dir, r)
 
-			got, err := Decide(dir, r.ID, tc.approve, tc.feedback, "")
+			got, err := Decide(dir, r.ID, protocol.AnswerEvent(tc.approve), tc.feedback, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestDecideApproveAndRejectTellTheTeammate(t *testing.T) {
 			}
 
 			// A second decision, either way, is refused and tells no one.
-			_, err = Decide(dir, r.ID, !tc.approve, "changed my mind", "ui-2")
+			_, err = Decide(dir, r.ID, protocol.AnswerEvent(!tc.approve), "changed my mind", "ui-2")
 			var already *AlreadyError
 			if !errors.As(err, &already) || already.Status != tc.want || already.By != protocol.Lead {
 				t.Fatalf("second Decide: %v, want already %s by lead", err, tc.want)
@@ -127,18 +127,22 @@ func TestDecideRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		id       string
-		approve  bool
+		ev       protocol.RequestEvent
 		feedback string
 		want     string
 	}{
-		{"reject without feedback", plan.ID, false, "", "feedback"},
-		{"approve a shutdown request", sd.ID, true, "", "shutdown request"},
-		{"reject a shutdown request", sd.ID, false, "no", "shutdown request"},
-		{"unknown request", "pl-000000000404", true, "", "no request pl-000000000404"},
-		{"invalid id", "../x", true, "", "invalid id"},
+		{"reject without feedback", plan.ID, protocol.EventReject, "", "feedback"},
+		{"approve a shutdown request", sd.ID, protocol.EventApprove, "", "shutdown request"},
+		{"reject a shutdown request", sd.ID, protocol.EventReject, "no", "shutdown request"},
+		{"unknown request", "pl-000000000404", protocol.EventApprove, "", "no request pl-000000000404"},
+		{"invalid id", "../x", protocol.EventApprove, "", "invalid id"},
+		// The lead decides a plan; only huddle cancels or expires one.
+		{"cancel is not a decision", plan.ID, protocol.EventCancel, "", `"cancel" is not a decision: want approve or reject`},
+		{"deadline is not a decision", plan.ID, protocol.EventDeadline, "", `"deadline" is not a decision: want approve or reject`},
+		{"an unknown event", plan.ID, protocol.RequestEvent("maybe"), "hm", `"maybe" is not a decision`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decide(dir, tc.id, tc.approve, tc.feedback, "")
+			_, err := Decide(dir, tc.id, tc.ev, tc.feedback, "")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Decide: %v, want an error about %q", err, tc.want)
 			}
