@@ -1,6 +1,11 @@
 package tui
 
-import "strings"
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
 
 // list is what every pane keeps about its rows: the rows its filter lets
 // through, the cursor, the id of the selected row (for a pane that keeps its
@@ -97,12 +102,40 @@ func (l *list[T]) reselect(keep func(T) bool) bool {
 // rows.
 func (l *list[T]) window(h int) int { return window(l.cursor, len(l.rows), h) }
 
-// split lays the rows out over the details of the row under the cursor:
-// the rows get what they need up to about 40% of h (at least 3 lines), the
+// pick is the item under the cursor of a list of indices into items.
+func pick[E any](l *list[int], items []E) *E {
+	i, ok := l.selected()
+	if !ok {
+		return nil
+	}
+	return &items[i]
+}
+
+// handleKey takes the keys of a list with details: up and down move the
+// cursor, enter opens and closes the details, esc closes them. It reports
+// whether up or down was pressed.
+func (l *list[T]) handleKey(km *KeyMap, k tea.KeyPressMsg) (moved bool) {
+	switch {
+	case key.Matches(k, km.Up):
+		l.move(-1)
+		return true
+	case key.Matches(k, km.Down):
+		l.move(1)
+		return true
+	case key.Matches(k, km.Open):
+		l.toggle()
+	case key.Matches(k, km.Back):
+		l.close()
+	}
+	return false
+}
+
+// split draws the rows over the details of the row under the cursor: the
+// rows get what they need up to about 40% of h (at least 3 lines), the
 // details the rest, or all of h when they are open.
-func (l *list[T]) split(st *Styles, w, h int, rows func(w, h int) []string, detail func(w int) []string) []string {
+func (l *list[T]) split(st *Styles, w, h int, rows func(w, h int) []string, detail func(w int) []string) string {
 	if l.open {
-		return l.view(detail(w), h)
+		return strings.Join(l.view(detail(w), h), "\n")
 	}
 	lh := clamp(len(l.rows), 3, max(3, h*2/5))
 	out := rows(w, lh)
@@ -110,7 +143,8 @@ func (l *list[T]) split(st *Styles, w, h int, rows func(w, h int) []string, deta
 		out = append(out, "")
 	}
 	out = append(out, st.Muted.Render(strings.Repeat("─", w)))
-	return append(out, l.view(detail(w), h-lh-1)...)
+	out = append(out, l.view(detail(w), h-lh-1)...)
+	return strings.Join(out, "\n")
 }
 
 // toggle opens or closes the details, at their top.

@@ -57,22 +57,10 @@ func (p *messagesPane) details() *details { return &p.list.details }
 // HandleKey moves the cursor (on the newest message it follows the new
 // ones) and opens and closes the details.
 func (p *messagesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
-	switch {
-	case key.Matches(k, p.keys.Up):
-		p.move(-1)
-	case key.Matches(k, p.keys.Down):
-		p.move(1)
-	case key.Matches(k, p.keys.Open):
-		p.list.toggle()
-	case key.Matches(k, p.keys.Back):
-		p.list.close()
+	if p.list.handleKey(&p.keys, k) {
+		p.follow = p.list.cursor == len(p.list.rows)-1
 	}
 	return nil
-}
-
-func (p *messagesPane) move(d int) {
-	p.list.move(d)
-	p.follow = p.list.cursor == len(p.list.rows)-1
 }
 
 func (p *messagesPane) ShortHelp() []key.Binding {
@@ -151,11 +139,10 @@ func (p *messagesPane) text(msg *protocol.Message) string {
 }
 
 func (p *messagesPane) detail(w int) []string {
-	i, ok := p.list.selected()
-	if !ok {
+	mv := pick(&p.list, p.snap.Messages)
+	if mv == nil {
 		return nil
 	}
-	mv := &p.snap.Messages[i]
 	b, _ := mv.Msg.MarshalJSON()
 	out := []string{p.styles.Title.Render(fmt.Sprintf("%s in the inbox of %s at offset %d", mv.Msg.ID, mv.Inbox, mv.Offset))}
 	return append(out, wrapText(string(b), w)...)

@@ -108,11 +108,7 @@ func (p *requestsPane) byID(id string) *protocol.Request {
 
 // selected is the request under the cursor, if any.
 func (p *requestsPane) selected() *protocol.Request {
-	i, ok := p.list.selected()
-	if !ok {
-		return nil
-	}
-	return &p.snap.Requests[i]
+	return pick(&p.list, p.snap.Requests)
 }
 
 // inGrace reports whether the request under the cursor arrived too recently
@@ -141,17 +137,8 @@ func (p *requestsPane) decidable() (*protocol.Request, string) {
 // HandleKey moves the cursor (the person moved it, so no grace applies to
 // the request it lands on) and opens and closes the details.
 func (p *requestsPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
-	switch {
-	case key.Matches(k, p.keys.Up):
-		p.list.move(-1)
+	if p.list.handleKey(&p.keys, k) {
 		p.landedAt = time.Time{}
-	case key.Matches(k, p.keys.Down):
-		p.list.move(1)
-		p.landedAt = time.Time{}
-	case key.Matches(k, p.keys.Open):
-		p.list.toggle()
-	case key.Matches(k, p.keys.Back):
-		p.list.close()
 	}
 	return nil
 }
@@ -166,7 +153,7 @@ func (p *requestsPane) FullHelp() [][]key.Binding {
 }
 
 func (p *requestsPane) Render(w, h int) string {
-	return strings.Join(p.list.split(&p.styles, w, h, p.rows, p.detail), "\n")
+	return p.list.split(&p.styles, w, h, p.rows, p.detail)
 }
 
 func (p *requestsPane) rows(w, h int) []string {

@@ -49,11 +49,7 @@ func (p *rosterPane) details() *details { return &p.list.details }
 
 // selected is the member under the cursor, if any.
 func (p *rosterPane) selected() *team.MemberView {
-	i, ok := p.list.selected()
-	if !ok {
-		return nil
-	}
-	return &p.snap.Members[i]
+	return pick(&p.list, p.snap.Members)
 }
 
 func (p *rosterPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {

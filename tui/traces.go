@@ -68,16 +68,7 @@ func (p *tracesPane) home()             { p.list.home() }
 func (p *tracesPane) details() *details { return &p.list.details }
 
 func (p *tracesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
-	switch {
-	case key.Matches(k, p.keys.Up):
-		p.list.move(-1)
-	case key.Matches(k, p.keys.Down):
-		p.list.move(1)
-	case key.Matches(k, p.keys.Open):
-		p.list.toggle()
-	case key.Matches(k, p.keys.Back):
-		p.list.close()
-	}
+	p.list.handleKey(&p.keys, k)
 	return nil
 }
 
@@ -91,7 +82,7 @@ func (p *tracesPane) FullHelp() [][]key.Binding {
 }
 
 func (p *tracesPane) Render(w, h int) string {
-	return strings.Join(p.list.split(&p.styles, w, h, p.rows, p.detail), "\n")
+	return p.list.split(&p.styles, w, h, p.rows, p.detail)
 }
 
 func (p *tracesPane) rows(w, h int) []string {
