@@ -1,10 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 type dialogKind int
@@ -59,8 +63,7 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc":
 		if d.kind == dialogFilter {
-			m.filters[m.focus] = ""
-			m.refilter()
+			m.focused().setFilter("")
 		}
 		m.dialog = nil
 		return nil
@@ -68,13 +71,11 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 		text := strings.TrimSpace(d.input.Value())
 		switch d.kind {
 		case dialogFilter:
-			m.filters[m.focus] = text
-			m.refilter()
-			m.rosterSel, m.reqIdx, m.traceSel = 0, 0, 0
-			if r := m.selectedRequest(); r != nil {
-				m.reqSel = r.ID
+			m.focused().setFilter(text)
+			// A new filter puts every list back where a fresh list starts.
+			for _, p := range m.panes {
+				p.home()
 			}
-			m.msgSel, m.msgFollow = len(m.messages)-1, true
 			m.dialog = nil
 			return nil
 		case dialogReject:
@@ -101,4 +102,77 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 	d.input, cmd = d.input.Update(k)
 	d.err = ""
 	return cmd
+}
+
+// dialogBox renders the open dialog.
+func (m *Model) dialogBox(w int) string {
+	d := m.dialog
+	st := m.styles
+	bw := min(64, w-4)
+	var body []string
+	switch d.kind {
+	case dialogHelp:
+		return st.Dialog.Render(m.fullHelp(w - 6))
+	case dialogShutdown:
+		body = []string{
+			st.Title.Render("Shut down " + d.target + "?"),
+			"It answers: it may refuse while in the middle of work.",
+			"",
+			st.Key.Render("y") + " ask  " + st.Key.Render("n/esc") + " cancel",
+		}
+	default:
+		d.input.SetWidth(bw - 10)
+		body = []string{st.Title.Render(d.title), d.input.View()}
+		if d.err != "" {
+			body = append(body, st.Danger.Render(d.err))
+		}
+		hint := "enter send · esc cancel"
+		if d.kind == dialogFilter {
+			hint = "enter apply · esc clear"
+		}
+		body = append(body, st.Muted.Render(hint))
+	}
+	for i := range body {
+		body[i] = fit(body[i], bw-4)
+	}
+	return st.Dialog.Render(strings.Join(body, "\n"))
+}
+
+// fullHelp lays the keys out in as many columns as fit in w: the focus
+// keys, the focused pane's columns, then filter, help and quit.
+func (m *Model) fullHelp(w int) string {
+	st := m.styles
+	groups := append([][]key.Binding{m.keys.navHelp()}, m.focused().FullHelp()...)
+	groups = append(groups, m.keys.generalHelp())
+	var cols []string
+	for _, group := range groups {
+		var lines []string
+		for _, b := range group {
+			h := b.Help()
+			lines = append(lines, st.Key.Render(fmt.Sprintf("%-9s", h.Key))+" "+h.Desc)
+		}
+		cols = append(cols, strings.Join(lines, "\n"))
+	}
+	perRow := len(cols)
+	for perRow > 1 && lipgloss.Width(lipgloss.JoinHorizontal(lipgloss.Top, spaced(cols[:perRow])...)) > w {
+		perRow--
+	}
+	var rows []string
+	for i := 0; i < len(cols); i += perRow {
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, spaced(cols[i:min(i+perRow, len(cols))])...))
+	}
+	title := st.Title.Render("huddle keys") + st.Muted.Render("  (esc or ? closes)")
+	notes := ansi.Wrap(st.Muted.Render("a and r wait "+grace.String()+" after a new request lands under the cursor; esc never approves."), w, "")
+	return title + "\n\n" + strings.Join(rows, "\n\n") + "\n\n" + notes
+}
+
+func spaced(cols []string) []string {
+	out := make([]string, 0, 2*len(cols))
+	for i, c := range cols {
+		if i > 0 {
+			out = append(out, "   ")
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -2,7 +2,8 @@ package tui
 
 import "charm.land/bubbles/v2/key"
 
-// KeyMap is every binding of the UI; the help is generated from it.
+// KeyMap is every binding of the UI; the help is generated from it: the
+// global keys here, each pane's from its ShortHelp and FullHelp.
 type KeyMap struct {
 	NextPane, PrevPane            key.Binding
 	Roster, Requests, Traces      key.Binding
@@ -45,24 +46,24 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// shortHelp is the footer: what the focused pane offers, then the rest.
-func (k KeyMap) shortHelp(p pane) []key.Binding {
-	switch p {
-	case paneRoster:
-		return []key.Binding{k.NextPane, k.Shutdown, k.Message, k.Broadcast, k.Filter, k.Help, k.Quit}
-	case paneRequests:
-		return []key.Binding{k.NextPane, k.Approve, k.Reject, k.Open, k.Filter, k.Help, k.Quit}
-	default:
-		return []key.Binding{k.NextPane, k.Open, k.Filter, k.Broadcast, k.Help, k.Quit}
-	}
+// navHelp is the ? column of the keys that move the focus; they work on
+// every pane.
+func (k KeyMap) navHelp() []key.Binding {
+	return []key.Binding{k.NextPane, k.PrevPane, k.Roster, k.Requests, k.Traces, k.Messages}
 }
 
-// FullHelp groups every binding for the ? screen.
-func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.NextPane, k.PrevPane, k.Roster, k.Requests, k.Traces, k.Messages},
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Open, k.Back},
-		{k.Approve, k.Reject, k.Shutdown, k.Message, k.Broadcast},
-		{k.Filter, k.Help, k.Quit, k.ForceQuit},
-	}
+// listHelp is the ? column of a list with details under it.
+func (k KeyMap) listHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Open, k.Back}
+}
+
+// actionHelp is the ? column of the actions. They answer on every pane: s
+// and m act on the roster's member, a and r say where the requests are.
+func (k KeyMap) actionHelp() []key.Binding {
+	return []key.Binding{k.Approve, k.Reject, k.Shutdown, k.Message, k.Broadcast}
+}
+
+// generalHelp is the last ? column: filter, help and quit, on every pane.
+func (k KeyMap) generalHelp() []key.Binding {
+	return []key.Binding{k.Filter, k.Help, k.Quit, k.ForceQuit}
 }

@@ -54,62 +54,62 @@ type Options struct {
 	Footer string
 }
 
+// common is what the root model shares with its panes: they read it, only
+// the root writes it.
+type common struct {
+	styles   Styles
+	keys     KeyMap
+	now      func() time.Time
+	clock    time.Time // the time the screen shows
+	snap     team.Snapshot
+	haveSnap bool
+	focus    pane
+}
+
+// component is a pane as the root model sees it.
+type component interface {
+	// HandleKey takes a key the pane handles itself (moving, details); it
+	// returns a command only for a side effect.
+	HandleKey(k tea.KeyPressMsg) tea.Cmd
+	// Render draws the pane's inside, w×h.
+	Render(w, h int) string
+	// ShortHelp is the pane's part of the footer, FullHelp its columns of
+	// the ? screen.
+	ShortHelp() []key.Binding
+	FullHelp() [][]key.Binding
+
+	filter() string
+	// setFilter sets the filter and rebuilds the rows.
+	setFilter(f string)
+	// home puts the cursor where a fresh list starts.
+	home()
+	details() *details
+}
+
 // Model is the root model: it owns focus, layout and the dialog stack.
 type Model struct {
+	common
 	dir    string
 	footer string
-	styles Styles
-	keys   KeyMap
-	now    func() time.Time
-	clock  time.Time
 
 	width, height int
-	snap          team.Snapshot
-	haveSnap      bool
+	right         pane // the pane the right column shows: requests, traces or messages
 
-	focus pane
-	right pane // the pane the right column shows: requests, traces or messages
-
-	filters [paneCount]string
-	// Indices into the snapshot after filtering, rebuilt when either changes.
-	members  []int
-	requests []int
-	traces   []traceRow
-	messages []int
-
-	rosterSel, traceSel, msgSel int
-	reqSel                      string // id of the selected request
-	reqIdx                      int
-	msgFollow                   bool // keep the newest message selected
-	detailOpen                  bool
-	detailScroll                int
-
-	// landedAt is when the request under the cursor got there by itself (a
-	// new request, or the one before was resolved); zero when the person
-	// moved the cursor.
-	landedAt time.Time
-	// seen are the pending request ids already announced with a bell.
-	seen map[string]bool
-	// pendingBefore is the pending set of the previous snapshot.
-	pendingBefore map[string]bool
+	roster   *rosterPane
+	requests *requestsPane
+	traces   *tracesPane
+	messages *messagesPane
+	panes    [paneCount]component
 
 	dialog   *dialog
 	flash    string
 	flashBad bool
 }
 
-// traceRow is one row of the traces pane: a chain's header (row < 0) or one
-// of its calls.
-type traceRow struct {
-	chain, row int
-}
-
 // New builds the root model.
 func New(opts Options) *Model {
-	m := &Model{
-		dir: opts.Dir, footer: opts.Footer, keys: DefaultKeyMap(), now: opts.Now,
-		right: paneRequests, focus: paneRequests, msgFollow: true, seen: map[string]bool{},
-	}
+	m := &Model{dir: opts.Dir, footer: opts.Footer, right: paneRequests}
+	m.keys, m.now, m.focus = DefaultKeyMap(), opts.Now, paneRequests
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -119,6 +119,11 @@ func New(opts Options) *Model {
 		m.styles = NewStyles(true, true)
 	}
 	m.clock = m.now()
+	m.roster = newRosterPane(&m.common)
+	m.requests = newRequestsPane(&m.common)
+	m.traces = newTracesPane(&m.common)
+	m.messages = newMessagesPane(&m.common)
+	m.panes = [paneCount]component{m.roster, m.requests, m.traces, m.messages}
 	return m
 }
 
@@ -153,147 +158,46 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// applySnapshot takes a new fold of the team directory: it keeps the
-// selection on the same request, closes a dialog whose request was resolved
-// elsewhere, and rings the bell for a new pending request.
+// applySnapshot takes a new fold of the team directory: the panes rebuild
+// their rows (the requests keep the selection on the same request), a
+// dialog whose request was resolved elsewhere closes, and a new pending
+// request rings the bell.
 func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
-	now := m.now()
-	m.clock = now
-	prevSel := m.reqSel
+	m.clock = m.now()
 	m.snap, m.haveSnap = s, true
-	m.refilter()
-
-	// The request under the cursor: the same one while it is pending; when
-	// it became final, the one that now stands at its place (with grace).
-	if i, ok := m.requestIndex(prevSel); ok && (m.snap.Requests[m.requests[i]].Status == protocol.RequestPending || !m.wasPending(prevSel)) {
-		m.reqIdx = i
-	} else {
-		m.reqIdx = clamp(m.reqIdx, 0, len(m.requests)-1)
+	m.roster.refresh()
+	landed := m.requests.refresh()
+	m.traces.refresh()
+	m.messages.refresh()
+	if landed {
+		// A request landing under the cursor puts the details on screen
+		// back at their top, whichever pane shows them.
+		m.shown().details().scroll = 0
 	}
-	m.reqSel = ""
-	if m.reqIdx >= 0 && m.reqIdx < len(m.requests) {
-		m.reqSel = m.snap.Requests[m.requests[m.reqIdx]].ID
-	}
-	if m.reqSel != prevSel && m.reqSel != "" {
-		m.landedAt = now
-		m.detailScroll = 0
-	}
-	m.pendingBefore = m.pendingSet()
 
 	var cmds []tea.Cmd
 	if d := m.dialog; d != nil && d.kind == dialogReject {
-		if r := m.request(d.target); r != nil && r.Status.IsTerminal() {
+		if r := m.requests.byID(d.target); r != nil && r.Status.IsTerminal() {
 			m.dialog = nil
 			m.flash, m.flashBad = fmt.Sprintf("%s was resolved by %s (%s) while the dialog was open", r.ID, r.ResolvedBy, r.Status), true
 		}
 	}
-	fresh := false
-	for _, r := range m.snap.Requests {
-		if r.Status != protocol.RequestPending {
-			break // pending come first
-		}
-		if !m.seen[r.ID] {
-			m.seen[r.ID] = true
-			fresh = true
-		}
-	}
-	if fresh {
+	if m.requests.announce() {
 		cmds = append(cmds, tea.Raw("\a"))
 	}
-	if m.msgFollow {
-		m.msgSel = len(m.messages) - 1
-	}
-	m.rosterSel = clamp(m.rosterSel, 0, len(m.members)-1)
-	m.traceSel = clamp(m.traceSel, 0, len(m.traces)-1)
 	return tea.Batch(cmds...)
 }
 
-// wasPending reports whether id was pending in the snapshot before the
-// current one.
-func (m *Model) wasPending(id string) bool { return m.pendingBefore[id] }
-
-func (m *Model) pendingSet() map[string]bool {
-	out := make(map[string]bool, m.snap.Pending)
-	for _, r := range m.snap.Requests[:m.snap.Pending] {
-		out[r.ID] = true
-	}
-	return out
-}
-
-func (m *Model) requestIndex(id string) (int, bool) {
-	if id == "" {
-		return 0, false
-	}
-	for i, ri := range m.requests {
-		if m.snap.Requests[ri].ID == id {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-func (m *Model) request(id string) *protocol.Request {
-	for i := range m.snap.Requests {
-		if m.snap.Requests[i].ID == id {
-			return &m.snap.Requests[i]
-		}
-	}
-	return nil
-}
+// focused is the pane with focus; shown is the one in the right column,
+// whose details are on screen.
+func (m *Model) focused() component { return m.panes[m.focus] }
+func (m *Model) shown() component   { return m.panes[m.right] }
 
 // selectedRequest is the request under the cursor, if any.
-func (m *Model) selectedRequest() *protocol.Request {
-	if m.reqIdx < 0 || m.reqIdx >= len(m.requests) {
-		return nil
-	}
-	return &m.snap.Requests[m.requests[m.reqIdx]]
-}
+func (m *Model) selectedRequest() *protocol.Request { return m.requests.selected() }
 
 // selectedMember is the member under the roster's cursor, if any.
-func (m *Model) selectedMember() *team.MemberView {
-	if m.rosterSel < 0 || m.rosterSel >= len(m.members) {
-		return nil
-	}
-	return &m.snap.Members[m.members[m.rosterSel]]
-}
-
-// refilter rebuilds the filtered index lists.
-func (m *Model) refilter() {
-	s := &m.snap
-	m.members = m.members[:0]
-	for i, mv := range s.Members {
-		if match(m.filters[paneRoster], mv.Record.Name, mv.Spec.Name, mv.Spec.Role, string(mv.Record.Status)) {
-			m.members = append(m.members, i)
-		}
-	}
-	m.requests = m.requests[:0]
-	for i, r := range s.Requests {
-		if match(m.filters[paneRequests], r.ID, r.From, r.To, string(r.Kind), string(r.Status)) {
-			m.requests = append(m.requests, i)
-		}
-	}
-	m.traces = m.traces[:0]
-	f := m.filters[paneTraces]
-	for ci, c := range s.Chains {
-		keep := f == "" || strings.Contains(c.CorrelationID, f)
-		for _, r := range c.Rows {
-			keep = keep || match(f, r.Call.Caller, r.Call.Target, r.Call.Action, r.Call.ErrorCode, r.Call.RequestID)
-		}
-		if !keep {
-			continue
-		}
-		m.traces = append(m.traces, traceRow{ci, -1})
-		for ri := range c.Rows {
-			m.traces = append(m.traces, traceRow{ci, ri})
-		}
-	}
-	m.messages = m.messages[:0]
-	for i, mv := range s.Messages {
-		if match(m.filters[paneMessages], mv.Msg.From, mv.Msg.To, mv.Inbox) {
-			m.messages = append(m.messages, i)
-		}
-	}
-}
+func (m *Model) selectedMember() *team.MemberView { return m.roster.selected() }
 
 // match reports whether any field contains the filter (case-insensitive).
 func match(filter string, fields ...string) bool {
@@ -319,7 +223,8 @@ func clamp(v, lo, hi int) int {
 	return v
 }
 
-// key handles a key press.
+// key handles a key press: the root takes the keys of focus, dialogs and
+// actions, the focused pane the rest.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(k, m.keys.ForceQuit) {
 		return tea.Quit
@@ -345,22 +250,20 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.setFocus(paneTraces)
 	case key.Matches(k, km.Messages):
 		m.setFocus(paneMessages)
-	case key.Matches(k, km.Up):
-		m.move(-1)
-	case key.Matches(k, km.Down):
-		m.move(1)
+	case key.Matches(k, km.Up, km.Down):
+		cmd := m.focused().HandleKey(k)
+		// Moving any cursor, the roster's too, puts the details on
+		// screen back at their top.
+		m.shown().details().scroll = 0
+		return cmd
 	case key.Matches(k, km.PageUp):
-		m.detailScroll = max(m.detailScroll-5, 0)
+		// The details on screen scroll whichever column has focus.
+		m.shown().details().scrollBy(-5)
 	case key.Matches(k, km.PageDown):
-		m.detailScroll += 5
-	case key.Matches(k, km.Open):
-		if m.focus != paneRoster {
-			m.detailOpen = !m.detailOpen
-			m.detailScroll = 0
-		}
+		m.shown().details().scrollBy(5)
 	case key.Matches(k, km.Back):
-		m.detailOpen = false
 		m.flash = ""
+		return m.focused().HandleKey(k)
 	case key.Matches(k, km.Approve):
 		return m.approveSelected()
 	case key.Matches(k, km.Reject):
@@ -379,8 +282,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.dialog.input.Focus()
 	case key.Matches(k, km.Filter):
 		m.dialog = newInputDialog(dialogFilter, "", "filter "+strings.ToLower(paneNames[m.focus]), m.styles)
-		m.dialog.input.SetValue(m.filters[m.focus])
+		m.dialog.input.SetValue(m.focused().filter())
 		return m.dialog.input.Focus()
+	default:
+		return m.focused().HandleKey(k)
 	}
 	return nil
 }
@@ -392,42 +297,17 @@ func memberName(mv *team.MemberView) string {
 	return mv.Record.Name
 }
 
+// setFocus moves the focus to p; moving it closes the details.
 func (m *Model) setFocus(p pane) {
 	if p != m.focus {
-		m.detailOpen = false
-		m.detailScroll = 0
+		for _, c := range m.panes {
+			c.details().reset()
+		}
 	}
 	m.focus = p
 	if p != paneRoster {
 		m.right = p
 	}
-}
-
-// move moves the cursor of the focused pane; the person moved it, so no
-// grace applies to the request it lands on.
-func (m *Model) move(d int) {
-	m.detailScroll = 0
-	switch m.focus {
-	case paneRoster:
-		m.rosterSel = clamp(m.rosterSel+d, 0, len(m.members)-1)
-	case paneRequests:
-		m.reqIdx = clamp(m.reqIdx+d, 0, len(m.requests)-1)
-		if r := m.selectedRequest(); r != nil {
-			m.reqSel = r.ID
-		}
-		m.landedAt = time.Time{}
-	case paneTraces:
-		m.traceSel = clamp(m.traceSel+d, 0, len(m.traces)-1)
-	case paneMessages:
-		m.msgSel = clamp(m.msgSel+d, 0, len(m.messages)-1)
-		m.msgFollow = m.msgSel == len(m.messages)-1
-	}
-}
-
-// inGrace reports whether the request under the cursor arrived too recently
-// to be approved or rejected by a key.
-func (m *Model) inGrace() bool {
-	return !m.landedAt.IsZero() && m.now().Sub(m.landedAt) < grace
 }
 
 // decidable returns the selected request if the lead may decide it now, or
@@ -437,20 +317,11 @@ func (m *Model) decidable() *protocol.Request {
 		m.flash, m.flashBad = "select a request first (2)", true
 		return nil
 	}
-	r := m.selectedRequest()
-	switch {
-	case r == nil:
-		m.flash, m.flashBad = "no request selected", true
-	case m.inGrace():
-		return nil // swallowed: it just arrived under the cursor
-	case r.Status.IsTerminal():
-		m.flash, m.flashBad = fmt.Sprintf("%s is already %s by %s", r.ID, r.Status, r.ResolvedBy), true
-	case r.Kind != protocol.KindPlan:
-		m.flash, m.flashBad = fmt.Sprintf("%s asks %s to shut down: only %s answers it", r.ID, r.To, r.To), true
-	default:
-		return r
+	r, why := m.requests.decidable()
+	if why != "" {
+		m.flash, m.flashBad = why, true
 	}
-	return nil
+	return r
 }
 
 func (m *Model) approveSelected() tea.Cmd {

@@ -326,15 +326,15 @@ func TestMessageBroadcastAndFilter(t *testing.T) {
 	send(m, "4", "/")
 	typeText(m, "data")
 	send(m, "enter")
-	if len(m.messages) != 2 {
-		t.Fatalf("filter data: %d messages, want 2", len(m.messages))
+	if len(m.messages.list.rows) != 2 {
+		t.Fatalf("filter data: %d messages, want 2", len(m.messages.list.rows))
 	}
 	if !strings.Contains(m.View().Content, "4 Messages /data") {
 		t.Fatal("the filter is not shown")
 	}
 	send(m, "/", "esc")
-	if len(m.messages) != 3 {
-		t.Fatalf("esc clears the filter: %d messages", len(m.messages))
+	if len(m.messages.list.rows) != 3 {
+		t.Fatalf("esc clears the filter: %d messages", len(m.messages.list.rows))
 	}
 }
 

@@ -26,6 +26,9 @@ func (m *Model) View() tea.View {
 	return v
 }
 
+// render lays the screen out: the header, the roster on the left, the pane
+// shown on the right, the help line and the status line, and the dialog
+// over them.
 func (m *Model) render() string {
 	w, h := m.width, m.height
 	if w == 0 || h == 0 {
@@ -37,8 +40,8 @@ func (m *Model) render() string {
 	bodyH := h - 3
 	leftW := clamp(w/3, 26, 44)
 	rightW := w - leftW
-	left := m.frame(m.paneTitle(paneRoster), m.rosterLines(leftW-2, bodyH-2), leftW, bodyH, m.focus == paneRoster)
-	right := m.frame(m.tabs(), m.rightLines(rightW-2, bodyH-2), rightW, bodyH, m.focus != paneRoster)
+	left := m.frame(m.paneTitle(paneRoster), m.roster.Render(leftW-2, bodyH-2), leftW, bodyH, m.focus == paneRoster)
+	right := m.frame(m.tabs(), m.shown().Render(rightW-2, bodyH-2), rightW, bodyH, m.focus != paneRoster)
 	var b strings.Builder
 	b.Grow(w * h * 2)
 	b.WriteString(m.header(w))
@@ -72,12 +75,13 @@ func fit(s string, w int) string {
 	return s
 }
 
-// frame draws lines in a box of w×h with title in its top edge.
-func (m *Model) frame(title string, lines []string, w, h int, focused bool) []string {
+// frame draws a pane's inside in a box of w×h with title in its top edge.
+func (m *Model) frame(title, inside string, w, h int, focused bool) []string {
 	st, bc := m.styles.Frame, m.styles.FrameChars
 	if focused {
 		st, bc = m.styles.FrameFocused, m.styles.FocusedChars
 	}
+	lines := strings.Split(inside, "\n")
 	inner := w - 2
 	out := make([]string, 0, h)
 	t := ansi.Truncate(" "+title+" ", max(inner-2, 0), "…")
@@ -98,7 +102,7 @@ func (m *Model) frame(title string, lines []string, w, h int, focused bool) []st
 
 func (m *Model) paneTitle(p pane) string {
 	t := fmt.Sprintf("%d %s", p+1, paneNames[p])
-	if f := m.filters[p]; f != "" {
+	if f := m.panes[p].filter(); f != "" {
 		t += " /" + f
 	}
 	return t
@@ -121,10 +125,10 @@ func (m *Model) tabs() string {
 
 // highlight draws the cursor row of pane p: selected when p has focus,
 // marked more quietly when it has not.
-func (m *Model) highlight(line string, p pane) string {
-	sel := m.styles.Cursor
-	if m.focus == p {
-		sel = m.styles.Selected
+func (c *common) highlight(line string, p pane) string {
+	sel := c.styles.Cursor
+	if c.focus == p {
+		sel = c.styles.Selected
 	}
 	return sel.Render(ansi.Strip(line))
 }
@@ -188,103 +192,77 @@ func (m *Model) header(w int) string {
 	return fit(strings.Join(parts, "   "), room) + " " + clock
 }
 
+// tone names one of the Styles, so that a table of marks can say which.
+type tone int
+
+const (
+	toneText tone = iota
+	toneMuted
+	toneInfo
+	toneSuccess
+	toneWarning
+	toneDanger
+)
+
+func (c *common) tone(t tone) lipgloss.Style {
+	st := &c.styles
+	switch t {
+	case toneMuted:
+		return st.Muted
+	case toneInfo:
+		return st.Info
+	case toneSuccess:
+		return st.Success
+	case toneWarning:
+		return st.Warning
+	case toneDanger:
+		return st.Danger
+	}
+	return st.Text
+}
+
+// mark is how a status shows: a glyph in a tone.
+type mark struct {
+	glyph string
+	tone  tone
+}
+
+var memberMarks = map[protocol.MemberStatus]mark{
+	protocol.MemberStarting:         {"◌", toneInfo},
+	protocol.MemberWorking:          {"●", toneSuccess},
+	protocol.MemberIdle:             {"○", toneText},
+	protocol.MemberAwaitingApproval: {"◐", toneWarning},
+	protocol.MemberRevising:         {"↻", toneWarning},
+	protocol.MemberStopping:         {"◍", toneMuted},
+	protocol.MemberStopped:          {"■", toneMuted},
+	protocol.MemberCrashed:          {"✗", toneDanger},
+}
+
+var requestMarks = map[protocol.RequestStatus]mark{
+	protocol.RequestPending:  {"◐", toneWarning},
+	protocol.RequestApproved: {"✓", toneSuccess},
+	protocol.RequestRejected: {"✗", toneDanger},
+	protocol.RequestExpired:  {"⌛", toneMuted},
+}
+
+// statusMark is the glyph and style of s in marks, or of other when marks
+// does not list s.
+func statusMark[S comparable](c *common, marks map[S]mark, s S, other mark) (string, lipgloss.Style) {
+	mk, ok := marks[s]
+	if !ok {
+		mk = other
+	}
+	return mk.glyph, c.tone(mk.tone)
+}
+
 // glyph is a member status's mark and style.
-func (m *Model) glyph(s protocol.MemberStatus) (string, lipgloss.Style) {
-	st := m.styles
-	switch s {
-	case protocol.MemberStarting:
-		return "◌", st.Info
-	case protocol.MemberWorking:
-		return "●", st.Success
-	case protocol.MemberIdle:
-		return "○", st.Text
-	case protocol.MemberAwaitingApproval:
-		return "◐", st.Warning
-	case protocol.MemberRevising:
-		return "↻", st.Warning
-	case protocol.MemberStopping:
-		return "◍", st.Muted
-	case protocol.MemberStopped:
-		return "■", st.Muted
-	case protocol.MemberCrashed:
-		return "✗", st.Danger
-	}
-	return "·", st.Muted
+func (c *common) glyph(s protocol.MemberStatus) (string, lipgloss.Style) {
+	return statusMark(c, memberMarks, s, mark{"·", toneMuted})
 }
 
-func (m *Model) rosterLines(w, h int) []string {
-	if len(m.members) == 0 {
-		if !m.haveSnap {
-			return []string{m.styles.Muted.Render("reading the team…")}
-		}
-		if m.snap.TeamErr != "" {
-			return []string{m.styles.Danger.Render("team.json: ") + m.snap.TeamErr}
-		}
-		return []string{m.styles.Muted.Render("no members")}
-	}
-	per := 2
-	n := len(m.members)
-	top := window(m.rosterSel, n, h/per)
-	var out []string
-	for i := top; i < n && len(out)+per <= h; i++ {
-		mv := &m.snap.Members[m.members[i]]
-		rec := mv.Record
-		g, gs := m.glyph(rec.Status)
-		name := memberName(mv)
-		unread := ""
-		if mv.Unread > 0 {
-			unread = fmt.Sprintf("✉%d", mv.Unread)
-		}
-		l1 := fit(gs.Render(g)+" "+name, w-ansi.StringWidth(unread)) + m.styles.Info.Render(unread)
-		word := string(rec.Status)
-		if word == "" {
-			word = "not started"
-		}
-		what := rec.Activity
-		if rec.Status == protocol.MemberCrashed && rec.Error != "" {
-			what = rec.Error
-		}
-		l2 := "  " + gs.Render(strings.ReplaceAll(word, "_", " "))
-		if what != "" {
-			l2 += m.styles.Muted.Render(" · ") + what
-		}
-		if rec.Status == protocol.MemberCrashed {
-			l2 = "  " + m.styles.Danger.Render(ansi.Strip(l2[2:]))
-		}
-		l1, l2 = fit(l1, w), fit(l2, w)
-		if i == m.rosterSel {
-			l1, l2 = m.highlight(l1, paneRoster), m.highlight(l2, paneRoster)
-		}
-		out = append(out, l1, l2)
-	}
-	return out
-}
-
-func (m *Model) rightLines(w, h int) []string {
-	switch m.right {
-	case paneTraces:
-		return m.traceLines(w, h)
-	case paneMessages:
-		return m.messageLines(w, h)
-	}
-	return m.requestLines(w, h)
-}
-
-// split lays out a list of n rows over its details: the list gets what it
-// needs up to about 40% of h (at least 3 rows), the details the rest, or all
-// of h when details are open.
-func (m *Model) split(w, h, n int, list func(w, h int) []string, detail func(w int) []string) []string {
-	if m.detailOpen {
-		d := detail(w)
-		return scroll(d, m.detailScroll, h)
-	}
-	lh := clamp(n, 3, max(3, h*2/5))
-	out := list(w, lh)
-	for len(out) < lh {
-		out = append(out, "")
-	}
-	out = append(out, m.styles.Muted.Render(strings.Repeat("─", w)))
-	return append(out, scroll(detail(w), m.detailScroll, h-lh-1)...)
+// requestMark is a request status's mark and style.
+func (c *common) requestMark(s protocol.RequestStatus) (string, lipgloss.Style) {
+	return statusMark(c, requestMarks, s, mark{"⊘", toneMuted})
 }
 
 // scroll shows h lines of d from off (clamped).
@@ -308,70 +286,11 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// requestMark is a request status's mark and style.
-func (m *Model) requestMark(s protocol.RequestStatus) (string, lipgloss.Style) {
-	st := m.styles
-	switch s {
-	case protocol.RequestPending:
-		return "◐", st.Warning
-	case protocol.RequestApproved:
-		return "✓", st.Success
-	case protocol.RequestRejected:
-		return "✗", st.Danger
-	case protocol.RequestExpired:
-		return "⌛", st.Muted
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
 	}
-	return "⊘", st.Muted
-}
-
-func (m *Model) requestLines(w, h int) []string {
-	return m.split(w, h, len(m.requests), m.requestList, m.requestDetail)
-}
-
-func (m *Model) requestList(w, h int) []string {
-	if len(m.requests) == 0 {
-		msg := "no requests yet: plans and shutdowns show here"
-		if m.filters[paneRequests] != "" {
-			msg = "no request matches the filter"
-		}
-		return []string{m.styles.Muted.Render(msg)}
-	}
-	now := m.clock
-	top := window(m.reqIdx, len(m.requests), h)
-	var out []string
-	for i := top; i < len(m.requests) && len(out) < h; i++ {
-		r := &m.snap.Requests[m.requests[i]]
-		mark, ms := m.requestMark(r.Status)
-		head := fmt.Sprintf("%s %-15s %s → %s", ms.Render(mark), r.ID, r.From, r.To)
-		if w >= 70 {
-			head = fmt.Sprintf("%s %-15s %-8s %s → %s", ms.Render(mark), r.ID, r.Kind, r.From, r.To)
-		}
-		var tail string
-		if r.Status == protocol.RequestPending {
-			left := r.Deadline.Sub(now)
-			tail = age(left) + " left"
-			if w >= 70 {
-				tail = m.styles.Muted.Render(age(now.Sub(r.Created))+" ago · ") + tail
-			}
-			if left < time.Minute {
-				tail = m.styles.Warning.Render(ansi.Strip(tail))
-			}
-		} else {
-			at := r.Created
-			if r.ResolvedAt != nil {
-				at = *r.ResolvedAt
-			}
-			tail = ms.Render(string(r.Status)) + m.styles.Muted.Render(fmt.Sprintf(" %s ago", age(now.Sub(at))))
-		}
-		room := w - ansi.StringWidth(tail) - 1
-		line := fit(head, max(room, w/2)) + " " + tail
-		line = fit(line, w)
-		if i == m.reqIdx {
-			line = m.highlight(line, paneRequests)
-		}
-		out = append(out, line)
-	}
-	return out
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // wrapText wraps plain text to w columns, each line indented by two.
@@ -386,75 +305,21 @@ func wrapText(s string, w int) []string {
 	return out
 }
 
-func (m *Model) requestDetail(w int) []string {
-	r := m.selectedRequest()
-	st := m.styles
-	if r == nil {
+// section is a titled block of details: the title, then text wrapped to w;
+// nothing when text is empty.
+func (c *common) section(title, text string, w int) []string {
+	if text == "" {
 		return nil
 	}
-	when := fmt.Sprintf("created %s (%s ago)", r.Created.Local().Format("15:04:05"), age(m.clock.Sub(r.Created)))
-	if r.Status == protocol.RequestPending {
-		when += fmt.Sprintf(" · deadline %s", r.Deadline.Local().Format("15:04:05"))
-	} else if r.ResolvedBy != "" {
-		when += " · " + string(r.Status) + " by " + r.ResolvedBy
-	}
-	out := []string{
-		st.Title.Render(fmt.Sprintf("%s %s", r.Kind, r.ID)) + st.Muted.Render(fmt.Sprintf(" · %s → %s", r.From, r.To)),
-		st.Muted.Render(when),
-		m.diagram(r.Status),
-	}
-	if m.inGrace() {
-		out = append(out, st.Muted.Render("  (just arrived: a and r wait a moment)"))
-	}
-	out = append(out, st.Muted.Render("history"))
-	for _, t := range r.History {
-		from := string(t.From)
-		if from == "" {
-			from = "·"
-		}
-		l := fmt.Sprintf("  %s  %s → %s  by %s", t.At.Local().Format("15:04:05"), from, t.To, t.By)
-		if t.Note != "" {
-			l += fmt.Sprintf(": %q", t.Note)
-		}
-		out = append(out, l)
-	}
-	if r.Plan != "" {
-		out = append(out, st.Muted.Render("plan"))
-		out = append(out, wrapText(r.Plan, w)...)
-	}
-	if r.Reason != "" {
-		out = append(out, st.Muted.Render("reason"))
-		out = append(out, wrapText(r.Reason, w)...)
-	}
-	if r.Feedback != "" {
-		out = append(out, st.Muted.Render("feedback"))
-		out = append(out, wrapText(r.Feedback, w)...)
-	}
-	if r.ResponseReason != "" {
-		out = append(out, st.Muted.Render("answer"))
-		out = append(out, wrapText(r.ResponseReason, w)...)
-	}
-	return out
+	return append([]string{c.styles.Muted.Render(title)}, wrapText(text, w)...)
 }
 
-// diagram draws the request state machine with the current state lit.
-func (m *Model) diagram(cur protocol.RequestStatus) string {
-	lit := func(s protocol.RequestStatus) string {
-		if s == cur {
-			return m.styles.Lit.Render("[" + string(s) + "]")
-		}
-		return m.styles.Muted.Render(string(s))
-	}
-	finals := []string{}
-	for _, s := range protocol.RequestStatuses[1:] {
-		finals = append(finals, lit(s))
-	}
-	return lit(protocol.RequestPending) + " ──▶ " + strings.Join(finals, "│")
-}
-
+// helpLine is the footer: the focused pane's keys between the global ones.
 func (m *Model) helpLine(w int) string {
+	keys := append([]key.Binding{m.keys.NextPane}, m.focused().ShortHelp()...)
+	keys = append(keys, m.keys.Help, m.keys.Quit)
 	var parts []string
-	for _, b := range m.keys.shortHelp(m.focus) {
+	for _, b := range keys {
 		parts = append(parts, m.bindingHelp(b))
 	}
 	return fit(strings.Join(parts, "  "), w)
@@ -473,4 +338,13 @@ func (m *Model) statusLine(w int) string {
 		return fit(m.styles.Success.Render("✓ ")+m.flash, w)
 	}
 	return fit(m.styles.Muted.Render(m.footer), w)
+}
+
+// overlay draws box centred over screen.
+func (m *Model) overlay(screen, box string, w, h int) string {
+	bw, bh := lipgloss.Width(box), lipgloss.Height(box)
+	return lipgloss.NewCompositor(
+		lipgloss.NewLayer(screen),
+		lipgloss.NewLayer(box).X(max((w-bw)/2, 0)).Y(max((h-bh)/2, 0)).Z(1),
+	).Render()
 }

@@ -1,0 +1,149 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"huddle/protocol"
+)
+
+// messagesPane lists the inbox traffic, newest last; the details of a
+// message are its JSON line.
+type messagesPane struct {
+	*common
+	list   list[int] // indices into snap.Messages
+	follow bool      // keep the newest message selected
+}
+
+func newMessagesPane(c *common) *messagesPane { return &messagesPane{common: c, follow: true} }
+
+// refresh rebuilds the rows from a new snapshot; when following, the cursor
+// moves to the newest message.
+func (p *messagesPane) refresh() {
+	p.refilter()
+	if p.follow {
+		p.list.toEnd()
+	}
+}
+
+func (p *messagesPane) refilter() {
+	rows := p.list.rows[:0]
+	for i, mv := range p.snap.Messages {
+		if p.list.matches(mv.Msg.From, mv.Msg.To, mv.Inbox) {
+			rows = append(rows, i)
+		}
+	}
+	p.list.setRows(rows)
+}
+
+func (p *messagesPane) filter() string { return p.list.filter }
+
+func (p *messagesPane) setFilter(f string) {
+	p.list.filter = f
+	p.refilter()
+}
+
+// home selects the newest message and follows the new ones.
+func (p *messagesPane) home() {
+	p.list.toEnd()
+	p.follow = true
+}
+
+func (p *messagesPane) details() *details { return &p.list.details }
+
+// HandleKey moves the cursor (on the newest message it follows the new
+// ones) and opens and closes the details.
+func (p *messagesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
+	if p.list.handleKey(&p.keys, k) {
+		p.follow = p.list.cursor == len(p.list.rows)-1
+	}
+	return nil
+}
+
+func (p *messagesPane) ShortHelp() []key.Binding {
+	k := p.keys
+	return []key.Binding{k.Open, k.Filter, k.Broadcast}
+}
+
+func (p *messagesPane) FullHelp() [][]key.Binding {
+	return [][]key.Binding{p.keys.listHelp(), p.keys.actionHelp()}
+}
+
+func (p *messagesPane) Render(w, h int) string { return strings.Join(p.lines(w, h), "\n") }
+
+func (p *messagesPane) lines(w, h int) []string {
+	if p.list.open {
+		return p.list.view(p.detail(w), h)
+	}
+	st := p.styles
+	if len(p.list.rows) == 0 {
+		msg := "no messages yet: inbox traffic shows here"
+		if p.list.filter != "" {
+			msg = "no message matches the filter"
+		}
+		return []string{st.Muted.Render(msg)}
+	}
+	top := p.list.window(h)
+	var out []string
+	for i := top; i < len(p.list.rows) && len(out) < h; i++ {
+		mv := &p.snap.Messages[p.list.rows[i]]
+		msg := &mv.Msg
+		line := st.Muted.Render(msg.TS.Local().Format("15:04:05")) + " " + msg.From + st.Muted.Render(" → ") + msg.To + "  " + p.text(msg)
+		line = fit(line, w)
+		// Following the newest, the cursor shows only when the pane has
+		// focus.
+		if i == p.list.cursor && (!p.follow || p.focus == paneMessages) {
+			line = p.highlight(line, paneMessages)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// text is what a message says, in one line.
+func (p *messagesPane) text(msg *protocol.Message) string {
+	st := p.styles
+	oneLine := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	switch msg.Type {
+	case protocol.TypeMessage:
+		return oneLine(msg.Content)
+	case protocol.TypeBroadcast:
+		return st.Info.Render("broadcast ") + oneLine(msg.Content)
+	case protocol.TypePlanApprovalRequest:
+		return st.Warning.Render("plan "+msg.RequestID+" ") + oneLine(msg.Plan)
+	case protocol.TypePlanApprovalResponse, protocol.TypeShutdownResponse:
+		verdict := st.Danger.Render("rejects ")
+		if msg.Approved() {
+			verdict = st.Success.Render("approves ")
+		}
+		return verdict + msg.RequestID + " " + oneLine(msg.Feedback+msg.Reason)
+	case protocol.TypeShutdownRequest:
+		return st.Warning.Render("shutdown? "+msg.RequestID+" ") + oneLine(msg.Reason)
+	case protocol.TypeInvocationRequest:
+		if inv := msg.Invocation; inv != nil {
+			return st.Info.Render("call ") + fmt.Sprintf("%s.%s %s", inv.Target, inv.Action, oneLine(inv.Prompt))
+		}
+	case protocol.TypeInvocationResult:
+		if res := msg.Result; res != nil {
+			return st.Info.Render("result ") + res.RequestID + " " + res.Status
+		}
+	case protocol.TypeStatus:
+		return st.Muted.Render("status ") + string(msg.Status) + " " + oneLine(msg.Content)
+	case protocol.TypeInvocationCancel:
+		return st.Warning.Render("cancel ") + msg.RequestID
+	}
+	return string(msg.Type)
+}
+
+func (p *messagesPane) detail(w int) []string {
+	mv := pick(&p.list, p.snap.Messages)
+	if mv == nil {
+		return nil
+	}
+	b, _ := mv.Msg.MarshalJSON()
+	out := []string{p.styles.Title.Render(fmt.Sprintf("%s in the inbox of %s at offset %d", mv.Msg.ID, mv.Inbox, mv.Offset))}
+	return append(out, wrapText(string(b), w)...)
+}

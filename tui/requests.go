@@ -1,0 +1,256 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"huddle/protocol"
+)
+
+// requestsPane lists the plan and shutdown requests, pending first, over
+// the details of the one under the cursor. It keeps the selection on the
+// same request across snapshots.
+type requestsPane struct {
+	*common
+	list list[int] // indices into snap.Requests
+	// landedAt is when the request under the cursor got there by itself (a
+	// new request, or the one before was resolved); zero when the person
+	// moved the cursor.
+	landedAt time.Time
+	// seen are the pending request ids already announced with a bell.
+	seen map[string]bool
+	// pendingBefore is the pending set of the previous snapshot.
+	pendingBefore map[string]bool
+}
+
+func newRequestsPane(c *common) *requestsPane {
+	p := &requestsPane{common: c, seen: map[string]bool{}}
+	p.list.idOf = func(i int) string { return p.snap.Requests[i].ID }
+	return p
+}
+
+// refresh rebuilds the rows from a new snapshot. The request under the
+// cursor stays the same one while it is pending; when it became final, the
+// one that now stands at its place is selected, with grace. It reports
+// whether another request landed under the cursor.
+func (p *requestsPane) refresh() bool {
+	p.refilter()
+	landed := p.list.reselect(func(i int) bool {
+		r := &p.snap.Requests[i]
+		return r.Status == protocol.RequestPending || !p.pendingBefore[r.ID]
+	})
+	if landed {
+		p.landedAt = p.clock
+		p.list.scroll = 0
+	}
+	p.pendingBefore = p.pendingSet()
+	return landed
+}
+
+// announce reports whether the snapshot holds a pending request not seen
+// before, so the root rings the bell once for it.
+func (p *requestsPane) announce() bool {
+	fresh := false
+	for _, r := range p.snap.Requests {
+		if r.Status != protocol.RequestPending {
+			break // pending come first
+		}
+		if !p.seen[r.ID] {
+			p.seen[r.ID] = true
+			fresh = true
+		}
+	}
+	return fresh
+}
+
+func (p *requestsPane) pendingSet() map[string]bool {
+	out := make(map[string]bool, p.snap.Pending)
+	for _, r := range p.snap.Requests[:p.snap.Pending] {
+		out[r.ID] = true
+	}
+	return out
+}
+
+func (p *requestsPane) refilter() {
+	rows := p.list.rows[:0]
+	for i, r := range p.snap.Requests {
+		if p.list.matches(r.ID, r.From, r.To, string(r.Kind), string(r.Status)) {
+			rows = append(rows, i)
+		}
+	}
+	p.list.setRows(rows)
+}
+
+func (p *requestsPane) filter() string { return p.list.filter }
+
+func (p *requestsPane) setFilter(f string) {
+	p.list.filter = f
+	p.refilter()
+}
+
+func (p *requestsPane) home()             { p.list.home() }
+func (p *requestsPane) details() *details { return &p.list.details }
+
+// byID is the request with id in the snapshot, if any.
+func (p *requestsPane) byID(id string) *protocol.Request {
+	for i := range p.snap.Requests {
+		if p.snap.Requests[i].ID == id {
+			return &p.snap.Requests[i]
+		}
+	}
+	return nil
+}
+
+// selected is the request under the cursor, if any.
+func (p *requestsPane) selected() *protocol.Request {
+	return pick(&p.list, p.snap.Requests)
+}
+
+// inGrace reports whether the request under the cursor arrived too recently
+// to be approved or rejected by a key.
+func (p *requestsPane) inGrace() bool {
+	return !p.landedAt.IsZero() && p.now().Sub(p.landedAt) < grace
+}
+
+// decidable returns the selected request if the lead may decide it now;
+// else why not, or nothing when the key is swallowed in the grace period.
+func (p *requestsPane) decidable() (*protocol.Request, string) {
+	r := p.selected()
+	switch {
+	case r == nil:
+		return nil, "no request selected"
+	case p.inGrace():
+		return nil, "" // swallowed: it just arrived under the cursor
+	case r.Status.IsTerminal():
+		return nil, fmt.Sprintf("%s is already %s by %s", r.ID, r.Status, r.ResolvedBy)
+	case r.Kind != protocol.KindPlan:
+		return nil, fmt.Sprintf("%s asks %s to shut down: only %s answers it", r.ID, r.To, r.To)
+	}
+	return r, ""
+}
+
+// HandleKey moves the cursor (the person moved it, so no grace applies to
+// the request it lands on) and opens and closes the details.
+func (p *requestsPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
+	if p.list.handleKey(&p.keys, k) {
+		p.landedAt = time.Time{}
+	}
+	return nil
+}
+
+func (p *requestsPane) ShortHelp() []key.Binding {
+	k := p.keys
+	return []key.Binding{k.Approve, k.Reject, k.Open, k.Filter}
+}
+
+func (p *requestsPane) FullHelp() [][]key.Binding {
+	return [][]key.Binding{p.keys.listHelp(), p.keys.actionHelp()}
+}
+
+func (p *requestsPane) Render(w, h int) string {
+	return p.list.split(&p.styles, w, h, p.rows, p.detail)
+}
+
+func (p *requestsPane) rows(w, h int) []string {
+	if len(p.list.rows) == 0 {
+		msg := "no requests yet: plans and shutdowns show here"
+		if p.list.filter != "" {
+			msg = "no request matches the filter"
+		}
+		return []string{p.styles.Muted.Render(msg)}
+	}
+	now := p.clock
+	top := p.list.window(h)
+	var out []string
+	for i := top; i < len(p.list.rows) && len(out) < h; i++ {
+		r := &p.snap.Requests[p.list.rows[i]]
+		mark, ms := p.requestMark(r.Status)
+		head := fmt.Sprintf("%s %-15s %s → %s", ms.Render(mark), r.ID, r.From, r.To)
+		if w >= 70 {
+			head = fmt.Sprintf("%s %-15s %-8s %s → %s", ms.Render(mark), r.ID, r.Kind, r.From, r.To)
+		}
+		var tail string
+		if r.Status == protocol.RequestPending {
+			left := r.Deadline.Sub(now)
+			tail = age(left) + " left"
+			if w >= 70 {
+				tail = p.styles.Muted.Render(age(now.Sub(r.Created))+" ago · ") + tail
+			}
+			if left < time.Minute {
+				tail = p.styles.Warning.Render(ansi.Strip(tail))
+			}
+		} else {
+			at := r.Created
+			if r.ResolvedAt != nil {
+				at = *r.ResolvedAt
+			}
+			tail = ms.Render(string(r.Status)) + p.styles.Muted.Render(fmt.Sprintf(" %s ago", age(now.Sub(at))))
+		}
+		room := w - ansi.StringWidth(tail) - 1
+		line := fit(head, max(room, w/2)) + " " + tail
+		line = fit(line, w)
+		if i == p.list.cursor {
+			line = p.highlight(line, paneRequests)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func (p *requestsPane) detail(w int) []string {
+	r := p.selected()
+	st := p.styles
+	if r == nil {
+		return nil
+	}
+	when := fmt.Sprintf("created %s (%s ago)", r.Created.Local().Format("15:04:05"), age(p.clock.Sub(r.Created)))
+	if r.Status == protocol.RequestPending {
+		when += fmt.Sprintf(" · deadline %s", r.Deadline.Local().Format("15:04:05"))
+	} else if r.ResolvedBy != "" {
+		when += " · " + string(r.Status) + " by " + r.ResolvedBy
+	}
+	out := []string{
+		st.Title.Render(fmt.Sprintf("%s %s", r.Kind, r.ID)) + st.Muted.Render(fmt.Sprintf(" · %s → %s", r.From, r.To)),
+		st.Muted.Render(when),
+		p.diagram(r.Status),
+	}
+	if p.inGrace() {
+		out = append(out, st.Muted.Render("  (just arrived: a and r wait a moment)"))
+	}
+	out = append(out, st.Muted.Render("history"))
+	for _, t := range r.History {
+		from := string(t.From)
+		if from == "" {
+			from = "·"
+		}
+		l := fmt.Sprintf("  %s  %s → %s  by %s", t.At.Local().Format("15:04:05"), from, t.To, t.By)
+		if t.Note != "" {
+			l += fmt.Sprintf(": %q", t.Note)
+		}
+		out = append(out, l)
+	}
+	out = append(out, p.section("plan", r.Plan, w)...)
+	out = append(out, p.section("reason", r.Reason, w)...)
+	out = append(out, p.section("feedback", r.Feedback, w)...)
+	return append(out, p.section("answer", r.ResponseReason, w)...)
+}
+
+// diagram draws the request state machine with the current state lit.
+func (p *requestsPane) diagram(cur protocol.RequestStatus) string {
+	lit := func(s protocol.RequestStatus) string {
+		if s == cur {
+			return p.styles.Lit.Render("[" + string(s) + "]")
+		}
+		return p.styles.Muted.Render(string(s))
+	}
+	finals := []string{}
+	for _, s := range protocol.RequestStatuses[1:] {
+		finals = append(finals, lit(s))
+	}
+	return lit(protocol.RequestPending) + " ──▶ " + strings.Join(finals, "│")
+}

@@ -1,0 +1,232 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"huddle/ipc"
+)
+
+// barWidth is the widest duration bar of a trace row.
+const barWidth = 10
+
+// tracesPane lists the correlation chains as trees of calls over the
+// details of the call under the cursor. It is the one pane that reads the
+// trace types.
+type tracesPane struct {
+	*common
+	list list[traceRow]
+}
+
+// traceRow is one row of the traces pane: a chain's header (row < 0) or one
+// of its calls.
+type traceRow struct {
+	chain, row int
+}
+
+func newTracesPane(c *common) *tracesPane { return &tracesPane{common: c} }
+
+// refresh rebuilds the rows from a new snapshot.
+func (p *tracesPane) refresh() {
+	p.refilter()
+	p.list.clampCursor()
+}
+
+// refilter keeps a chain, whole, when its correlation id or one of its
+// calls matches the filter.
+func (p *tracesPane) refilter() {
+	rows := p.list.rows[:0]
+	f := p.list.filter
+	for ci, c := range p.snap.Chains {
+		keep := f == "" || strings.Contains(c.CorrelationID, f)
+		for _, r := range c.Rows {
+			keep = keep || p.list.matches(r.Call.Caller, r.Call.Target, r.Call.Action, r.Call.ErrorCode, r.Call.RequestID)
+		}
+		if !keep {
+			continue
+		}
+		rows = append(rows, traceRow{ci, -1})
+		for ri := range c.Rows {
+			rows = append(rows, traceRow{ci, ri})
+		}
+	}
+	p.list.setRows(rows)
+}
+
+func (p *tracesPane) filter() string { return p.list.filter }
+
+func (p *tracesPane) setFilter(f string) {
+	p.list.filter = f
+	p.refilter()
+}
+
+func (p *tracesPane) home()             { p.list.home() }
+func (p *tracesPane) details() *details { return &p.list.details }
+
+func (p *tracesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
+	p.list.handleKey(&p.keys, k)
+	return nil
+}
+
+func (p *tracesPane) ShortHelp() []key.Binding {
+	k := p.keys
+	return []key.Binding{k.Open, k.Filter, k.Broadcast}
+}
+
+func (p *tracesPane) FullHelp() [][]key.Binding {
+	return [][]key.Binding{p.keys.listHelp(), p.keys.actionHelp()}
+}
+
+func (p *tracesPane) Render(w, h int) string {
+	return p.list.split(&p.styles, w, h, p.rows, p.detail)
+}
+
+func (p *tracesPane) rows(w, h int) []string {
+	st := p.styles
+	if len(p.list.rows) == 0 {
+		msg := "no calls yet: correlation chains from traces.jsonl show here"
+		if p.list.filter != "" {
+			msg = "no call matches the filter"
+		}
+		return []string{st.Muted.Render(msg)}
+	}
+	top := p.list.window(h)
+	var out []string
+	for i := top; i < len(p.list.rows) && len(out) < h; i++ {
+		tr := p.list.rows[i]
+		c := &p.snap.Chains[tr.chain]
+		var line string
+		if tr.row < 0 {
+			line = p.chainHeader(c)
+		} else {
+			line = p.callRow(c, c.Rows[tr.row], w)
+		}
+		line = fit(line, w)
+		if i == p.list.cursor {
+			line = p.highlight(line, paneTraces)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func (p *tracesPane) chainHeader(c *ipc.Chain) string {
+	errs := 0
+	for _, r := range c.Rows {
+		if r.Call.Status == ipc.CallError {
+			errs++
+		}
+	}
+	s := fmt.Sprintf("%s · %s · %s", c.CorrelationID, c.Start.Local().Format("15:04:05"), plural(len(c.Rows), "call"))
+	out := p.styles.Title.Render("▾ ") + s
+	if errs > 0 {
+		out += p.styles.Danger.Render(fmt.Sprintf(" · %d failed", errs))
+	}
+	return out
+}
+
+// callRow is caller → target.action, hop, status, duration, error code and
+// a bar whose length follows the call's share of the chain's longest call.
+func (p *tracesPane) callRow(c *ipc.Chain, r ipc.Row, w int) string {
+	st := p.styles
+	call := r.Call
+	indent := strings.Repeat("  ", r.Depth)
+	branch := "  "
+	if r.Depth > 0 {
+		branch = "└ "
+	}
+	remote := ""
+	if call.Remote != "" {
+		remote = st.Warning.Render("⇄ ")
+	}
+	what := fmt.Sprintf("%s%s%s%s → %s.%s", indent, branch, remote, call.Caller, call.Target, call.Action)
+	dur := call.DurationMS
+	var status string
+	switch call.Status {
+	case ipc.CallOK:
+		status = st.Success.Render("ok")
+	case ipc.CallError:
+		status = st.Danger.Render(call.ErrorCode)
+	default:
+		status = st.Info.Render("running")
+		if !call.Start.IsZero() {
+			dur = p.clock.Sub(call.Start).Milliseconds()
+		}
+	}
+	if call.Late {
+		status += st.Warning.Render(" late")
+	}
+	bw := clamp(w/8, 3, barWidth)
+	tail := fmt.Sprintf("h%d %s %6s %s", call.Hop, fit(status, 12), fmtMS(dur), p.bar(c, call, dur, bw))
+	room := w - ansi.StringWidth(tail) - 1
+	return fit(what, max(room, 8)) + " " + tail
+}
+
+func fmtMS(ms int64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%dms", ms)
+	}
+	return fmt.Sprintf("%.1fs", float64(ms)/1000)
+}
+
+func (p *tracesPane) bar(c *ipc.Chain, call *ipc.Call, dur int64, width int) string {
+	var longest int64
+	for _, r := range c.Rows {
+		longest = max(longest, r.Call.DurationMS)
+	}
+	longest = max(longest, dur, 1)
+	n := int((dur*int64(width) + longest - 1) / longest)
+	n = clamp(n, 1, width)
+	style := p.styles.Bar
+	if call.Remote != "" {
+		style = p.styles.BarRemote
+	}
+	return style.Render(strings.Repeat("█", n)) + strings.Repeat(" ", width-n)
+}
+
+func (p *tracesPane) detail(w int) []string {
+	tr, ok := p.list.selected()
+	if !ok {
+		return nil
+	}
+	st := p.styles
+	c := &p.snap.Chains[tr.chain]
+	if tr.row < 0 {
+		return []string{st.Title.Render("chain " + c.CorrelationID),
+			fmt.Sprintf("  %s since %s; select a call for its request and result", plural(len(c.Rows), "call"), c.Start.Local().Format("15:04:05"))}
+	}
+	call := c.Rows[tr.row].Call
+	kv := func(k, v string) string { return st.Muted.Render(fmt.Sprintf("%-12s ", k)) + v }
+	out := []string{
+		st.Title.Render(fmt.Sprintf("%s → %s.%s", call.Caller, call.Target, call.Action)),
+		kv("request", call.RequestID),
+		kv("correlation", call.CorrelationID),
+	}
+	if call.ParentRequestID != "" {
+		out = append(out, kv("parent", call.ParentRequestID))
+	}
+	out = append(out, kv("hop", fmt.Sprint(call.Hop)))
+	if call.Remote != "" {
+		out = append(out, kv("remote", call.Remote))
+	}
+	if !call.Start.IsZero() {
+		out = append(out, kv("started", call.Start.Local().Format("15:04:05.000")))
+	}
+	status := call.Status
+	if call.Status != ipc.CallRunning {
+		status += fmt.Sprintf(" in %s", fmtMS(call.DurationMS))
+	}
+	out = append(out, kv("status", status))
+	if call.Late {
+		out = append(out, kv("late", st.Warning.Render("an answer came after the deadline; it was recorded, not delivered")))
+	}
+	if call.ErrorCode != "" {
+		out = append(out, kv("error", st.Danger.Render(call.ErrorCode)+" "+call.ErrorMessage))
+	}
+	out = append(out, p.section("prompt", call.Prompt, w)...)
+	return append(out, p.section("result", call.Result, w)...)
+}
