@@ -1,4 +1,4 @@
-package main
+package cli
 
 // The lead's commands. Each acts on a team directory through package team, so
 // it works the same whether or not a team is running in another terminal.

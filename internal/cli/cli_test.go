@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 func TestNoArgumentsPrintsUsageAndExitsZero(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run(nil, &out, &errOut); code != exitOK {
+	if code := Main(nil, &out, &errOut); code != exitOK {
 		t.Fatalf("exit %d, want 0", code)
 	}
 	if !strings.Contains(out.String(), "usage: huddle <command>") {
@@ -23,7 +23,7 @@ func TestNoArgumentsPrintsUsageAndExitsZero(t *testing.T) {
 
 func TestUnknownCommandIsAUsageError(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run([]string{"frobnicate"}, &out, &errOut); code != exitUsage {
+	if code := Main([]string{"frobnicate"}, &out, &errOut); code != exitUsage {
 		t.Fatalf("exit %d, want 2", code)
 	}
 	if got := errOut.String(); !strings.Contains(got, `unknown command "frobnicate"`) || strings.Count(got, "\n") != 1 {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ func teamCLIBinary(t *testing.T) string {
 			return
 		}
 		teamCLI.bin = filepath.Join(teamCLI.dir, "huddle")
-		out, err := exec.Command("go", "build", "-o", teamCLI.bin, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", teamCLI.bin, "huddle").CombinedOutput()
 		if err != nil {
 			teamCLI.err = errors.New(err.Error() + ": " + string(out))
 		}

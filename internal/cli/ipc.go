@@ -1,4 +1,4 @@
-package main
+package cli
 
 // The IPC commands: validate a Puruto repo's or a team's IPC setup, scaffold
 // one (init --ipc), and show the invocation chains of a team's traces.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // validateFixture is the absolute path of ipc/testdata/validate/<name>.
 func validateFixture(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("ipc", "testdata", "validate", name))
+	p, err := filepath.Abs(filepath.Join("..", "..", "ipc", "testdata", "validate", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func tracesDir(t *testing.T, fixtures ...string) string {
 	t.Helper()
 	var all []byte
 	for _, f := range fixtures {
-		b, err := os.ReadFile(filepath.Join("ipc", "testdata", f))
+		b, err := os.ReadFile(filepath.Join("..", "..", "ipc", "testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}
