@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"strings"
@@ -16,10 +15,6 @@ import (
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 )
-
-func init() {
-	commands = append(commands, command{name: "invoke", summary: "call a skill on a Blueprint HTTP server (e.g. huddle serve) and print its result", run: runInvoke})
-}
 
 const invokeSynopsis = "URL SKILL [--input k=v]... [--api-key K] [--timeout S] [--caller ID] [--trace-id ID] [--attempts N]"
 
@@ -48,120 +43,121 @@ type invokeInputs []string
 func (in *invokeInputs) String() string      { return strings.Join(*in, " ") }
 func (in *invokeInputs) Set(kv string) error { *in = append(*in, kv); return nil }
 
-func runInvoke(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("invoke", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are one line (below)
-	var inputs invokeInputs
-	fs.Var(&inputs, "input", "an input `k=v` (repeatable); JSON values are sent as JSON, other values as text")
-	apiKey := fs.String("api-key", "", "the API `key`, sent as X-API-Key (default $HUDDLE_API_KEY)")
-	timeout := fs.Int("timeout", ipc.DefaultTimeoutSec, "`seconds` the execution may take (context.timeout_ms)")
-	callerID := fs.String("caller", "huddle-cli", "the caller's `id`")
-	traceID := fs.String("trace-id", "", "the trace `id` (a huddle server makes it the correlation id; default: the server's)")
-	attempts := fs.Int("attempts", blueprint.DefaultAttempts, "connection attempts, with backoff, before ENDPOINT_UNREACHABLE")
-	usage := func() {
-		fmt.Fprintf(stderr, "usage: huddle invoke %s\n\n%s\n\nflags:\n", invokeSynopsis, invokeAbout)
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "huddle: invoke: %s (see 'huddle invoke -h')\n", oneLine(fmt.Sprintf(format, a...)))
-		return exitUsage
-	}
+// invokeOptions are the flags of huddle invoke.
+type invokeOptions struct {
+	inputs   invokeInputs
+	apiKey   string
+	timeout  int
+	callerID string
+	traceID  string
+	attempts int
+}
 
-	pos, err := parseInterleaved(fs, args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		usage()
-		return exitOK
-	case err != nil:
-		return bad("%v", err)
-	case len(pos) < 1:
-		return bad("URL is required")
-	case len(pos) < 2:
-		return bad("SKILL is required")
-	case len(pos) > 2:
-		return bad("unexpected argument %q", pos[2])
-	case *timeout <= 0:
-		return bad("--timeout must be positive")
-	case *attempts <= 0:
-		return bad("--attempts must be positive")
-	case strings.TrimSpace(*callerID) == "":
-		return bad("--caller is empty")
-	}
-	base, err := invokeBaseURL(pos[0])
+func invokeFlags(fs *flag.FlagSet) runFunc {
+	var o invokeOptions
+	fs.Var(&o.inputs, "input", "an input `k=v` (repeatable); JSON values are sent as JSON, other values as text")
+	fs.StringVar(&o.apiKey, "api-key", "", "the API `key`, sent as X-API-Key (default $HUDDLE_API_KEY)")
+	fs.IntVar(&o.timeout, "timeout", ipc.DefaultTimeoutSec, "`seconds` the execution may take (context.timeout_ms)")
+	fs.StringVar(&o.callerID, "caller", "huddle-cli", "the caller's `id`")
+	fs.StringVar(&o.traceID, "trace-id", "", "the trace `id` (a huddle server makes it the correlation id; default: the server's)")
+	fs.IntVar(&o.attempts, "attempts", blueprint.DefaultAttempts, "connection attempts, with backoff, before ENDPOINT_UNREACHABLE")
+	return func(cl *cmdline) int { return runInvoke(cl, &o) }
+}
+
+// runInvoke is huddle invoke: check the arguments, build the request, call
+// the server and print the result or the error envelope.
+func runInvoke(cl *cmdline, o *invokeOptions) int {
+	base, skill, err := o.check(cl.args)
 	if err != nil {
-		return bad("%v", err)
+		return cl.usageError("%v", err)
 	}
-	skill := pos[1]
-	if strings.TrimSpace(skill) == "" {
-		return bad("SKILL is empty")
-	}
-	in, err := parseInputs(inputs)
+	inputs, err := parseInputs(o.inputs)
 	if err != nil {
-		return bad("%v", err)
+		return cl.usageError("%v", err)
 	}
-	key := *apiKey
-	if key == "" {
-		key = os.Getenv("HUDDLE_API_KEY")
-	}
-
-	req := blueprint.InvokeRequest{
-		Caller:  blueprint.Caller{ID: *callerID, Type: "huddle"},
-		SkillID: skill,
-		Inputs:  in,
-		Context: blueprint.Context{TraceID: *traceID, TimeoutMS: int64(*timeout) * 1000},
-	}
-	client := &blueprint.Client{BaseURL: base, APIKey: key, Backoff: blueprint.Backoff{Attempts: *attempts}}
-
+	req := o.request(skill, inputs)
+	client := &blueprint.Client{BaseURL: base, APIKey: o.key(), Backoff: blueprint.Backoff{Attempts: o.attempts}}
 	sig, stop := signalContext()
 	defer stop()
-	limit := time.Duration(*timeout)*time.Second + invokeGrace
+	res, err := o.call(sig, client, req)
+	return printInvoke(cl, sig, res, err)
+}
+
+// check checks the flags and the positional arguments, URL and SKILL, and
+// returns the server's root and the skill.
+func (o *invokeOptions) check(args []string) (base, skill string, err error) {
+	switch {
+	case len(args) < 1:
+		return "", "", errors.New("URL is required")
+	case len(args) < 2:
+		return "", "", errors.New("SKILL is required")
+	case len(args) > 2:
+		return "", "", fmt.Errorf("unexpected argument %q", args[2])
+	case o.timeout <= 0:
+		return "", "", errors.New("--timeout must be positive")
+	case o.attempts <= 0:
+		return "", "", errors.New("--attempts must be positive")
+	case strings.TrimSpace(o.callerID) == "":
+		return "", "", errors.New("--caller is empty")
+	}
+	if base, err = invokeBaseURL(args[0]); err != nil {
+		return "", "", err
+	}
+	if strings.TrimSpace(args[1]) == "" {
+		return "", "", errors.New("SKILL is empty")
+	}
+	return base, args[1], nil
+}
+
+// key is the API key: --api-key, else $HUDDLE_API_KEY.
+func (o *invokeOptions) key() string {
+	if o.apiKey != "" {
+		return o.apiKey
+	}
+	return os.Getenv("HUDDLE_API_KEY")
+}
+
+// request is the InvokeRequest of skill with inputs.
+func (o *invokeOptions) request(skill string, inputs map[string]any) blueprint.InvokeRequest {
+	return blueprint.InvokeRequest{
+		Caller:  blueprint.Caller{ID: o.callerID, Type: "huddle"},
+		SkillID: skill,
+		Inputs:  inputs,
+		Context: blueprint.Context{TraceID: o.traceID, TimeoutMS: int64(o.timeout) * 1000},
+	}
+}
+
+// call runs the three steps, giving up by itself invokeGrace after
+// --timeout: then the error is an EXECUTION_TIMEOUT of its own.
+func (o *invokeOptions) call(sig context.Context, client *blueprint.Client, req blueprint.InvokeRequest) (blueprint.Result, error) {
+	limit := time.Duration(o.timeout)*time.Second + invokeGrace
 	ctx, cancel := context.WithTimeout(sig, limit)
 	defer cancel()
 	res, err := client.Call(ctx, req, "")
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && sig.Err() == nil {
 		err = &blueprint.APIError{Code: blueprint.CodeTimeout,
-			Message: fmt.Sprintf("no final answer from %s within %v (--timeout %ds plus %v)", redactedURL(base), limit, *timeout, invokeGrace)}
+			Message: fmt.Sprintf("no final answer from %s within %v (--timeout %ds plus %v)", redactedURL(client.BaseURL), limit, o.timeout, invokeGrace)}
 	}
+	return res, err
+}
+
+// printInvoke prints the result, or the error envelope and one line on
+// stderr, and returns the exit code.
+func printInvoke(cl *cmdline, sig context.Context, res blueprint.Result, err error) int {
 	var api *blueprint.APIError
 	switch {
 	case errors.As(err, &api):
-		writeJSON(stdout, api.Envelope())
-		fmt.Fprintf(stderr, "huddle: invoke: %s\n", oneLine(api.Error()))
-		return exitFail
+		writeJSON(cl.stdout, api.Envelope())
+		return cl.exit(exitFail, "%s", api.Error())
 	case sig.Err() != nil:
-		fmt.Fprintln(stderr, "huddle: invoke: interrupted")
-		return exitFail
+		return cl.exit(exitFail, "interrupted")
 	case err != nil:
-		fmt.Fprintf(stderr, "huddle: invoke: %s\n", oneLine(err.Error()))
-		return exitFail
+		return cl.fail(err)
 	}
-	if err := writeJSON(stdout, res); err != nil {
-		fmt.Fprintf(stderr, "huddle: invoke: %v\n", err)
-		return exitFail
+	if err := writeJSON(cl.stdout, res); err != nil {
+		return cl.fail(err)
 	}
 	return exitOK
-}
-
-// parseInterleaved parses flags wherever they stand among the positional
-// arguments (Go's flag package stops at the first one; "--" still ends the
-// flags) and returns the positional ones.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
 }
 
 // invokeBaseURL checks URL and returns the server's root.

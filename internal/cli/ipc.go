@@ -19,49 +19,22 @@ import (
 	"huddle/team"
 )
 
-func init() {
-	commands = append(commands,
-		command{name: "validate", summary: "check the IPC setup of a Puruto repo, a team or a config file", run: runValidate},
-		command{name: "traces", summary: "show the invocation chains as trees, newest first", run: runTraces},
-	)
+func validateFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	return func(cl *cmdline) int { return runValidate(cl, *asJSON) }
 }
 
-// newPathCmd is a command on a PATH rather than a team directory: a leadCmd
-// without --dir.
-func newPathCmd(name, synopsis, about string, stderr io.Writer) *leadCmd {
-	c := &leadCmd{name: name, synopsis: synopsis, about: about, stderr: stderr}
-	c.fs = newFlags(name, synopsis, stderr)
-	c.fs.SetOutput(io.Discard)
-	c.fs.Usage = func() {}
-	none := "-" // parse refuses an empty --dir; this command has none
-	c.dir = &none
-	return c
-}
-
-func runValidate(args []string, stdout, stderr io.Writer) int {
-	c := newPathCmd("validate", "PATH [--json]",
-		"Check the IPC setup at PATH as Puruto's validate.py does, with huddle's additions:\n"+
-			"  a directory with team.json  every member's IPC config, and allowlists against the roster\n"+
-			"  another directory           a Puruto repo: .puruto-ipc.json, the /call skill, a runtime\n"+
-			"  a file                      an IPC config (a .puruto-ipc.json also needs its skill and runtime)\n"+
-			"Huddle is the runtime when the /call skill runs `huddle call` (what 'huddle init --ipc' writes);\n"+
-			"otherwise ipc.py and invoker.py must be there.\n"+
-			"Exit 0 without errors (warnings allowed), 1 with errors, 2 on bad arguments.", stderr)
-	asJSON := c.fs.Bool("json", false, "print the report as JSON")
-	pos, code, ok := c.parse(args)
-	if !ok {
+func runValidate(cl *cmdline, asJSON bool) int {
+	if code, ok := cl.wantArgs(1, 1, "PATH"); !ok {
 		return code
 	}
-	if code, ok := c.wantArgs(pos, 1, 1, "PATH"); !ok {
-		return code
-	}
-	path := pos[0]
+	path := cl.args[0]
 	info, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return c.badArgs("%s does not exist", path)
+			return cl.usageError("%s does not exist", path)
 		}
-		return c.badArgs("%v", err)
+		return cl.usageError("%v", err)
 	}
 	var r ipc.Report
 	if info.IsDir() && isFile(team.ConfigPath(path)) {
@@ -69,12 +42,12 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	} else {
 		r = ipc.Validate(path)
 	}
-	if *asJSON {
-		if err := writeJSON(stdout, r); err != nil {
-			return c.fail(err)
+	if asJSON {
+		if err := writeJSON(cl.stdout, r); err != nil {
+			return cl.fail(err)
 		}
-	} else if err := printReport(stdout, r); err != nil {
-		return c.fail(err)
+	} else if err := printReport(cl.stdout, r); err != nil {
+		return cl.fail(err)
 	}
 	if !r.OK {
 		return exitFail
@@ -116,115 +89,109 @@ func plural(n int, what string) string {
 
 // initIPC is `huddle init --ipc [PATH] [--owner NAME]`: Puruto's IPC files in
 // a repo, with huddle as the runtime.
-func initIPC(c *leadCmd, pos []string, ipcFlag bool, owner string, stdout io.Writer) int {
+func initIPC(cl *cmdline, ipcFlag bool, owner string) int {
 	if !ipcFlag {
-		return c.badArgs("--owner goes with --ipc")
+		return cl.usageError("--owner goes with --ipc")
 	}
-	dirSet := false
-	c.fs.Visit(func(f *flag.Flag) { dirSet = dirSet || f.Name == "dir" })
-	if dirSet {
-		return c.badArgs("--dir is a team's; with --ipc, name the repo as PATH")
+	if cl.flagGiven("dir") {
+		return cl.usageError("--dir is a team's; with --ipc, name the repo as PATH")
 	}
-	if code, ok := c.wantArgs(pos, 0, 1, ""); !ok {
+	if code, ok := cl.wantArgs(0, 1, ""); !ok {
 		return code
 	}
 	path := "."
-	if len(pos) == 1 {
-		path = pos[0]
+	if len(cl.args) == 1 {
+		path = cl.args[0]
 	}
 	if owner == "" {
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return c.fail(err)
+			return cl.fail(err)
 		}
 		owner = filepath.Base(abs)
 		if err := protocol.ValidateName(owner); err != nil {
-			return c.badArgs("the directory's name %q is not a valid owner name; give --owner NAME", owner)
+			return cl.usageError("the directory's name %q is not a valid owner name; give --owner NAME", owner)
 		}
 	} else if err := protocol.ValidateName(owner); err != nil {
-		return c.badArgs("--owner: %v", err)
+		return cl.usageError("--owner: %v", err)
 	}
 	written, err := ipc.Scaffold(path, owner)
 	if err != nil {
-		return c.fail(fmt.Errorf("init: %w", err))
+		return cl.fail(err)
 	}
-	fmt.Fprintf(stdout, "wrote %s: owner %s, allowed_targets empty (every call is denied until you add targets)\n", written[0], owner)
-	fmt.Fprintf(stdout, "wrote %s: the /call skill, through 'huddle call'\n", written[1])
+	fmt.Fprintf(cl.stdout, "wrote %s: owner %s, allowed_targets empty (every call is denied until you add targets)\n", written[0], owner)
+	fmt.Fprintf(cl.stdout, "wrote %s: the /call skill, through 'huddle call'\n", written[1])
 	return exitOK
 }
 
-func runTraces(args []string, stdout, stderr io.Writer) int {
-	c := newLeadCmd("traces", "[--dir D] [--correlation ID] [--json]",
-		"Show the invocation chains of the team's traces.jsonl, newest first: a header per chain,\n"+
-			"then one line per call, indented by its depth in the chain (caller → target.action,\n"+
-			"hop, status, duration). Lines that are not valid spans are skipped and counted.", stderr)
-	corr := c.fs.String("correlation", "", "show only the chain of this correlation `id`")
-	asJSON := c.fs.Bool("json", false, "print the chains as a JSON array")
-	pos, code, ok := c.parse(args)
-	if !ok {
+func tracesFlags(fs *flag.FlagSet) runFunc {
+	corr := fs.String("correlation", "", "show only the chain of this correlation `id`")
+	asJSON := fs.Bool("json", false, "print the chains as a JSON array")
+	return func(cl *cmdline) int { return runTraces(cl, *corr, *asJSON) }
+}
+
+func runTraces(cl *cmdline, corr string, asJSON bool) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
-	if code, ok := c.wantArgs(pos, 0, 0, ""); !ok {
-		return code
-	}
-	if *corr != "" {
-		if err := protocol.ValidateID(*corr); err != nil {
-			return c.badArgs("--correlation: %v", err)
+	if corr != "" {
+		if err := protocol.ValidateID(corr); err != nil {
+			return cl.usageError("--correlation: %v", err)
 		}
 	}
-	if info, err := os.Stat(*c.dir); err != nil || !info.IsDir() {
-		return c.fail(fmt.Errorf("no team directory %s", *c.dir))
+	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
+		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
 	}
-	r := ipc.NewTraceReader(*c.dir)
+	r := ipc.NewTraceReader(cl.dir)
 	spans, err := r.Read()
 	if err != nil {
-		return c.fail(err)
+		return cl.fail(err)
 	}
 	folded := ipc.NewTraces()
 	for _, s := range spans {
 		folded.Add(s)
 	}
 	chains := folded.Chains()
-	if *corr != "" {
+	if corr != "" {
 		var one []ipc.Chain
 		for _, ch := range chains {
-			if ch.CorrelationID == *corr {
+			if ch.CorrelationID == corr {
 				one = append(one, ch)
 			}
 		}
 		if len(one) == 0 {
-			return c.fail(fmt.Errorf("no chain %s in %s", *corr, ipc.TracesPath(*c.dir)))
+			return cl.fail(fmt.Errorf("no chain %s in %s", corr, ipc.TracesPath(cl.dir)))
 		}
 		chains = one
 	}
-	if *asJSON {
+	if asJSON {
 		out := make([]chainJSON, 0, len(chains))
 		for _, ch := range chains {
 			out = append(out, newChainJSON(ch))
 		}
-		if err := writeJSON(stdout, out); err != nil {
-			return c.fail(err)
+		if err := writeJSON(cl.stdout, out); err != nil {
+			return cl.fail(err)
 		}
 		return exitOK
 	}
 	if len(chains) == 0 {
-		fmt.Fprintln(stdout, "no traces yet")
+		fmt.Fprintln(cl.stdout, "no traces yet")
 	}
 	for i, ch := range chains {
 		if i > 0 {
-			fmt.Fprintln(stdout)
+			fmt.Fprintln(cl.stdout)
 		}
 		started := "-"
 		if !ch.Start.IsZero() {
 			started = ch.Start.Local().Format("15:04:05")
 		}
-		fmt.Fprintf(stdout, "%s started %s\n", ch.CorrelationID, started)
+		fmt.Fprintf(cl.stdout, "%s started %s\n", ch.CorrelationID, started)
 		for _, row := range ch.Rows {
-			fmt.Fprintf(stdout, "%s%s\n", strings.Repeat("  ", row.Depth+1), callLine(row.Call))
+			fmt.Fprintf(cl.stdout, "%s%s\n", strings.Repeat("  ", row.Depth+1), callLine(row.Call))
 		}
 	}
 	if n := r.Skipped(); n > 0 {
-		fmt.Fprintf(stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), ipc.TracesPath(*c.dir))
+		fmt.Fprintf(cl.stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), ipc.TracesPath(cl.dir))
 	}
 	return exitOK
 }

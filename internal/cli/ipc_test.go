@@ -342,17 +342,17 @@ func TestCLIIPCCommandsHelp(t *testing.T) {
 		"init":     {"-dir", "-ipc", "-owner"},
 	} {
 		r := huddle(t, name, "-h")
-		if r.code != exitOK || !strings.HasPrefix(r.stderr, "usage: huddle "+name+" ") {
-			t.Errorf("%s -h: exit %d, %q", name, r.code, r.stderr)
+		if r.code != exitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
+			t.Errorf("%s -h: exit %d, stdout %q, stderr %q", name, r.code, r.stdout, r.stderr)
 		}
 		for _, f := range flags {
-			if !regexp.MustCompile(`(?m)^  ` + f + `( |$)`).MatchString(r.stderr) {
-				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stderr)
+			if !regexp.MustCompile(`(?m)^  ` + f + `( |$)`).MatchString(r.stdout) {
+				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stdout)
 			}
 		}
 	}
-	if r := huddle(t, "validate", "-h"); strings.Contains(r.stderr, "-dir") {
-		t.Errorf("validate -h offers --dir:\n%s", r.stderr)
+	if r := huddle(t, "validate", "-h"); strings.Contains(r.stdout, "-dir") {
+		t.Errorf("validate -h offers --dir:\n%s", r.stdout)
 	}
 	r := huddle(t, "help")
 	for _, name := range []string{"validate", "traces"} {

@@ -580,12 +580,12 @@ func TestCLIHelpAndBadFlags(t *testing.T) {
 		"broadcast": {"-dir", "-from"},
 	} {
 		r := huddle(t, name, "-h")
-		if r.code != exitOK || !strings.HasPrefix(r.stderr, "usage: huddle "+name+" ") {
-			t.Errorf("%s -h: exit %d, %q", name, r.code, r.stderr)
+		if r.code != exitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
+			t.Errorf("%s -h: exit %d, stdout %q, stderr %q", name, r.code, r.stdout, r.stderr)
 		}
 		for _, f := range flags {
-			if !regexp.MustCompile(`(?m)^  ` + f + `( |$)`).MatchString(r.stderr) {
-				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stderr)
+			if !regexp.MustCompile(`(?m)^  ` + f + `( |$)`).MatchString(r.stdout) {
+				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stdout)
 			}
 		}
 		huddle(t, name, "--bogus").wantError(t, exitUsage, "-bogus", name, "--bogus")

@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,70 +15,66 @@ import (
 	"huddle/team"
 )
 
-func init() {
-	commands = append(commands, command{name: "serve", summary: "expose the team's actions as skills over HTTP (invoke → status → result)", run: runServe})
+// serveOptions are the flags of huddle serve.
+type serveOptions struct {
+	addr, keysFile, config string
+	maxRunning             int
+	keep                   time.Duration
 }
 
-func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH]", stderr)
-	addr := fs.String("addr", "127.0.0.1:7420", "where to listen; without --api-keys-file only a loopback address")
-	dir := fs.String("dir", huddleDir(), "team directory ($HUDDLE_DIR, else .huddle)")
-	keysFile := fs.String("api-keys-file", "", "API keys, one \"KEY CALLER-ID\" per line; every request then needs one")
-	config := fs.String("config", "", "the .puruto-ipc.json that governs HTTP callers (default: DIR/.puruto-ipc.json)")
-	maxRunning := fs.Int("max-running", 64, "executions running at once; more get 429 with a retry hint")
-	keep := fs.Duration("keep", time.Hour, "how long finished executions stay answerable")
-	if code, ok := parseFlags(fs, args); !ok {
+func serveFlags(fs *flag.FlagSet) runFunc {
+	var o serveOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:7420", "where to listen; without --api-keys-file only a loopback address")
+	fs.StringVar(&o.keysFile, "api-keys-file", "", "API keys, one \"KEY CALLER-ID\" per line; every request then needs one")
+	fs.StringVar(&o.config, "config", "", "the .puruto-ipc.json that governs HTTP callers (default: DIR/.puruto-ipc.json)")
+	fs.IntVar(&o.maxRunning, "max-running", 64, "executions running at once; more get 429 with a retry hint")
+	fs.DurationVar(&o.keep, "keep", time.Hour, "how long finished executions stay answerable")
+	return func(cl *cmdline) int { return runServe(cl, &o) }
+}
+
+func runServe(cl *cmdline, o *serveOptions) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "huddle: serve: "+format+"\n", a...)
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
-	}
-	if *maxRunning <= 0 || *keep <= 0 {
-		return bad("--max-running and --keep must be positive")
+	if o.maxRunning <= 0 || o.keep <= 0 {
+		return cl.usageError("--max-running and --keep must be positive")
 	}
 	var keys *blueprint.Keys
-	if *keysFile != "" {
-		b, err := os.ReadFile(*keysFile)
+	if o.keysFile != "" {
+		b, err := os.ReadFile(o.keysFile)
 		if err != nil {
-			return bad("--api-keys-file: %v", err)
+			return cl.usageError("--api-keys-file: %v", err)
 		}
 		if keys, err = blueprint.ParseKeys(b); err != nil {
-			return bad("--api-keys-file %s: %v", *keysFile, err)
+			return cl.usageError("--api-keys-file %s: %v", o.keysFile, err)
 		}
-	} else if !loopback(*addr) {
-		return bad("without --api-keys-file huddle serve listens only on a loopback address, not %s", *addr)
+	} else if !loopback(o.addr) {
+		return cl.usageError("without --api-keys-file huddle serve listens only on a loopback address, not %s", o.addr)
 	}
-	if *config == "" {
-		*config = team.ServePolicyPath(*dir)
+	if o.config == "" {
+		o.config = team.ServePolicyPath(cl.dir)
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	backend, err := team.NewServeBackend(ctx, *dir, *config)
+	backend, err := team.NewServeBackend(ctx, cl.dir, o.config)
 	if err != nil {
-		fmt.Fprintf(stderr, "huddle: serve: %v\n", err)
-		return exitFail
+		return cl.fail(err)
 	}
 	defer backend.Close()
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := blueprint.NewServer(blueprint.ServerConfig{Backend: backend, Keys: keys, Store: blueprint.NewStore(*dir),
-		MaxRunning: *maxRunning, Keep: *keep, Log: log})
+	log := slog.New(slog.NewTextHandler(cl.stderr, nil))
+	srv, err := blueprint.NewServer(blueprint.ServerConfig{Backend: backend, Keys: keys, Store: blueprint.NewStore(cl.dir),
+		MaxRunning: o.maxRunning, Keep: o.keep, Log: log})
 	if err != nil {
-		fmt.Fprintf(stderr, "huddle: serve: %v\n", err)
-		return exitFail
+		return cl.fail(err)
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "huddle: serve: %v\n", err)
-		return exitFail
+		return cl.fail(err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
-	fmt.Fprintf(stdout, "serving %d skills of the team in %s on http://%s\n", len(backend.Skills()), *dir, ln.Addr())
+	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s\n", len(backend.Skills()), cl.dir, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -89,8 +85,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		cancel()
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "huddle: serve: %v\n", err)
-		return exitFail
+		return cl.fail(err)
 	}
 	return exitOK
 }

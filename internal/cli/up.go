@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,13 +16,6 @@ import (
 	"huddle/team"
 	"huddle/tui"
 )
-
-func init() {
-	commands = append(commands,
-		command{name: "up", summary: "run the team in --dir with the UI (or --headless: JSON events)", run: runUp},
-		command{name: "attach", summary: "open the UI on a team that another process runs", run: runAttach},
-	)
-}
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
@@ -40,69 +34,59 @@ func runtimeOptions(auto bool) team.Options {
 	return team.Options{AutoApprove: auto, Executable: exe}
 }
 
-func runUp(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("up", "[--dir D] [--headless] [--auto-approve]", stderr)
-	dir := fs.String("dir", huddleDir(), "team directory ($HUDDLE_DIR, else .huddle)")
+func upFlags(fs *flag.FlagSet) runFunc {
 	headless := fs.Bool("headless", false, "print one JSON event per line on stdout instead of the UI")
-	auto := fs.Bool("auto-approve", false, "approve every plan as it arrives")
-	if code, ok := parseFlags(fs, args); !ok {
+	auto := fs.Bool("auto-approve", false, "approve every teammate's plan as it arrives, without the lead")
+	return func(cl *cmdline) int { return runUp(cl, *headless, *auto) }
+}
+
+func runUp(cl *cmdline, headless, auto bool) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "huddle: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	opts := runtimeOptions(*auto)
-	if !*headless {
-		if !isTerminal(stdout) {
-			fmt.Fprintln(stderr, "huddle: stdout is not a terminal; use 'huddle up --headless' for JSON events")
-			return exitUsage
+	opts := runtimeOptions(auto)
+	if !headless {
+		if !isTerminal(cl.stdout) {
+			return cl.exit(exitUsage, "stdout is not a terminal (use 'huddle up --headless' for JSON events)")
 		}
-		if err := tui.Run(ctx, tui.RunOptions{Dir: *dir, Runtime: &opts}); err != nil {
-			fmt.Fprintf(stderr, "huddle: %v\n", err)
-			return exitFail
+		if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir, Runtime: &opts}); err != nil {
+			return cl.fail(err)
 		}
 		return exitOK
 	}
 	var mu sync.Mutex
-	enc := json.NewEncoder(stdout)
+	enc := json.NewEncoder(cl.stdout)
 	opts.OnEvent = func(e team.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		enc.Encode(e)
 	}
-	if err := team.Run(ctx, *dir, opts); err != nil {
-		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+	if err := team.Run(ctx, cl.dir, opts); err != nil {
+		return cl.fail(err)
 	}
 	return exitOK
 }
 
-func runAttach(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("attach", "[--dir D]", stderr)
-	dir := fs.String("dir", huddleDir(), "team directory ($HUDDLE_DIR, else .huddle)")
-	if code, ok := parseFlags(fs, args); !ok {
+func attachFlags(fs *flag.FlagSet) runFunc {
+	return runAttach // --dir only
+}
+
+func runAttach(cl *cmdline) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "huddle: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if !isTerminal(cl.stdout) {
+		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle up --headless' prints events instead)")
 	}
-	if !isTerminal(stdout) {
-		fmt.Fprintln(stderr, "huddle: stdout is not a terminal; the UI needs one ('huddle up --headless' prints events instead)")
-		return exitUsage
-	}
-	if _, err := team.Load(*dir); err != nil {
-		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+	if _, err := team.Load(cl.dir); err != nil {
+		return cl.fail(err)
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	if err := tui.Run(ctx, tui.RunOptions{Dir: *dir}); err != nil {
-		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+	if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir}); err != nil {
+		return cl.fail(err)
 	}
 	return exitOK
 }
