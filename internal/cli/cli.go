@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/charmbracelet/x/term"
 )
 
 // Main runs huddle with args (the command line without the program's name)
@@ -72,4 +78,15 @@ func (c *command) printHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nflags:")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// signalContext ends on SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }

@@ -2,14 +2,114 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"huddle/protocol"
 )
+
+// The commands are tested through the real binary, built once from the
+// root package (module huddle), as go install builds it.
+var huddleBin struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if huddleBin.dir != "" {
+		os.RemoveAll(huddleBin.dir)
+	}
+	os.Exit(code)
+}
+
+func huddleBinary(t *testing.T) string {
+	t.Helper()
+	huddleBin.once.Do(func() {
+		huddleBin.dir, huddleBin.err = os.MkdirTemp("", "huddle-cli-test-")
+		if huddleBin.err != nil {
+			return
+		}
+		huddleBin.bin = filepath.Join(huddleBin.dir, "huddle")
+		out, err := exec.Command("go", "build", "-o", huddleBin.bin, "huddle").CombinedOutput()
+		if err != nil {
+			huddleBin.err = errors.New(err.Error() + ": " + string(out))
+		}
+	})
+	if huddleBin.err != nil {
+		t.Fatalf("build huddle: %v", huddleBin.err)
+	}
+	return huddleBin.bin
+}
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// huddleIn runs the binary in cwd with extra environment; HUDDLE_DIR is unset
+// unless env sets it.
+func huddleIn(t *testing.T, cwd string, env []string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(huddleBinary(t), args...)
+	cmd.Dir = cwd
+	cmd.Env = append(append(os.Environ(), "HUDDLE_DIR="), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("huddle %v: %v", args, err)
+	}
+	return cliResult{out.String(), errOut.String(), cmd.ProcessState.ExitCode()}
+}
+
+func huddle(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return huddleIn(t, t.TempDir(), nil, args...)
+}
+
+// wantOK fails unless the command exited 0 with nothing on stderr.
+func (r cliResult) wantOK(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("huddle %v: exit %d, stderr %q, stdout %q", args, r.code, r.stderr, r.stdout)
+	}
+	return r
+}
+
+// wantError fails unless the command exited with code, printing one line
+// "huddle: …" that contains want, and nothing on stdout.
+func (r cliResult) wantError(t *testing.T, code int, want string, args ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("huddle %v: exit %d, want %d (stderr %q)", args, r.code, code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stderr, "huddle: ") || strings.Count(r.stderr, "\n") != 1 || !strings.HasSuffix(r.stderr, "\n") {
+		t.Errorf("huddle %v: want one line \"huddle: …\" on stderr, got %q", args, r.stderr)
+	}
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("huddle %v: stderr %q does not say %q", args, r.stderr, want)
+	}
+	if r.stdout != "" {
+		t.Errorf("huddle %v: stdout %q, want nothing", args, r.stdout)
+	}
+}
+
+// mustHuddle runs a command that must succeed.
+func mustHuddle(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return huddle(t, args...).wantOK(t, args...)
+}
 
 func TestNoArgumentsPrintsUsageAndExitsZero(t *testing.T) {
 	var out, errOut bytes.Buffer
