@@ -23,7 +23,7 @@ type cmdline struct {
 	name           string
 	args           []string // the positional arguments, flags taken out
 	dir            string   // --dir, for a command that takes a team directory
-	flags          *flag.FlagSet
+	fs             *flag.FlagSet
 	stdout, stderr io.Writer
 }
 
@@ -32,7 +32,7 @@ type cmdline struct {
 func (c *command) execute(args []string, stdout, stderr io.Writer) int {
 	fs := c.flagSet()
 	run := c.flags(fs)
-	cl := &cmdline{name: c.name, flags: fs, stdout: stdout, stderr: stderr}
+	cl := &cmdline{name: c.name, fs: fs, stdout: stdout, stderr: stderr}
 	pos, err := parseInterleaved(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -122,7 +122,7 @@ func (cl *cmdline) wantArgs(min, max int, what string) (int, bool) {
 // flagGiven reports whether the flag name was given on the command line.
 func (cl *cmdline) flagGiven(name string) bool {
 	given := false
-	cl.flags.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	cl.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
 }
 

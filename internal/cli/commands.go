@@ -102,8 +102,8 @@ var commands = []command{
 		summary:  "invoke a target's action under the caller's .puruto-ipc.json (Puruto's ipc.py)",
 		about: "Invoke an action of a member of the team in the team directory and wait for its answer,\n" +
 			"as the caller whose .puruto-ipc.json is --config: its allowlists, hop limit and default\n" +
-			"timeout apply. This is what the /call skill that 'huddle init --ipc' writes runs. The call\n" +
-			"goes into the team's traces.\n" +
+			"timeout apply. The /call skill that 'huddle init --ipc' writes runs this command. The\n" +
+			"call goes into the team's traces.\n" +
 			"Prints {\"request\": …, \"response\": …} as JSON. Exit status: 0 when the response is ok;\n" +
 			"1 when it is an error (denied, unknown target, timeout, …); 2 on bad arguments.",
 		flags: callFlags,

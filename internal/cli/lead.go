@@ -262,7 +262,7 @@ func runShutdown(cl *cmdline, reason string) int {
 }
 
 func sendFlags(fs *flag.FlagSet) runFunc {
-	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead (the default) or a member of the team")
+	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead or a member of the team")
 	return func(cl *cmdline) int { return runSend(cl, *from) }
 }
 
@@ -293,7 +293,7 @@ func runSend(cl *cmdline, from string) int {
 }
 
 func broadcastFlags(fs *flag.FlagSet) runFunc {
-	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead (the default) or a member of the team")
+	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead or a member of the team")
 	return func(cl *cmdline) int { return runBroadcast(cl, *from) }
 }
 
