@@ -137,7 +137,7 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 }
 
 // TestHelpListsEveryCommandInOrder: 'huddle help' lists every command of
-// the table, hidden ones too, in the order a person meets them.
+// the table, agent too (hidden before), in the order a person meets them.
 func TestHelpListsEveryCommandInOrder(t *testing.T) {
 	r := huddle(t, "help").wantOK(t, "help")
 	var listed []string
