@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -7,12 +7,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,100 +18,6 @@ import (
 	"huddle/protocol"
 	"huddle/team"
 )
-
-// The commands are tested through the real binary, built once.
-var teamCLI struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if teamCLI.dir != "" {
-		os.RemoveAll(teamCLI.dir)
-	}
-	os.Exit(code)
-}
-
-func teamCLIBinary(t *testing.T) string {
-	t.Helper()
-	teamCLI.once.Do(func() {
-		teamCLI.dir, teamCLI.err = os.MkdirTemp("", "huddle-cli-test-")
-		if teamCLI.err != nil {
-			return
-		}
-		teamCLI.bin = filepath.Join(teamCLI.dir, "huddle")
-		out, err := exec.Command("go", "build", "-o", teamCLI.bin, ".").CombinedOutput()
-		if err != nil {
-			teamCLI.err = errors.New(err.Error() + ": " + string(out))
-		}
-	})
-	if teamCLI.err != nil {
-		t.Fatalf("build huddle: %v", teamCLI.err)
-	}
-	return teamCLI.bin
-}
-
-type cliResult struct {
-	stdout, stderr string
-	code           int
-}
-
-// huddleIn runs the binary in cwd with extra environment; HUDDLE_DIR is unset
-// unless env sets it.
-func huddleIn(t *testing.T, cwd string, env []string, args ...string) cliResult {
-	t.Helper()
-	cmd := exec.Command(teamCLIBinary(t), args...)
-	cmd.Dir = cwd
-	cmd.Env = append(append(os.Environ(), "HUDDLE_DIR="), env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("huddle %v: %v", args, err)
-	}
-	return cliResult{out.String(), errOut.String(), cmd.ProcessState.ExitCode()}
-}
-
-func huddle(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	return huddleIn(t, t.TempDir(), nil, args...)
-}
-
-// wantOK fails unless the command exited 0 with nothing on stderr.
-func (r cliResult) wantOK(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	if r.code != exitOK || r.stderr != "" {
-		t.Fatalf("huddle %v: exit %d, stderr %q, stdout %q", args, r.code, r.stderr, r.stdout)
-	}
-	return r
-}
-
-// wantError fails unless the command exited with code, printing one line
-// "huddle: …" that contains want, and nothing on stdout.
-func (r cliResult) wantError(t *testing.T, code int, want string, args ...string) {
-	t.Helper()
-	if r.code != code {
-		t.Errorf("huddle %v: exit %d, want %d (stderr %q)", args, r.code, code, r.stderr)
-	}
-	if !strings.HasPrefix(r.stderr, "huddle: ") || strings.Count(r.stderr, "\n") != 1 || !strings.HasSuffix(r.stderr, "\n") {
-		t.Errorf("huddle %v: want one line \"huddle: …\" on stderr, got %q", args, r.stderr)
-	}
-	if !strings.Contains(r.stderr, want) {
-		t.Errorf("huddle %v: stderr %q does not say %q", args, r.stderr, want)
-	}
-	if r.stdout != "" {
-		t.Errorf("huddle %v: stdout %q, want nothing", args, r.stdout)
-	}
-}
-
-// run runs a command that must succeed.
-func mustHuddle(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	return huddle(t, args...).wantOK(t, args...)
-}
 
 // demoTeam makes a team directory with `huddle init` and returns it.
 func demoTeam(t *testing.T) string {
@@ -580,12 +484,12 @@ func TestCLIHelpAndBadFlags(t *testing.T) {
 		"broadcast": {"-dir", "-from"},
 	} {
 		r := huddle(t, name, "-h")
-		if r.code != exitOK || !strings.HasPrefix(r.stderr, "usage: huddle "+name+" ") {
-			t.Errorf("%s -h: exit %d, %q", name, r.code, r.stderr)
+		if r.code != exitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
+			t.Errorf("%s -h: exit %d, stdout %q, stderr %q", name, r.code, r.stdout, r.stderr)
 		}
 		for _, f := range flags {
-			if !regexp.MustCompile(`(?m)^  ` + f + `( |$)`).MatchString(r.stderr) {
-				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stderr)
+			if !regexp.MustCompile(`(?m)^  ` + f + `( |$)`).MatchString(r.stdout) {
+				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stdout)
 			}
 		}
 		huddle(t, name, "--bogus").wantError(t, exitUsage, "-bogus", name, "--bogus")

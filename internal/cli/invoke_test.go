@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -295,7 +295,7 @@ func TestInvokeBadArgs(t *testing.T) {
 	}
 
 	r := huddle(t, "invoke", "-h")
-	if r.code != exitOK || !strings.Contains(r.stderr, "usage: huddle invoke URL SKILL") || !strings.Contains(r.stderr, "inputs.prompt is always text") {
-		t.Errorf("invoke -h: exit %d, stderr %q", r.code, r.stderr)
+	if r.code != exitOK || r.stderr != "" || !strings.Contains(r.stdout, "usage: huddle invoke URL SKILL") || !strings.Contains(r.stdout, "inputs.prompt is always text") {
+		t.Errorf("invoke -h: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -46,7 +46,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // startServe runs `huddle serve` and waits for its address line.
 func startServe(t *testing.T, dir, addr string, extra ...string) (stderr *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(teamCLIBinary(t), append([]string{"serve", "--dir", dir, "--addr", addr}, extra...)...)
+	cmd := exec.Command(huddleBinary(t), append([]string{"serve", "--dir", dir, "--addr", addr}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

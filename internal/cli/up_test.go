@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ type upProcess struct {
 
 func startUp(t *testing.T, dir string) *upProcess {
 	t.Helper()
-	cmd := exec.Command(teamCLIBinary(t), "up", "--headless", "--dir", dir)
+	cmd := exec.Command(huddleBinary(t), "up", "--headless", "--dir", dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

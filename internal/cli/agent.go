@@ -1,8 +1,9 @@
-package main
+package cli
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,23 +12,21 @@ import (
 	"huddle/team"
 )
 
-func init() {
-	commands = append(commands, command{name: "agent", hidden: true, summary: "built-in exec agents: echo", run: runAgent})
+func agentFlags(fs *flag.FlagSet) runFunc {
+	misbehave := fs.Int("misbehave", 0, "misbehave on every `N`-th message or invocation: a line that is not an action, or an answer without a status (0: never)")
+	return func(cl *cmdline) int { return runAgent(cl, *misbehave) }
 }
 
 // runAgent runs a built-in exec teammate, so the demo and the tests use the
 // exec runtime without another language installed.
-func runAgent(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("agent", "echo [--misbehave N]", stderr)
-	misbehave := fs.Int("misbehave", 0, "misbehave on every N-th message or invocation: a line that is not an action, or an answer without a status (0: never)")
-	if len(args) == 0 || args[0] != "echo" {
-		fmt.Fprintln(stderr, "huddle agent: want 'echo'")
-		return exitUsage
-	}
-	if code, ok := parseFlags(fs, args[1:]); !ok {
+func runAgent(cl *cmdline, misbehave int) int {
+	if code, ok := cl.wantArgs(1, 1, "an agent (echo)"); !ok {
 		return code
 	}
-	return echoAgent(os.Stdin, stdout, stderr, *misbehave)
+	if cl.args[0] != "echo" {
+		return cl.usageError("no agent %q: want echo", cl.args[0])
+	}
+	return echoAgent(os.Stdin, cl.stdout, cl.stderr, misbehave)
 }
 
 // echoAgent answers every message with an echo and every invocation with an

@@ -1,0 +1,166 @@
+package cli
+
+import "flag"
+
+// command is one subcommand of huddle. 'huddle help', 'huddle help NAME' and
+// 'huddle NAME -h' are made from these fields.
+type command struct {
+	name     string // huddle NAME
+	synopsis string // the usage line after "huddle NAME"
+	summary  string // its line in 'huddle help'
+	about    string // what 'huddle help NAME' says above the flags
+	teamDir  bool   // takes --dir, the team directory
+	// flags defines the command's own flags on fs (--dir is added for a
+	// teamDir command) and returns its run, which reads their values.
+	flags func(fs *flag.FlagSet) runFunc
+}
+
+// runFunc runs a command once its flags are parsed and returns the exit code.
+type runFunc func(cl *cmdline) int
+
+// commands is every command, in the order a person meets them.
+var commands = []command{
+	{
+		name: "init", synopsis: "[--dir D] | --ipc [PATH] [--owner NAME]", teamDir: true,
+		summary: "write the demo team as an editable team.json (--ipc: a Puruto repo's IPC files)",
+		about: "Write the demo team as team.json in the team directory, to edit into your own.\n" +
+			"With --ipc, write a Puruto repo's .puruto-ipc.json and /call skill in PATH instead.\n" +
+			"An existing file is never overwritten.",
+		flags: initFlags,
+	},
+	{
+		name: "up", synopsis: "[--dir D] [--headless] [--auto-approve]", teamDir: true,
+		summary: "run the team in --dir with the UI (or --headless: JSON events)",
+		about: "Run the team of the team directory in this process and show it in the UI: its members'\n" +
+			"status, their messages and the plans that wait for the lead. One process runs a team at\n" +
+			"a time. With --headless, print one JSON event per line on stdout instead; then a\n" +
+			"terminal is not needed. Ctrl-C or SIGTERM stops the team.",
+		flags: upFlags,
+	},
+	{
+		name: "attach", synopsis: "[--dir D]", teamDir: true,
+		summary: "open the UI on a team that another process runs",
+		about: "Open the UI on the team directory of a team that another process runs (huddle up,\n" +
+			"e.g. with --headless). It shows the team as it is and starts nothing; quitting the UI\n" +
+			"leaves the team running. Needs a terminal.",
+		flags: attachFlags,
+	},
+	{
+		name: "status", synopsis: "[--dir D] [--json]", teamDir: true,
+		summary: "show each member's status and activity",
+		about: "Show every member of team.json with its live status record: status (or \"not started\"),\n" +
+			"what it is doing, and since when.",
+		flags: statusFlags,
+	},
+	{
+		name: "requests", synopsis: "[--all] [--json] [--dir D]", teamDir: true,
+		summary: "list pending requests (--all for every one)",
+		about: "List pending plan and shutdown requests, oldest first: id, kind, from → to, status,\n" +
+			"age and time left before the deadline.",
+		flags: requestsFlags,
+	},
+	{
+		name: "approve", synopsis: "ID [--feedback TEXT] [--dir D]", teamDir: true,
+		summary: "approve a teammate's plan",
+		about: "Approve a teammate's pending plan as the lead; the teammate is told at once.\n" +
+			"The first decision wins: if the request was resolved already, says by whom and exits 1.",
+		flags: approveFlags,
+	},
+	{
+		name: "reject", synopsis: "ID --feedback TEXT [--dir D]", teamDir: true,
+		summary: "reject a teammate's plan, with feedback",
+		about: "Reject a teammate's pending plan as the lead, saying what to change; the teammate is\n" +
+			"told at once and revises. The first decision wins: if the request was resolved\n" +
+			"already, says by whom and exits 1.",
+		flags: rejectFlags,
+	},
+	{
+		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--dir D]", teamDir: true,
+		summary: "ask a teammate to shut down",
+		about: "Ask a teammate to shut down and print the request id. The teammate answers: it may\n" +
+			"refuse while busy. A member that is already stopped gets a request cancelled at once.",
+		flags: shutdownFlags,
+	},
+	{
+		name: "send", synopsis: "MEMBER TEXT... [--from NAME] [--dir D]", teamDir: true,
+		summary: "send a message to a member",
+		about: "Append a message to a member's inbox. The words of TEXT are joined by spaces;\n" +
+			"put -- before text that starts with a dash.",
+		flags: sendFlags,
+	},
+	{
+		name: "broadcast", synopsis: "TEXT... [--from NAME] [--dir D]", teamDir: true,
+		summary: "send a message to every member",
+		about: "Append a message to the inbox of every member but the sender. The words of TEXT are\n" +
+			"joined by spaces; put -- before text that starts with a dash.",
+		flags: broadcastFlags,
+	},
+	{
+		name:     "call",
+		synopsis: "--target T --action A --prompt P [--caller C] [--timeout S] [--hop N] [--correlation-id ID] [--config PATH] [--dir D]",
+		teamDir:  true,
+		summary:  "invoke a target's action under the caller's .puruto-ipc.json (Puruto's ipc.py)",
+		about: "Invoke an action of a member of the team in the team directory and wait for its answer,\n" +
+			"as the caller whose .puruto-ipc.json is --config: its allowlists, hop limit and default\n" +
+			"timeout apply. The /call skill that 'huddle init --ipc' writes runs this command. The\n" +
+			"call goes into the team's traces.\n" +
+			"Prints {\"request\": …, \"response\": …} as JSON. Exit status: 0 when the response is ok;\n" +
+			"1 when it is an error (denied, unknown target, timeout, …); 2 on bad arguments.",
+		flags: callFlags,
+	},
+	{
+		name: "invoke", synopsis: invokeSynopsis,
+		summary: "call a skill on a Blueprint HTTP server (e.g. huddle serve) and print its result",
+		about:   invokeAbout,
+		flags:   invokeFlags,
+	},
+	{
+		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D]", teamDir: true,
+		summary: "expose the team's actions as skills over HTTP (invoke → status → result)",
+		about: "Expose the actions of the team in the team directory as skills over HTTP, by the\n" +
+			"Blueprint protocol (POST /invoke, GET /status/ID, GET /result/ID); a skill is\n" +
+			"<member>.<action>. To the outside the team is one Puruto: HTTP callers are governed by\n" +
+			"its .puruto-ipc.json (--config).\n" +
+			"Without --api-keys-file it listens only on a loopback address. Ctrl-C or SIGTERM stops it.",
+		flags: serveFlags,
+	},
+	{
+		name: "traces", synopsis: "[--dir D] [--correlation ID] [--json]", teamDir: true,
+		summary: "show the invocation chains as trees, newest first",
+		about: "Show the invocation chains of the team's traces.jsonl, newest first: a header per chain,\n" +
+			"then one line per call, indented by its depth in the chain (caller → target.action,\n" +
+			"hop, status, duration). Lines that are not valid spans are skipped and counted.",
+		flags: tracesFlags,
+	},
+	{
+		name: "validate", synopsis: "PATH [--json]",
+		summary: "check the IPC setup of a Puruto repo, a team or a config file",
+		about: "Check the IPC setup at PATH as Puruto's validate.py does, with huddle's additions:\n" +
+			"  a directory with team.json  every member's IPC config, and allowlists against the roster\n" +
+			"  another directory           a Puruto repo: .puruto-ipc.json, the /call skill, a runtime\n" +
+			"  a file                      an IPC config (a .puruto-ipc.json also needs its skill and runtime)\n" +
+			"Huddle is the runtime when the /call skill runs `huddle call` (what 'huddle init --ipc' writes);\n" +
+			"otherwise ipc.py and invoker.py must be there.\n" +
+			"Exit 0 without errors (warnings allowed), 1 with errors, 2 on bad arguments.",
+		flags: validateFlags,
+	},
+	{
+		name: "agent", synopsis: "echo [--misbehave N]",
+		summary: "built-in exec teammates: echo",
+		about: "Run a built-in exec teammate on stdin and stdout, so a team can have an exec member\n" +
+			"without another language installed (the demo team's auditor is one). 'echo' answers\n" +
+			"every message with an echo and every invocation with \"audited: PROMPT\", and approves\n" +
+			"every shutdown. In team.json: \"runtime\": {\"kind\": \"exec\", \"command\": [\"huddle\", \"agent\", \"echo\"]}.",
+		flags: agentFlags,
+	},
+}
+
+// lookup is the command called name, or nil.
+func lookup(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}

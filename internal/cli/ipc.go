@@ -1,0 +1,279 @@
+package cli
+
+// The IPC commands: validate a Puruto repo's or a team's IPC setup, scaffold
+// one (init --ipc), and show the invocation chains of a team's traces.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"huddle/ipc"
+	"huddle/protocol"
+	"huddle/team"
+)
+
+func validateFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	return func(cl *cmdline) int { return runValidate(cl, *asJSON) }
+}
+
+func runValidate(cl *cmdline, asJSON bool) int {
+	if code, ok := cl.wantArgs(1, 1, "PATH"); !ok {
+		return code
+	}
+	path := cl.args[0]
+	info, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return cl.usageError("%s does not exist", path)
+		}
+		return cl.usageError("%v", err)
+	}
+	var r ipc.Report
+	if info.IsDir() && isFile(team.ConfigPath(path)) {
+		r = team.ValidateIPC(path)
+	} else {
+		r = ipc.Validate(path)
+	}
+	if asJSON {
+		if err := writeJSON(cl.stdout, r); err != nil {
+			return cl.fail(err)
+		}
+	} else if err := printReport(cl.stdout, r); err != nil {
+		return cl.fail(err)
+	}
+	if !r.OK {
+		return exitFail
+	}
+	return exitOK
+}
+
+func isFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// printReport writes one line per finding, then a summary line.
+func printReport(w io.Writer, r ipc.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range r.Findings {
+		fmt.Fprintf(tw, "%-7s %s\t%s: %s\n", f.Level, f.Code, f.Path, oneLine(f.Message))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	summary := "ok"
+	if r.Errors > 0 {
+		summary = plural(r.Errors, "error")
+	}
+	if r.Warnings > 0 {
+		summary += ", " + plural(r.Warnings, "warning")
+	}
+	_, err := fmt.Fprintf(w, "%s (%s): %s\n", r.Path, r.Kind, summary)
+	return err
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// initIPC is `huddle init --ipc [PATH] [--owner NAME]`: Puruto's IPC files in
+// a repo, with huddle as the runtime.
+func initIPC(cl *cmdline, ipcFlag bool, owner string) int {
+	if !ipcFlag {
+		return cl.usageError("--owner goes with --ipc")
+	}
+	if cl.flagGiven("dir") {
+		return cl.usageError("--dir is a team's; with --ipc, name the repo as PATH")
+	}
+	if code, ok := cl.wantArgs(0, 1, ""); !ok {
+		return code
+	}
+	path := "."
+	if len(cl.args) == 1 {
+		path = cl.args[0]
+	}
+	if owner == "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return cl.fail(err)
+		}
+		owner = filepath.Base(abs)
+		if err := protocol.ValidateName(owner); err != nil {
+			return cl.usageError("the directory's name %q is not a valid owner name; give --owner NAME", owner)
+		}
+	} else if err := protocol.ValidateName(owner); err != nil {
+		return cl.usageError("--owner: %v", err)
+	}
+	written, err := ipc.Scaffold(path, owner)
+	if err != nil {
+		return cl.fail(err)
+	}
+	fmt.Fprintf(cl.stdout, "wrote %s: owner %s, allowed_targets empty (every call is denied until you add targets)\n", written[0], owner)
+	fmt.Fprintf(cl.stdout, "wrote %s: the /call skill, through 'huddle call'\n", written[1])
+	return exitOK
+}
+
+func tracesFlags(fs *flag.FlagSet) runFunc {
+	corr := fs.String("correlation", "", "show only the chain of this correlation `id`")
+	asJSON := fs.Bool("json", false, "print the chains as a JSON array")
+	return func(cl *cmdline) int { return runTraces(cl, *corr, *asJSON) }
+}
+
+func runTraces(cl *cmdline, corr string, asJSON bool) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	if corr != "" {
+		if err := protocol.ValidateID(corr); err != nil {
+			return cl.usageError("--correlation: %v", err)
+		}
+	}
+	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
+		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
+	}
+	r := ipc.NewTraceReader(cl.dir)
+	spans, err := r.Read()
+	if err != nil {
+		return cl.fail(err)
+	}
+	folded := ipc.NewTraces()
+	for _, s := range spans {
+		folded.Add(s)
+	}
+	chains := folded.Chains()
+	if corr != "" {
+		var one []ipc.Chain
+		for _, ch := range chains {
+			if ch.CorrelationID == corr {
+				one = append(one, ch)
+			}
+		}
+		if len(one) == 0 {
+			return cl.fail(fmt.Errorf("no chain %s in %s", corr, ipc.TracesPath(cl.dir)))
+		}
+		chains = one
+	}
+	if asJSON {
+		out := make([]chainJSON, 0, len(chains))
+		for _, ch := range chains {
+			out = append(out, newChainJSON(ch))
+		}
+		if err := writeJSON(cl.stdout, out); err != nil {
+			return cl.fail(err)
+		}
+		return exitOK
+	}
+	if len(chains) == 0 {
+		fmt.Fprintln(cl.stdout, "no traces yet")
+	}
+	for i, ch := range chains {
+		if i > 0 {
+			fmt.Fprintln(cl.stdout)
+		}
+		started := "-"
+		if !ch.Start.IsZero() {
+			started = ch.Start.Local().Format("15:04:05")
+		}
+		fmt.Fprintf(cl.stdout, "%s started %s\n", ch.CorrelationID, started)
+		for _, row := range ch.Rows {
+			fmt.Fprintf(cl.stdout, "%s%s\n", strings.Repeat("  ", row.Depth+1), callLine(row.Call))
+		}
+	}
+	if n := r.Skipped(); n > 0 {
+		fmt.Fprintf(cl.stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), ipc.TracesPath(cl.dir))
+	}
+	return exitOK
+}
+
+// callLine is one call of a chain: caller → target.action, hop, status,
+// duration, and whether an answer came late.
+func callLine(c *ipc.Call) string {
+	parts := []string{fmt.Sprintf("%s → %s.%s", dash(c.Caller), dash(c.Target), dash(c.Action)), fmt.Sprintf("hop %d", c.Hop)}
+	switch c.Status {
+	case ipc.CallRunning:
+		parts = append(parts, "running")
+	case ipc.CallOK:
+		parts = append(parts, "ok", fmt.Sprintf("%dms", c.DurationMS))
+	default:
+		status := "error"
+		if c.ErrorCode != "" {
+			status += " " + c.ErrorCode
+		}
+		if c.ErrorReason != "" {
+			status += " (" + c.ErrorReason + ")"
+		}
+		parts = append(parts, status, fmt.Sprintf("%dms", c.DurationMS))
+	}
+	if c.Late {
+		parts = append(parts, "(late answer)")
+	}
+	if c.Remote != "" {
+		parts = append(parts, "via "+c.Remote)
+	}
+	return strings.Join(parts, "  ")
+}
+
+// chainJSON is a chain as `huddle traces --json` prints it.
+type chainJSON struct {
+	CorrelationID string     `json:"correlation_id"`
+	Start         *string    `json:"start"`
+	Calls         []callJSON `json:"calls"`
+}
+
+// callJSON is every field of an ipc.Call, with its depth in the chain.
+type callJSON struct {
+	Depth           int     `json:"depth"`
+	RequestID       string  `json:"request_id"`
+	CorrelationID   string  `json:"correlation_id"`
+	ParentRequestID string  `json:"parent_request_id"`
+	Caller          string  `json:"caller"`
+	Target          string  `json:"target"`
+	Action          string  `json:"action"`
+	Hop             int     `json:"hop"`
+	Prompt          string  `json:"prompt"`
+	Start           *string `json:"start"`
+	End             *string `json:"end"`
+	Status          string  `json:"status"`
+	DurationMS      int64   `json:"duration_ms"`
+	ErrorCode       string  `json:"error_code"`
+	ErrorMessage    string  `json:"error_message"`
+	ErrorReason     string  `json:"error_reason"`
+	Result          string  `json:"result"`
+	Late            bool    `json:"late"`
+	Remote          string  `json:"remote"`
+}
+
+func newChainJSON(ch ipc.Chain) chainJSON {
+	out := chainJSON{CorrelationID: ch.CorrelationID, Start: wireTime(ch.Start), Calls: make([]callJSON, 0, len(ch.Rows))}
+	for _, r := range ch.Rows {
+		c := r.Call
+		out.Calls = append(out.Calls, callJSON{
+			Depth: r.Depth, RequestID: c.RequestID, CorrelationID: c.CorrelationID, ParentRequestID: c.ParentRequestID,
+			Caller: c.Caller, Target: c.Target, Action: c.Action, Hop: c.Hop, Prompt: c.Prompt,
+			Start: wireTime(c.Start), End: wireTime(c.End), Status: c.Status, DurationMS: c.DurationMS,
+			ErrorCode: c.ErrorCode, ErrorMessage: c.ErrorMessage, ErrorReason: c.ErrorReason,
+			Result: c.Result, Late: c.Late, Remote: c.Remote,
+		})
+	}
+	return out
+}
+
+// wireTime is t in the wire form, or nil (null) when it is not known.
+func wireTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := protocol.FormatTime(t)
+	return &s
+}

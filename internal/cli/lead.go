@@ -1,0 +1,343 @@
+package cli
+
+// The lead's commands. Each acts on a team directory through package team, so
+// it works the same whether or not a team is running in another terminal.
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// requireTeam checks that the directory holds a team, without judging its
+// team.json: requests can still be read and decided while it is being edited.
+func requireTeam(dir string) error {
+	if _, err := os.Stat(team.ConfigPath(dir)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no team in %s (run 'huddle init --dir %s')", dir, dir)
+		}
+		return err
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func initFlags(fs *flag.FlagSet) runFunc {
+	ipcRepo := fs.Bool("ipc", false, "write .puruto-ipc.json and .claude/skills/call/SKILL.md in PATH (default .)")
+	owner := fs.String("owner", "", "with --ipc: the owner `name` (default: PATH's base name)")
+	return func(cl *cmdline) int { return runInit(cl, *ipcRepo, *owner) }
+}
+
+func runInit(cl *cmdline, ipcRepo bool, owner string) int {
+	if ipcRepo || owner != "" {
+		return initIPC(cl, ipcRepo, owner)
+	}
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	if err := team.Init(cl.dir); err != nil {
+		return cl.fail(err)
+	}
+	var names []string
+	if t, err := team.Parse(team.DemoTeam()); err == nil {
+		for _, m := range t.Members {
+			names = append(names, m.Name)
+		}
+	}
+	fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
+		team.ConfigPath(cl.dir), strings.Join(names, ", "))
+	return exitOK
+}
+
+// notStarted is the status of a member that has no status record yet.
+const notStarted = "not started"
+
+// memberRow is one line of `huddle status`: a member of team.json joined
+// with its status record.
+type memberRow struct {
+	Name     string     `json:"name"`
+	Role     string     `json:"role,omitempty"`
+	Runtime  string     `json:"runtime"`
+	Status   string     `json:"status"`
+	Activity string     `json:"activity,omitempty"`
+	Since    *time.Time `json:"since,omitempty"`
+	PID      int        `json:"pid,omitempty"`
+	Error    string     `json:"error,omitempty"`
+}
+
+func statusFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
+	return func(cl *cmdline) int { return runStatus(cl, *asJSON) }
+}
+
+func runStatus(cl *cmdline, asJSON bool) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	t, err := team.Load(cl.dir)
+	if err != nil {
+		return cl.fail(err)
+	}
+	recs, err := team.ListMembers(cl.dir)
+	if err != nil {
+		return cl.fail(fmt.Errorf("members: %w", err))
+	}
+	byName := map[string]protocol.Member{}
+	for _, r := range recs {
+		byName[r.Name] = r
+	}
+	rows := []memberRow{}
+	for _, m := range t.Members {
+		row := memberRow{Name: m.Name, Role: m.Role, Runtime: m.Runtime.Kind, Status: notStarted}
+		if r, ok := byName[m.Name]; ok {
+			row.Status, row.Activity, row.PID, row.Error = string(r.Status), r.Activity, r.PID, r.Error
+			if !r.Since.IsZero() {
+				since := r.Since
+				row.Since = &since
+			}
+		}
+		rows = append(rows, row)
+	}
+	if asJSON {
+		if err := writeJSON(cl.stdout, rows); err != nil {
+			return cl.fail(err)
+		}
+		return exitOK
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "team %s\n", t.Name)
+	fmt.Fprintln(tw, "NAME\tROLE\tRUNTIME\tSTATUS\tACTIVITY\tSINCE")
+	for _, r := range rows {
+		activity := r.Activity
+		if r.Error != "" {
+			activity = "error: " + r.Error
+		}
+		since := "-"
+		if r.Since != nil {
+			since = r.Since.Local().Format("15:04:05") + " (" + shortDuration(now.Sub(*r.Since)) + " ago)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Role), r.Runtime, r.Status, dash(oneLine(activity)), since)
+	}
+	if err := tw.Flush(); err != nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}
+
+func requestsFlags(fs *flag.FlagSet) runFunc {
+	all := fs.Bool("all", false, "list every request, not only pending ones")
+	asJSON := fs.Bool("json", false, "print the request records as a JSON array")
+	return func(cl *cmdline) int { return runRequests(cl, *all, *asJSON) }
+}
+
+func runRequests(cl *cmdline, all, asJSON bool) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	if err := requireTeam(cl.dir); err != nil {
+		return cl.fail(err)
+	}
+	list, err := team.ListRequests(cl.dir)
+	if err != nil {
+		return cl.fail(fmt.Errorf("requests: %w", err))
+	}
+	out := []protocol.Request{}
+	for _, r := range list {
+		if r.Status == protocol.RequestPending {
+			// The decision file is the truth: finish a resolution whose
+			// rewrite of the record was interrupted.
+			if applied, err := team.ApplyDecision(cl.dir, r.ID); err == nil {
+				r = *applied
+			}
+		}
+		if all || r.Status == protocol.RequestPending {
+			out = append(out, r)
+		}
+	}
+	if asJSON {
+		if err := writeJSON(cl.stdout, out); err != nil {
+			return cl.fail(err)
+		}
+		return exitOK
+	}
+	if len(out) == 0 {
+		if all {
+			fmt.Fprintln(cl.stdout, "no requests")
+		} else {
+			fmt.Fprintln(cl.stdout, "no pending requests")
+		}
+		return exitOK
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tLEFT")
+	for _, r := range out {
+		status, left := string(r.Status), "-"
+		if r.Status == protocol.RequestPending {
+			if d := r.Deadline.Sub(now); d > 0 {
+				left = shortDuration(d)
+			} else {
+				left = "overdue " + shortDuration(d)
+			}
+		} else if r.ResolvedBy != "" {
+			status += " by " + r.ResolvedBy
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, r.Kind, r.From, r.To, status, shortDuration(now.Sub(r.Created)), left)
+	}
+	if err := tw.Flush(); err != nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}
+
+func approveFlags(fs *flag.FlagSet) runFunc {
+	feedback := fs.String("feedback", "", "a note for the teammate, sent with the approval")
+	return func(cl *cmdline) int { return decide(cl, true, *feedback) }
+}
+
+func rejectFlags(fs *flag.FlagSet) runFunc {
+	feedback := fs.String("feedback", "", "what to change (required), sent to the teammate")
+	return func(cl *cmdline) int { return decide(cl, false, *feedback) }
+}
+
+// decide is approve and reject: the lead's decision on a plan.
+func decide(cl *cmdline, approve bool, feedback string) int {
+	if code, ok := cl.wantArgs(1, 1, "a request ID"); !ok {
+		return code
+	}
+	id := cl.args[0]
+	if err := protocol.ValidateID(id); err != nil {
+		return cl.usageError("%v", err)
+	}
+	if !approve && strings.TrimSpace(feedback) == "" {
+		return cl.usageError("--feedback is required: say what to change")
+	}
+	if err := requireTeam(cl.dir); err != nil {
+		return cl.fail(err)
+	}
+	r, err := team.Decide(cl.dir, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
+	if err != nil {
+		return cl.fail(err)
+	}
+	fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s has been told\n", r.Status, r.ID, r.From, r.From)
+	return exitOK
+}
+
+func shutdownFlags(fs *flag.FlagSet) runFunc {
+	reason := fs.String("reason", "", "why the lead asks, sent to the teammate")
+	return func(cl *cmdline) int { return runShutdown(cl, *reason) }
+}
+
+func runShutdown(cl *cmdline, reason string) int {
+	if code, ok := cl.wantArgs(1, 1, "a MEMBER"); !ok {
+		return code
+	}
+	if err := protocol.ValidateMemberName(cl.args[0]); err != nil {
+		return cl.usageError("%v", err)
+	}
+	r, err := team.RequestShutdown(cl.dir, cl.args[0], reason)
+	if err != nil {
+		return cl.fail(err)
+	}
+	fmt.Fprintln(cl.stdout, r.ID)
+	if r.Status == protocol.RequestCancelled {
+		fmt.Fprintf(cl.stdout, "cancelled: %s\n", oneLine(r.ResponseReason))
+	}
+	return exitOK
+}
+
+func sendFlags(fs *flag.FlagSet) runFunc {
+	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead or a member of the team")
+	return func(cl *cmdline) int { return runSend(cl, *from) }
+}
+
+func runSend(cl *cmdline, from string) int {
+	if code, ok := cl.wantArgs(1, -1, "a MEMBER"); !ok {
+		return code
+	}
+	member := cl.args[0]
+	if err := protocol.ValidateMemberName(member); err != nil {
+		return cl.usageError("%v", err)
+	}
+	if err := protocol.ValidateName(from); err != nil {
+		return cl.usageError("--from: %v", err)
+	}
+	text := strings.Join(cl.args[1:], " ")
+	if strings.TrimSpace(text) == "" {
+		return cl.usageError("TEXT is required")
+	}
+	t, err := team.Load(cl.dir)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if err := team.Send(cl.dir, t, from, member, text); err != nil {
+		return cl.fail(err)
+	}
+	fmt.Fprintf(cl.stdout, "sent to %s\n", member)
+	return exitOK
+}
+
+func broadcastFlags(fs *flag.FlagSet) runFunc {
+	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead or a member of the team")
+	return func(cl *cmdline) int { return runBroadcast(cl, *from) }
+}
+
+func runBroadcast(cl *cmdline, from string) int {
+	if err := protocol.ValidateName(from); err != nil {
+		return cl.usageError("--from: %v", err)
+	}
+	text := strings.Join(cl.args, " ")
+	if strings.TrimSpace(text) == "" {
+		return cl.usageError("TEXT is required")
+	}
+	t, err := team.Load(cl.dir)
+	if err != nil {
+		return cl.fail(err)
+	}
+	n, err := team.Broadcast(cl.dir, t, from, text)
+	if err != nil {
+		return cl.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
+	}
+	fmt.Fprintf(cl.stdout, "broadcast to %d members\n", n)
+	return exitOK
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// shortDuration prints d (its absolute value) to the second: 42s, 3m05s,
+// 2h03m, 3d04h.
+func shortDuration(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	const day = 24 * time.Hour
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", d/time.Second)
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", d/time.Minute, d%time.Minute/time.Second)
+	case d < day:
+		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
+	}
+	return fmt.Sprintf("%dd%02dh", d/day, d%day/time.Hour)
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"huddle/ipc/blueprint"
+	"huddle/team"
+)
+
+// serveOptions are the flags of huddle serve.
+type serveOptions struct {
+	addr, keysFile, config string
+	maxRunning             int
+	keep                   time.Duration
+}
+
+func serveFlags(fs *flag.FlagSet) runFunc {
+	var o serveOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:7420", "where to listen; without --api-keys-file only a loopback address")
+	fs.StringVar(&o.keysFile, "api-keys-file", "", "API keys, one \"KEY CALLER-ID\" per line; every request then needs one")
+	fs.StringVar(&o.config, "config", "", "the .puruto-ipc.json that governs HTTP callers (default: DIR/.puruto-ipc.json)")
+	fs.IntVar(&o.maxRunning, "max-running", 64, "executions running at once; more get 429 with a retry hint")
+	fs.DurationVar(&o.keep, "keep", time.Hour, "how long finished executions stay answerable")
+	return func(cl *cmdline) int { return runServe(cl, &o) }
+}
+
+func runServe(cl *cmdline, o *serveOptions) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	if o.maxRunning <= 0 || o.keep <= 0 {
+		return cl.usageError("--max-running and --keep must be positive")
+	}
+	var keys *blueprint.Keys
+	if o.keysFile != "" {
+		b, err := os.ReadFile(o.keysFile)
+		if err != nil {
+			return cl.usageError("--api-keys-file: %v", err)
+		}
+		if keys, err = blueprint.ParseKeys(b); err != nil {
+			return cl.usageError("--api-keys-file %s: %v", o.keysFile, err)
+		}
+	} else if !loopback(o.addr) {
+		return cl.usageError("without --api-keys-file huddle serve listens only on a loopback address, not %s", o.addr)
+	}
+	if o.config == "" {
+		o.config = team.ServePolicyPath(cl.dir)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	backend, err := team.NewServeBackend(ctx, cl.dir, o.config)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer backend.Close()
+	log := slog.New(slog.NewTextHandler(cl.stderr, nil))
+	srv, err := blueprint.NewServer(blueprint.ServerConfig{Backend: backend, Keys: keys, Store: blueprint.NewStore(cl.dir),
+		MaxRunning: o.maxRunning, Keep: o.keep, Log: log})
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return cl.fail(err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
+	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s\n", len(backend.Skills()), cl.dir, ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = hs.Shutdown(sctx)
+		cancel()
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return cl.fail(err)
+	}
+	return exitOK
+}
+
+// loopback reports whether addr (host:port) is a loopback address.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
