@@ -53,7 +53,9 @@ func MembersDirPath(dir string) string { return filepath.Join(dir, MembersDir) }
 func RequestsDirPath(dir string) string { return filepath.Join(dir, RequestsDir) }
 
 // InboxPath is inbox/<member>.jsonl.
-func InboxPath(dir, member string) (string, error) { return memberFile(dir, InboxDir, member, ".jsonl") }
+func InboxPath(dir, member string) (string, error) {
+	return memberFile(dir, InboxDir, member, ".jsonl")
+}
 
 // InboxRel is inbox/<member>.jsonl relative to the team directory, with
 // slashes: how a dead letter names where it came from. It does not validate.
