@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/teamdir"
 )
 
 func init() {
@@ -282,25 +284,25 @@ func runTraces(args []string, stdout, stderr io.Writer) int {
 	if info, err := os.Stat(*c.dir); err != nil || !info.IsDir() {
 		return c.fail(fmt.Errorf("no team directory %s", *c.dir))
 	}
-	r := ipc.NewTraceReader(*c.dir)
+	r := trace.NewTraceReader(*c.dir)
 	spans, err := r.Read()
 	if err != nil {
 		return c.fail(err)
 	}
-	folded := ipc.NewTraces()
+	folded := trace.NewTraces()
 	for _, s := range spans {
 		folded.Add(s)
 	}
 	chains := folded.Chains()
 	if *corr != "" {
-		var one []ipc.Chain
+		var one []trace.Chain
 		for _, ch := range chains {
 			if ch.CorrelationID == *corr {
 				one = append(one, ch)
 			}
 		}
 		if len(one) == 0 {
-			return c.fail(fmt.Errorf("no chain %s in %s", *corr, ipc.TracesPath(*c.dir)))
+			return c.fail(fmt.Errorf("no chain %s in %s", *corr, teamdir.TracesPath(*c.dir)))
 		}
 		chains = one
 	}
@@ -331,19 +333,19 @@ func runTraces(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if n := r.Skipped(); n > 0 {
-		fmt.Fprintf(stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), ipc.TracesPath(*c.dir))
+		fmt.Fprintf(stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), teamdir.TracesPath(*c.dir))
 	}
 	return exitOK
 }
 
 // callLine is one call of a chain: caller → target.action, hop, status,
 // duration, and whether an answer came late.
-func callLine(c *ipc.Call) string {
+func callLine(c *trace.Call) string {
 	parts := []string{fmt.Sprintf("%s → %s.%s", dash(c.Caller), dash(c.Target), dash(c.Action)), fmt.Sprintf("hop %d", c.Hop)}
 	switch c.Status {
-	case ipc.CallRunning:
+	case trace.CallRunning:
 		parts = append(parts, "running")
-	case ipc.CallOK:
+	case trace.CallOK:
 		parts = append(parts, "ok", fmt.Sprintf("%dms", c.DurationMS))
 	default:
 		status := "error"
@@ -371,7 +373,7 @@ type chainJSON struct {
 	Calls         []callJSON `json:"calls"`
 }
 
-// callJSON is every field of an ipc.Call, with its depth in the chain.
+// callJSON is every field of an trace.Call, with its depth in the chain.
 type callJSON struct {
 	Depth           int     `json:"depth"`
 	RequestID       string  `json:"request_id"`
@@ -394,7 +396,7 @@ type callJSON struct {
 	Remote          string  `json:"remote"`
 }
 
-func newChainJSON(ch ipc.Chain) chainJSON {
+func newChainJSON(ch trace.Chain) chainJSON {
 	out := chainJSON{CorrelationID: ch.CorrelationID, Start: wireTime(ch.Start), Calls: make([]callJSON, 0, len(ch.Rows))}
 	for _, r := range ch.Rows {
 		c := r.Call

@@ -16,8 +16,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"huddle/inbox"
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // ObserveOptions tune an Observer. Zero values take the defaults.
@@ -66,7 +67,7 @@ type Observer struct {
 	// Owned by the event goroutine (and by Observe before it starts).
 	watched   map[string]string // watched directory -> what it holds
 	observing map[string]bool   // inboxes followed
-	reader    *ipc.TraceReader
+	reader    *trace.TraceReader
 	restarts  int64
 
 	mu sync.Mutex
@@ -81,7 +82,7 @@ type model struct {
 	records map[string]protocol.Member
 	reqs    map[string]*protocol.Request // never modified once stored
 	byOrder []*protocol.Request          // reqs in Snapshot.Requests order
-	traces  *ipc.Traces
+	traces  *trace.Traces
 	inboxes map[string]*inboxView
 
 	msgs     []MessageView // oldest first once sorted
@@ -156,13 +157,13 @@ func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer
 			dir:                             "",
 			filepath.Join(dir, membersDir):  membersDir,
 			filepath.Join(dir, requestsDir): requestsDir,
-			inbox.Dir(dir):                  "inbox",
+			teamdir.InboxDirPath(dir):       "inbox",
 		},
 		observing: make(map[string]bool),
-		reader:    ipc.NewTraceReader(dir),
+		reader:    trace.NewTraceReader(dir),
 		m: model{
 			records: make(map[string]protocol.Member), reqs: make(map[string]*protocol.Request),
-			traces: ipc.NewTraces(), inboxes: make(map[string]*inboxView),
+			traces: trace.NewTraces(), inboxes: make(map[string]*inboxView),
 			membersStale: true, requestsStale: true,
 		},
 	}
@@ -213,7 +214,7 @@ func (o *Observer) handle(ev fsnotify.Event) {
 		switch base {
 		case "team.json":
 			o.loadTeam()
-		case ipc.TracesFile:
+		case teamdir.TracesFile:
 			o.readTraces()
 		case membersDir, requestsDir, "inbox":
 			// Recreated: watch it again and read what it holds.
@@ -483,7 +484,7 @@ func (o *Observer) readTraces() {
 	defer o.mu.Unlock()
 	if restarted {
 		// traces.jsonl was truncated or replaced: fold its new content alone.
-		o.m.traces = ipc.NewTraces()
+		o.m.traces = trace.NewTraces()
 	}
 	for _, s := range spans {
 		o.m.traces.Add(s)

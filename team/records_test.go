@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // The test binary re-executes itself in a role named by roleEnv. Other test
@@ -95,7 +96,7 @@ func readFile(t *testing.T, path string) []byte {
 
 func recordPath(t *testing.T, dir, id string) string {
 	t.Helper()
-	p, err := RequestPath(dir, id)
+	p, err := teamdir.RequestPath(dir, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,8 +494,8 @@ func TestInvalidIDsNeverBecomePaths(t *testing.T) {
 
 	bad := []string{"", "../x", "../../x", "a/b", "/etc/passwd", ".hidden", "-rf", "x y", "pl-\x00", strings.Repeat("a", 65)}
 	for _, id := range bad {
-		if _, err := RequestPath(dir, id); err == nil {
-			t.Errorf("RequestPath(%q) accepted", id)
+		if _, err := teamdir.RequestPath(dir, id); err == nil {
+			t.Errorf("teamdir.RequestPath(%q) accepted", id)
 		}
 		if _, err := LoadRequest(dir, id); err == nil || errors.Is(err, os.ErrNotExist) {
 			t.Errorf("LoadRequest(%q) = %v, want a validation error", id, err)
@@ -539,7 +540,7 @@ func TestMemberRecords(t *testing.T) {
 	if !reflect.DeepEqual(*got, recs[0]) {
 		t.Fatalf("LoadMember = %+v, want %+v", *got, recs[0])
 	}
-	p, _ := MemberPath(dir, "reservas")
+	p, _ := teamdir.MemberPath(dir, "reservas")
 	if info, err := os.Stat(p); err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("member record: %v, %v; want mode 0600", info, err)
 	}
@@ -573,4 +574,13 @@ func TestMemberRecords(t *testing.T) {
 	if after := tree(t, root); !reflect.DeepEqual(before, after) {
 		t.Fatalf("invalid member records touched files:\nbefore %v\nafter  %v", before, after)
 	}
+}
+
+// decisionPath is requests/<id>.decision of a valid id.
+func decisionPath(dir, id string) string {
+	p, err := teamdir.DecisionPath(dir, id)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -156,3 +156,24 @@ func TestLockRuntimeOnce(t *testing.T) {
 	}
 	unlock2()
 }
+
+// Moved from inbox.
+func TestAppendLineNeedsANewline(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := AppendLine(p, []byte(`{"a":1}`)); err == nil {
+		t.Fatal("a line without a newline was appended")
+	}
+	if err := AppendLine(p, []byte("{\"a\":1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendLine(p, []byte("{\"a\":2}\n")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if string(b) != "{\"a\":1}\n{\"a\":2}\n" {
+		t.Fatalf("file: %q", b)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", st.Mode().Perm())
+	}
+}

@@ -7,7 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 )
 
@@ -47,10 +47,10 @@ func (m *Model) traceList(w, h int) []string {
 	return out
 }
 
-func (m *Model) chainHeader(c *ipc.Chain) string {
+func (m *Model) chainHeader(c *trace.Chain) string {
 	errs := 0
 	for _, r := range c.Rows {
-		if r.Call.Status == ipc.CallError {
+		if r.Call.Status == trace.CallError {
 			errs++
 		}
 	}
@@ -64,7 +64,7 @@ func (m *Model) chainHeader(c *ipc.Chain) string {
 
 // callRow is caller → target.action, hop, status, duration, error code and
 // a bar whose length follows the call's share of the chain's longest call.
-func (m *Model) callRow(c *ipc.Chain, r ipc.Row, w int) string {
+func (m *Model) callRow(c *trace.Chain, r trace.Row, w int) string {
 	st := m.styles
 	call := r.Call
 	indent := strings.Repeat("  ", r.Depth)
@@ -80,9 +80,9 @@ func (m *Model) callRow(c *ipc.Chain, r ipc.Row, w int) string {
 	dur := call.DurationMS
 	var status string
 	switch call.Status {
-	case ipc.CallOK:
+	case trace.CallOK:
 		status = st.Success.Render("ok")
-	case ipc.CallError:
+	case trace.CallError:
 		status = st.Danger.Render(call.ErrorCode)
 	default:
 		status = st.Info.Render("running")
@@ -106,7 +106,7 @@ func fmtMS(ms int64) string {
 	return fmt.Sprintf("%.1fs", float64(ms)/1000)
 }
 
-func (m *Model) bar(c *ipc.Chain, call *ipc.Call, dur int64, width int) string {
+func (m *Model) bar(c *trace.Chain, call *trace.Call, dur int64, width int) string {
 	var longest int64
 	for _, r := range c.Rows {
 		longest = max(longest, r.Call.DurationMS)
@@ -157,7 +157,7 @@ func (m *Model) traceDetail(w int) []string {
 		out = append(out, kv("started", call.Start.Local().Format("15:04:05.000")))
 	}
 	status := call.Status
-	if call.Status != ipc.CallRunning {
+	if call.Status != trace.CallRunning {
 		status += fmt.Sprintf(" in %s", fmtMS(call.DurationMS))
 	}
 	out = append(out, kv("status", status))
