@@ -62,15 +62,15 @@ func (o Options) withDefaults() Options {
 // lines and compacts the file once everything in it is consumed. A consumer
 // is used by one goroutine at a time.
 type Consumer struct {
-	teamDir, member string
-	path, source    string
-	cursor, prev    string // the cursor journal and the prev file
-	h               Handler
-	opts            Options
-	cur             *cursor
-	firstAfterCrash bool
-	delivered       int64
-	sc              scanner
+	teamDir, member      string
+	path, source         string
+	cursorPath, prevPath string // the cursor journal and the prev file
+	h                    Handler
+	opts                 Options
+	cur                  *cursor
+	firstAfterCrash      bool
+	delivered            int64
+	sc                   scanner
 }
 
 // NewConsumer opens member's cursor under teamDir. Close it when done.
@@ -79,7 +79,7 @@ func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, er
 	if err != nil {
 		return nil, err
 	}
-	cursor, prev, err := companions(teamDir, member)
+	cursorPath, prevPath, err := companions(teamDir, member)
 	if err != nil {
 		return nil, err
 	}
@@ -87,26 +87,26 @@ func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, er
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
 	opts = opts.withDefaults()
-	cur, err := openCursor(cursor, opts.Keep)
+	cur, err := openCursor(cursorPath, opts.Keep)
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
 	return &Consumer{
-		teamDir: teamDir, member: member, path: p, cursor: cursor, prev: prev,
+		teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath,
 		source: teamdir.InboxRel(member),
 		h:      h, opts: opts, cur: cur, firstAfterCrash: !cur.startedClean,
 	}, nil
 }
 
 // companions are the cursor journal and the prev file of member's inbox.
-func companions(teamDir, member string) (cursor, prev string, err error) {
-	if cursor, err = teamdir.CursorPath(teamDir, member); err != nil {
+func companions(teamDir, member string) (cursorPath, prevPath string, err error) {
+	if cursorPath, err = teamdir.CursorPath(teamDir, member); err != nil {
 		return "", "", fmt.Errorf("inbox: %w", err)
 	}
-	if prev, err = teamdir.PrevPath(teamDir, member); err != nil {
+	if prevPath, err = teamdir.PrevPath(teamDir, member); err != nil {
 		return "", "", fmt.Errorf("inbox: %w", err)
 	}
-	return cursor, prev, nil
+	return cursorPath, prevPath, nil
 }
 
 // prevGenerations is about how many compacted generations the prev file keeps.
@@ -277,7 +277,7 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 	// written before taking the lock; writers wait only for a rename and a
 	// truncate. Copies go file to file, without holding the data in memory.
 	size := c.cur.off
-	tmp, err := teamdir.CreateTemp(c.prev)
+	tmp, err := teamdir.CreateTemp(c.prevPath)
 	if err != nil {
 		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
@@ -301,7 +301,7 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 	if st.Size() != size {
 		return st.Size(), nil // a writer got in first
 	}
-	if err := os.Rename(tmp.Name(), c.prev); err != nil {
+	if err := os.Rename(tmp.Name(), c.prevPath); err != nil {
 		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	// Truncate before recording the new base: a crash in between looks like
@@ -320,7 +320,7 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 func (c *Consumer) writePrev(w *os.File, inbox *os.File, size int64) error {
 	prevBase := c.cur.base
 	var oldStart, oldLen int64
-	old, ok := openPrev(c.prev)
+	old, ok := openPrev(c.prevPath)
 	if ok {
 		defer old.Close()
 	}

@@ -15,13 +15,13 @@ import (
 // offset, reading the previous generation when it lags behind one. It never
 // writes, commits or dead-letters.
 type Observer struct {
-	teamDir, member string
-	path            string
-	cursor, prev    string // the consumer's cursor journal and prev file
-	pos             int64  // logical offset of the next line to read
-	fn              func(Delivery)
-	sc              scanner
-	gaps            atomic.Int64
+	teamDir, member      string
+	path                 string
+	cursorPath, prevPath string // the consumer's cursor journal and prev file
+	pos                  int64  // logical offset of the next line to read
+	fn                   func(Delivery)
+	sc                   scanner
+	gaps                 atomic.Int64
 }
 
 // NewObserver follows member's inbox under teamDir, from the oldest line
@@ -31,23 +31,23 @@ func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Ob
 	if err != nil {
 		return nil, err
 	}
-	cursor, prev, err := companions(teamDir, member)
+	cursorPath, prevPath, err := companions(teamDir, member)
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{teamDir: teamDir, member: member, path: p, cursor: cursor, prev: prev, fn: fn}
-	base, err := readBase(cursor)
+	o := &Observer{teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath, fn: fn}
+	base, err := readBase(cursorPath)
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
 	switch {
 	case fromStart:
 		o.pos = base
-		if p, ok := openPrev(prev); ok {
-			if p.end() == base {
-				o.pos = p.base
+		if prev, ok := openPrev(prevPath); ok {
+			if prev.end() == base {
+				o.pos = prev.base
 			}
-			p.Close()
+			prev.Close()
 		}
 	default:
 		o.pos = base
@@ -96,7 +96,7 @@ func (o *Observer) read() (batch []Delivery, more bool, err error) {
 		return nil, false, err
 	}
 	defer teamdir.Unlock(f)
-	base, err := readBase(o.cursor)
+	base, err := readBase(o.cursorPath)
 	if err != nil {
 		return nil, false, err
 	}
@@ -150,7 +150,7 @@ var errBatchFull = errors.New("batch full")
 // readPrev reads what the observer missed from the previous generations, or
 // counts a gap when it lagged further than they reach.
 func (o *Observer) readPrev(base int64, collect func(int64) func(line) error) error {
-	p, ok := openPrev(o.prev)
+	p, ok := openPrev(o.prevPath)
 	if !ok {
 		o.gaps.Add(base - o.pos)
 		o.pos = base
