@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 func TestCommittedFollowsTheConsumer(t *testing.T) {
@@ -36,7 +37,7 @@ func TestCommittedFollowsTheConsumer(t *testing.T) {
 	if len(seen) != 3 {
 		t.Fatalf("delivered %d, want 3", len(seen))
 	}
-	st, err := os.Stat(filepath.Join(Dir(team), "alice.jsonl"))
+	st, err := os.Stat(filepath.Join(teamdir.InboxDirPath(team), "alice.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,25 +68,5 @@ func TestCommittedFollowsTheConsumer(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestAppendLineNeedsANewline(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "log.jsonl")
-	if err := AppendLine(p, []byte(`{"a":1}`)); err == nil {
-		t.Fatal("a line without a newline was appended")
-	}
-	if err := AppendLine(p, []byte("{\"a\":1}\n")); err != nil {
-		t.Fatal(err)
-	}
-	if err := AppendLine(p, []byte("{\"a\":2}\n")); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(p)
-	if string(b) != "{\"a\":1}\n{\"a\":2}\n" {
-		t.Fatalf("file: %q", b)
-	}
-	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
-		t.Fatalf("mode %v", st.Mode().Perm())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 func fileSize(t *testing.T, path string) int64 {
@@ -42,7 +43,7 @@ func TestCompactionKeepsFilesBoundedAndObserverFollows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(Dir(team), "bob.jsonl")
+	path := filepath.Join(teamdir.InboxDirPath(team), "bob.jsonl")
 	var maxSize int64
 	for i := range n {
 		if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint(i))); err != nil {
@@ -121,7 +122,7 @@ func TestObserverReadsAcrossSeveralCompactions(t *testing.T) {
 		if err := c.Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if sz := fileSize(t, filepath.Join(Dir(team), "bob.jsonl")); sz != 0 {
+		if sz := fileSize(t, filepath.Join(teamdir.InboxDirPath(team), "bob.jsonl")); sz != 0 {
 			t.Fatalf("fully consumed inbox not compacted: %d bytes", sz)
 		}
 	}

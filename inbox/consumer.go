@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // Delivery is one message handed to a handler.
@@ -63,43 +62,51 @@ func (o Options) withDefaults() Options {
 // lines and compacts the file once everything in it is consumed. A consumer
 // is used by one goroutine at a time.
 type Consumer struct {
-	teamDir, member string
-	path, source    string
-	h               Handler
-	opts            Options
-	cur             *cursor
-	firstAfterCrash bool
-	delivered       int64
-	sc              scanner
+	teamDir, member      string
+	path, source         string
+	cursorPath, prevPath string // the cursor journal and the prev file
+	h                    Handler
+	opts                 Options
+	cur                  *cursor
+	firstAfterCrash      bool
+	delivered            int64
+	sc                   scanner
 }
 
 // NewConsumer opens member's cursor under teamDir. Close it when done.
 func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, error) {
-	path, err := Path(teamDir, member)
+	p, err := path(teamDir, member)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(Dir(teamDir), dirMode); err != nil {
+	cursorPath, prevPath, err := companions(teamDir, member)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(teamdir.InboxDirPath(teamDir), teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
 	opts = opts.withDefaults()
-	cur, err := openCursor(cursorPath(teamDir, member), opts.Keep)
+	cur, err := openCursor(cursorPath, opts.Keep)
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
 	return &Consumer{
-		teamDir: teamDir, member: member, path: path,
-		source: filepath.ToSlash(filepath.Join("inbox", member+".jsonl")),
+		teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath,
+		source: teamdir.InboxRel(member),
 		h:      h, opts: opts, cur: cur, firstAfterCrash: !cur.startedClean,
 	}, nil
 }
 
-func cursorPath(teamDir, member string) string {
-	return filepath.Join(Dir(teamDir), member+".cursor")
-}
-
-func prevPath(teamDir, member string) string {
-	return filepath.Join(Dir(teamDir), member+".jsonl.prev")
+// companions are the cursor journal and the prev file of member's inbox.
+func companions(teamDir, member string) (cursorPath, prevPath string, err error) {
+	if cursorPath, err = teamdir.CursorPath(teamDir, member); err != nil {
+		return "", "", fmt.Errorf("inbox: %w", err)
+	}
+	if prevPath, err = teamdir.PrevPath(teamDir, member); err != nil {
+		return "", "", fmt.Errorf("inbox: %w", err)
+	}
+	return cursorPath, prevPath, nil
 }
 
 // prevGenerations is about how many compacted generations the prev file keeps.
@@ -270,7 +277,7 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 	// written before taking the lock; writers wait only for a rename and a
 	// truncate. Copies go file to file, without holding the data in memory.
 	size := c.cur.off
-	tmp, err := os.CreateTemp(Dir(c.teamDir), ".prev-*")
+	tmp, err := teamdir.CreateTemp(c.prevPath)
 	if err != nil {
 		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
@@ -283,10 +290,10 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 
-	if err := flock(f, syscall.LOCK_EX); err != nil {
+	if err := teamdir.LockExclusive(f); err != nil {
 		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	defer flock(f, syscall.LOCK_UN)
+	defer teamdir.Unlock(f)
 	st, err := f.Stat()
 	if err != nil {
 		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
@@ -294,7 +301,7 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 	if st.Size() != size {
 		return st.Size(), nil // a writer got in first
 	}
-	if err := os.Rename(tmp.Name(), prevPath(c.teamDir, c.member)); err != nil {
+	if err := os.Rename(tmp.Name(), c.prevPath); err != nil {
 		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	// Truncate before recording the new base: a crash in between looks like
@@ -313,7 +320,7 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 func (c *Consumer) writePrev(w *os.File, inbox *os.File, size int64) error {
 	prevBase := c.cur.base
 	var oldStart, oldLen int64
-	old, ok := openPrev(prevPath(c.teamDir, c.member))
+	old, ok := openPrev(c.prevPath)
 	if ok {
 		defer old.Close()
 	}

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
-	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // The cursor of a consumer is a journal: every commit appends one small
@@ -73,7 +72,7 @@ func openCursor(path string, keep int) (*cursor, error) {
 		if err := c.rewrite(); err != nil {
 			return nil, err
 		}
-	} else if c.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode); err != nil {
+	} else if c.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, teamdir.FileMode); err != nil {
 		return nil, fmt.Errorf("cursor: %w", err)
 	}
 	if c.startedClean && c.records > 0 {
@@ -149,13 +148,13 @@ func (c *cursor) rewrite() error {
 		b, _ := json.Marshal(record{Base: c.base, Off: c.off})
 		buf.Write(append(b, '\n'))
 	}
-	if err := WriteFileAtomic(c.path, buf.Bytes()); err != nil {
+	if err := teamdir.WriteFileAtomic(c.path, buf.Bytes()); err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
 	if c.f != nil {
 		c.f.Close()
 	}
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, fileMode)
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, teamdir.FileMode)
 	if err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
@@ -196,10 +195,11 @@ func readBase(path string) (int64, error) {
 // It reads only the tail of the cursor journal; 0 when there is none (a
 // member nobody consumes, or one that never started).
 func Committed(teamDir, member string) (int64, error) {
-	if err := protocol.ValidateName(member); err != nil {
+	p, err := teamdir.CursorPath(teamDir, member)
+	if err != nil {
 		return 0, fmt.Errorf("inbox: %w", err)
 	}
-	r, err := readLast(cursorPath(teamDir, member))
+	r, err := readLast(p)
 	if err != nil {
 		return 0, fmt.Errorf("inbox %s: cursor: %w", member, err)
 	}
@@ -238,37 +238,4 @@ func readLast(path string) (record, error) {
 		end = begin - 1
 	}
 	return record{}, nil
-}
-
-// WriteFileAtomic writes data to path by write-temp + fsync + rename, the
-// way every whole-file rewrite in a team directory is made (DESIGN §3).
-func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
-
-// ReplaceFile writes data to path by write-temp + rename, without the fsync:
-// a reader never sees a torn file and a process crash loses nothing, but
-// after a power loss the file may hold an older version. For records that
-// are rewritten all the time and rebuilt on start (a member's live status).
-func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false) }
-
-func replaceFile(path string, data []byte, sync bool) error {
-	// CreateTemp makes the file 0600.
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			return err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

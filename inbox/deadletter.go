@@ -3,10 +3,10 @@ package inbox
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // maxRaw bounds the raw text kept with a dead letter.
@@ -20,9 +20,6 @@ type DeadLetter struct {
 	Reason string `json:"reason"`
 	Raw    string `json:"raw"`
 }
-
-// DeadLetterPath is the dead-letter file of a team directory.
-func DeadLetterPath(teamDir string) string { return filepath.Join(teamDir, "deadletter.jsonl") }
 
 // WriteDeadLetter records rejected input: where it came from (a path relative
 // to the team directory, or a member's name), its offset, why, and the raw
@@ -38,8 +35,8 @@ func WriteDeadLetter(teamDir, source string, offset int64, reason string, raw []
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(teamDir, dirMode); err != nil {
+	if err := os.MkdirAll(teamDir, teamdir.DirMode); err != nil {
 		return err
 	}
-	return appendLine(DeadLetterPath(teamDir), append(b, '\n'))
+	return teamdir.AppendLine(teamdir.DeadLetterPath(teamDir), append(b, '\n'))
 }

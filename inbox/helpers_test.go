@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // The test binary re-executes itself as writer and consumer processes.
@@ -123,4 +124,21 @@ func msg(from, to, content string) *protocol.Message {
 	m := protocol.NewMessage(protocol.TypeMessage, from, to)
 	m.Content = content
 	return &m
+}
+
+// cursorPath and prevPath are the companions of a valid member's inbox.
+func cursorPath(team, member string) string {
+	p, err := teamdir.CursorPath(team, member)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func prevPath(team, member string) string {
+	p, err := teamdir.PrevPath(team, member)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 func TestAppendRefusesBadNamesAndTouchesNothing(t *testing.T) {
@@ -122,10 +123,10 @@ func (c *collect) contents() []string {
 
 func appendRaw(t *testing.T, team, member, s string) {
 	t.Helper()
-	if err := os.MkdirAll(Dir(team), 0o700); err != nil {
+	if err := os.MkdirAll(teamdir.InboxDirPath(team), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(Dir(team), member+".jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(teamdir.InboxDirPath(team), member+".jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func appendRaw(t *testing.T, team, member, s string) {
 
 func deadLetters(t *testing.T, team string) []DeadLetter {
 	t.Helper()
-	b, err := os.ReadFile(DeadLetterPath(team))
+	b, err := os.ReadFile(teamdir.DeadLetterPath(team))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -366,7 +367,7 @@ func TestForeignTruncationStartsOverWithoutReusingOffsets(t *testing.T) {
 	lastOld := got.ds[2].Offset
 	// A foreign consumer drains the file by truncating it; a line without an
 	// id arrives after.
-	if err := os.Truncate(filepath.Join(Dir(team), "bob.jsonl"), 0); err != nil {
+	if err := os.Truncate(filepath.Join(teamdir.InboxDirPath(team), "bob.jsonl"), 0); err != nil {
 		t.Fatal(err)
 	}
 	appendRaw(t, team, "bob", `{"type":"message","from":"alice","content":"new","timestamp":1764494000}`+"\n")

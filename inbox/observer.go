@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
-	"syscall"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // Observer follows a member's inbox read-only: it sees every valid line,
@@ -15,38 +15,43 @@ import (
 // offset, reading the previous generation when it lags behind one. It never
 // writes, commits or dead-letters.
 type Observer struct {
-	teamDir, member string
-	path            string
-	pos             int64 // logical offset of the next line to read
-	fn              func(Delivery)
-	sc              scanner
-	gaps            atomic.Int64
+	teamDir, member      string
+	path                 string
+	cursorPath, prevPath string // the consumer's cursor journal and prev file
+	pos                  int64  // logical offset of the next line to read
+	fn                   func(Delivery)
+	sc                   scanner
+	gaps                 atomic.Int64
 }
 
 // NewObserver follows member's inbox under teamDir, from the oldest line
 // still on disk when fromStart is set, otherwise from the current end.
 func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Observer, error) {
-	path, err := Path(teamDir, member)
+	p, err := path(teamDir, member)
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{teamDir: teamDir, member: member, path: path, fn: fn}
-	base, err := readBase(cursorPath(teamDir, member))
+	cursorPath, prevPath, err := companions(teamDir, member)
+	if err != nil {
+		return nil, err
+	}
+	o := &Observer{teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath, fn: fn}
+	base, err := readBase(cursorPath)
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
 	switch {
 	case fromStart:
 		o.pos = base
-		if p, ok := openPrev(prevPath(teamDir, member)); ok {
-			if p.end() == base {
-				o.pos = p.base
+		if prev, ok := openPrev(prevPath); ok {
+			if prev.end() == base {
+				o.pos = prev.base
 			}
-			p.Close()
+			prev.Close()
 		}
 	default:
 		o.pos = base
-		if st, err := os.Stat(path); err == nil {
+		if st, err := os.Stat(p); err == nil {
 			o.pos += st.Size()
 		}
 	}
@@ -87,11 +92,11 @@ func (o *Observer) read() (batch []Delivery, more bool, err error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	if err := flock(f, syscall.LOCK_SH); err != nil {
+	if err := teamdir.LockShared(f); err != nil {
 		return nil, false, err
 	}
-	defer flock(f, syscall.LOCK_UN)
-	base, err := readBase(cursorPath(o.teamDir, o.member))
+	defer teamdir.Unlock(f)
+	base, err := readBase(o.cursorPath)
 	if err != nil {
 		return nil, false, err
 	}
@@ -145,7 +150,7 @@ var errBatchFull = errors.New("batch full")
 // readPrev reads what the observer missed from the previous generations, or
 // counts a gap when it lagged further than they reach.
 func (o *Observer) readPrev(base int64, collect func(int64) func(line) error) error {
-	p, ok := openPrev(prevPath(o.teamDir, o.member))
+	p, ok := openPrev(o.prevPath)
 	if !ok {
 		o.gaps.Add(base - o.pos)
 		o.pos = base

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"huddle/teamdir"
 )
 
 // Watcher holds one fsnotify watch on a team's inbox directory and wakes the
@@ -36,16 +38,16 @@ type Watcher struct {
 // NewWatcher starts watching teamDir/inbox. Everything it starts stops when
 // ctx ends or Close is called.
 func NewWatcher(ctx context.Context, teamDir string, opts Options) (*Watcher, error) {
-	if err := os.MkdirAll(Dir(teamDir), dirMode); err != nil {
+	if err := os.MkdirAll(teamdir.InboxDirPath(teamDir), teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("inbox: watch: %w", err)
 	}
-	if err := fsw.Add(Dir(teamDir)); err != nil {
+	if err := fsw.Add(teamdir.InboxDirPath(teamDir)); err != nil {
 		fsw.Close()
-		return nil, fmt.Errorf("inbox: watch %s: %w", Dir(teamDir), err)
+		return nil, fmt.Errorf("inbox: watch %s: %w", teamdir.InboxDirPath(teamDir), err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"huddle/inbox"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 )
 
@@ -74,9 +75,9 @@ func TestAnswerWatchDeliversAndMarksLate(t *testing.T) {
 	if res := c.Call(ctx, protocol.InvocationRequest{Caller: "me", Target: "quick", Action: "hello", TimeoutSec: 10}); res.Status != protocol.ResultOK {
 		t.Fatalf("after the late answer: got %+v", res)
 	}
-	var lateEnds []Span
+	var lateEnds []trace.Span
 	for _, s := range readSpans(t, dir) {
-		if s.Span == SpanEnd && s.Late {
+		if s.Span == trace.SpanEnd && s.Late {
 			lateEnds = append(lateEnds, s)
 		}
 	}

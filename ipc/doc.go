@@ -1,4 +1,5 @@
 // Package ipc owns Puruto's agentic IPC (DESIGN §7, §8): the invocation
-// policy, the invokers, trace spans and correlation chains, the validator,
-// and the asynchronous HTTP protocol.
+// policy, the invokers (their spans are written with ipc/trace), the
+// router of answers, the validator, and the asynchronous HTTP protocol
+// (ipc/blueprint).
 package ipc

@@ -2,11 +2,11 @@ package ipc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"huddle/ipc/trace"
 	"huddle/protocol"
 )
 
@@ -42,9 +42,6 @@ type Caller struct {
 	OnSpanError func(error)
 }
 
-// maxResultInTrace bounds the result text kept in an end span.
-const maxResultInTrace = 2 << 10
-
 // Call runs req and always returns a result: the target's answer, or an
 // error result with the code of DESIGN §7. Missing ids are filled in: a new
 // request id, a new correlation id (a chain starts here), and the policy's
@@ -63,20 +60,10 @@ func (c *Caller) Call(ctx context.Context, req protocol.InvocationRequest) proto
 		}
 	}
 	start := time.Now()
-	c.span(Span{Span: SpanStart, TS: start, RequestID: req.RequestID, CorrelationID: req.CorrelationID,
-		ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
-		Hop: req.Hop, Prompt: req.Prompt})
+	c.span(trace.Start(req, start))
 	res, remote := c.call(ctx, &req, start)
 	res.DurationMS = time.Since(start).Milliseconds()
-	end := Span{Span: SpanEnd, TS: time.Now(), RequestID: req.RequestID, CorrelationID: req.CorrelationID,
-		ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
-		Hop: req.Hop, Status: res.Status, DurationMS: res.DurationMS, Remote: remote}
-	if res.Error != nil {
-		end.Error = &SpanError{Code: string(res.Error.Code), Message: res.Error.Message, Details: res.Error.Details}
-	} else {
-		end.Result = clipResult(res.Result)
-	}
-	c.span(end)
+	c.span(trace.End(req, res, remote, false, time.Now()))
 	return res
 }
 
@@ -157,19 +144,11 @@ func checkAnswer(req *protocol.InvocationRequest, res *protocol.InvocationResult
 	return ""
 }
 
-func (c *Caller) span(s Span) {
+func (c *Caller) span(s trace.Span) {
 	if c.TeamDir == "" {
 		return // no team directory: nowhere to trace
 	}
-	if err := AppendSpan(c.TeamDir, s); err != nil && c.OnSpanError != nil {
+	if err := trace.AppendSpan(c.TeamDir, s); err != nil && c.OnSpanError != nil {
 		c.OnSpanError(err)
 	}
-}
-
-func clipResult(b json.RawMessage) string {
-	s := string(b)
-	if len(s) > maxResultInTrace {
-		s = s[:maxResultInTrace] + "…"
-	}
-	return s
 }

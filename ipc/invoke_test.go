@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"huddle/inbox"
+	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 const roleEnv = "HUDDLE_IPC_TEST_ROLE"
@@ -68,9 +69,9 @@ func execResolver(role string) Resolver {
 	}
 }
 
-func readSpans(t *testing.T, dir string) []Span {
+func readSpans(t *testing.T, dir string) []trace.Span {
 	t.Helper()
-	spans, err := NewTraceReader(dir).Read()
+	spans, err := trace.NewTraceReader(dir).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +126,14 @@ func TestCallerErrorsAndSpans(t *testing.T) {
 	if len(spans) != 2*len(cases) {
 		t.Fatalf("%d spans for %d calls", len(spans), len(cases))
 	}
-	ends := map[string]Span{}
+	ends := map[string]trace.Span{}
 	for _, s := range spans {
-		if s.Span == SpanEnd {
+		if s.Span == trace.SpanEnd {
 			ends[s.RequestID] = s
 		}
 	}
 	for _, s := range spans {
-		if s.Span == SpanStart {
+		if s.Span == trace.SpanStart {
 			e, ok := ends[s.RequestID]
 			if !ok || e.Status != protocol.ResultError || e.Error == nil {
 				t.Fatalf("call %s: end span %+v", s.RequestID, e)
@@ -148,12 +149,12 @@ func TestExecTargetOK(t *testing.T) {
 	if res.Status != protocol.ResultOK || !strings.Contains(string(res.Result), "done: p1") {
 		t.Fatalf("got %+v", res)
 	}
-	tr := NewTraces()
+	tr := trace.NewTraces()
 	for _, s := range readSpans(t, dir) {
 		tr.Add(s)
 	}
 	chains := tr.Chains()
-	if len(chains) != 1 || chains[0].Rows[0].Call.Status != CallOK || chains[0].Rows[0].Call.Prompt != "p1" {
+	if len(chains) != 1 || chains[0].Rows[0].Call.Status != trace.CallOK || chains[0].Rows[0].Call.Prompt != "p1" {
 		t.Fatalf("trace: %+v", chains)
 	}
 }
@@ -183,21 +184,21 @@ func TestTimeoutWithLateAnswer(t *testing.T) {
 	if router.Deliver(late) {
 		t.Fatal("a late answer was delivered as if on time")
 	}
-	var lateEnd *Span
+	var lateEnd *trace.Span
 	for _, s := range readSpans(t, dir) {
-		if s.Span == SpanEnd && s.Late {
+		if s.Span == trace.SpanEnd && s.Late {
 			lateEnd = &s
 		}
 	}
 	if lateEnd == nil || lateEnd.RequestID != res.RequestID || lateEnd.Status != protocol.ResultOK {
 		t.Fatalf("no late span for %s", res.RequestID)
 	}
-	tr := NewTraces()
+	tr := trace.NewTraces()
 	for _, s := range readSpans(t, dir) {
 		tr.Add(s)
 	}
 	call := tr.Chains()[0].Rows[0].Call
-	if call.Status != CallError || call.ErrorCode != "TIMEOUT" || !call.Late {
+	if call.Status != trace.CallError || call.ErrorCode != "TIMEOUT" || !call.Late {
 		t.Fatalf("the chain shows %+v, want TIMEOUT marked late", call)
 	}
 }
@@ -224,7 +225,7 @@ func TestRouterDeliversOnTimeAnswers(t *testing.T) {
 	if res.Status != protocol.ResultOK {
 		t.Fatalf("got %+v", res)
 	}
-	if _, err := os.Stat(filepath.Join(dir, TracesFile)); err != nil {
+	if _, err := os.Stat(teamdir.TracesPath(dir)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -245,7 +246,7 @@ func TestRemoteTargetsAreMarkedInTheTrace(t *testing.T) {
 	if res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "me", Target: "far", Action: "x"}); res.Status != protocol.ResultOK {
 		t.Fatalf("call: %+v", res)
 	}
-	tr := NewTraces()
+	tr := trace.NewTraces()
 	for _, s := range readSpans(t, dir) {
 		tr.Add(s)
 	}

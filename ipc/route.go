@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 )
 
@@ -76,15 +77,9 @@ func (r *Router) Deliver(res protocol.InvocationResult) bool {
 		ch <- res
 		return true
 	case late:
-		end := Span{Span: SpanEnd, TS: time.Now(), RequestID: req.RequestID, CorrelationID: req.CorrelationID,
-			ParentRequestID: req.ParentRequestID, Caller: req.Caller, Target: req.Target, Action: req.Action,
-			Hop: req.Hop, Status: res.Status, DurationMS: res.DurationMS, Late: true}
-		if res.Error != nil {
-			end.Error = &SpanError{Code: string(res.Error.Code), Message: res.Error.Message}
-		} else {
-			end.Result = clipResult(res.Result)
-		}
-		AppendSpan(r.teamDir, end)
+		// No remote endpoint: only an InboxTarget waits on a Router, and a
+		// teammate's inbox is in this team directory, never another huddle.
+		trace.AppendSpan(r.teamDir, trace.End(req, res, "", true, time.Now()))
 	}
 	return false
 }

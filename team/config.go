@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // Runtime kinds of a member.
@@ -213,7 +214,7 @@ func (s Step) kind() (string, error) {
 }
 
 // Path of team.json under a team directory.
-func ConfigPath(dir string) string { return filepath.Join(dir, "team.json") }
+func ConfigPath(dir string) string { return teamdir.ConfigPath(dir) }
 
 // Load reads and validates dir/team.json.
 func Load(dir string) (*Team, error) {

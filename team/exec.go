@@ -15,6 +15,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // ExecLine is one line an exec teammate writes on stdout (see the README's
@@ -53,11 +54,10 @@ func (mt *mate) startProcess() error {
 	if argv[0] == "huddle" && mt.rt.opts.Executable != "" {
 		argv[0] = mt.rt.opts.Executable
 	}
-	logPath, err := MemberPath(mt.rt.dir, mt.spec.Name)
+	logPath, err := teamdir.MemberLogPath(mt.rt.dir, mt.spec.Name)
 	if err != nil {
 		return err
 	}
-	logPath = logPath[:len(logPath)-len(".json")] + ".log"
 	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("%s: log: %w", mt.spec.Name, err)

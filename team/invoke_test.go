@@ -14,7 +14,9 @@ import (
 
 	"huddle/inbox"
 	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // withPolicy gives a member a .puruto-ipc.json in dir/ipc/.
@@ -31,13 +33,13 @@ func withPolicy(t *testing.T, dir string, spec MemberSpec, policy string) Member
 	return spec
 }
 
-func chains(t *testing.T, dir string) []ipc.Chain {
+func chains(t *testing.T, dir string) []trace.Chain {
 	t.Helper()
-	spans, err := ipc.NewTraceReader(dir).Read()
+	spans, err := trace.NewTraceReader(dir).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := ipc.NewTraces()
+	tr := trace.NewTraces()
 	for _, s := range spans {
 		tr.Add(s)
 	}
@@ -72,9 +74,9 @@ func TestTwoHopChainAndMaxHops(t *testing.T) {
 		hop, depth     int
 		status, code   string
 	}{
-		{"reservas", "finanzas", 0, 0, ipc.CallOK, ""},
-		{"finanzas", "data", 1, 1, ipc.CallOK, ""},
-		{"data", "auditor", 2, 2, ipc.CallError, "DENIED"},
+		{"reservas", "finanzas", 0, 0, trace.CallOK, ""},
+		{"finanzas", "data", 1, 1, trace.CallOK, ""},
+		{"data", "auditor", 2, 2, trace.CallError, "DENIED"},
 	}
 	for i, w := range want {
 		c := rows[i].Call
@@ -115,7 +117,7 @@ func TestUnknownActionNamesIt(t *testing.T) {
 		return ev.has(func(e Event) bool { return e["event"] == "call" })
 	})
 	c := chains(t, dir)[0].Rows[0].Call
-	if c.Status != ipc.CallError || !strings.Contains(c.ErrorMessage, `callee has no action "fly"`) {
+	if c.Status != trace.CallError || !strings.Contains(c.ErrorMessage, `callee has no action "fly"`) {
 		t.Fatalf("got %+v", c)
 	}
 }
@@ -146,11 +148,11 @@ func TestExecTeammateAnswersAndMisanswers(t *testing.T) {
 		ev.mu.Unlock()
 		return n == 2
 	})
-	byTarget := map[string]*ipc.Call{}
+	byTarget := map[string]*trace.Call{}
 	for _, c := range chains(t, dir) {
 		byTarget[c.Rows[0].Call.Target] = c.Rows[0].Call
 	}
-	if g := byTarget["good"]; g == nil || g.Status != ipc.CallOK || !strings.Contains(g.Result, "echo: invoice 7") {
+	if g := byTarget["good"]; g == nil || g.Status != trace.CallOK || !strings.Contains(g.Result, "echo: invoice 7") {
 		t.Fatalf("good: %+v", g)
 	}
 	if b := byTarget["bad"]; b == nil || b.ErrorCode != "INVALID_RESPONSE" {
@@ -217,7 +219,7 @@ func TestThousandConcurrentCalls(t *testing.T) {
 		t.Fatalf("%d chains in traces.jsonl, want %d", len(cs), n)
 	}
 	for _, c := range cs {
-		if len(c.Rows) != 1 || c.Rows[0].Call.Status != ipc.CallOK || c.Rows[0].Call.Start.IsZero() || !ids[c.Rows[0].Call.RequestID] {
+		if len(c.Rows) != 1 || c.Rows[0].Call.Status != trace.CallOK || c.Rows[0].Call.Start.IsZero() || !ids[c.Rows[0].Call.RequestID] {
 			t.Fatalf("incomplete chain %+v", c.Rows[0].Call)
 		}
 	}
@@ -283,8 +285,8 @@ func TestNewCallerWithoutATeam(t *testing.T) {
 	if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound {
 		t.Fatalf("got %+v, want TARGET_NOT_FOUND", res)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ipc.TracesFile)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a call without a team wrote %s: %v", ipc.TracesFile, err)
+	if _, err := os.Stat(teamdir.TracesPath(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a call without a team wrote %s: %v", teamdir.TracesFile, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // leadTeam writes a team of three external members (nothing runs them) and
@@ -53,7 +54,7 @@ func inboxOf(t *testing.T, dir, member string) []protocol.Message {
 
 func inboxExists(t *testing.T, dir, member string) bool {
 	t.Helper()
-	p, err := inbox.Path(dir, member)
+	p, err := teamdir.InboxPath(dir, member)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"huddle/inbox"
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // ObserveOptions tune an Observer. Zero values take the defaults.
@@ -66,7 +67,7 @@ type Observer struct {
 	// Owned by the event goroutine (and by Observe before it starts).
 	watched   map[string]string // watched directory -> what it holds
 	observing map[string]bool   // inboxes followed
-	reader    *ipc.TraceReader
+	reader    *trace.TraceReader
 	restarts  int64
 
 	mu sync.Mutex
@@ -81,7 +82,7 @@ type model struct {
 	records map[string]protocol.Member
 	reqs    map[string]*protocol.Request // never modified once stored
 	byOrder []*protocol.Request          // reqs in Snapshot.Requests order
-	traces  *ipc.Traces
+	traces  *trace.Traces
 	inboxes map[string]*inboxView
 
 	msgs     []MessageView // oldest first once sorted
@@ -111,8 +112,8 @@ type inboxView struct {
 // it; so does the end of ctx.
 func Observe(ctx context.Context, dir string, opts ObserveOptions, send func(Snapshot)) (*Observer, error) {
 	o := newObserver(dir, opts, send)
-	for _, sub := range []string{membersDir, requestsDir} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+	for _, sub := range []string{teamdir.MembersDirPath(dir), teamdir.RequestsDirPath(dir)} {
+		if err := os.MkdirAll(sub, teamdir.DirMode); err != nil {
 			return nil, fmt.Errorf("observe: %w", err)
 		}
 	}
@@ -153,16 +154,16 @@ func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer
 		dir: dir, opts: opts.withDefaults(), send: send,
 		wake: make(chan struct{}, 1),
 		watched: map[string]string{
-			dir:                             "",
-			filepath.Join(dir, membersDir):  membersDir,
-			filepath.Join(dir, requestsDir): requestsDir,
-			inbox.Dir(dir):                  "inbox",
+			dir:                          "",
+			teamdir.MembersDirPath(dir):  teamdir.MembersDir,
+			teamdir.RequestsDirPath(dir): teamdir.RequestsDir,
+			teamdir.InboxDirPath(dir):    teamdir.InboxDir,
 		},
 		observing: make(map[string]bool),
-		reader:    ipc.NewTraceReader(dir),
+		reader:    trace.NewTraceReader(dir),
 		m: model{
 			records: make(map[string]protocol.Member), reqs: make(map[string]*protocol.Request),
-			traces: ipc.NewTraces(), inboxes: make(map[string]*inboxView),
+			traces: trace.NewTraces(), inboxes: make(map[string]*inboxView),
 			membersStale: true, requestsStale: true,
 		},
 	}
@@ -213,20 +214,20 @@ func (o *Observer) handle(ev fsnotify.Event) {
 		switch base {
 		case "team.json":
 			o.loadTeam()
-		case ipc.TracesFile:
+		case teamdir.TracesFile:
 			o.readTraces()
-		case membersDir, requestsDir, "inbox":
+		case teamdir.MembersDir, teamdir.RequestsDir, "inbox":
 			// Recreated: watch it again and read what it holds.
 			if ev.Has(fsnotify.Create) && o.fsw != nil {
 				_ = o.fsw.Add(ev.Name)
 				o.rescan()
 			}
 		}
-	case membersDir:
+	case teamdir.MembersDir:
 		if name, ok := strings.CutSuffix(base, ".json"); ok {
 			o.loadMember(name)
 		}
-	case requestsDir:
+	case teamdir.RequestsDir:
 		if id, ok := strings.CutSuffix(base, ".json"); ok {
 			o.loadRequest(id)
 		} else if id, ok := strings.CutSuffix(base, ".decision"); ok {
@@ -430,7 +431,7 @@ func (o *Observer) setRequest(id string, r *protocol.Request) {
 // loadRequests reads every request record, but not again the ones already
 // final: a final state never changes.
 func (o *Observer) loadRequests() {
-	ents, err := os.ReadDir(filepath.Join(o.dir, requestsDir))
+	ents, err := os.ReadDir(teamdir.RequestsDirPath(o.dir))
 	if err != nil {
 		return
 	}
@@ -483,7 +484,7 @@ func (o *Observer) readTraces() {
 	defer o.mu.Unlock()
 	if restarted {
 		// traces.jsonl was truncated or replaced: fold its new content alone.
-		o.m.traces = ipc.NewTraces()
+		o.m.traces = trace.NewTraces()
 	}
 	for _, s := range spans {
 		o.m.traces.Add(s)

@@ -9,8 +9,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"huddle/inbox"
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // Sizes of the team BenchmarkObserverFold folds.
@@ -38,13 +39,13 @@ func benchTeam(b *testing.B) string {
 	writeTeamB(b, dir, Team{Name: "bench", Members: specs})
 	for i := range benchRequests {
 		r := benchRequest(i)
-		if err := writeJSONAtomic(filepath.Join(dir, requestsDir, r.ID+".json"), r, false); err != nil {
+		if err := writeJSONAtomic(filepath.Join(dir, teamdir.RequestsDir, r.ID+".json"), r, false); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i := range benchSpans / 2 {
 		for _, s := range benchCall(i) {
-			if err := ipc.AppendSpan(dir, s); err != nil {
+			if err := trace.AppendSpan(dir, s); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -61,18 +62,18 @@ func benchRequest(i int) *protocol.Request {
 }
 
 // benchCall is the start and end span of call i.
-func benchCall(i int) []ipc.Span {
+func benchCall(i int) []trace.Span {
 	corr := fmt.Sprintf("corr-%d", i/5)
 	parent := ""
 	if i%5 != 0 {
 		parent = fmt.Sprint("req-", i-1)
 	}
 	at := testTime.Add(time.Duration(i) * time.Millisecond)
-	start := ipc.Span{Span: ipc.SpanStart, TS: at, RequestID: fmt.Sprint("req-", i), CorrelationID: corr, ParentRequestID: parent,
+	start := trace.Span{Span: trace.SpanStart, TS: at, RequestID: fmt.Sprint("req-", i), CorrelationID: corr, ParentRequestID: parent,
 		Caller: "m0001", Target: "m0002", Action: "work", Hop: i % 5}
 	end := start
-	end.Span, end.TS, end.Status, end.DurationMS = ipc.SpanEnd, at.Add(3*time.Millisecond), "ok", 3
-	return []ipc.Span{start, end}
+	end.Span, end.TS, end.Status, end.DurationMS = trace.SpanEnd, at.Add(3*time.Millisecond), "ok", 3
+	return []trace.Span{start, end}
 }
 
 // BenchmarkObserverFold measures the observer on a team of 1,000 members,
@@ -138,7 +139,7 @@ func BenchmarkObserverFold(b *testing.B) {
 					Counters: protocol.Counters{Sent: i}}); err != nil {
 					b.Fatal(err)
 				}
-				ev = fsnotify.Event{Name: filepath.Join(dir, membersDir, name+".json"), Op: fsnotify.Create}
+				ev = fsnotify.Event{Name: filepath.Join(dir, teamdir.MembersDir, name+".json"), Op: fsnotify.Create}
 			case 1:
 				r := benchRequest(benchRequests + i)
 				if i%2 == 1 { // resolve one that was pending instead
@@ -146,17 +147,17 @@ func BenchmarkObserverFold(b *testing.B) {
 					r.Status, r.ResolvedAt, r.ResolvedBy = protocol.RequestPending, nil, ""
 					_ = r.Apply(protocol.EventReject, "lead", testTime.Add(time.Duration(i)*time.Second), "no")
 				}
-				p := filepath.Join(dir, requestsDir, r.ID+".json")
+				p := filepath.Join(dir, teamdir.RequestsDir, r.ID+".json")
 				if err := writeJSONAtomic(p, r, false); err != nil {
 					b.Fatal(err)
 				}
 				ev = fsnotify.Event{Name: p, Op: fsnotify.Create}
 			default:
-				if err := ipc.AppendSpan(dir, benchCall(next)[0]); err != nil {
+				if err := trace.AppendSpan(dir, benchCall(next)[0]); err != nil {
 					b.Fatal(err)
 				}
 				next++
-				ev = fsnotify.Event{Name: ipc.TracesPath(dir), Op: fsnotify.Write}
+				ev = fsnotify.Event{Name: teamdir.TracesPath(dir), Op: fsnotify.Write}
 			}
 			t0 := time.Now()
 			o.handle(ev)

@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"huddle/inbox"
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // recorder keeps every snapshot sent and wakes waiters on each.
@@ -145,7 +146,7 @@ func TestObserverMemberRecords(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "team")
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("bob"), external("alice")}})
 	_, rec := observe(t, dir, eventsOnly)
-	for _, sub := range []string{membersDir, requestsDir, "inbox"} {
+	for _, sub := range []string{teamdir.MembersDir, teamdir.RequestsDir, "inbox"} {
 		if st, err := os.Stat(filepath.Join(dir, sub)); err != nil || st.Mode().Perm() != 0o700 {
 			t.Fatalf("%s not created 0700: %v", sub, err)
 		}
@@ -169,7 +170,7 @@ func TestObserverMemberRecords(t *testing.T) {
 	if m, _ := member(s, "zed"); m.Spec.Name != "" {
 		t.Fatalf("zed has a spec: %+v", m.Spec)
 	}
-	if err := os.Remove(filepath.Join(dir, membersDir, "zed.json")); err != nil {
+	if err := os.Remove(filepath.Join(dir, teamdir.MembersDir, "zed.json")); err != nil {
 		t.Fatal(err)
 	}
 	rec.wait(t, "zed gone", func(s Snapshot) bool { return names(s) == "bob,alice,carol" })
@@ -291,7 +292,7 @@ func TestObserverMessagesAndUnread(t *testing.T) {
 	if err := c.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := os.Stat(filepath.Join(inbox.Dir(dir), "alice.jsonl")); st.Size() != 0 {
+	if st, _ := os.Stat(filepath.Join(teamdir.InboxDirPath(dir), "alice.jsonl")); st.Size() != 0 {
 		t.Fatal("not compacted")
 	}
 	rec.wait(t, "none unread", func(s Snapshot) bool { return unread(s, "alice") == 0 })
@@ -319,32 +320,32 @@ func TestObserverTraces(t *testing.T) {
 	_, rec := observe(t, dir, eventsOnly)
 	rec.wait(t, "a snapshot", func(Snapshot) bool { return true })
 	t0 := testTime
-	spans := []ipc.Span{
-		{Span: ipc.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
-		{Span: ipc.SpanStart, TS: t0.Add(time.Millisecond), RequestID: "req-2", CorrelationID: "corr-1", ParentRequestID: "req-1",
+	spans := []trace.Span{
+		{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
+		{Span: trace.SpanStart, TS: t0.Add(time.Millisecond), RequestID: "req-2", CorrelationID: "corr-1", ParentRequestID: "req-1",
 			Caller: "finanzas", Target: "data", Action: "escribir", Hop: 1},
-		{Span: ipc.SpanEnd, TS: t0.Add(5 * time.Millisecond), RequestID: "req-2", CorrelationID: "corr-1", ParentRequestID: "req-1",
+		{Span: trace.SpanEnd, TS: t0.Add(5 * time.Millisecond), RequestID: "req-2", CorrelationID: "corr-1", ParentRequestID: "req-1",
 			Caller: "finanzas", Target: "data", Action: "escribir", Hop: 1, Status: "error", DurationMS: 4,
-			Error: &ipc.SpanError{Code: "DENIED", Message: "max hops", Details: json.RawMessage(`{"reason":"max_hops"}`)}},
+			Error: &trace.SpanError{Code: "DENIED", Message: "max hops", Details: json.RawMessage(`{"reason":"max_hops"}`)}},
 	}
 	for _, sp := range spans {
-		if err := ipc.AppendSpan(dir, sp); err != nil {
+		if err := trace.AppendSpan(dir, sp); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := rec.wait(t, "the chain", func(s Snapshot) bool {
-		return len(s.Chains) == 1 && len(s.Chains[0].Rows) == 2 && s.Chains[0].Rows[1].Call.Status == ipc.CallError
+		return len(s.Chains) == 1 && len(s.Chains[0].Rows) == 2 && s.Chains[0].Rows[1].Call.Status == trace.CallError
 	})
 	rows := s.Chains[0].Rows
-	if rows[0].Call.Status != ipc.CallRunning || rows[0].Depth != 0 || rows[1].Depth != 1 || rows[1].Call.ErrorReason != "max_hops" {
+	if rows[0].Call.Status != trace.CallRunning || rows[0].Depth != 0 || rows[1].Depth != 1 || rows[1].Call.ErrorReason != "max_hops" {
 		t.Fatalf("rows: %+v %+v", *rows[0].Call, *rows[1].Call)
 	}
-	if err := ipc.AppendSpan(dir, ipc.Span{Span: ipc.SpanEnd, TS: t0.Add(9 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1",
+	if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanEnd, TS: t0.Add(9 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1",
 		Status: "ok", DurationMS: 9}); err != nil {
 		t.Fatal(err)
 	}
 	rec.wait(t, "the root done", func(s Snapshot) bool {
-		return len(s.Chains) == 1 && s.Chains[0].Rows[0].Call.Status == ipc.CallOK && s.Chains[0].Rows[0].Call.DurationMS == 9
+		return len(s.Chains) == 1 && s.Chains[0].Rows[0].Call.Status == trace.CallOK && s.Chains[0].Rows[0].Call.DurationMS == 9
 	})
 }
 
@@ -375,7 +376,7 @@ func TestObserverCoalescesRapidChanges(t *testing.T) {
 			}
 		default:
 			n := i / 5
-			if err := ipc.AppendSpan(dir, ipc.Span{Span: ipc.SpanStart, TS: testTime.Add(time.Duration(n) * time.Millisecond),
+			if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, TS: testTime.Add(time.Duration(n) * time.Millisecond),
 				RequestID: fmt.Sprint("req-", n), CorrelationID: fmt.Sprint("corr-", n), Caller: "alice", Target: "bob", Action: "x"}); err != nil {
 				t.Fatal(err)
 			}
@@ -447,7 +448,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := ipc.AppendSpan(dir, ipc.Span{Span: ipc.SpanStart, RequestID: fmt.Sprint("req-", i), CorrelationID: "corr-1",
+		if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, RequestID: fmt.Sprint("req-", i), CorrelationID: "corr-1",
 			Caller: "alice", Target: "bob", Action: "x"}); err != nil {
 			t.Fatal(err)
 		}
@@ -501,10 +502,10 @@ func TestObserverRescanFindsMissedChanges(t *testing.T) {
 	o, rec := observe(t, dir, ObserveOptions{Rescan: 20 * time.Millisecond})
 	rec.wait(t, "a snapshot", func(Snapshot) bool { return true })
 	// Events for members/ and requests/ are lost from here on.
-	if err := o.fsw.Remove(filepath.Join(dir, membersDir)); err != nil {
+	if err := o.fsw.Remove(filepath.Join(dir, teamdir.MembersDir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.fsw.Remove(filepath.Join(dir, requestsDir)); err != nil {
+	if err := o.fsw.Remove(filepath.Join(dir, teamdir.RequestsDir)); err != nil {
 		t.Fatal(err)
 	}
 	writeMember(t, dir, "alice", protocol.MemberAwaitingApproval, "waiting")
@@ -513,7 +514,7 @@ func TestObserverRescanFindsMissedChanges(t *testing.T) {
 		m, _ := member(s, "alice")
 		return m.Record.Status == protocol.MemberAwaitingApproval && s.Pending == 1
 	})
-	if err := os.Remove(filepath.Join(dir, requestsDir, "pl-00000000000a.json")); err != nil {
+	if err := os.Remove(filepath.Join(dir, teamdir.RequestsDir, "pl-00000000000a.json")); err != nil {
 		t.Fatal(err)
 	}
 	rec.wait(t, "the removal", func(s Snapshot) bool { return len(s.Requests) == 0 && s.Pending == 0 })

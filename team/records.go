@@ -10,38 +10,24 @@ import (
 	"strings"
 	"time"
 
-	"huddle/inbox"
 	"huddle/protocol"
-)
-
-// Subdirectories of a team directory.
-const (
-	membersDir  = "members"
-	requestsDir = "requests"
+	"huddle/teamdir"
 )
 
 // writeJSONAtomic writes v, indented, to path: write-temp + rename, with an
-// fsync first when durable is set.
+// fsync first when durable is set (teamdir's rewrite discipline).
 func writeJSONAtomic(path string, v any, durable bool) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), teamdir.DirMode); err != nil {
 		return err
 	}
 	if durable {
-		return inbox.WriteFileAtomic(path, append(b, '\n'))
+		return teamdir.WriteFileAtomic(path, append(b, '\n'))
 	}
-	return inbox.ReplaceFile(path, append(b, '\n'))
-}
-
-// MemberPath is members/<name>.json; the name is validated first.
-func MemberPath(dir, name string) (string, error) {
-	if err := protocol.ValidateName(name); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, membersDir, name+".json"), nil
+	return teamdir.ReplaceFile(path, append(b, '\n'))
 }
 
 // WriteMember rewrites a member's status record atomically.
@@ -49,7 +35,7 @@ func WriteMember(dir string, m *protocol.Member) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	p, err := MemberPath(dir, m.Name)
+	p, err := teamdir.MemberPath(dir, m.Name)
 	if err != nil {
 		return err
 	}
@@ -58,7 +44,7 @@ func WriteMember(dir string, m *protocol.Member) error {
 
 // LoadMember reads members/<name>.json.
 func LoadMember(dir, name string) (*protocol.Member, error) {
-	p, err := MemberPath(dir, name)
+	p, err := teamdir.MemberPath(dir, name)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +61,7 @@ func LoadMember(dir, name string) (*protocol.Member, error) {
 
 // ListMembers reads every member record, sorted by name.
 func ListMembers(dir string) ([]protocol.Member, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, membersDir))
+	ents, err := os.ReadDir(teamdir.MembersDirPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -98,18 +84,6 @@ func ListMembers(dir string) ([]protocol.Member, error) {
 	return out, nil
 }
 
-// RequestPath is requests/<id>.json; the id is validated first.
-func RequestPath(dir, id string) (string, error) {
-	if err := protocol.ValidateID(id); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, requestsDir, id+".json"), nil
-}
-
-func decisionPath(dir, id string) string {
-	return filepath.Join(dir, requestsDir, id+".decision")
-}
-
 // ErrExists is returned when a request record already exists.
 var ErrExists = errors.New("request already exists")
 
@@ -119,15 +93,15 @@ func CreateRequest(dir string, r *protocol.Request) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	p, err := RequestPath(dir, r.ID)
+	p, err := teamdir.RequestPath(dir, r.ID)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), teamdir.DirMode); err != nil {
 		return err
 	}
 	// Claim the id with O_EXCL on the record itself, then fill it atomically.
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, teamdir.FileMode)
 	if errors.Is(err, os.ErrExist) {
 		return ErrExists
 	}
@@ -141,7 +115,7 @@ func CreateRequest(dir string, r *protocol.Request) error {
 // LoadRequest reads requests/<id>.json. An empty file is a record being
 // created: it reads as not there yet.
 func LoadRequest(dir, id string) (*protocol.Request, error) {
-	p, err := RequestPath(dir, id)
+	p, err := teamdir.RequestPath(dir, id)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +140,7 @@ func ListRequests(dir string) ([]protocol.Request, error) {
 
 // listRequests reads the request records whose id skip does not refuse.
 func listRequests(dir string, skip func(id string) bool) ([]protocol.Request, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, requestsDir))
+	ents, err := os.ReadDir(teamdir.RequestsDirPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -264,36 +238,22 @@ func resolve(dir string, r *protocol.Request, res Resolution) (*protocol.Request
 }
 
 // claimDecision creates requests/<id>.decision holding b, or reports false
-// when it already exists. The decision is written to a temp file and linked
-// into place: creation is exclusive, as with O_EXCL, but the file is never
-// seen empty, neither by a racing resolver nor after a crash.
+// when it already exists: exclusive, and never seen empty
+// (teamdir.LinkExclusive).
 func claimDecision(dir, id string, b []byte) (bool, error) {
-	tmp, err := os.CreateTemp(filepath.Join(dir, requestsDir), ".decision-*")
+	p, err := teamdir.DecisionPath(dir, id)
 	if err != nil {
 		return false, err
 	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(b)
-	if serr := tmp.Sync(); werr == nil {
-		werr = serr
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return false, werr
-	}
-	if err := os.Link(tmp.Name(), decisionPath(dir, id)); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
+	return teamdir.LinkExclusive(p, b)
 }
 
 func readDecision(dir, id string) (*decision, error) {
-	b, err := os.ReadFile(decisionPath(dir, id))
+	p, err := teamdir.DecisionPath(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +298,11 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 	default:
 		r.ResponseReason = d.Text
 	}
-	if err := writeJSONAtomic(filepath.Join(dir, requestsDir, id+".json"), r, false); err != nil {
+	p, err := teamdir.RequestPath(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeJSONAtomic(p, r, false); err != nil {
 		return nil, err
 	}
 	return r, nil

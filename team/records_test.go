@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // The test binary re-executes itself in a role named by roleEnv. Other test
@@ -95,7 +96,7 @@ func readFile(t *testing.T, path string) []byte {
 
 func recordPath(t *testing.T, dir, id string) string {
 	t.Helper()
-	p, err := RequestPath(dir, id)
+	p, err := teamdir.RequestPath(dir, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,16 +154,16 @@ func TestRequestCreateLoadList(t *testing.T) {
 	if perm := info.Mode().Perm(); perm != 0o600 {
 		t.Errorf("record mode %v, want 0600", perm)
 	}
-	if info, err := os.Stat(filepath.Join(dir, requestsDir)); err != nil || info.Mode().Perm() != 0o700 {
+	if info, err := os.Stat(filepath.Join(dir, teamdir.RequestsDir)); err != nil || info.Mode().Perm() != 0o700 {
 		t.Errorf("requests dir: %v, %v; want mode 0700", info, err)
 	}
 
 	// Files that are not whole records are not listed: a record being
 	// created (empty), a decision, a temp file.
-	if err := os.WriteFile(filepath.Join(dir, requestsDir, "pl-00000000000e.json"), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, teamdir.RequestsDir, "pl-00000000000e.json"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, requestsDir, ".tmp-123"), []byte("{"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, teamdir.RequestsDir, ".tmp-123"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadRequest(dir, "pl-00000000000e"); !errors.Is(err, os.ErrNotExist) {
@@ -470,7 +471,7 @@ func TestTerminalRecordsNeverChange(t *testing.T) {
 		r.Status, r.ResolvedBy = st, "finanzas"
 		r.History = append(r.History, protocol.Transition{At: testTime, From: protocol.RequestPending, To: st, By: "finanzas"})
 		b, _ := json.Marshal(r)
-		path := filepath.Join(dir, requestsDir, r.ID+".json")
+		path := filepath.Join(dir, teamdir.RequestsDir, r.ID+".json")
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -513,8 +514,8 @@ func TestInvalidIDsNeverBecomePaths(t *testing.T) {
 
 	bad := []string{"", "../x", "../../x", "a/b", "/etc/passwd", ".hidden", "-rf", "x y", "pl-\x00", strings.Repeat("a", 65)}
 	for _, id := range bad {
-		if _, err := RequestPath(dir, id); err == nil {
-			t.Errorf("RequestPath(%q) accepted", id)
+		if _, err := teamdir.RequestPath(dir, id); err == nil {
+			t.Errorf("teamdir.RequestPath(%q) accepted", id)
 		}
 		if _, err := LoadRequest(dir, id); err == nil || errors.Is(err, os.ErrNotExist) {
 			t.Errorf("LoadRequest(%q) = %v, want a validation error", id, err)
@@ -559,7 +560,7 @@ func TestMemberRecords(t *testing.T) {
 	if !reflect.DeepEqual(*got, recs[0]) {
 		t.Fatalf("LoadMember = %+v, want %+v", *got, recs[0])
 	}
-	p, _ := MemberPath(dir, "reservas")
+	p, _ := teamdir.MemberPath(dir, "reservas")
 	if info, err := os.Stat(p); err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("member record: %v, %v; want mode 0600", info, err)
 	}
@@ -593,4 +594,13 @@ func TestMemberRecords(t *testing.T) {
 	if after := tree(t, root); !reflect.DeepEqual(before, after) {
 		t.Fatalf("invalid member records touched files:\nbefore %v\nafter  %v", before, after)
 	}
+}
+
+// decisionPath is requests/<id>.decision of a valid id.
+func decisionPath(dir, id string) string {
+	p, err := teamdir.DecisionPath(dir, id)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // Event is one line of the headless event stream: {"ts","event",...}.
@@ -73,7 +72,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := lockTeam(dir)
+	unlock, err := teamdir.LockRuntime(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +88,10 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	}
 	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}, done: make(chan struct{}), ctx: ctx}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
+	// Under the lock no other runtime writes here: what a crash left goes.
+	if err := teamdir.Sweep(dir); err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+	}
 	fail := func(err error) (*Runtime, error) {
 		cancel()
 		rt.wg.Wait()
@@ -133,24 +136,6 @@ func (rt *Runtime) Wait() error {
 	return rt.err
 }
 
-// lockTeam takes the team directory's runtime lock, so two runtimes never
-// consume the same inboxes.
-func lockTeam(dir string) (func(), error) {
-	p := filepath.Join(dir, "runtime.lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", p, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(p)
-		f.Close()
-		return nil, fmt.Errorf("another huddle runtime already runs the team in %s (pid %s)", dir, string(b))
-	}
-	f.Truncate(0)
-	f.WriteAt([]byte(fmt.Sprint(os.Getpid())), 0)
-	return func() { f.Close() }, nil
-}
-
 func (rt *Runtime) emit(e Event) {
 	if rt.opts.OnEvent == nil {
 		return
@@ -164,7 +149,7 @@ func (rt *Runtime) emit(e Event) {
 // deadLetter records refused input from an inbox and says so in the events.
 func (rt *Runtime) deadLetter(member string, d inbox.Delivery, reason string) {
 	raw, _ := json.Marshal(d.Msg)
-	if err := inbox.WriteDeadLetter(rt.dir, "inbox/"+member+".jsonl", d.Offset, reason, raw); err != nil {
+	if err := inbox.WriteDeadLetter(rt.dir, teamdir.InboxRel(member), d.Offset, reason, raw); err != nil {
 		rt.emit(Event{"event": "error", "member": member, "error": err.Error()})
 	}
 	rt.emit(Event{"event": "dead_letter", "member": member, "id": d.Msg.ID, "reason": reason})

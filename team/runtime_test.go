@@ -15,6 +15,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 func init() {
@@ -277,7 +278,7 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 		return strings.Contains(strings.Join(replies, "|"), "echo:echo: ping") && strings.Contains(strings.Join(replies, "|"), "noisy:echo: ping")
 	})
 	waitFor(t, 5*time.Second, "the garbage line dead-lettered", func() bool {
-		b, _ := os.ReadFile(inbox.DeadLetterPath(dir))
+		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
 		return strings.Contains(string(b), `"source":"exec:noisy"`) && strings.Contains(string(b), "not json at all")
 	})
 	if st := memberStatus(dir, "steady"); st == protocol.MemberCrashed {
@@ -323,7 +324,7 @@ func TestForgedAndStaleResponsesAreRefused(t *testing.T) {
 		}
 	}
 	waitFor(t, 5*time.Second, "three dead letters", func() bool {
-		b, _ := os.ReadFile(inbox.DeadLetterPath(dir))
+		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
 		s := string(b)
 		return strings.Contains(s, "only the lead decides plans") && strings.Contains(s, "only alice answers it") && strings.Contains(s, "unknown request sd-000000000000")
 	})
@@ -472,7 +473,7 @@ func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
 	}
 	startTeam(t, dir, Options{})
 	waitFor(t, 5*time.Second, "the old request refused as stale", func() bool {
-		b, _ := os.ReadFile(inbox.DeadLetterPath(dir))
+		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
 		return strings.Contains(string(b), "stale shutdown_request: "+r.ID)
 	})
 	waitFor(t, 5*time.Second, "respawned bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })

@@ -3,7 +3,6 @@ package team
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // ServeBackend exposes a team's members' actions as skills
@@ -27,7 +27,7 @@ type ServeBackend struct {
 }
 
 // ServePolicyPath is the policy of a team's HTTP callers.
-func ServePolicyPath(dir string) string { return filepath.Join(dir, ipc.ConfigFile) }
+func ServePolicyPath(dir string) string { return teamdir.PolicyPath(dir) }
 
 // NewServeBackend loads the team in dir and the policy at policyPath.
 func NewServeBackend(ctx context.Context, dir, policyPath string) (*ServeBackend, error) {

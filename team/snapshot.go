@@ -1,7 +1,7 @@
 package team
 
 import (
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 )
 
@@ -25,7 +25,7 @@ type Snapshot struct {
 	Pending  int
 
 	// Chains are the correlation chains of traces.jsonl, newest first.
-	Chains []ipc.Chain
+	Chains []trace.Chain
 
 	// Messages is the inbox traffic of every member and the lead, oldest
 	// first, bounded to the most recent MaxMessages.

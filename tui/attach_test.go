@@ -12,7 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/inbox"
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -52,7 +52,7 @@ func settledScreen(dir string) (string, error) {
 		select {
 		case s := <-snaps:
 			m.Update(SnapshotMsg(s))
-			if s.Pending == 1 && len(s.Requests) == 2 && len(s.Messages) == 2 && len(s.Chains) == 1 && s.Chains[0].Rows[0].Call.Status == ipc.CallOK {
+			if s.Pending == 1 && len(s.Requests) == 2 && len(s.Messages) == 2 && len(s.Chains) == 1 && s.Chains[0].Rows[0].Call.Status == trace.CallOK {
 				return m.View().Content, nil
 			}
 		case <-deadline:
@@ -91,11 +91,11 @@ func TestAttachInASecondProcessSeesTheSame(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	start := ipc.Span{Span: ipc.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"}
+	start := trace.Span{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"}
 	end := start
-	end.Span, end.Status, end.DurationMS = ipc.SpanEnd, "ok", 12
-	for _, s := range []ipc.Span{start, end} {
-		if err := ipc.AppendSpan(dir, s); err != nil {
+	end.Span, end.Status, end.DurationMS = trace.SpanEnd, "ok", 12
+	for _, s := range []trace.Span{start, end} {
+		if err := trace.AppendSpan(dir, s); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/inbox"
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -38,9 +38,9 @@ func bigSnapshot() team.Snapshot {
 	}
 	s.Pending = 500
 	for i := range 2500 {
-		a := &ipc.Call{RequestID: fmt.Sprintf("req-%d-a", i), CorrelationID: fmt.Sprintf("corr-%d", i), Caller: "m0001", Target: "m0002", Action: "pay", Start: t0, Status: ipc.CallOK, DurationMS: 40}
-		b := &ipc.Call{RequestID: fmt.Sprintf("req-%d-b", i), CorrelationID: a.CorrelationID, ParentRequestID: a.RequestID, Caller: "m0002", Target: "m0003", Action: "write", Hop: 1, Start: t0, Status: ipc.CallError, ErrorCode: "DENIED", DurationMS: 1}
-		s.Chains = append(s.Chains, ipc.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []ipc.Row{{Call: a}, {Call: b, Depth: 1}}})
+		a := &trace.Call{RequestID: fmt.Sprintf("req-%d-a", i), CorrelationID: fmt.Sprintf("corr-%d", i), Caller: "m0001", Target: "m0002", Action: "pay", Start: t0, Status: trace.CallOK, DurationMS: 40}
+		b := &trace.Call{RequestID: fmt.Sprintf("req-%d-b", i), CorrelationID: a.CorrelationID, ParentRequestID: a.RequestID, Caller: "m0002", Target: "m0003", Action: "write", Hop: 1, Start: t0, Status: trace.CallError, ErrorCode: "DENIED", DurationMS: 1}
+		s.Chains = append(s.Chains, trace.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []trace.Row{{Call: a}, {Call: b, Depth: 1}}})
 	}
 	for i := range team.MaxMessages {
 		s.Messages = append(s.Messages, team.MessageView{Inbox: "m0001", Offset: int64(i), Msg: textMessage("m0002", "m0001", "hello "+fmt.Sprint(i), t0)})
@@ -128,7 +128,7 @@ func BenchmarkKeystrokeUnderLoad(b *testing.B) {
 					case j == 1:
 						inbox.Append(dir, n, msg2("lead", n, fmt.Sprint("note ", i)))
 					default:
-						ipc.AppendSpan(dir, ipc.Span{Span: ipc.SpanStart, RequestID: fmt.Sprintf("req-%d-%d-%d", w, i, j), CorrelationID: fmt.Sprintf("corr-%d", i%50), Caller: n, Target: "data", Action: "escribir"})
+						trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, RequestID: fmt.Sprintf("req-%d-%d-%d", w, i, j), CorrelationID: fmt.Sprintf("corr-%d", i%50), Caller: n, Target: "data", Action: "escribir"})
 					}
 					changes.Add(1)
 				}

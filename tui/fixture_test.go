@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -93,18 +93,18 @@ func textMessage(from, to, text string, at time.Time) protocol.Message {
 }
 
 // fixtureChains: an ok 2-hop chain, a DENIED and a TIMEOUT.
-func fixtureChains() []ipc.Chain {
-	pay := &ipc.Call{RequestID: "req-000000000001", CorrelationID: "corr-aaaaaaaaaaaa", Caller: "reservas", Target: "finanzas", Action: "pagar_factura",
-		Hop: 0, Prompt: "Pay invoice #123 for 50 EUR", Start: t0.Add(-9 * time.Second), End: t0.Add(-8 * time.Second), Status: ipc.CallOK, DurationMS: 824, Result: `{"summary":"Factura #123 pagada"}`}
-	write := &ipc.Call{RequestID: "req-000000000002", CorrelationID: "corr-aaaaaaaaaaaa", ParentRequestID: "req-000000000001", Caller: "finanzas", Target: "data", Action: "escribir",
-		Hop: 1, Prompt: "Record payment #123", Start: t0.Add(-9 * time.Second).Add(100 * time.Millisecond), Status: ipc.CallOK, DurationMS: 310, Result: `{"summary":"written"}`}
-	denied := &ipc.Call{RequestID: "req-000000000003", CorrelationID: "corr-bbbbbbbbbbbb", Caller: "reservas", Target: "auditor", Action: "auditar",
-		Hop: 0, Start: t0.Add(-6 * time.Second), Status: ipc.CallError, DurationMS: 1, ErrorCode: "DENIED", ErrorMessage: "auditor is not in reservas's allowed_targets"}
-	timeout := &ipc.Call{RequestID: "req-000000000004", CorrelationID: "corr-cccccccccccc", Caller: "reservas", Target: "finanzas", Action: "consultar_saldo",
-		Hop: 0, Start: t0.Add(-4 * time.Second), Status: ipc.CallError, DurationMS: 3000, ErrorCode: "TIMEOUT", ErrorMessage: "no answer within 3s", Late: true}
-	return []ipc.Chain{
-		{CorrelationID: "corr-cccccccccccc", Start: timeout.Start, Rows: []ipc.Row{{Call: timeout}}},
-		{CorrelationID: "corr-bbbbbbbbbbbb", Start: denied.Start, Rows: []ipc.Row{{Call: denied}}},
-		{CorrelationID: "corr-aaaaaaaaaaaa", Start: pay.Start, Rows: []ipc.Row{{Call: pay}, {Call: write, Depth: 1}}},
+func fixtureChains() []trace.Chain {
+	pay := &trace.Call{RequestID: "req-000000000001", CorrelationID: "corr-aaaaaaaaaaaa", Caller: "reservas", Target: "finanzas", Action: "pagar_factura",
+		Hop: 0, Prompt: "Pay invoice #123 for 50 EUR", Start: t0.Add(-9 * time.Second), End: t0.Add(-8 * time.Second), Status: trace.CallOK, DurationMS: 824, Result: `{"summary":"Factura #123 pagada"}`}
+	write := &trace.Call{RequestID: "req-000000000002", CorrelationID: "corr-aaaaaaaaaaaa", ParentRequestID: "req-000000000001", Caller: "finanzas", Target: "data", Action: "escribir",
+		Hop: 1, Prompt: "Record payment #123", Start: t0.Add(-9 * time.Second).Add(100 * time.Millisecond), Status: trace.CallOK, DurationMS: 310, Result: `{"summary":"written"}`}
+	denied := &trace.Call{RequestID: "req-000000000003", CorrelationID: "corr-bbbbbbbbbbbb", Caller: "reservas", Target: "auditor", Action: "auditar",
+		Hop: 0, Start: t0.Add(-6 * time.Second), Status: trace.CallError, DurationMS: 1, ErrorCode: "DENIED", ErrorMessage: "auditor is not in reservas's allowed_targets"}
+	timeout := &trace.Call{RequestID: "req-000000000004", CorrelationID: "corr-cccccccccccc", Caller: "reservas", Target: "finanzas", Action: "consultar_saldo",
+		Hop: 0, Start: t0.Add(-4 * time.Second), Status: trace.CallError, DurationMS: 3000, ErrorCode: "TIMEOUT", ErrorMessage: "no answer within 3s", Late: true}
+	return []trace.Chain{
+		{CorrelationID: "corr-cccccccccccc", Start: timeout.Start, Rows: []trace.Row{{Call: timeout}}},
+		{CorrelationID: "corr-bbbbbbbbbbbb", Start: denied.Start, Rows: []trace.Row{{Call: denied}}},
+		{CorrelationID: "corr-aaaaaaaaaaaa", Start: pay.Start, Rows: []trace.Row{{Call: pay}, {Call: write, Depth: 1}}},
 	}
 }

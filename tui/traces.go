@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"huddle/ipc"
+	"huddle/ipc/trace"
 )
 
 // barWidth is the widest duration bar of a trace row.
@@ -114,10 +114,10 @@ func (p *tracesPane) rows(w, h int) []string {
 	return out
 }
 
-func (p *tracesPane) chainHeader(c *ipc.Chain) string {
+func (p *tracesPane) chainHeader(c *trace.Chain) string {
 	errs := 0
 	for _, r := range c.Rows {
-		if r.Call.Status == ipc.CallError {
+		if r.Call.Status == trace.CallError {
 			errs++
 		}
 	}
@@ -131,7 +131,7 @@ func (p *tracesPane) chainHeader(c *ipc.Chain) string {
 
 // callRow is caller → target.action, hop, status, duration, error code and
 // a bar whose length follows the call's share of the chain's longest call.
-func (p *tracesPane) callRow(c *ipc.Chain, r ipc.Row, w int) string {
+func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, w int) string {
 	st := p.styles
 	call := r.Call
 	indent := strings.Repeat("  ", r.Depth)
@@ -147,9 +147,9 @@ func (p *tracesPane) callRow(c *ipc.Chain, r ipc.Row, w int) string {
 	dur := call.DurationMS
 	var status string
 	switch call.Status {
-	case ipc.CallOK:
+	case trace.CallOK:
 		status = st.Success.Render("ok")
-	case ipc.CallError:
+	case trace.CallError:
 		status = st.Danger.Render(call.ErrorCode)
 	default:
 		status = st.Info.Render("running")
@@ -173,7 +173,7 @@ func fmtMS(ms int64) string {
 	return fmt.Sprintf("%.1fs", float64(ms)/1000)
 }
 
-func (p *tracesPane) bar(c *ipc.Chain, call *ipc.Call, dur int64, width int) string {
+func (p *tracesPane) bar(c *trace.Chain, call *trace.Call, dur int64, width int) string {
 	var longest int64
 	for _, r := range c.Rows {
 		longest = max(longest, r.Call.DurationMS)
@@ -217,7 +217,7 @@ func (p *tracesPane) detail(w int) []string {
 		out = append(out, kv("started", call.Start.Local().Format("15:04:05.000")))
 	}
 	status := call.Status
-	if call.Status != ipc.CallRunning {
+	if call.Status != trace.CallRunning {
 		status += fmt.Sprintf(" in %s", fmtMS(call.DurationMS))
 	}
 	out = append(out, kv("status", status))

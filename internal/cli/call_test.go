@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -44,15 +44,15 @@ func TestCallFromAnotherProcess(t *testing.T) {
 		out.Request.Caller != "tester" || out.Response.RequestID != out.Request.RequestID {
 		t.Fatalf("call: %+v", out)
 	}
-	spans, err := ipc.NewTraceReader(dir).Read()
+	spans, err := trace.NewTraceReader(dir).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var start, end bool
 	for _, s := range spans {
 		if s.RequestID == out.Request.RequestID && s.Caller == "tester" && s.Target == "alice" {
-			start = start || s.Span == ipc.SpanStart
-			end = end || (s.Span == ipc.SpanEnd && s.Status == protocol.ResultOK)
+			start = start || s.Span == trace.SpanStart
+			end = end || (s.Span == trace.SpanEnd && s.Status == protocol.ResultOK)
 		}
 	}
 	if !start || !end {

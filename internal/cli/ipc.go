@@ -12,11 +12,12 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/teamdir"
 )
 
 func validateFlags(fs *flag.FlagSet) runFunc {
@@ -142,34 +143,27 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
 		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
 	}
-	r := ipc.NewTraceReader(cl.dir)
-	spans, err := r.Read()
+	chains, skipped, err := trace.ReadChains(cl.dir)
 	if err != nil {
 		return cl.fail(err)
 	}
-	folded := ipc.NewTraces()
-	for _, s := range spans {
-		folded.Add(s)
-	}
-	chains := folded.Chains()
 	if corr != "" {
-		var one []ipc.Chain
+		var one []trace.Chain
 		for _, ch := range chains {
 			if ch.CorrelationID == corr {
 				one = append(one, ch)
 			}
 		}
 		if len(one) == 0 {
-			return cl.fail(fmt.Errorf("no chain %s in %s", corr, ipc.TracesPath(cl.dir)))
+			return cl.fail(fmt.Errorf("no chain %s in %s", corr, teamdir.TracesPath(cl.dir)))
 		}
 		chains = one
 	}
 	if asJSON {
-		out := make([]chainJSON, 0, len(chains))
-		for _, ch := range chains {
-			out = append(out, newChainJSON(ch))
+		if chains == nil {
+			chains = []trace.Chain{}
 		}
-		if err := writeJSON(cl.stdout, out); err != nil {
+		if err := writeJSON(cl.stdout, chains); err != nil {
 			return cl.fail(err)
 		}
 		return exitOK
@@ -190,20 +184,20 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 			fmt.Fprintf(cl.stdout, "%s%s\n", strings.Repeat("  ", row.Depth+1), callLine(row.Call))
 		}
 	}
-	if n := r.Skipped(); n > 0 {
-		fmt.Fprintf(cl.stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), ipc.TracesPath(cl.dir))
+	if n := skipped; n > 0 {
+		fmt.Fprintf(cl.stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), teamdir.TracesPath(cl.dir))
 	}
 	return exitOK
 }
 
 // callLine is one call of a chain: caller → target.action, hop, status,
 // duration, and whether an answer came late.
-func callLine(c *ipc.Call) string {
+func callLine(c *trace.Call) string {
 	parts := []string{fmt.Sprintf("%s → %s.%s", dash(c.Caller), dash(c.Target), dash(c.Action)), fmt.Sprintf("hop %d", c.Hop)}
 	switch c.Status {
-	case ipc.CallRunning:
+	case trace.CallRunning:
 		parts = append(parts, "running")
-	case ipc.CallOK:
+	case trace.CallOK:
 		parts = append(parts, "ok", fmt.Sprintf("%dms", c.DurationMS))
 	default:
 		status := "error"
@@ -222,58 +216,4 @@ func callLine(c *ipc.Call) string {
 		parts = append(parts, "via "+c.Remote)
 	}
 	return strings.Join(parts, "  ")
-}
-
-// chainJSON is a chain as `huddle traces --json` prints it.
-type chainJSON struct {
-	CorrelationID string     `json:"correlation_id"`
-	Start         *string    `json:"start"`
-	Calls         []callJSON `json:"calls"`
-}
-
-// callJSON is every field of an ipc.Call, with its depth in the chain.
-type callJSON struct {
-	Depth           int     `json:"depth"`
-	RequestID       string  `json:"request_id"`
-	CorrelationID   string  `json:"correlation_id"`
-	ParentRequestID string  `json:"parent_request_id"`
-	Caller          string  `json:"caller"`
-	Target          string  `json:"target"`
-	Action          string  `json:"action"`
-	Hop             int     `json:"hop"`
-	Prompt          string  `json:"prompt"`
-	Start           *string `json:"start"`
-	End             *string `json:"end"`
-	Status          string  `json:"status"`
-	DurationMS      int64   `json:"duration_ms"`
-	ErrorCode       string  `json:"error_code"`
-	ErrorMessage    string  `json:"error_message"`
-	ErrorReason     string  `json:"error_reason"`
-	Result          string  `json:"result"`
-	Late            bool    `json:"late"`
-	Remote          string  `json:"remote"`
-}
-
-func newChainJSON(ch ipc.Chain) chainJSON {
-	out := chainJSON{CorrelationID: ch.CorrelationID, Start: wireTime(ch.Start), Calls: make([]callJSON, 0, len(ch.Rows))}
-	for _, r := range ch.Rows {
-		c := r.Call
-		out.Calls = append(out.Calls, callJSON{
-			Depth: r.Depth, RequestID: c.RequestID, CorrelationID: c.CorrelationID, ParentRequestID: c.ParentRequestID,
-			Caller: c.Caller, Target: c.Target, Action: c.Action, Hop: c.Hop, Prompt: c.Prompt,
-			Start: wireTime(c.Start), End: wireTime(c.End), Status: c.Status, DurationMS: c.DurationMS,
-			ErrorCode: c.ErrorCode, ErrorMessage: c.ErrorMessage, ErrorReason: c.ErrorReason,
-			Result: c.Result, Late: c.Late, Remote: c.Remote,
-		})
-	}
-	return out
-}
-
-// wireTime is t in the wire form, or nil (null) when it is not known.
-func wireTime(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := protocol.FormatTime(t)
-	return &s
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"huddle/ipc"
+	"huddle/ipc/trace"
+	"huddle/teamdir"
 )
 
 // validateFixture is the absolute path of ipc/testdata/validate/<name>.
@@ -184,14 +186,14 @@ func tracesDir(t *testing.T, fixtures ...string) string {
 	t.Helper()
 	var all []byte
 	for _, f := range fixtures {
-		b, err := os.ReadFile(filepath.Join("..", "..", "ipc", "testdata", f))
+		b, err := os.ReadFile(filepath.Join("..", "..", "ipc", "trace", "testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, b...)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(ipc.TracesPath(dir), all, 0o600); err != nil {
+	if err := os.WriteFile(teamdir.TracesPath(dir), all, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -297,7 +299,7 @@ func TestCLITracesSkipsWhatIsNotASpan(t *testing.T) {
 	// garbage.jsonl holds one good call among bad lines; torn.jsonl ends in a
 	// line still being written, which is not read yet.
 	dir := tracesDir(t, "garbage.jsonl")
-	reader := ipc.NewTraceReader(dir)
+	reader := trace.NewTraceReader(dir)
 	if _, err := reader.Read(); err != nil || reader.Skipped() == 0 {
 		t.Fatalf("fixture: %v, %d skipped", err, reader.Skipped())
 	}
@@ -317,16 +319,16 @@ func TestCLITracesSkipsWhatIsNotASpan(t *testing.T) {
 
 func TestCallLine(t *testing.T) {
 	for _, tc := range []struct {
-		call ipc.Call
+		call trace.Call
 		want string
 	}{
-		{ipc.Call{Caller: "a", Target: "b", Action: "x", Status: ipc.CallRunning}, "a → b.x  hop 0  running"},
-		{ipc.Call{Caller: "a", Target: "b", Action: "x", Hop: 1, Status: ipc.CallOK, DurationMS: 824}, "a → b.x  hop 1  ok  824ms"},
-		{ipc.Call{Caller: "a", Target: "b", Action: "x", Status: ipc.CallError, ErrorCode: "TIMEOUT", DurationMS: 3000, Late: true},
+		{trace.Call{Caller: "a", Target: "b", Action: "x", Status: trace.CallRunning}, "a → b.x  hop 0  running"},
+		{trace.Call{Caller: "a", Target: "b", Action: "x", Hop: 1, Status: trace.CallOK, DurationMS: 824}, "a → b.x  hop 1  ok  824ms"},
+		{trace.Call{Caller: "a", Target: "b", Action: "x", Status: trace.CallError, ErrorCode: "TIMEOUT", DurationMS: 3000, Late: true},
 			"a → b.x  hop 0  error TIMEOUT  3000ms  (late answer)"},
-		{ipc.Call{Caller: "a", Target: "b", Action: "x", Status: ipc.CallError, ErrorCode: "DENIED", ErrorReason: "not_allowed_target"},
+		{trace.Call{Caller: "a", Target: "b", Action: "x", Status: trace.CallError, ErrorCode: "DENIED", ErrorReason: "not_allowed_target"},
 			"a → b.x  hop 0  error DENIED (not_allowed_target)  0ms"},
-		{ipc.Call{Target: "b", Action: "x", Status: ipc.CallOK, DurationMS: 5, Remote: "http://10.0.0.2:7070"},
+		{trace.Call{Target: "b", Action: "x", Status: trace.CallOK, DurationMS: 5, Remote: "http://10.0.0.2:7070"},
 			"- → b.x  hop 0  ok  5ms  via http://10.0.0.2:7070"},
 	} {
 		if got := callLine(&tc.call); got != tc.want {
@@ -417,4 +419,36 @@ func TestCLIValidateTheDemoTeam(t *testing.T) {
 	if rep.Kind != ipc.KindTeam || !rep.OK || rep.Errors != 0 {
 		t.Fatalf("the demo team: %+v", rep)
 	}
+}
+
+// chainJSON is a chain as `huddle traces --json` prints it: the test reads
+// the output through its own copy of the wire shape, so a change to that
+// shape fails here.
+type chainJSON struct {
+	CorrelationID string     `json:"correlation_id"`
+	Start         *string    `json:"start"`
+	Calls         []callJSON `json:"calls"`
+}
+
+// callJSON is every field of a call, with its depth in the chain.
+type callJSON struct {
+	Depth           int     `json:"depth"`
+	RequestID       string  `json:"request_id"`
+	CorrelationID   string  `json:"correlation_id"`
+	ParentRequestID string  `json:"parent_request_id"`
+	Caller          string  `json:"caller"`
+	Target          string  `json:"target"`
+	Action          string  `json:"action"`
+	Hop             int     `json:"hop"`
+	Prompt          string  `json:"prompt"`
+	Start           *string `json:"start"`
+	End             *string `json:"end"`
+	Status          string  `json:"status"`
+	DurationMS      int64   `json:"duration_ms"`
+	ErrorCode       string  `json:"error_code"`
+	ErrorMessage    string  `json:"error_message"`
+	ErrorReason     string  `json:"error_reason"`
+	Result          string  `json:"result"`
+	Late            bool    `json:"late"`
+	Remote          string  `json:"remote"`
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"huddle/ipc"
+	"huddle/ipc/trace"
 	"huddle/team"
 )
 
@@ -77,13 +77,13 @@ func writeTeamFiles(t *testing.T, dir string, tm team.Team, files map[string]str
 	}
 }
 
-func teamChains(t *testing.T, dir string) []ipc.Chain {
+func teamChains(t *testing.T, dir string) []trace.Chain {
 	t.Helper()
-	spans, err := ipc.NewTraceReader(dir).Read()
+	spans, err := trace.NewTraceReader(dir).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := ipc.NewTraces()
+	tr := trace.NewTraces()
 	for _, s := range spans {
 		tr.Add(s)
 	}
@@ -91,7 +91,7 @@ func teamChains(t *testing.T, dir string) []ipc.Chain {
 }
 
 // callsOf lists "caller→target.action status remote?" of a chain.
-func callsOf(c ipc.Chain) []string {
+func callsOf(c trace.Chain) []string {
 	var out []string
 	for _, r := range c.Rows {
 		s := fmt.Sprintf("%s→%s.%s %s", r.Call.Caller, r.Call.Target, r.Call.Action, r.Call.Status)

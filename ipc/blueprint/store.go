@@ -5,11 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"huddle/inbox"
+	"huddle/teamdir"
 )
 
 // Store persists finished executions under a team directory as one JSON
@@ -20,7 +19,7 @@ type Store struct {
 }
 
 // NewStore keeps executions in dir/executions.jsonl.
-func NewStore(dir string) *Store { return &Store{path: filepath.Join(dir, "executions.jsonl")} }
+func NewStore(dir string) *Store { return &Store{path: teamdir.ExecutionsPath(dir)} }
 
 // Append records a finished execution.
 func (s *Store) Append(e *execution) error {
@@ -30,7 +29,7 @@ func (s *Store) Append(e *execution) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return inbox.AppendLine(s.path, append(b, '\n'))
+	return teamdir.AppendLine(s.path, append(b, '\n'))
 }
 
 // Load reads the executions finished after since, and rewrites the file
@@ -78,5 +77,5 @@ func (s *Store) Rewrite(execs []*execution) error {
 		}
 		buf.Write(append(b, '\n'))
 	}
-	return inbox.WriteFileAtomic(s.path, buf.Bytes())
+	return teamdir.WriteFileAtomic(s.path, buf.Bytes())
 }

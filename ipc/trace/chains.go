@@ -1,4 +1,4 @@
-package ipc
+package trace
 
 import (
 	"cmp"
@@ -273,4 +273,19 @@ func (t *Traces) build(cs *chainState) Chain {
 		}
 	}
 	return ch
+}
+
+// ReadChains folds the whole of a team directory's traces.jsonl into its
+// chains, newest first, and says how many lines were not valid spans.
+func ReadChains(teamDir string) (chains []Chain, skipped int64, err error) {
+	r := NewTraceReader(teamDir)
+	spans, err := r.Read()
+	if err != nil {
+		return nil, 0, err
+	}
+	folded := NewTraces()
+	for _, s := range spans {
+		folded.Add(s)
+	}
+	return folded.Chains(), r.Skipped(), nil
 }

@@ -1,4 +1,4 @@
-package ipc
+package trace
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"huddle/teamdir"
 )
 
 // fixture copies testdata/<names...> into a fresh team directory as its
@@ -25,7 +27,7 @@ func fixture(t *testing.T, names ...string) string {
 		all = append(all, b...)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(TracesPath(dir), all, 0o600); err != nil {
+	if err := os.WriteFile(teamdir.TracesPath(dir), all, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -161,7 +163,7 @@ func TestTraceReaderTornLastLine(t *testing.T) {
 		t.Fatalf("the partial line was read before its newline: %+v", again)
 	}
 	// The writer finishes the line: it is read once, whole.
-	f, err := os.OpenFile(TracesPath(dir), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(teamdir.TracesPath(dir), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestTraceReaderRestartsWhenTheFileShrinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Truncated in place to something shorter.
-	if err := os.WriteFile(TracesPath(dir), late, 0o600); err != nil {
+	if err := os.WriteFile(teamdir.TracesPath(dir), late, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	spans, err := r.Read()
@@ -218,7 +220,7 @@ func TestTraceReaderRestartsWhenTheFileShrinks(t *testing.T) {
 	if err := os.WriteFile(tmp, both, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, TracesPath(dir)); err != nil {
+	if err := os.Rename(tmp, teamdir.TracesPath(dir)); err != nil {
 		t.Fatal(err)
 	}
 	spans, _ = r.Read()
@@ -236,7 +238,7 @@ func TestAppendSpanWireForm(t *testing.T) {
 	if err := AppendSpan(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(TracesPath(dir))
+	b, err := os.ReadFile(teamdir.TracesPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +256,7 @@ func TestAppendSpanWireForm(t *testing.T) {
 	if !got.TS.Equal(ts.Truncate(time.Microsecond)) || got.Error.Code != "DENIED" || string(got.Error.Details) != `{"reason":"max_hops"}` || got.Hop != 1 {
 		t.Fatalf("round trip: %+v", got)
 	}
-	if st, _ := os.Stat(TracesPath(dir)); st.Mode().Perm() != 0o600 {
+	if st, _ := os.Stat(teamdir.TracesPath(dir)); st.Mode().Perm() != 0o600 {
 		t.Fatalf("traces.jsonl mode %v, want 0600", st.Mode().Perm())
 	}
 }
@@ -277,7 +279,7 @@ func TestAppendSpanRefusesBadSpans(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := os.Stat(TracesPath(dir)); !os.IsNotExist(err) {
+	if _, err := os.Stat(teamdir.TracesPath(dir)); !os.IsNotExist(err) {
 		t.Fatalf("a refused span touched traces.jsonl: %v", err)
 	}
 	if err := AppendSpan(dir, good); err != nil {

@@ -1,4 +1,4 @@
-package ipc
+package trace
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // TraceReader follows a team's traces.jsonl by byte offset. It is used by
@@ -26,7 +27,7 @@ type TraceReader struct {
 
 // NewTraceReader follows teamDir/traces.jsonl from its first line.
 func NewTraceReader(teamDir string) *TraceReader {
-	return &TraceReader{path: TracesPath(teamDir)}
+	return &TraceReader{path: teamdir.TracesPath(teamDir)}
 }
 
 // Skipped counts the lines that were not valid spans (bad JSON, failed

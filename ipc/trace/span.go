@@ -1,18 +1,14 @@
-package ipc
+package trace
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
-	"huddle/inbox"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
-
-// TracesFile is the span log of a team directory (DESIGN §7).
-const TracesFile = "traces.jsonl"
 
 // Span kinds.
 const (
@@ -51,50 +47,6 @@ type SpanError struct {
 	Code    string          `json:"code"`
 	Message string          `json:"message,omitempty"`
 	Details json.RawMessage `json:"details,omitempty"`
-}
-
-// Call states as a trace shows them.
-const (
-	CallRunning = "running"
-	CallOK      = "ok"
-	CallError   = "error"
-)
-
-// Call is one invocation folded from its spans.
-type Call struct {
-	RequestID       string
-	CorrelationID   string
-	ParentRequestID string
-	Caller          string
-	Target          string
-	Action          string
-	Hop             int
-	Prompt          string
-	Start           time.Time // zero when only the end span was seen
-	End             time.Time // zero while running
-	Status          string    // running | ok | error
-	DurationMS      int64
-	ErrorCode       string
-	ErrorMessage    string
-	ErrorReason     string // details.reason of the error, when it has one
-	Result          string
-	Late            bool // an answer arrived after the deadline
-	Remote          string
-}
-
-// Row is one call of a chain in tree order, with its depth in the tree.
-type Row struct {
-	Call  *Call
-	Depth int
-}
-
-// Chain is a correlation chain: every call sharing a correlation id, as a
-// tree linked by parent_request_id, flattened in tree order (children by
-// start time).
-type Chain struct {
-	CorrelationID string
-	Start         time.Time // the earliest call's start
-	Rows          []Row
 }
 
 // MarshalJSON writes a span in the wire form: ts as RFC 3339, UTC, µs.
@@ -145,9 +97,6 @@ func clip(s string) string {
 	return s[:64] + "…"
 }
 
-// TracesPath is the span log of a team directory.
-func TracesPath(teamDir string) string { return filepath.Join(teamDir, TracesFile) }
-
 // AppendSpan validates s and appends it as one line to teamDir/traces.jsonl,
 // under an exclusive flock with one write, so spans from any number of
 // processes never interleave. A zero TS is stamped with the current time.
@@ -163,9 +112,9 @@ func AppendSpan(teamDir string, s Span) error {
 		return fmt.Errorf("trace: %w", err)
 	}
 	if len(b)+1 > protocol.MaxLine {
-		return fmt.Errorf("trace: span %s: %w (%d bytes)", s.RequestID, inbox.ErrTooLarge, len(b)+1)
+		return fmt.Errorf("trace: span %s: %w (%d bytes)", s.RequestID, teamdir.ErrTooLarge, len(b)+1)
 	}
-	if err := inbox.AppendLine(TracesPath(teamDir), append(b, '\n')); err != nil {
+	if err := teamdir.AppendLine(teamdir.TracesPath(teamDir), append(b, '\n')); err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
 	return nil

@@ -1,0 +1,103 @@
+package teamdir
+
+import (
+	"path/filepath"
+
+	"huddle/protocol"
+)
+
+// Names of the files and subdirectories of a team directory.
+const (
+	ConfigFile      = "team.json"
+	PolicyFile      = ".puruto-ipc.json"
+	RuntimeLockFile = "runtime.lock"
+	InboxDir        = "inbox"
+	DeadLetterFile  = "deadletter.jsonl"
+	MembersDir      = "members"
+	RequestsDir     = "requests"
+	TracesFile      = "traces.jsonl"
+	ExecutionsFile  = "executions.jsonl"
+)
+
+// Permissions of everything a team directory holds (DESIGN §3).
+const (
+	DirMode  = 0o700
+	FileMode = 0o600
+)
+
+// ConfigPath is team.json.
+func ConfigPath(dir string) string { return filepath.Join(dir, ConfigFile) }
+
+// PolicyPath is the team's .puruto-ipc.json, the policy of its HTTP callers.
+func PolicyPath(dir string) string { return filepath.Join(dir, PolicyFile) }
+
+// RuntimeLockPath is runtime.lock.
+func RuntimeLockPath(dir string) string { return filepath.Join(dir, RuntimeLockFile) }
+
+// DeadLetterPath is deadletter.jsonl.
+func DeadLetterPath(dir string) string { return filepath.Join(dir, DeadLetterFile) }
+
+// TracesPath is traces.jsonl.
+func TracesPath(dir string) string { return filepath.Join(dir, TracesFile) }
+
+// ExecutionsPath is executions.jsonl.
+func ExecutionsPath(dir string) string { return filepath.Join(dir, ExecutionsFile) }
+
+// InboxDirPath is the directory of every inbox.
+func InboxDirPath(dir string) string { return filepath.Join(dir, InboxDir) }
+
+// MembersDirPath is the directory of the member records.
+func MembersDirPath(dir string) string { return filepath.Join(dir, MembersDir) }
+
+// RequestsDirPath is the directory of the request records.
+func RequestsDirPath(dir string) string { return filepath.Join(dir, RequestsDir) }
+
+// InboxPath is inbox/<member>.jsonl.
+func InboxPath(dir, member string) (string, error) {
+	return memberFile(dir, InboxDir, member, ".jsonl")
+}
+
+// InboxRel is inbox/<member>.jsonl relative to the team directory, with
+// slashes: how a dead letter names where it came from. It does not validate.
+func InboxRel(member string) string { return InboxDir + "/" + member + ".jsonl" }
+
+// CursorPath is inbox/<member>.cursor.
+func CursorPath(dir, member string) (string, error) {
+	return memberFile(dir, InboxDir, member, ".cursor")
+}
+
+// PrevPath is inbox/<member>.jsonl.prev.
+func PrevPath(dir, member string) (string, error) {
+	return memberFile(dir, InboxDir, member, ".jsonl.prev")
+}
+
+// MemberPath is members/<name>.json.
+func MemberPath(dir, name string) (string, error) { return memberFile(dir, MembersDir, name, ".json") }
+
+// MemberLogPath is members/<name>.log.
+func MemberLogPath(dir, name string) (string, error) {
+	return memberFile(dir, MembersDir, name, ".log")
+}
+
+// RequestPath is requests/<id>.json.
+func RequestPath(dir, id string) (string, error) { return requestFile(dir, id, ".json") }
+
+// DecisionPath is requests/<id>.decision.
+func DecisionPath(dir, id string) (string, error) { return requestFile(dir, id, ".decision") }
+
+// memberFile is sub/<name><ext>; the name is validated first, so an invalid
+// name never becomes a path.
+func memberFile(dir, sub, name, ext string) (string, error) {
+	if err := protocol.ValidateName(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, sub, name+ext), nil
+}
+
+// requestFile is requests/<id><ext>; the id is validated first.
+func requestFile(dir, id, ext string) (string, error) {
+	if err := protocol.ValidateID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, RequestsDir, id+ext), nil
+}

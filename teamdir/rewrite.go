@@ -1,0 +1,81 @@
+package teamdir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// TempPrefix starts the name of every temp file in a team directory: the
+// temp file of X is .tmp-<base of X>-<random>, in X's directory. Readers
+// skip names that start with a dot; Sweep removes what a crash leaves.
+const TempPrefix = ".tmp-"
+
+// CreateTemp creates the temp file that will become path (mode 0600), in
+// path's directory so that a rename or link into place stays on one file
+// system.
+func CreateTemp(path string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(path), TempPrefix+filepath.Base(path)+"-*")
+}
+
+// WriteFileAtomic writes data to path by write-temp + fsync + rename, the
+// way every whole-file rewrite in a team directory is made (DESIGN §3).
+func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
+
+// ReplaceFile writes data to path by write-temp + rename, without the fsync:
+// a reader never sees a torn file and a process crash loses nothing, but
+// after a power loss the file may hold an older version. For records that
+// are rewritten all the time and rebuilt on start (a member's live status).
+func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false) }
+
+func replaceFile(path string, data []byte, sync bool) error {
+	tmp, err := CreateTemp(path)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// LinkExclusive creates path holding data, or reports false when path
+// already exists. The data is written to a temp file, fsync'd and linked
+// into place: creation is exclusive, as with O_EXCL, but the file is never
+// seen empty, neither by a racing writer nor after a crash. How the first
+// resolver of a request wins (requests/<id>.decision).
+func LinkExclusive(path string, data []byte) (bool, error) {
+	tmp, err := CreateTemp(path)
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(data)
+	if serr := tmp.Sync(); werr == nil {
+		werr = serr
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return false, werr
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
