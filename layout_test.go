@@ -1,0 +1,79 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// allowedImports is the package map of docs/DESIGN.md §2: what each of our
+// packages may import of ours. A package missing here fails the test, so a
+// new package is placed on the map when it is made.
+var allowedImports = map[string][]string{
+	"protocol":      {},
+	"teamdir":       {"protocol"},
+	"inbox":         {"protocol", "teamdir"},
+	"ipc/trace":     {"protocol", "teamdir"},
+	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
+	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
+	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint"},
+	"tui":           {"protocol", "ipc/trace", "team"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "team", "tui"},
+	".":             {"internal/cli"},
+}
+
+// TestDependenciesPointOneWay reads the imports of every non-test Go file
+// and fails on an import the package map does not allow.
+func TestDependenciesPointOneWay(t *testing.T) {
+	const module = "huddle"
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		allowed, ok := allowedImports[pkg]
+		if !ok {
+			t.Errorf("%s: package %s is not on the package map (docs/DESIGN.md §2, allowedImports)", path, pkg)
+			return nil
+		}
+		seen[pkg] = true
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			ours, found := strings.CutPrefix(imp, module+"/")
+			if !found && imp != module {
+				continue // the standard library or a third party
+			}
+			if !slices.Contains(allowed, ours) {
+				t.Errorf("%s imports %s: %s may import only %v (docs/DESIGN.md §2)", path, imp, pkg, allowed)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg := range allowedImports {
+		if !seen[pkg] {
+			t.Errorf("package %s is on the map but has no Go files", pkg)
+		}
+	}
+}
