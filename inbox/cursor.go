@@ -12,7 +12,7 @@ import (
 
 // The cursor of a consumer is a journal: every commit appends one small
 // record with a single write(2), instead of rewriting a file per message.
-// (DESIGN §3 names a whole-file rename; a rename costs ~200 µs here against
+// (docs/DESIGN.md §10.1 says why: a rename costs ~200 µs here against
 // ~2 µs for an append, and the consumer commits after every message.) The
 // last complete record is the committed position; the ids of the last
 // records are the persisted dedupe set. When the journal has grown to four

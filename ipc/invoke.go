@@ -43,7 +43,7 @@ type Caller struct {
 }
 
 // Call runs req and always returns a result: the target's answer, or an
-// error result with the code of DESIGN §7. Missing ids are filled in: a new
+// error result with the code of docs/DESIGN.md §7. Missing ids are filled in: a new
 // request id, a new correlation id (a chain starts here), and the policy's
 // default timeout.
 func (c *Caller) Call(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {

@@ -15,7 +15,7 @@ const TimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // FormatTime renders t in the wire form.
 func FormatTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(TimeLayout) }
 
-// MaxLine is the largest inbox line, newline included (DESIGN §9).
+// MaxLine is the largest inbox line, newline included (docs/DESIGN.md §9).
 const MaxLine = 1 << 20
 
 type wireMessage struct {

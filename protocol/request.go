@@ -14,7 +14,7 @@ const (
 	KindPlan     RequestKind = "plan"
 )
 
-// RequestStatus is a state of the request state machine (DESIGN §5).
+// RequestStatus is a state of the request state machine (docs/DESIGN.md §5).
 type RequestStatus string
 
 const (
@@ -31,7 +31,7 @@ var RequestStatuses = []RequestStatus{RequestPending, RequestApproved, RequestRe
 // IsTerminal reports whether s is final: every state but pending.
 func (s RequestStatus) IsTerminal() bool { return s != RequestPending && s.Known() }
 
-// Known reports whether s is one of the states of DESIGN §5.
+// Known reports whether s is one of the states of docs/DESIGN.md §5.
 func (s RequestStatus) Known() bool {
 	for _, k := range RequestStatuses {
 		if s == k {
@@ -101,7 +101,7 @@ type Transition struct {
 	Note string        `json:"note,omitempty"`
 }
 
-// Request is the record kept in requests/<id>.json (DESIGN §5).
+// Request is the record kept in requests/<id>.json (docs/DESIGN.md §5).
 //
 // The shutdown payload is Reason (why the lead asks); the teammate's answer
 // to it is ResponseReason, so neither overwrites the other.

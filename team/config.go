@@ -55,7 +55,7 @@ type Settings struct {
 	ShutdownDeadline Duration `json:"shutdown_deadline,omitempty"`
 }
 
-// Defaults for Settings (issue: 10 min and 2 min).
+// Defaults for Settings: a plan waits 10 min for the lead, a shutdown 2 min.
 const (
 	DefaultApprovalDeadline = 10 * time.Minute
 	DefaultShutdownDeadline = 2 * time.Minute

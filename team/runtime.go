@@ -329,7 +329,7 @@ func (rt *Runtime) cancelPending(member, why string) {
 
 // recordFor returns the record of the request message m names, creating it
 // from m when there is none: a foreign agent may write the line alone, and
-// the receiver creates the record (DESIGN §4).
+// the receiver creates the record (docs/DESIGN.md §4).
 func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from, to string) (*protocol.Request, error) {
 	r, err := LoadRequest(rt.dir, m.RequestID)
 	if !errors.Is(err, os.ErrNotExist) {

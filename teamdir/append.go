@@ -13,7 +13,7 @@ import (
 var ErrTooLarge = errors.New("line exceeds 1 MiB")
 
 // AppendLine appends line, which must end with a newline, to the file at
-// path the way every append in a team directory is made (DESIGN §3): under an
+// path the way every append in a team directory is made (docs/DESIGN.md §3): under an
 // exclusive flock, with one write. It uses the raw descriptor: open, flock,
 // write and close are the only system calls, and closing releases the lock.
 // A missing directory is an fs.ErrNotExist error; the caller makes it.

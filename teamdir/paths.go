@@ -19,7 +19,7 @@ const (
 	ExecutionsFile  = "executions.jsonl"
 )
 
-// Permissions of everything a team directory holds (DESIGN §3).
+// Permissions of everything a team directory holds (docs/DESIGN.md §3).
 const (
 	DirMode  = 0o700
 	FileMode = 0o600

@@ -19,7 +19,7 @@ func CreateTemp(path string) (*os.File, error) {
 }
 
 // WriteFileAtomic writes data to path by write-temp + fsync + rename, the
-// way every whole-file rewrite in a team directory is made (DESIGN §3).
+// way every whole-file rewrite in a team directory is made (docs/DESIGN.md §3).
 func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
 
 // ReplaceFile writes data to path by write-temp + rename, without the fsync:

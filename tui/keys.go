@@ -16,7 +16,8 @@ type KeyMap struct {
 	Filter, Help, Quit, ForceQuit key.Binding
 }
 
-// DefaultKeyMap returns the bindings of the keys section.
+// DefaultKeyMap returns every binding of the UI; the footer and the full
+// help are generated from it.
 func DefaultKeyMap() KeyMap {
 	b := func(help, desc string, keys ...string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
