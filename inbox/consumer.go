@@ -214,7 +214,7 @@ func (c *Consumer) Drain(ctx context.Context) error {
 func (c *Consumer) handle(ctx context.Context, l line) error {
 	logical := c.cur.base + l.at
 	if l.oversize {
-		return c.reject(l, logical, fmt.Sprintf("line exceeds 1 MiB"))
+		return c.reject(l, logical, "line exceeds 1 MiB")
 	}
 	msg, err := protocol.Decode(l.text, protocol.Fallback{To: c.member, ID: derivedID(c.member, logical)})
 	if err != nil {

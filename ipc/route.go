@@ -79,7 +79,7 @@ func (r *Router) Deliver(res protocol.InvocationResult) bool {
 	case late:
 		// No remote endpoint: only an InboxTarget waits on a Router, and a
 		// teammate's inbox is in this team directory, never another huddle.
-		trace.AppendSpan(r.teamDir, trace.End(req, res, "", true, time.Now()))
+		_ = trace.AppendSpan(r.teamDir, trace.End(req, res, "", true, time.Now())) // the call has ended: only the trace of its late answer is lost
 	}
 	return false
 }
@@ -112,7 +112,7 @@ func (t InboxTarget) Invoke(ctx context.Context, req protocol.InvocationRequest)
 			// its own onward calls. (At a deadline it may still answer late.)
 			c := protocol.NewMessage(protocol.TypeInvocationCancel, req.Caller, t.Name)
 			c.RequestID = req.RequestID
-			inbox.Append(t.TeamDir, t.Name, &c)
+			_ = inbox.Append(t.TeamDir, t.Name, &c) // best effort: an answer that comes anyway is traced as late
 		}
 		return protocol.InvocationResult{}, ctx.Err()
 	}

@@ -282,9 +282,9 @@ func locate(b []byte, err error) error {
 // returns the first field that fails, with its error.
 func badField[T any](raw json.RawMessage) (string, error) {
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil {
-		return "", nil
-	}
+	// Not an object: no field to blame, so the caller's own error stands
+	// (fields stays empty).
+	_ = json.Unmarshal(raw, &fields)
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		one, _ := json.Marshal(map[string]json.RawMessage{k: fields[k]})
 		var v T

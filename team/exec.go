@@ -105,7 +105,7 @@ func (p *proc) send(d inbox.Delivery) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// A write error means the process is gone; runExec reports its exit.
-	p.stdin.Write(append(b, '\n'))
+	_, _ = p.stdin.Write(append(b, '\n'))
 	return nil
 }
 
@@ -127,11 +127,11 @@ func (mt *mate) runExec(ctx context.Context) error {
 			p.mu.Lock()
 			p.stdin.Close()
 			p.mu.Unlock()
-			p.cmd.Process.Signal(os.Interrupt)
+			_ = p.cmd.Process.Signal(os.Interrupt) // it may have exited already
 			select {
 			case <-done:
 			case <-time.After(3 * time.Second):
-				p.cmd.Process.Kill()
+				_ = p.cmd.Process.Kill() // it may have exited already
 			}
 		case <-done:
 		}
@@ -151,7 +151,7 @@ func (mt *mate) runExec(ctx context.Context) error {
 	}
 	scanErr := sc.Err()
 	if scanErr != nil {
-		io.Copy(io.Discard, p.out)
+		_, _ = io.Copy(io.Discard, p.out) // keep the pipe flowing until it exits
 	}
 	werr := p.cmd.Wait()
 	close(done)
@@ -284,7 +284,9 @@ func (mt *mate) execInvoke(l ExecLine) error {
 		res := mt.call(mt.rt.ctx, protocol.InvocationRequest{Target: l.Target, Action: l.Name, Prompt: l.Prompt, TimeoutSec: l.TimeoutSec})
 		m := protocol.NewMessage(protocol.TypeInvocationResult, l.Target, mt.spec.Name)
 		m.Result = &res
-		mt.proc.send(inbox.Delivery{Msg: m})
+		if err := mt.proc.send(inbox.Delivery{Msg: m}); err != nil {
+			mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("answering %s: %v", l.Target, err)})
+		}
 	}()
 	return nil
 }

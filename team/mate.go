@@ -104,14 +104,22 @@ func (mt *mate) finish(err error) {
 		mt.mu.Lock()
 		mt.rec.Error = err.Error()
 		mt.mu.Unlock()
-		mt.setStatus(protocol.MemberCrashed, "")
+		mt.finalStatus(protocol.MemberCrashed)
 		mt.rt.cancelPending(mt.spec.Name, mt.spec.Name+" crashed")
 	default:
 		if mt.status() != protocol.MemberStopping {
-			mt.setStatus(protocol.MemberStopping, "")
+			mt.finalStatus(protocol.MemberStopping)
 		}
-		mt.setStatus(protocol.MemberStopped, "")
+		mt.finalStatus(protocol.MemberStopped)
 		mt.rt.cancelPending(mt.spec.Name, mt.spec.Name+" stopped")
+	}
+}
+
+// finalStatus records how the run ended; a record that cannot be written is
+// said in the events, as nothing is left to carry the error.
+func (mt *mate) finalStatus(st protocol.MemberStatus) {
+	if err := mt.setStatus(st, ""); err != nil {
+		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
 	}
 }
 

@@ -248,6 +248,9 @@ func claimDecision(dir, id string, b []byte) (bool, error) {
 	return teamdir.LinkExclusive(p, b)
 }
 
+// errIncomplete is a decision file that does not (yet) hold a decision.
+var errIncomplete = errors.New("incomplete")
+
 func readDecision(dir, id string) (*decision, error) {
 	p, err := teamdir.DecisionPath(dir, id)
 	if err != nil {
@@ -259,7 +262,7 @@ func readDecision(dir, id string) (*decision, error) {
 	}
 	var d decision
 	if err := json.Unmarshal(b, &d); err != nil || d.Event == "" {
-		return nil, fmt.Errorf("decision %s: incomplete", id)
+		return nil, fmt.Errorf("decision %s: %w", id, errIncomplete)
 	}
 	return &d, nil
 }
@@ -285,8 +288,10 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 	}
 	if d == nil {
 		var err error
-		if d, err = readDecision(dir, id); err != nil {
+		if d, err = readDecision(dir, id); errors.Is(err, os.ErrNotExist) || errors.Is(err, errIncomplete) {
 			return r, nil // no decision (yet)
+		} else if err != nil {
+			return nil, err
 		}
 	}
 	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {

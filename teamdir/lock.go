@@ -20,7 +20,19 @@ func LockRuntime(dir string) (unlock func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("another huddle runtime already runs the team in %s (pid %s)", dir, string(b))
 	}
-	f.Truncate(0)
-	f.WriteAt([]byte(fmt.Sprint(os.Getpid())), 0)
+	if err := writePID(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
 	return func() { f.Close() }, nil
+}
+
+// writePID replaces the lock file's content with this process's pid, for
+// the error a second runtime gives.
+func writePID(f *os.File) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.WriteAt([]byte(fmt.Sprint(os.Getpid())), 0)
+	return err
 }

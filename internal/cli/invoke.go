@@ -147,7 +147,7 @@ func printInvoke(cl *cmdline, sig context.Context, res blueprint.Result, err err
 	var api *blueprint.APIError
 	switch {
 	case errors.As(err, &api):
-		writeJSON(cl.stdout, api.Envelope())
+		_ = writeJSON(cl.stdout, api.Envelope()) // the exit code and stderr say it either way
 		return cl.exit(exitFail, "%s", api.Error())
 	case sig.Err() != nil:
 		return cl.exit(exitFail, "interrupted")

@@ -45,7 +45,7 @@ func runUp(cl *cmdline, headless, auto bool) int {
 	opts.OnEvent = func(e team.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		enc.Encode(e)
+		_ = enc.Encode(e) // a reader that went away must not stop the team
 	}
 	if err := team.Run(ctx, cl.dir, opts); err != nil {
 		return cl.fail(err)

@@ -396,10 +396,10 @@ func TestUnreachable(t *testing.T) {
 	if len(delays) != 6 {
 		t.Fatalf("waits %v, want 6 between 7 attempts", delays)
 	}
-	bases := []time.Duration{10, 20, 40, 80, 80, 80}
+	bases := []int{10, 20, 40, 80, 80, 80} // ms
 	for i, d := range delays {
-		if !within(d, bases[i]*time.Millisecond, c.Backoff.Max, 0.2) {
-			t.Errorf("wait %d = %v, want %v ±20%% capped at %v", i, d, bases[i]*time.Millisecond, c.Backoff.Max)
+		if !within(d, time.Duration(bases[i])*time.Millisecond, c.Backoff.Max, 0.2) {
+			t.Errorf("wait %d = %v, want %v ±20%% capped at %v", i, d, time.Duration(bases[i])*time.Millisecond, c.Backoff.Max)
 		}
 		if i > 0 && i < 4 && d <= delays[i-1] {
 			t.Errorf("wait %d = %v does not grow from %v", i, d, delays[i-1])

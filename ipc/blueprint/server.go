@@ -199,7 +199,7 @@ func (r *statusRecorder) WriteHeader(code int) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v) // the client went away: nobody to tell
 }
 
 func writeError(w http.ResponseWriter, code int, body ErrorBody) {
@@ -452,7 +452,7 @@ func (s *Server) run(ctx context.Context, e *execution, inv protocol.InvocationR
 		var details any
 		if res.Error != nil {
 			code, msg = string(res.Error.Code), res.Error.Message
-			json.Unmarshal(res.Error.Details, &details)
+			_ = json.Unmarshal(res.Error.Details, &details) // none, or not JSON: null
 		}
 		e.Err = &ErrorBody{Code: CodeFailed, Message: msg, Details: map[string]any{"ipc_code": code, "ipc_details": details, "request_id": res.RequestID}}
 	}

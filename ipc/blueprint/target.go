@@ -42,7 +42,7 @@ func (t Target) Invoke(ctx context.Context, req protocol.InvocationRequest) (pro
 			// The caller gave up: the remote execution is cancelled too, so
 			// its own onward calls stop.
 			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			t.Client.Cancel(cctx, acc.ExecutionID)
+			_ = t.Client.Cancel(cctx, acc.ExecutionID) // best effort: unanswered, it ends at its deadline
 			cancel()
 			return protocol.InvocationResult{}, ctx.Err()
 		}
