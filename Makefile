@@ -45,8 +45,9 @@ bench:
 	go test -run '^$$' -bench 'ThousandTeammates' -benchtime 1x ./team
 	go test -run '^$$' -bench 'ObserverFold' -benchtime 2s ./team
 	go test -run '^$$' -bench 'ExecCall' -benchtime 200x ./ipc
-	go test -run '^$$' -bench 'TracesFold' ./ipc
-	go test -run '^$$' -bench 'View|KeystrokeUnderLoad' -benchtime 200x ./tui
+	go test -run '^$$' -bench 'TracesFold' ./ipc/trace
+	go test -run '^$$' -bench 'View' -benchtime 200x ./tui
+	go test -run '^$$' -bench 'KeystrokeUnderLoad' -benchtime 1000x ./tui
 
 ci:
 	bash .ci/run

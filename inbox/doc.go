@@ -8,6 +8,6 @@
 //
 //	inbox/<name>.jsonl       the mailbox, one message per line
 //	inbox/<name>.cursor      the consumer's commit journal (see cursor.go)
-//	inbox/<name>.jsonl.prev  the last compacted generation, for lagging observers
+//	inbox/<name>.jsonl.prev  the last compacted generations (a rolling window), for lagging observers
 //	deadletter.jsonl         rejected lines with their reason
 package inbox

@@ -1,5 +1,6 @@
-// Package ipc owns Puruto's agentic IPC (docs/DESIGN.md §7, §8): the invocation
-// policy, the invokers (their spans are written with ipc/trace), the
-// router of answers, the validator, and the asynchronous HTTP protocol
-// (ipc/blueprint).
+// Package ipc owns Puruto's agentic IPC (docs/DESIGN.md §7): the invocation
+// policy, the Caller and its targets (a teammate's inbox, an exec process),
+// the Router of answers and what feeds it (Take, WatchAnswers), the
+// validator and the init --ipc scaffolding. Spans are ipc/trace's; the HTTP
+// protocol is ipc/blueprint's.
 package ipc

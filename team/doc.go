@@ -1,5 +1,7 @@
-// Package team owns the team directory (docs/DESIGN.md §3): team.json, member status
-// records, request records and their resolution, the runtime that runs a
-// lead and its teammates, and the Observer that folds the directory into
-// Snapshots for a UI.
+// Package team owns what a team is and does (docs/DESIGN.md §2): team.json,
+// member status records, request records and their resolution, the lead's
+// operations (lead.go), the runtime that runs a lead and its teammates, the
+// Caller constructor, the backend huddle serve exposes, and the Observer that
+// folds the directory into Snapshots for a UI. The directory's paths and
+// write disciplines are teamdir's.
 package team

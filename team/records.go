@@ -198,7 +198,7 @@ type decision struct {
 // Resolve moves a pending request to its final state. The first resolver,
 // across processes, wins by creating requests/<id>.decision exclusively; a
 // later one gets an *AlreadyError and nothing changes. The decision file is
-// the truth: the record is rewritten from it, and Apply (below) finishes a
+// the truth: the record is rewritten from it, and ApplyDecision (below) finishes a
 // rewrite that a crash interrupted.
 func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
 	r, err := LoadRequest(dir, id)

@@ -5,8 +5,8 @@
 //     names and ids validated before they become paths;
 //   - the append discipline: one complete line, one write(2), under an
 //     exclusive flock (AppendLine), so writers in any process never interleave;
-//   - the rewrite discipline: temp file + fsync + rename (WriteFileAtomic,
-//     ReplaceFile), and the decision file linked into place exclusively
+//   - the rewrite discipline: temp file + fsync + rename (WriteFileAtomic;
+//     ReplaceFile without the fsync), and the decision file linked into place exclusively
 //     (LinkExclusive);
 //   - the runtime lock (LockRuntime), so one runtime runs a team at a time;
 //   - the one naming scheme of temp files (CreateTemp) and Sweep, which
