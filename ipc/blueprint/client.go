@@ -424,7 +424,9 @@ func (c *Client) once(ctx context.Context, cl call, target string) (answer, erro
 		return answer{}, fmt.Errorf("blueprint: %s %s: %s", cl.method, redactURL(target), c.redact(causeOf(err).Error(), cl.secret))
 	}
 	req.Header.Set("Accept", "application/json")
-	if cl.body != nil {
+	// Every POST says JSON, a body-less cancel too: a server without keys
+	// refuses any other POST as a browser's (refuseBrowsers).
+	if cl.body != nil || cl.method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.APIKey != "" {
