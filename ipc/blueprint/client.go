@@ -215,7 +215,18 @@ func (c *Client) Status(ctx context.Context, id string) (Status, error) {
 	if err := json.Unmarshal(a.body, &st); err != nil || st.Status == "" {
 		return Status{}, withExecution(c.invalid(a, "a status answer without a status"), id)
 	}
+	st.Error = c.redactError(st.Error)
 	return st, nil
+}
+
+// redactError keeps the key out of an error a status carries, as apiError
+// does for the envelope's.
+func (c *Client) redactError(e *ErrorBody) *ErrorBody {
+	if e == nil {
+		return nil
+	}
+	details, _ := c.redactValue(e.Details, "").(map[string]any)
+	return &ErrorBody{Code: clip(c.redact(e.Code, ""), 64), Message: c.redact(e.Message, ""), Details: details, Retry: e.Retry}
 }
 
 // Result fetches an execution's result: GET /result/{id}. While the
