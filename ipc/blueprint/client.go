@@ -215,7 +215,18 @@ func (c *Client) Status(ctx context.Context, id string) (Status, error) {
 	if err := json.Unmarshal(a.body, &st); err != nil || st.Status == "" {
 		return Status{}, withExecution(c.invalid(a, "a status answer without a status"), id)
 	}
+	st.Error = c.redactError(st.Error)
 	return st, nil
+}
+
+// redactError keeps the key out of an error a status carries, as apiError
+// does for the envelope's.
+func (c *Client) redactError(e *ErrorBody) *ErrorBody {
+	if e == nil {
+		return nil
+	}
+	details, _ := c.redactValue(e.Details, "").(map[string]any)
+	return &ErrorBody{Code: clip(c.redact(e.Code, ""), 64), Message: c.redact(e.Message, ""), Details: details, Retry: e.Retry}
 }
 
 // Result fetches an execution's result: GET /result/{id}. While the
@@ -424,7 +435,9 @@ func (c *Client) once(ctx context.Context, cl call, target string) (answer, erro
 		return answer{}, fmt.Errorf("blueprint: %s %s: %s", cl.method, redactURL(target), c.redact(causeOf(err).Error(), cl.secret))
 	}
 	req.Header.Set("Accept", "application/json")
-	if cl.body != nil {
+	// Every POST says JSON, a body-less cancel too: a server without keys
+	// refuses any other POST as a browser's (refuseBrowsers).
+	if cl.body != nil || cl.method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.APIKey != "" {

@@ -682,6 +682,10 @@ func TestAPIKeyStaysSecret(t *testing.T) {
 		headers, bodies = append(headers, r.Header.Get("X-API-Key")), append(bodies, string(body))
 		mu.Unlock()
 		switch r.URL.Path {
+		case "/status/e2":
+			writeBody(w, 200, blueprint.Status{ExecutionID: "e2", Status: blueprint.StateFailed, Error: &blueprint.ErrorBody{
+				Code: blueprint.CodeFailed, Message: "failed for " + r.Header.Get("X-API-Key"),
+				Details: map[string]any{"key": r.Header.Get("X-API-Key")}}})
 		case "/invoke":
 			writeBody(w, 401, blueprint.Envelope{Error: blueprint.ErrorBody{Code: blueprint.CodeAuthRequired,
 				Message: "key " + r.Header.Get("X-API-Key") + " is not known",
@@ -705,10 +709,15 @@ func TestAPIKeyStaysSecret(t *testing.T) {
 	if serr == nil || !strings.Contains(serr.Error(), blueprint.CodeInvalidResponse) {
 		t.Errorf("Status on a proxy page: %v, want INVALID_RESPONSE", serr)
 	}
+	st, err2 := c.Status(context.Background(), "e2")
+	if err2 != nil || st.Error == nil || st.Error.Code != blueprint.CodeFailed {
+		t.Fatalf("Status of a failed execution: %+v %v", st, err2)
+	}
+	stBody, _ := json.Marshal(st)
 	c.BaseURL = "http://" + reservePort(t)
 	c.Backoff.Attempts = 2
 	_, uerr := c.Invoke(context.Background(), req, "")
-	for _, s := range []string{err.Error(), string(env), serr.Error(), uerr.Error()} {
+	for _, s := range []string{err.Error(), string(env), serr.Error(), uerr.Error(), string(stBody)} {
 		if strings.Contains(s, key) {
 			t.Errorf("the key shows in %q", s)
 		}

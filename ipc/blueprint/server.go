@@ -3,6 +3,7 @@ package blueprint
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -45,8 +47,9 @@ type ServerConfig struct {
 	Backend Backend
 	// Keys, when set, require an API key on every request.
 	Keys *Keys
-	// Store, when set, persists finished executions so a restarted server
-	// still answers for them.
+	// Store, when set, persists executions when they are accepted and when
+	// they end, so a restarted server still answers for them and knows the
+	// ones a crash cut short.
 	Store *Store
 	// MaxRunning caps running executions (429 beyond); default 64.
 	MaxRunning int
@@ -71,16 +74,19 @@ type Server struct {
 
 // execution is one invocation the server runs.
 type execution struct {
-	ID       string          `json:"id"`
-	SkillID  string          `json:"skill_id"`
-	CallerID string          `json:"caller_id"`
-	IdemKey  string          `json:"idempotency_key,omitempty"`
-	State    string          `json:"status"`
-	Created  time.Time       `json:"created_at"`
-	Started  *time.Time      `json:"started_at,omitempty"`
-	Done     *time.Time      `json:"completed_at,omitempty"`
-	Output   json.RawMessage `json:"output,omitempty"`
-	Err      *ErrorBody      `json:"error,omitempty"`
+	ID       string `json:"id"`
+	SkillID  string `json:"skill_id"`
+	CallerID string `json:"caller_id"`
+	IdemKey  string `json:"idempotency_key,omitempty"`
+	// Request is a digest of the request without its credentials, so a
+	// reused Idempotency-Key is told from a retry.
+	Request string          `json:"request_sha256,omitempty"`
+	State   string          `json:"status"`
+	Created time.Time       `json:"created_at"`
+	Started *time.Time      `json:"started_at,omitempty"`
+	Done    *time.Time      `json:"completed_at,omitempty"`
+	Output  json.RawMessage `json:"output,omitempty"`
+	Err     *ErrorBody      `json:"error,omitempty"`
 
 	cancel context.CancelFunc
 }
@@ -102,22 +108,69 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	ctx, end := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, ctx: ctx, end: end, execs: map[string]*execution{}, idem: map[string]string{}}
 	if cfg.Store != nil {
-		old, err := cfg.Store.Load(time.Now().Add(-cfg.Keep))
-		if err != nil {
+		if err := s.recoverStore(); err != nil {
 			end()
 			return nil, err
-		}
-		for _, e := range old {
-			s.execs[e.ID] = e
-			if e.IdemKey != "" {
-				s.idem[e.CallerID+"\x00"+e.IdemKey] = e.ID
-			}
 		}
 	}
 	s.wg.Add(1)
 	go s.janitor()
 	return s, nil
 }
+
+// recoverStore loads the executions the store kept. One that was accepted
+// or running when the last server died is failed SERVER_RESTARTED, so its
+// caller may retry it; lines the store could not read are skipped with a
+// warning naming the file. The file is then rewritten to what was kept.
+func (s *Server) recoverStore() error {
+	loaded, err := s.cfg.Store.Load(time.Now().Add(-s.cfg.Keep))
+	if err != nil {
+		return err
+	}
+	for _, sk := range loaded.Skipped {
+		s.cfg.Log.Warn("executions: line skipped", "file", s.cfg.Store.Path(), "line", sk.Line, "reason", sk.Reason)
+	}
+	restarted := 0
+	now := time.Now().UTC()
+	for _, e := range loaded.Executions {
+		if !Final(e.State) {
+			e.markRestarted(now)
+			restarted++
+		}
+		s.execs[e.ID] = e
+		if e.IdemKey != "" {
+			s.idem[idemIndex(e.CallerID, e.IdemKey)] = e.ID // the latest execution of a key wins
+		}
+	}
+	if restarted > 0 {
+		s.cfg.Log.Warn("executions: cut short by a restart", "file", s.cfg.Store.Path(), "count", restarted)
+	}
+	if restarted == 0 && loaded.Lines == len(loaded.Executions) {
+		return nil
+	}
+	return s.cfg.Store.Rewrite(loaded.Executions)
+}
+
+// restartRetry is the hint given with SERVER_RESTARTED: the execution never
+// ended, so running it again is the caller's call.
+var restartRetry = &Retry{SuggestedDelayMS: 1000, MaxAttempts: 3}
+
+// markRestarted fails an execution a server stop cut short.
+func (e *execution) markRestarted(now time.Time) {
+	e.State, e.Done, e.Output = StateFailed, &now, nil
+	e.Err = &ErrorBody{Code: CodeServerRestarted,
+		Message: "the server stopped while the execution ran; POST it again with the same Idempotency-Key to run it again",
+		Details: map[string]any{}, Retry: restartRetry}
+}
+
+// restartable reports whether a retry with e's Idempotency-Key starts a new
+// execution rather than answering with e.
+func (e *execution) restartable() bool {
+	return e.State == StateFailed && e.Err != nil && e.Err.Code == CodeServerRestarted
+}
+
+// idemIndex is the key of the idempotency index: keys are per caller.
+func idemIndex(caller, key string) string { return caller + "\x00" + key }
 
 // Close cancels every running execution and waits for them.
 func (s *Server) Close() error {
@@ -138,28 +191,47 @@ func (s *Server) janitor() {
 			return
 		case <-t.C:
 		}
-		cut := time.Now().Add(-s.cfg.Keep)
-		var keep []*execution
-		s.mu.Lock()
-		dropped := 0
-		for id, e := range s.execs {
-			if e.Done != nil && e.Done.Before(cut) {
-				delete(s.execs, id)
-				if e.IdemKey != "" {
-					delete(s.idem, e.CallerID+"\x00"+e.IdemKey)
-				}
-				dropped++
-			} else if e.Done != nil {
-				keep = append(keep, e.snapshot())
-			}
+		if s.forgetExpired(time.Now().Add(-s.cfg.Keep)) == 0 || s.cfg.Store == nil {
+			continue
 		}
-		s.mu.Unlock()
-		if dropped > 0 && s.cfg.Store != nil {
-			if err := s.cfg.Store.Rewrite(keep); err != nil {
-				s.cfg.Log.Error("store", "error", err.Error())
-			}
+		// The snapshot is taken under the store's lock, so an execution
+		// accepted meanwhile is either in it or appended after the rename.
+		if err := s.cfg.Store.RewriteWith(s.snapshotAll); err != nil {
+			s.cfg.Log.Error("store", "error", err.Error())
 		}
 	}
+}
+
+// forgetExpired drops the executions that ended before cut and says how
+// many.
+func (s *Server) forgetExpired(cut time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dropped := 0
+	for id, e := range s.execs {
+		if e.Done == nil || !e.Done.Before(cut) {
+			continue
+		}
+		delete(s.execs, id)
+		if k := idemIndex(e.CallerID, e.IdemKey); e.IdemKey != "" && s.idem[k] == id {
+			delete(s.idem, k)
+		}
+		dropped++
+	}
+	return dropped
+}
+
+// snapshotAll copies every execution the server knows, running ones too
+// (their accepted line must survive a rewrite), oldest first.
+func (s *Server) snapshotAll() []*execution {
+	s.mu.Lock()
+	out := make([]*execution, 0, len(s.execs))
+	for _, e := range s.execs {
+		out = append(out, e.snapshot())
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	return out
 }
 
 // Handler serves the protocol's endpoints.
@@ -170,7 +242,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /result/{id}", s.result)
 	mux.HandleFunc("POST /cancel/{id}", s.cancelExec)
 	mux.HandleFunc("GET /.well-known/skill-sharing", s.discovery)
-	return s.logged(mux)
+	return s.logged(s.refuseBrowsers(mux))
 }
 
 // logged writes one line per request: method, path, status, caller. The
@@ -241,8 +313,8 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyKey st
 }
 
 // invoke accepts an invocation: it checks the request step by step, each
-// step answering the client itself when it refuses, then starts the
-// execution and answers 202 with its id.
+// step answering the client itself when it refuses, then reserves the
+// execution, persists it and answers 202 with its id.
 func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	req, caller, ok := s.readInvoke(w, r)
 	if !ok {
@@ -251,21 +323,115 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	if !s.skillExists(w, req.SkillID) {
 		return
 	}
-	idemKey := r.Header.Get("Idempotency-Key")
-	if s.replay(w, caller, idemKey) {
-		return
-	}
-	if !s.authorize(w, req) {
-		return
-	}
-	e, ctx, ok := s.startExecution(w, req.SkillID, caller, idemKey)
+	// The policy is asked outside the lock; admit uses the answer only when
+	// the request is not a retry.
+	denial := s.cfg.Backend.Check(req.SkillID, req.Context.Hop)
+	e, ctx, ok := s.admit(w, admission{req: req, caller: caller, idemKey: r.Header.Get("Idempotency-Key"), denial: denial})
 	if !ok {
 		return
 	}
+	// Persisted before the 202 and before it runs: a crash from here on
+	// leaves a line that the next start turns into SERVER_RESTARTED.
+	s.persist(e)
 	s.wg.Add(1)
 	go s.run(ctx, e, invocationFor(req, caller))
 	w.Header().Set("Location", "/status/"+e.ID)
 	writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: e.ID, Status: StateAccepted})
+}
+
+// admission is an authenticated, valid request waiting to be admitted.
+type admission struct {
+	req     *InvokeRequest
+	caller  string
+	idemKey string
+	denial  *ipc.Denial
+}
+
+// admit decides, in one critical section, between answering a retry with
+// the execution its Idempotency-Key names and reserving a new execution:
+// two requests with one key can never both reserve. It answers the client
+// itself unless it returns a new execution.
+func (s *Server) admit(w http.ResponseWriter, a admission) (*execution, context.Context, bool) {
+	digest := requestDigest(a.req)
+	s.mu.Lock()
+	if prev := s.byIdemKey(a.caller, a.idemKey); prev != nil {
+		switch {
+		case prev.Request != "" && prev.Request != digest:
+			s.mu.Unlock()
+			writeError(w, http.StatusUnprocessableEntity, ErrorBody{Code: CodeIdempotencyReused,
+				Message: "this Idempotency-Key was used for another request; use a new key for a new request",
+				Details: map[string]any{"execution_id": prev.ID}})
+			return nil, nil, false
+		case !prev.restartable():
+			id, st := prev.ID, prev.State
+			s.mu.Unlock()
+			writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: id, Status: st})
+			return nil, nil, false
+		}
+	}
+	if d := a.denial; d != nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusForbidden, ErrorBody{Code: CodePermissionDenied, Message: d.Message, Details: map[string]any{"reason": d.Reason}})
+		return nil, nil, false
+	}
+	if s.running >= s.cfg.MaxRunning {
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, ErrorBody{Code: CodeTooMany,
+			Message: fmt.Sprintf("%d executions are running; try again shortly", s.cfg.MaxRunning),
+			Retry:   &Retry{SuggestedDelayMS: 500, MaxAttempts: 10}})
+		return nil, nil, false
+	}
+	e := &execution{ID: newExecutionID(), SkillID: a.req.SkillID, CallerID: a.caller, IdemKey: a.idemKey, Request: digest,
+		State: StateAccepted, Created: time.Now().UTC()}
+	ctx, cancel := context.WithCancel(s.ctx)
+	e.cancel = cancel
+	s.execs[e.ID] = e
+	if a.idemKey != "" {
+		s.idem[idemIndex(a.caller, a.idemKey)] = e.ID
+	}
+	s.running++
+	s.mu.Unlock()
+	return e, ctx, true
+}
+
+// byIdemKey is the execution caller's Idempotency-Key names, or nil; the
+// caller holds s.mu.
+func (s *Server) byIdemKey(caller, key string) *execution {
+	if key == "" {
+		return nil
+	}
+	id, ok := s.idem[idemIndex(caller, key)]
+	if !ok {
+		return nil
+	}
+	return s.execs[id]
+}
+
+// requestDigest identifies what a request asks, without its credentials
+// and whatever its whitespace: the same request retried has the same
+// digest, another request under the same key has another.
+func requestDigest(req *InvokeRequest) string {
+	c := *req
+	c.Caller.Credentials = nil
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "" // inputs decoded from JSON always encode: unreachable
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// persist appends an execution's current state to the store, if any.
+func (s *Server) persist(e *execution) {
+	if s.cfg.Store == nil {
+		return
+	}
+	s.mu.Lock()
+	snap := e.snapshot()
+	s.mu.Unlock()
+	if err := s.cfg.Store.Append(snap); err != nil {
+		s.cfg.Log.Error("store", "error", err.Error())
+	}
 }
 
 // readInvoke reads and decodes an invoke body, authenticates its caller
@@ -345,60 +511,6 @@ func (s *Server) skillExists(w http.ResponseWriter, skillID string) bool {
 	return false
 }
 
-// replay answers a repeated request (same caller, same Idempotency-Key)
-// with the execution the first one started, and reports whether it did.
-func (s *Server) replay(w http.ResponseWriter, caller, idemKey string) bool {
-	if idemKey == "" {
-		return false
-	}
-	s.mu.Lock()
-	id, ok := s.idem[caller+"\x00"+idemKey]
-	var st string
-	if ok {
-		st = s.execs[id].State
-	}
-	s.mu.Unlock()
-	if !ok {
-		return false
-	}
-	writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: id, Status: st})
-	return true
-}
-
-// authorize applies the backend's IPC policy to the call, or answers 403.
-func (s *Server) authorize(w http.ResponseWriter, req *InvokeRequest) bool {
-	d := s.cfg.Backend.Check(req.SkillID, req.Context.Hop)
-	if d == nil {
-		return true
-	}
-	writeError(w, http.StatusForbidden, ErrorBody{Code: CodePermissionDenied, Message: d.Message, Details: map[string]any{"reason": d.Reason}})
-	return false
-}
-
-// startExecution registers a new execution, unless MaxRunning are running
-// already (then it answers 429), and returns it with the context it runs
-// in.
-func (s *Server) startExecution(w http.ResponseWriter, skillID, caller, idemKey string) (*execution, context.Context, bool) {
-	s.mu.Lock()
-	if s.running >= s.cfg.MaxRunning {
-		s.mu.Unlock()
-		writeError(w, http.StatusTooManyRequests, ErrorBody{Code: CodeTooMany,
-			Message: fmt.Sprintf("%d executions are running; try again shortly", s.cfg.MaxRunning),
-			Retry:   &Retry{SuggestedDelayMS: 500, MaxAttempts: 10}})
-		return nil, nil, false
-	}
-	e := &execution{ID: newExecutionID(), SkillID: skillID, CallerID: caller, IdemKey: idemKey, State: StateAccepted, Created: time.Now().UTC()}
-	ctx, cancel := context.WithCancel(s.ctx)
-	e.cancel = cancel
-	s.execs[e.ID] = e
-	if idemKey != "" {
-		s.idem[caller+"\x00"+idemKey] = e.ID
-	}
-	s.running++
-	s.mu.Unlock()
-	return e, ctx, true
-}
-
 // invocationFor is the invocation an accepted request runs: the skill
 // <member>.<action> as a call from caller, in the request's chain.
 func invocationFor(req *InvokeRequest, caller string) protocol.InvocationRequest {
@@ -438,7 +550,11 @@ func (s *Server) run(ctx context.Context, e *execution, inv protocol.InvocationR
 	s.running--
 	e.Done = &done
 	switch {
-	case ctx.Err() != nil && s.ctx.Err() == nil:
+	case s.ctx.Err() != nil && res.Status != protocol.ResultOK:
+		// The server is stopping: the execution was cut short, not failed,
+		// and a retry may run it again.
+		e.markRestarted(done)
+	case ctx.Err() != nil:
 		e.State = StateCancelled
 		e.Err = &ErrorBody{Code: CodeCancelled, Message: "the execution was cancelled", Details: map[string]any{}}
 	case res.Status == protocol.ResultOK:
@@ -456,14 +572,9 @@ func (s *Server) run(ctx context.Context, e *execution, inv protocol.InvocationR
 		}
 		e.Err = &ErrorBody{Code: CodeFailed, Message: msg, Details: map[string]any{"ipc_code": code, "ipc_details": details, "request_id": res.RequestID}}
 	}
-	snap := e.snapshot()
 	s.mu.Unlock()
 	e.cancel()
-	if s.cfg.Store != nil {
-		if err := s.cfg.Store.Append(snap); err != nil {
-			s.cfg.Log.Error("store", "error", err.Error())
-		}
-	}
+	s.persist(e)
 }
 
 // snapshot copies an execution for writing without the lock.
@@ -496,7 +607,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*execution, boo
 }
 
 func (e *execution) status() Status {
-	return Status{ExecutionID: e.ID, SkillID: e.SkillID, Status: e.State,
+	return Status{ExecutionID: e.ID, SkillID: e.SkillID, Status: e.State, Error: e.Err,
 		Timestamps: Timestamps{CreatedAt: e.Created, StartedAt: e.Started, CompletedAt: e.Done}}
 }
 

@@ -25,6 +25,34 @@ type fakeBackend struct {
 	mu        sync.Mutex
 	cancelled []string
 	started   chan string
+	// checks, when set, holds every policy check until it is full: the
+	// requests then leave the check together, as the busiest scheduler
+	// would let them.
+	checks *barrier
+}
+
+// barrier lets goroutines through together once n have arrived, or each
+// after a deadline, so a test never hangs on it.
+type barrier struct {
+	mu      sync.Mutex
+	n       int
+	arrived int
+	open    chan struct{}
+}
+
+func newBarrier(n int) *barrier { return &barrier{n: n, open: make(chan struct{})} }
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	b.arrived++
+	if b.arrived == b.n {
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 func (f *fakeBackend) Skills() []Skill {
@@ -34,6 +62,9 @@ func (f *fakeBackend) Skills() []Skill {
 func (f *fakeBackend) Has(id string) bool { return !strings.HasPrefix(id, "missing.") }
 
 func (f *fakeBackend) Check(id string, hop int) *ipc.Denial {
+	if f.checks != nil {
+		f.checks.wait()
+	}
 	p := &ipc.Policy{Enabled: true, MaxHops: 2, DefaultTimeoutSec: 10, AllowedTargets: []string{"com", "tools"}}
 	target, action, _ := strings.Cut(id, ".")
 	return p.Check(target, action, hop)

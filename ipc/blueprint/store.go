@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -11,8 +14,15 @@ import (
 	"huddle/teamdir"
 )
 
-// Store persists finished executions under a team directory as one JSON
-// line each, so a restarted server still answers status and result.
+// MaxRecord bounds a line of executions.jsonl: an output (≤ 1 MiB, written
+// without HTML escaping) and its error, ids and timestamps fit with room
+// to spare. A longer line is skipped on load, never the file.
+const MaxRecord = 4 * MaxBody
+
+// Store persists executions under a team directory as one JSON line per
+// change: one when an execution is accepted, one when it ends. A restarted
+// server folds them (the last line of an execution wins), so it still
+// answers status and result, and knows which executions a crash cut short.
 type Store struct {
 	path string
 	mu   sync.Mutex // an append never races a rewrite of this process
@@ -21,61 +31,163 @@ type Store struct {
 // NewStore keeps executions in dir/executions.jsonl.
 func NewStore(dir string) *Store { return &Store{path: teamdir.ExecutionsPath(dir)} }
 
-// Append records a finished execution.
+// Path is the file the store keeps, for messages.
+func (s *Store) Path() string { return s.path }
+
+// SkippedLine is a line of the file that load could not use.
+type SkippedLine struct {
+	Line   int
+	Reason string
+}
+
+// Loaded is what Load found: the executions, oldest first, and the lines it
+// skipped.
+type Loaded struct {
+	Executions []*execution
+	Skipped    []SkippedLine
+	// Lines is how many lines the file has, good or not: more lines than
+	// executions means a rewrite would shrink it.
+	Lines int
+}
+
+// Append records an execution's state.
 func (s *Store) Append(e *execution) error {
-	b, err := json.Marshal(e)
+	b, err := encodeRecord(e)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return teamdir.AppendLine(s.path, append(b, '\n'))
+	return teamdir.AppendLine(s.path, b)
 }
 
-// Load reads the executions finished after since, and rewrites the file
-// without the older ones.
-func (s *Store) Load(since time.Time) ([]*execution, error) {
+// encodeRecord is one line of the file. HTML is not escaped: escaping could
+// make an output of 1 MiB six times longer.
+func encodeRecord(e *execution) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, fmt.Errorf("executions: encode %s: %w", e.ID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Load reads the file and folds it: the last line of each execution wins,
+// and an execution that ended before since is left out. A line that is
+// over MaxRecord, not JSON, or without an id is skipped and reported; it
+// stops nothing.
+func (s *Store) Load(since time.Time) (Loaded, error) {
 	f, err := os.Open(s.path)
-	if os.IsNotExist(err) {
-		return nil, nil
+	if errors.Is(err, os.ErrNotExist) {
+		return Loaded{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return Loaded{}, fmt.Errorf("executions: %w", err)
 	}
 	defer f.Close()
-	var out []*execution
-	dropped := false
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 2*MaxBody)
-	for sc.Scan() {
-		var e execution
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.ID == "" || e.Done == nil {
-			dropped = true
+	var out Loaded
+	byID := map[string]int{}
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, tooLong, err := readRecord(r)
+		if err != nil {
+			return out, fmt.Errorf("executions %s: %w", s.path, err)
+		}
+		if line == nil && !tooLong {
+			break
+		}
+		out.Lines++
+		e, reason := decodeRecord(line, tooLong)
+		if e == nil {
+			out.Skipped = append(out.Skipped, SkippedLine{Line: out.Lines, Reason: reason})
 			continue
 		}
-		if e.Done.Before(since) {
-			dropped = true
+		if i, seen := byID[e.ID]; seen {
+			out.Executions[i] = e
 			continue
 		}
-		out = append(out, &e)
+		byID[e.ID] = len(out.Executions)
+		out.Executions = append(out.Executions, e)
 	}
-	if dropped {
-		return out, s.Rewrite(out)
+	kept := out.Executions[:0]
+	for _, e := range out.Executions {
+		if e.Done == nil || !e.Done.Before(since) {
+			kept = append(kept, e)
+		}
 	}
-	return out, sc.Err()
+	out.Executions = kept
+	return out, nil
 }
 
-// Rewrite replaces the file with exactly these executions.
+// decodeRecord parses one line, or says why it cannot be used.
+func decodeRecord(line []byte, tooLong bool) (*execution, string) {
+	if tooLong {
+		return nil, fmt.Sprintf("longer than %d bytes", MaxRecord)
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, "empty"
+	}
+	var e execution
+	if err := json.Unmarshal(line, &e); err != nil {
+		return nil, "not an execution: " + err.Error()
+	}
+	if e.ID == "" || e.State == "" {
+		return nil, "an execution without an id or a status"
+	}
+	return &e, ""
+}
+
+// readRecord reads one line of at most MaxRecord bytes. A longer line is
+// read to its end and dropped (tooLong); nil without tooLong is the end of
+// the file.
+func readRecord(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			buf = append(buf, chunk...)
+			if len(buf) > MaxRecord {
+				tooLong, buf = true, nil
+			}
+		}
+		switch {
+		case err == nil:
+			return buf, tooLong, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if len(buf) == 0 && !tooLong {
+				return nil, false, nil
+			}
+			return buf, tooLong, nil // a last line without its newline: a torn append
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+// Rewrite replaces the file with exactly these executions, one line each.
 func (s *Store) Rewrite(execs []*execution) error {
+	return s.RewriteWith(func() []*execution { return execs })
+}
+
+// RewriteWith replaces the file with the executions current returns, called
+// under the store's lock: no append of this process falls between the
+// snapshot and the rename and is lost by it.
+func (s *Store) RewriteWith(current func() []*execution) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var buf bytes.Buffer
-	for _, e := range execs {
-		b, err := json.Marshal(e)
+	for _, e := range current() {
+		b, err := encodeRecord(e)
 		if err != nil {
 			return err
 		}
-		buf.Write(append(b, '\n'))
+		buf.Write(b)
 	}
-	return teamdir.WriteFileAtomic(s.path, buf.Bytes())
+	if err := teamdir.WriteFileAtomic(s.path, buf.Bytes()); err != nil {
+		return fmt.Errorf("executions: rewrite: %w", err)
+	}
+	return nil
 }

@@ -29,16 +29,19 @@ func Final(s string) bool {
 
 // Error codes of the envelope.
 const (
-	CodeValidation        = "VALIDATION_ERROR"     // 400
-	CodeAuthRequired      = "AUTH_REQUIRED"        // 401
-	CodePermissionDenied  = "PERMISSION_DENIED"    // 403
-	CodeSkillNotFound     = "SKILL_NOT_FOUND"      // 404
-	CodeExecutionNotFound = "EXECUTION_NOT_FOUND"  // 404
-	CodeCancelled         = "EXECUTION_CANCELLED"  // 409
-	CodeTooMany           = "TOO_MANY_EXECUTIONS"  // 429
-	CodeFailed            = "EXECUTION_FAILED"     // 502
-	CodeTimeout           = "EXECUTION_TIMEOUT"    // 504
-	CodeUnreachable       = "ENDPOINT_UNREACHABLE" // client side only
+	CodeValidation        = "VALIDATION_ERROR"       // 400
+	CodeAuthRequired      = "AUTH_REQUIRED"          // 401
+	CodePermissionDenied  = "PERMISSION_DENIED"      // 403
+	CodeSkillNotFound     = "SKILL_NOT_FOUND"        // 404
+	CodeExecutionNotFound = "EXECUTION_NOT_FOUND"    // 404
+	CodeCancelled         = "EXECUTION_CANCELLED"    // 409
+	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE" // 415: a POST that is not JSON, without keys
+	CodeIdempotencyReused = "IDEMPOTENCY_KEY_REUSED" // 422: the key with another request
+	CodeTooMany           = "TOO_MANY_EXECUTIONS"    // 429
+	CodeFailed            = "EXECUTION_FAILED"       // 502
+	CodeServerRestarted   = "SERVER_RESTARTED"       // 502: a failed execution a server stop cut short
+	CodeTimeout           = "EXECUTION_TIMEOUT"      // 504
+	CodeUnreachable       = "ENDPOINT_UNREACHABLE"   // client side only
 )
 
 // Caller identifies who invokes.
@@ -86,11 +89,13 @@ type Timestamps struct {
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
 }
 
-// Status is the body of GET /status/{id} (and of a 202 from /result).
+// Status is the body of GET /status/{id} (and of a 202 from /result). An
+// execution that ended in error also carries the error /result gives.
 type Status struct {
 	ExecutionID string     `json:"execution_id"`
 	SkillID     string     `json:"skill_id"`
 	Status      string     `json:"status"`
+	Error       *ErrorBody `json:"error,omitempty"`
 	Timestamps  Timestamps `json:"timestamps"`
 }
 
