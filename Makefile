@@ -21,10 +21,11 @@ race:
 #   make stress PKG=./inbox RUN=TestCompact
 stress:
 	@echo "stress: go test -race -count=$(COUNT) -run '$(RUN)' $(PKG), twice at once"
-	@go test -race -count=$(COUNT) -run '$(RUN)' $(PKG) > /tmp/huddle-stress-1.log 2>&1 & p1=$$!; \
-	 go test -race -count=$(COUNT) -run '$(RUN)' $(PKG) > /tmp/huddle-stress-2.log 2>&1; s2=$$?; \
+	@logs=$$(mktemp -d); \
+	 go test -race -count=$(COUNT) -run '$(RUN)' $(PKG) > $$logs/1.log 2>&1 & p1=$$!; \
+	 go test -race -count=$(COUNT) -run '$(RUN)' $(PKG) > $$logs/2.log 2>&1; s2=$$?; \
 	 wait $$p1; s1=$$?; \
-	 tail -n 20 /tmp/huddle-stress-1.log /tmp/huddle-stress-2.log; \
+	 tail -n 20 $$logs/1.log $$logs/2.log; echo "stress: logs in $$logs"; \
 	 test $$s1 -eq 0 -a $$s2 -eq 0
 
 lint:
