@@ -115,7 +115,7 @@ func (mt *mate) call(ctx context.Context, req protocol.InvocationRequest) protoc
 }
 
 // invoked handles an invocation_request in this member's inbox.
-func (mt *mate) invoked(d inbox.Delivery) error {
+func (mt *mate) invoked(ctx context.Context, d inbox.Delivery) error {
 	req := *d.Msg.Invocation
 	if req.Target != mt.spec.Name {
 		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("invocation for %q in the inbox of %q", req.Target, mt.spec.Name))
@@ -123,7 +123,7 @@ func (mt *mate) invoked(d inbox.Delivery) error {
 	}
 	if mt.proc != nil {
 		mt.remember(req)
-		return mt.forward(d)
+		return mt.forward(ctx, d)
 	}
 	// Answer off the inbox loop: an action may take its time or call onward.
 	// The caller may cancel it (invocation_cancel), which cancels the
@@ -156,10 +156,10 @@ type answering struct {
 }
 
 // cancelled stops the answer to an invocation whose caller gave up.
-func (mt *mate) cancelled(d inbox.Delivery) error {
+func (mt *mate) cancelled(ctx context.Context, d inbox.Delivery) error {
 	id := d.Msg.RequestID
 	if mt.proc != nil {
-		return mt.forward(d) // an exec member decides itself
+		return mt.forward(ctx, d) // an exec member decides itself
 	}
 	mt.mu.Lock()
 	a, ok := mt.answering[id]

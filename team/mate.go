@@ -34,7 +34,7 @@ type mate struct {
 	// answerShutdown decides a shutdown request; runtimes may replace it.
 	answerShutdown func(r *protocol.Request) (answer protocol.RequestEvent, reason string)
 	// onMessage lets a runtime see messages (the exec runtime forwards them).
-	onMessage func(d inbox.Delivery) error
+	onMessage func(ctx context.Context, d inbox.Delivery) error
 	// proc is the process of an exec teammate; startErr why it did not start.
 	proc     *proc
 	startErr error
@@ -193,23 +193,23 @@ func (mt *mate) count(f func(c *protocol.Counters)) {
 }
 
 // handle is the teammate's inbox handler.
-func (mt *mate) handle(_ context.Context, d inbox.Delivery) error {
+func (mt *mate) handle(ctx context.Context, d inbox.Delivery) error {
 	m := d.Msg
 	mt.rt.delivered(mt.spec.Name, d)
 	mt.count(func(c *protocol.Counters) { c.Received++ })
 	switch m.Type {
 	case protocol.TypeShutdownRequest:
-		return mt.shutdownArrived(d)
+		return mt.shutdownArrived(ctx, d)
 	case protocol.TypePlanApprovalResponse:
-		return mt.planDecided(d)
+		return mt.planDecided(ctx, d)
 	case protocol.TypeInvocationRequest:
-		return mt.invoked(d)
+		return mt.invoked(ctx, d)
 	case protocol.TypeInvocationResult:
 		return mt.resultArrived(d)
 	case protocol.TypeInvocationCancel:
-		return mt.cancelled(d)
+		return mt.cancelled(ctx, d)
 	case protocol.TypeMessage, protocol.TypeBroadcast:
-		return mt.forward(d)
+		return mt.forward(ctx, d)
 	default:
 		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("a teammate does not take %s", m.Type))
 		return nil
@@ -217,7 +217,7 @@ func (mt *mate) handle(_ context.Context, d inbox.Delivery) error {
 }
 
 // shutdownArrived answers a shutdown request addressed to this teammate.
-func (mt *mate) shutdownArrived(d inbox.Delivery) error {
+func (mt *mate) shutdownArrived(ctx context.Context, d inbox.Delivery) error {
 	m := d.Msg
 	name := mt.spec.Name
 	if m.From != protocol.Lead {
@@ -239,7 +239,7 @@ func (mt *mate) shutdownArrived(d inbox.Delivery) error {
 	mt.rt.emit(Event{"event": "request_opened", "id": r.ID, "kind": string(r.Kind), "from": r.From, "to": r.To})
 	if mt.answerShutdown == nil {
 		// The teammate's own process answers (exec runtime).
-		return mt.forward(d)
+		return mt.forward(ctx, d)
 	}
 	ev, reason := mt.answerShutdown(r)
 	return mt.answer(r, ev, reason)
@@ -275,7 +275,7 @@ func (mt *mate) scriptAnswer(*protocol.Request) (protocol.RequestEvent, string) 
 
 // planDecided checks the lead's answer to one of this teammate's plans and
 // wakes the runtime goroutine.
-func (mt *mate) planDecided(d inbox.Delivery) error {
+func (mt *mate) planDecided(ctx context.Context, d inbox.Delivery) error {
 	m := d.Msg
 	name := mt.spec.Name
 	if m.From != protocol.Lead {
@@ -311,13 +311,13 @@ func (mt *mate) planDecided(d inbox.Delivery) error {
 		}
 	}
 	mt.poke()
-	return mt.forward(d)
+	return mt.forward(ctx, d)
 }
 
 // forward hands a message to the teammate's own process, if it has one.
-func (mt *mate) forward(d inbox.Delivery) error {
+func (mt *mate) forward(ctx context.Context, d inbox.Delivery) error {
 	if mt.onMessage != nil {
-		return mt.onMessage(d)
+		return mt.onMessage(ctx, d)
 	}
 	return nil
 }
