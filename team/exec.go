@@ -303,6 +303,7 @@ func (mt *mate) readLines(out io.Reader) error {
 			if err := mt.refuseLine(off, reason, line); err != nil {
 				return err
 			}
+			mt.answerTooLarge(line, n)
 		default:
 			if err := mt.carryOut(line); err != nil {
 				if err := mt.refuseLine(off, err.Error(), line); err != nil {
@@ -321,6 +322,83 @@ func (mt *mate) refuseLine(off int64, reason string, line []byte) error {
 	}
 	mt.rt.emit(Event{"event": "dead_letter", "member": mt.spec.Name, "reason": reason})
 	return nil
+}
+
+// answerTooLarge tells the caller of an invocation that its answer was too
+// large, when head (the first bytes of a line of n bytes) is the start of
+// a result action for an invocation the teammate has yet to answer: the
+// caller gets IPC_ERROR at once instead of a TIMEOUT at its deadline.
+func (mt *mate) answerTooLarge(head []byte, n int64) {
+	id, ok := resultRequestID(head)
+	if !ok {
+		return
+	}
+	req, ok := mt.forget(id)
+	if !ok {
+		return
+	}
+	msg := fmt.Sprintf("IPC_ERROR: the answer of %s is %d bytes, over the %d-byte limit of a line", mt.spec.Name, n, protocol.MaxLine)
+	mt.reply(req, protocol.Fail(&req, 0, protocol.ErrIPC, msg,
+		map[string]any{"reason": "answer_too_large", "bytes": n, "max_bytes": protocol.MaxLine}))
+}
+
+// resultRequestID reads the start of a line cut short: if it is a result
+// action whose result names its request_id before the cut, it returns it.
+func resultRequestID(head []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	var action, id string
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch key {
+		case "action":
+			if err := dec.Decode(&action); err != nil {
+				return "", false
+			}
+		case "result":
+			id = objectString(dec, "request_id")
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return "", false
+			}
+		}
+		if action != "" && id != "" {
+			break
+		}
+	}
+	return id, action == "result" && id != ""
+}
+
+// objectString reads the object dec is at up to its string field key and
+// returns that string ("" if the object ends or is cut before it).
+func objectString(dec *json.Decoder, key string) string {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if k == key {
+			var s string
+			if dec.Decode(&s) != nil {
+				return ""
+			}
+			return s
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // deadLetterHead is how much of a line too long to carry out is kept for

@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -220,13 +221,33 @@ func (mt *mate) answerAction(ctx context.Context, req protocol.InvocationRequest
 	return res
 }
 
-// reply sends a result to the caller's inbox.
+// reply sends a result to the caller's inbox. A result too large for an
+// inbox line reaches the caller at once as IPC_ERROR naming its size, not
+// as a TIMEOUT at the deadline.
 func (mt *mate) reply(req protocol.InvocationRequest, res protocol.InvocationResult) {
 	m := protocol.NewMessage(protocol.TypeInvocationResult, mt.spec.Name, req.Caller)
 	m.Result = &res
-	if err := inbox.Append(mt.rt.dir, req.Caller, &m); err != nil {
+	err := inbox.Append(mt.rt.dir, req.Caller, &m)
+	if errors.Is(err, inbox.ErrTooLarge) {
+		fail := tooLarge(&req, &m)
+		m.Result = &fail
+		err = inbox.Append(mt.rt.dir, req.Caller, &m)
+	}
+	if err != nil {
 		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("answering %s: %v", req.RequestID, err)})
 	}
+}
+
+// tooLarge is the IPC_ERROR result that replaces an answer m too large for
+// an inbox line (docs/DESIGN.md §9).
+func tooLarge(req *protocol.InvocationRequest, m *protocol.Message) protocol.InvocationResult {
+	size := 0
+	if b, err := protocol.Encode(m); err == nil {
+		size = len(b) + 1
+	}
+	msg := fmt.Sprintf("IPC_ERROR: the answer of %s is %d bytes, over the %d-byte limit of an inbox line", m.From, size, protocol.MaxLine)
+	return protocol.Fail(req, m.Result.DurationMS, protocol.ErrIPC, msg,
+		map[string]any{"reason": "answer_too_large", "bytes": size, "max_bytes": protocol.MaxLine})
 }
 
 // resultArrived hands an invocation_result in this member's inbox to the
