@@ -139,16 +139,27 @@ func (mt *mate) write() error {
 // setStatus moves the teammate's state machine and records it. An illegal
 // move is refused: the state machine is the contract.
 func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
+	_, err := mt.setStatusIf(nil, next, activity)
+	return err
+}
+
+// setStatusIf is setStatus when cond, checked under the same lock as the
+// move, holds of the record (nil: always); moved says whether it did.
+func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.MemberStatus, activity string) (moved bool, err error) {
 	mt.mu.Lock()
+	if cond != nil && !cond(&mt.rec) {
+		mt.mu.Unlock()
+		return false, nil
+	}
 	cur := mt.rec.Status
 	if cur == next && mt.rec.Activity == activity {
 		mt.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	if cur != next {
 		if err := cur.Transition(next); err != nil {
 			mt.mu.Unlock()
-			return fmt.Errorf("%s: %w", mt.spec.Name, err)
+			return false, fmt.Errorf("%s: %w", mt.spec.Name, err)
 		}
 		mt.rec.Since = time.Now().UTC()
 	}
@@ -157,7 +168,7 @@ func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
 	mt.mu.Unlock()
 	mt.activity.Store(activity)
 	if err := WriteMember(mt.rt.dir, &rec); err != nil {
-		return err
+		return true, err
 	}
 	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
 	if activity != "" {
@@ -167,7 +178,7 @@ func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
 		e["error"] = rec.Error
 	}
 	mt.rt.emit(e)
-	return nil
+	return true, nil
 }
 
 func (mt *mate) poke() {
@@ -294,24 +305,55 @@ func (mt *mate) planDecided(ctx context.Context, d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a plan of %s", r.ID, name))
 		return nil
 	}
-	if r, err = settle(mt.rt.dir, r, Resolution{Event: m.Event(), By: protocol.Lead, Text: m.Feedback}); err != nil {
+	if r, err = settle(mt.rt.dir, r, Resolution{Event: planEvent(m), By: protocol.Lead, Text: m.Feedback}); err != nil {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}
 	mt.rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(r.Status), "by": r.ResolvedBy})
-	if mt.proc != nil && mt.status() == protocol.MemberAwaitingApproval {
-		// An exec teammate's gate opens (or it revises) here; a scripted
-		// one's runtime goroutine moves itself.
-		next, activity := protocol.MemberWorking, "plan approved"
-		if r.Status == protocol.RequestRejected {
-			next, activity = protocol.MemberRevising, "revising: "+r.Feedback
-		}
-		if err := mt.setStatus(next, activity); err != nil {
-			return err
-		}
+	if err := mt.planSettled(r); err != nil {
+		return err
 	}
 	mt.poke()
 	return mt.forward(ctx, d)
+}
+
+// planEvent is the event a plan_approval_response stands for: approve or
+// reject from the lead, or the deadline or a cancel that huddle tells
+// (reason "expired" or "cancelled", tellPlanEnded).
+func planEvent(m protocol.Message) protocol.RequestEvent {
+	if !m.Approved() {
+		switch protocol.RequestStatus(m.Reason) {
+		case protocol.RequestExpired:
+			return protocol.EventDeadline
+		case protocol.RequestCancelled:
+			return protocol.EventCancel
+		}
+	}
+	return m.Event()
+}
+
+// planSettled moves an exec teammate whose awaited plan r is final out of
+// awaiting_approval: working when approved, revising otherwise. A scripted
+// one's runtime goroutine moves itself; a decision on an older plan (one
+// cancelled by the newer) leaves the gate on the newer.
+func (mt *mate) planSettled(r *protocol.Request) error {
+	if mt.proc == nil || !r.Status.IsTerminal() {
+		return nil
+	}
+	next, activity := protocol.MemberWorking, "plan approved"
+	switch r.Status {
+	case protocol.RequestRejected:
+		next, activity = protocol.MemberRevising, "revising: "+r.Feedback
+	case protocol.RequestExpired, protocol.RequestCancelled:
+		next, activity = protocol.MemberRevising, fmt.Sprintf("plan %s: %s", r.Status, r.ResponseReason)
+	}
+	// Checked with the move, under one lock: the teammate may submit a
+	// newer plan at any moment, and its gate must stay shut for that one.
+	awaited := func(rec *protocol.Member) bool {
+		return rec.Status == protocol.MemberAwaitingApproval && rec.RequestID == r.ID
+	}
+	_, err := mt.setStatusIf(awaited, next, activity)
+	return err
 }
 
 // forward hands a message to the teammate's own process, if it has one.
