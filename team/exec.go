@@ -117,6 +117,7 @@ func (mt *mate) startProcess() error {
 		return err
 	}
 	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf, queue: make(chan stdinLine, stdinQueue), gone: make(chan struct{})}
+	mt.replayDone = make(chan struct{})
 	if err := cmd.Start(); err != nil {
 		lf.Close()
 		// runExec reports it: the member crashes and the team goes on.
@@ -137,6 +138,14 @@ func (mt *mate) startProcess() error {
 // more it waits for the runtime to stop without committing: the next run's
 // process gets the message.
 func (mt *mate) sendToProcess(ctx context.Context, d inbox.Delivery) error {
+	select {
+	case <-mt.replayDone:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if mt.alreadyReplayed(d.Msg) {
+		return nil
+	}
 	err := mt.proc.send(ctx, &d.Msg)
 	if errors.Is(err, errGone) {
 		<-ctx.Done()
@@ -256,11 +265,17 @@ func (mt *mate) runExec(ctx context.Context) error {
 		case <-exited:
 		}
 	}()
+	defer mt.endReplay()
 	if err := mt.setStatus(protocol.MemberWorking, "started pid "+fmt.Sprint(p.cmd.Process.Pid)); err != nil {
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
 		return err
 	}
+	helpers.Add(1)
+	go func() {
+		defer helpers.Done()
+		mt.sendReplay(ctx)
+	}()
 	readErr := mt.readLines(p.out)
 	if readErr != nil {
 		_, _ = io.Copy(io.Discard, p.out) // keep the pipe flowing until it exits

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -260,19 +261,44 @@ func (mt *mate) resultArrived(d inbox.Delivery) error {
 
 // remember keeps the invocations an exec member received until it answers
 // them, to check its answers and to answer for it when it answers wrong.
+// Their ids are in its record (Open), so that a restarted runtime gives
+// them to the new process.
 func (mt *mate) remember(req protocol.InvocationRequest) {
 	mt.mu.Lock()
-	defer mt.mu.Unlock()
 	if mt.received == nil {
 		mt.received = map[string]protocol.InvocationRequest{}
 	}
+	_, known := mt.received[req.RequestID]
 	mt.received[req.RequestID] = req
+	if !known {
+		// A new slice each time: a copy of the record being written may
+		// still hold the old one.
+		mt.rec.Open = append(slices.Clip(mt.rec.Open), req.RequestID)
+	}
+	mt.mu.Unlock()
+	if !known {
+		mt.writeOrSay()
+	}
 }
 
 func (mt *mate) forget(id string) (protocol.InvocationRequest, bool) {
 	mt.mu.Lock()
-	defer mt.mu.Unlock()
 	req, ok := mt.received[id]
 	delete(mt.received, id)
+	if ok {
+		mt.rec.Open = slices.DeleteFunc(slices.Clone(mt.rec.Open), func(o string) bool { return o == id })
+	}
+	mt.mu.Unlock()
+	if ok {
+		mt.writeOrSay()
+	}
 	return req, ok
+}
+
+// writeOrSay writes the teammate's record; an error is said in the events
+// (the record is rewritten at the next change).
+func (mt *mate) writeOrSay() {
+	if err := mt.write(); err != nil {
+		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
+	}
 }

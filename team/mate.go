@@ -40,6 +40,14 @@ type mate struct {
 	startErr error
 	// received are the invocations an exec teammate has yet to answer.
 	received map[string]protocol.InvocationRequest
+	// replay is what the previous run's process was given and had yet to
+	// answer, for the new process; replayed their request ids, so that the
+	// inbox's copy of one is not given twice; replayDone is closed once
+	// replay is written, before any inbox message is.
+	replay     []protocol.Message
+	replayed   map[string]bool
+	replayDone chan struct{}
+	replayOnce sync.Once
 	// answering are the invocations a scripted teammate is answering.
 	answering map[string]answering
 }
@@ -78,6 +86,8 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 		mt.answerShutdown = mt.scriptAnswer
 	} else if err := mt.startProcess(); err != nil {
 		return err
+	} else if mt.proc != nil {
+		mt.collectReplay(prev)
 	}
 	if err := rt.w.Consume(spec.Name, mt.handle); err != nil {
 		return err

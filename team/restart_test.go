@@ -2,15 +2,19 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"huddle/inbox"
+	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -122,4 +126,62 @@ func TestScriptResumesAfterItsApprovedPlan(t *testing.T) {
 	if n := strings.Count(string(traces), `"span":"start"`); n != 1 {
 		t.Fatalf("%d calls started; want alice's one:\n%s", n, traces)
 	}
+}
+
+// TestExecRequestsGivenAgainAfterACrash: an exec teammate was given a
+// shutdown request and an invocation and answered neither when the runtime
+// was killed -9 (both lines committed). The next runtime gives both to the
+// new process, which answers them: the caller, still waiting, gets its
+// answer, and the shutdown is approved.
+func TestExecRequestsGivenAgainAfterACrash(t *testing.T) {
+	dir := t.TempDir()
+	tally := filepath.Join(t.TempDir(), "tally")
+	driver := withPolicy(t, dir, MemberSpec{Name: "driver", Runtime: RuntimeSpec{Kind: RuntimeExternal}}, `{"allowed_targets":["x"]}`)
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{roleSpec("x", "tally", "TALLY="+tally), driver}})
+	first := startRuntimeProcess(t, dir)
+	waitRun(t, dir, "x", "", "x running", func(m *protocol.Member) bool { return m.Status == protocol.MemberWorking })
+
+	sd, err := RequestShutdown(dir, "x", "time to go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := ipc.NewRouter(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, "driver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer answers.Close()
+	policy, policyErr := MemberPolicy(dir, tm, "driver")
+	caller := NewCaller(dir, tm, router, policy, policyErr)
+	result := make(chan protocol.InvocationResult, 1)
+	go func() {
+		result <- caller.Call(ctx, protocol.InvocationRequest{Caller: "driver", Target: "x", Action: "audit", Prompt: "invoice 9", TimeoutSec: 60})
+	}()
+	waitFor(t, 10*time.Second, "x given both", func() bool {
+		return len(tallied(tally, protocol.TypeShutdownRequest)) == 1 && len(tallied(tally, protocol.TypeInvocationRequest)) == 1
+	})
+	kill9(t, first)
+
+	// The next run's process answers what it is given.
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{roleSpec("x", "echo"), driver}})
+	startRuntimeProcess(t, dir)
+	select {
+	case res := <-result:
+		var out struct{ Summary string }
+		if res.Status != protocol.ResultOK || json.Unmarshal(res.Result, &out) != nil || out.Summary != "echo: invoice 9" {
+			t.Fatalf("the call: %+v", res)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call was not answered after the restart")
+	}
+	waitFor(t, 10*time.Second, "the shutdown approved by x", func() bool {
+		r, err := LoadRequest(dir, sd.ID)
+		return err == nil && r.Status == protocol.RequestApproved && r.ResolvedBy == "x"
+	})
 }
