@@ -22,6 +22,10 @@ type mate struct {
 
 	mu  sync.Mutex
 	rec protocol.Member
+	// writeMu orders the writes of rec: each takes its copy and writes it
+	// under writeMu, so an older copy never lands over a newer one (the
+	// inbox, the process's output and the run goroutine all change rec).
+	writeMu sync.Mutex
 
 	// wake is poked when a plan decision or a shutdown may have arrived.
 	wake chan struct{}
@@ -140,6 +144,8 @@ func (mt *mate) status() protocol.MemberStatus {
 }
 
 func (mt *mate) write() error {
+	mt.writeMu.Lock()
+	defer mt.writeMu.Unlock()
 	mt.mu.Lock()
 	rec := mt.rec
 	mt.mu.Unlock()
@@ -156,6 +162,8 @@ func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
 // setStatusIf is setStatus when cond, checked under the same lock as the
 // move, holds of the record (nil: always); moved says whether it did.
 func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.MemberStatus, activity string) (moved bool, err error) {
+	mt.writeMu.Lock()
+	defer mt.writeMu.Unlock()
 	mt.mu.Lock()
 	if cond != nil && !cond(&mt.rec) {
 		mt.mu.Unlock()
