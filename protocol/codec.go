@@ -60,7 +60,7 @@ func (m *Message) marshal() ([]byte, error) {
 	if !m.TS.IsZero() {
 		w.TS = FormatTime(m.TS)
 	}
-	b, err := json.Marshal(w)
+	b, err := Marshal(w)
 	if err != nil || len(m.Extra) == 0 {
 		return b, err
 	}
@@ -74,7 +74,21 @@ func (m *Message) marshal() ([]byte, error) {
 			all[k] = v
 		}
 	}
-	return json.Marshal(all)
+	return Marshal(all)
+}
+
+// Marshal is json.Marshal without HTML escaping: <, > and & stay one byte
+// each instead of a six-byte \u escape, so an answer full of markup is not
+// blown up six times on its way through an inbox line (docs/DESIGN.md §9).
+// Every wire form huddle writes goes through it.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads either dialect without validating; see Decode.

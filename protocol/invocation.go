@@ -161,7 +161,7 @@ func (r *InvocationResult) Validate() error {
 
 // OK builds a successful result for req.
 func OK(req *InvocationRequest, durationMS int64, result any) (InvocationResult, error) {
-	b, err := json.Marshal(result)
+	b, err := Marshal(result)
 	if err != nil {
 		return InvocationResult{}, fmt.Errorf("result: %w", err)
 	}
@@ -172,7 +172,7 @@ func OK(req *InvocationRequest, durationMS int64, result any) (InvocationResult,
 func Fail(req *InvocationRequest, durationMS int64, code ErrorCode, message string, details any) InvocationResult {
 	d := json.RawMessage("null")
 	if details != nil {
-		if b, err := json.Marshal(details); err == nil {
+		if b, err := Marshal(details); err == nil {
 			d = b
 		}
 	}

@@ -89,9 +89,13 @@ type Member struct {
 	Error    string       `json:"error,omitempty"`
 	// Step and RequestID let a restarted runtime resume a scripted teammate
 	// where it was: at its step, waiting on its plan request.
-	Step      int      `json:"step,omitempty"`
-	RequestID string   `json:"request_id,omitempty"`
-	Counters  Counters `json:"counters"`
+	Step      int    `json:"step,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	// Open are the request ids of the invocations an exec teammate was
+	// given and has yet to answer: a restarted runtime gives them to the
+	// new process again.
+	Open     []string `json:"open,omitempty"`
+	Counters Counters `json:"counters"`
 }
 
 // Counters are the running totals a roster shows.

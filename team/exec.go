@@ -2,6 +2,7 @@ package team
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,13 +40,47 @@ type ExecLine struct {
 }
 
 // proc is an exec teammate's process.
+//
+// Its stdin has one writer, writeLoop, fed by a bounded queue: nobody else
+// blocks on the pipe, so an agent that stops reading holds up only the
+// messages for itself, and stopping it closes stdin and signals the process
+// without waiting for a writer (docs/pending/exec.md).
 type proc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	out   io.ReadCloser
 	log   *os.File
-	mu    sync.Mutex // serialises writes to stdin
+
+	queue chan stdinLine
+	// gone is closed once stdin takes nothing more: a write failed (the
+	// process is gone) or the runtime closed it to stop the process.
+	gone      chan struct{}
+	goneOnce  sync.Once
+	closeOnce sync.Once
 }
+
+// stdinLine is one line for the process; written is closed once it is
+// written whole.
+type stdinLine struct {
+	b       []byte
+	written chan struct{}
+}
+
+// stdinQueue bounds the lines waiting for the writer. The inbox consumer
+// puts one at a time and waits for it; invoke answers put the rest.
+const stdinQueue = 16
+
+// stopGrace is how long a process has to exit after its stdin is closed
+// and it got SIGINT, before SIGKILL; killGrace how long the kill may take
+// before its stdout is closed under it (a child it left may hold it open).
+// Together they bound a runtime's stop (docs/pending/exec.md).
+const (
+	stopGrace = 3 * time.Second
+	killGrace = time.Second
+)
+
+// errGone is returned for a line the process can no longer take.
+var errGone = errors.New("the process takes no more input")
 
 // startProcess starts the teammate's command before its inbox is consumed,
 // so that every message has somewhere to go.
@@ -81,7 +116,8 @@ func (mt *mate) startProcess() error {
 		lf.Close()
 		return err
 	}
-	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf}
+	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf, queue: make(chan stdinLine, stdinQueue), gone: make(chan struct{})}
+	mt.replayDone = make(chan struct{})
 	if err := cmd.Start(); err != nil {
 		lf.Close()
 		// runExec reports it: the member crashes and the team goes on.
@@ -92,69 +128,159 @@ func (mt *mate) startProcess() error {
 	mt.mu.Lock()
 	mt.rec.PID = cmd.Process.Pid
 	mt.mu.Unlock()
-	mt.onMessage = p.send
+	mt.onMessage = mt.sendToProcess
 	return nil
 }
 
-// send writes one inbox message to the process's stdin as a JSON line.
-func (p *proc) send(d inbox.Delivery) error {
-	b, err := protocol.Encode(&d.Msg)
+// sendToProcess is the exec teammate's inbox handler's last step: it
+// returns once the message is written to the process, so the consumer
+// commits only what the process was given. When the process can take no
+// more it waits for the runtime to stop without committing: the next run's
+// process gets the message.
+func (mt *mate) sendToProcess(ctx context.Context, d inbox.Delivery) error {
+	select {
+	case <-mt.replayDone:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if mt.alreadyReplayed(d.Msg) {
+		return nil
+	}
+	err := mt.proc.send(ctx, &d.Msg)
+	if errors.Is(err, errGone) {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return err
+}
+
+// send writes one message to the process's stdin as a JSON line and waits
+// until it is written, the process is gone (errGone), or ctx ends.
+func (p *proc) send(ctx context.Context, m *protocol.Message) error {
+	b, err := protocol.Encode(m)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// A write error means the process is gone; runExec reports its exit.
-	_, _ = p.stdin.Write(append(b, '\n'))
-	return nil
+	l := stdinLine{b: append(b, '\n'), written: make(chan struct{})}
+	select {
+	case p.queue <- l:
+	case <-p.gone:
+		return errGone
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-l.written:
+		return nil
+	case <-p.gone:
+		select {
+		case <-l.written: // written just before the end
+			return nil
+		default:
+			return errGone
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// writeLoop is the one writer of the process's stdin; it ends when stdin
+// takes no more. runExec owns it.
+func (p *proc) writeLoop() {
+	for {
+		select {
+		case <-p.gone:
+			return
+		case l := <-p.queue:
+			if _, err := p.stdin.Write(l.b); err != nil {
+				p.closeInput() // the process is gone, or stdin was closed
+				return
+			}
+			close(l.written)
+		}
+	}
+}
+
+// closeInput closes the process's stdin. A write blocked on the pipe
+// returns at once (the pipe is non-blocking under Go's poller), so this
+// never waits for an agent that stopped reading.
+func (p *proc) closeInput() {
+	p.goneOnce.Do(func() { close(p.gone) })
+	p.closeOnce.Do(func() { _ = p.stdin.Close() }) // it may be closed already
+}
+
+// stopProcess ends the process when the runtime stops: stdin closed and
+// SIGINT, SIGKILL after stopGrace, and its stdout closed after killGrace
+// so that reading it ends even if a child of the process holds it open.
+// exited is closed when the process has been waited for.
+func (p *proc) stopProcess(exited <-chan struct{}) {
+	p.closeInput()
+	_ = p.cmd.Process.Signal(os.Interrupt) // it may have exited already
+	if waitClosed(exited, stopGrace) {
+		return
+	}
+	_ = p.cmd.Process.Kill() // it may have exited already
+	if waitClosed(exited, killGrace) {
+		return
+	}
+	_ = p.out.Close()
+}
+
+// waitClosed waits up to d for c to close and reports whether it did.
+func waitClosed(c <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // runExec carries out the teammate's lines until its process exits. On runtime
-// stop the process gets its stdin closed, then SIGTERM, then SIGKILL.
+// stop the process gets its stdin closed, then SIGINT, then SIGKILL.
 func (mt *mate) runExec(ctx context.Context) error {
 	if mt.startErr != nil {
 		return mt.startErr
 	}
 	p := mt.proc
 	defer p.log.Close()
-	if err := mt.setStatus(protocol.MemberWorking, "started pid "+fmt.Sprint(p.cmd.Process.Pid)); err != nil {
-		return err
-	}
-	done := make(chan struct{})
+	var helpers sync.WaitGroup
+	defer helpers.Wait()
+	helpers.Add(1)
 	go func() {
+		defer helpers.Done()
+		p.writeLoop()
+	}()
+	defer p.closeInput() // ends writeLoop when the process exits by itself
+	exited := make(chan struct{})
+	defer close(exited)
+	helpers.Add(1)
+	go func() {
+		defer helpers.Done()
 		select {
 		case <-ctx.Done():
-			p.mu.Lock()
-			p.stdin.Close()
-			p.mu.Unlock()
-			_ = p.cmd.Process.Signal(os.Interrupt) // it may have exited already
-			select {
-			case <-done:
-			case <-time.After(3 * time.Second):
-				_ = p.cmd.Process.Kill() // it may have exited already
-			}
-		case <-done:
+			p.stopProcess(exited)
+		case <-exited:
 		}
 	}()
-	sc := bufio.NewScanner(p.out)
-	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine)
-	var off int64
-	for sc.Scan() {
-		line := sc.Bytes()
-		if err := mt.carryOut(line); err != nil {
-			if werr := inbox.WriteDeadLetter(mt.rt.dir, "exec:"+mt.spec.Name, off, err.Error(), line); werr != nil {
-				return werr
-			}
-			mt.rt.emit(Event{"event": "dead_letter", "member": mt.spec.Name, "reason": err.Error()})
-		}
-		off += int64(len(line)) + 1
+	defer mt.endReplay()
+	if err := mt.setStatus(protocol.MemberWorking, "started pid "+fmt.Sprint(p.cmd.Process.Pid)); err != nil {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+		return err
 	}
-	scanErr := sc.Err()
-	if scanErr != nil {
+	helpers.Add(1)
+	go func() {
+		defer helpers.Done()
+		mt.sendReplay(ctx)
+	}()
+	readErr := mt.readLines(p.out)
+	if readErr != nil {
 		_, _ = io.Copy(io.Discard, p.out) // keep the pipe flowing until it exits
 	}
 	werr := p.cmd.Wait()
-	close(done)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -162,10 +288,163 @@ func (mt *mate) runExec(ctx context.Context) error {
 		return errStopped
 	case werr != nil:
 		return fmt.Errorf("process exited: %v", werr)
-	case scanErr != nil:
-		return fmt.Errorf("reading its output: %v", scanErr)
+	case readErr != nil:
+		return fmt.Errorf("reading its output: %v", readErr)
 	default:
 		return errors.New("process exited without an approved shutdown")
+	}
+}
+
+// readLines carries out every line the process writes on stdout until it
+// closes it. A line that is not a valid action, or is longer than
+// protocol.MaxLine, is dead-lettered (its first bytes) and reading goes on.
+func (mt *mate) readLines(out io.Reader) error {
+	br := bufio.NewReaderSize(out, 64<<10)
+	var off int64
+	for {
+		line, n, over, err := readLine(br, protocol.MaxLine)
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		switch {
+		case over:
+			reason := fmt.Sprintf("%s wrote a line of more than %d bytes", mt.spec.Name, protocol.MaxLine)
+			if n > 0 {
+				reason = fmt.Sprintf("%s wrote a line of %d bytes; a line exceeds the limit of %d bytes", mt.spec.Name, n, protocol.MaxLine)
+			}
+			if err := mt.refuseLine(off, reason, line); err != nil {
+				return err
+			}
+			mt.answerTooLarge(line, n)
+		default:
+			if err := mt.carryOut(line); err != nil {
+				if err := mt.refuseLine(off, err.Error(), line); err != nil {
+					return err
+				}
+			}
+		}
+		off += n
+	}
+}
+
+// refuseLine dead-letters a line the process wrote and says so in the events.
+func (mt *mate) refuseLine(off int64, reason string, line []byte) error {
+	if err := inbox.WriteDeadLetter(mt.rt.dir, "exec:"+mt.spec.Name, off, reason, line); err != nil {
+		return err
+	}
+	mt.rt.emit(Event{"event": "dead_letter", "member": mt.spec.Name, "reason": reason})
+	return nil
+}
+
+// answerTooLarge tells the caller of an invocation that its answer was too
+// large, when head (the first bytes of a line of n bytes) is the start of
+// a result action for an invocation the teammate has yet to answer: the
+// caller gets IPC_ERROR at once instead of a TIMEOUT at its deadline.
+func (mt *mate) answerTooLarge(head []byte, n int64) {
+	id, ok := resultRequestID(head)
+	if !ok {
+		return
+	}
+	req, ok := mt.forget(id)
+	if !ok {
+		return
+	}
+	msg := fmt.Sprintf("IPC_ERROR: the answer of %s is %d bytes, over the %d-byte limit of a line", mt.spec.Name, n, protocol.MaxLine)
+	mt.reply(req, protocol.Fail(&req, 0, protocol.ErrIPC, msg,
+		map[string]any{"reason": "answer_too_large", "bytes": n, "max_bytes": protocol.MaxLine}))
+}
+
+// resultRequestID reads the start of a line cut short: if it is a result
+// action whose result names its request_id before the cut, it returns it.
+func resultRequestID(head []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	var action, id string
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch key {
+		case "action":
+			if err := dec.Decode(&action); err != nil {
+				return "", false
+			}
+		case "result":
+			id = objectString(dec, "request_id")
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return "", false
+			}
+		}
+		if action != "" && id != "" {
+			break
+		}
+	}
+	return id, action == "result" && id != ""
+}
+
+// objectString reads the object dec is at up to its string field key and
+// returns that string ("" if the object ends or is cut before it).
+func objectString(dec *json.Decoder, key string) string {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if k == key {
+			var s string
+			if dec.Decode(&s) != nil {
+				return ""
+			}
+			return s
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// deadLetterHead is how much of a line too long to carry out is kept for
+// its dead letter (which keeps at most 4 KiB of it).
+const deadLetterHead = 4 << 10
+
+// readLine reads one line of at most max bytes (its newline included) and
+// returns it without the newline, with the number of bytes it took (n). A
+// longer line is read to its end and dropped: line is then its first bytes
+// and over is set. A last line without a newline counts as a line.
+func readLine(br *bufio.Reader, limit int) (line []byte, n int64, over bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += int64(len(chunk))
+		switch {
+		case over:
+		case len(buf)+len(chunk) > limit:
+			over = true
+			keep := min(deadLetterHead, limit)
+			buf = append(buf, chunk[:min(len(chunk), max(0, keep-len(buf)))]...)
+		default:
+			buf = append(buf, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && (n == 0 || !errors.Is(err, io.EOF)) {
+			return nil, n, false, err
+		}
+		return bytes.TrimSuffix(buf, []byte("\n")), n, over, nil
 	}
 }
 
@@ -284,7 +563,7 @@ func (mt *mate) execInvoke(l ExecLine) error {
 		res := mt.call(mt.rt.ctx, protocol.InvocationRequest{Target: l.Target, Action: l.Name, Prompt: l.Prompt, TimeoutSec: l.TimeoutSec})
 		m := protocol.NewMessage(protocol.TypeInvocationResult, l.Target, mt.spec.Name)
 		m.Result = &res
-		if err := mt.proc.send(inbox.Delivery{Msg: m}); err != nil {
+		if err := mt.proc.send(mt.rt.ctx, &m); err != nil && mt.rt.ctx.Err() == nil {
 			mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("answering %s: %v", l.Target, err)})
 		}
 	}()

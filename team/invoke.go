@@ -3,9 +3,11 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -115,7 +117,7 @@ func (mt *mate) call(ctx context.Context, req protocol.InvocationRequest) protoc
 }
 
 // invoked handles an invocation_request in this member's inbox.
-func (mt *mate) invoked(d inbox.Delivery) error {
+func (mt *mate) invoked(ctx context.Context, d inbox.Delivery) error {
 	req := *d.Msg.Invocation
 	if req.Target != mt.spec.Name {
 		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("invocation for %q in the inbox of %q", req.Target, mt.spec.Name))
@@ -123,7 +125,7 @@ func (mt *mate) invoked(d inbox.Delivery) error {
 	}
 	if mt.proc != nil {
 		mt.remember(req)
-		return mt.forward(d)
+		return mt.forward(ctx, d)
 	}
 	// Answer off the inbox loop: an action may take its time or call onward.
 	// The caller may cancel it (invocation_cancel), which cancels the
@@ -156,10 +158,10 @@ type answering struct {
 }
 
 // cancelled stops the answer to an invocation whose caller gave up.
-func (mt *mate) cancelled(d inbox.Delivery) error {
+func (mt *mate) cancelled(ctx context.Context, d inbox.Delivery) error {
 	id := d.Msg.RequestID
 	if mt.proc != nil {
-		return mt.forward(d) // an exec member decides itself
+		return mt.forward(ctx, d) // an exec member decides itself
 	}
 	mt.mu.Lock()
 	a, ok := mt.answering[id]
@@ -220,13 +222,33 @@ func (mt *mate) answerAction(ctx context.Context, req protocol.InvocationRequest
 	return res
 }
 
-// reply sends a result to the caller's inbox.
+// reply sends a result to the caller's inbox. A result too large for an
+// inbox line reaches the caller at once as IPC_ERROR naming its size, not
+// as a TIMEOUT at the deadline.
 func (mt *mate) reply(req protocol.InvocationRequest, res protocol.InvocationResult) {
 	m := protocol.NewMessage(protocol.TypeInvocationResult, mt.spec.Name, req.Caller)
 	m.Result = &res
-	if err := inbox.Append(mt.rt.dir, req.Caller, &m); err != nil {
+	err := inbox.Append(mt.rt.dir, req.Caller, &m)
+	if errors.Is(err, inbox.ErrTooLarge) {
+		fail := tooLarge(&req, &m)
+		m.Result = &fail
+		err = inbox.Append(mt.rt.dir, req.Caller, &m)
+	}
+	if err != nil {
 		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("answering %s: %v", req.RequestID, err)})
 	}
+}
+
+// tooLarge is the IPC_ERROR result that replaces an answer m too large for
+// an inbox line (docs/DESIGN.md §9).
+func tooLarge(req *protocol.InvocationRequest, m *protocol.Message) protocol.InvocationResult {
+	size := 0
+	if b, err := protocol.Encode(m); err == nil {
+		size = len(b) + 1
+	}
+	msg := fmt.Sprintf("IPC_ERROR: the answer of %s is %d bytes, over the %d-byte limit of an inbox line", m.From, size, protocol.MaxLine)
+	return protocol.Fail(req, m.Result.DurationMS, protocol.ErrIPC, msg,
+		map[string]any{"reason": "answer_too_large", "bytes": size, "max_bytes": protocol.MaxLine})
 }
 
 // resultArrived hands an invocation_result in this member's inbox to the
@@ -239,19 +261,44 @@ func (mt *mate) resultArrived(d inbox.Delivery) error {
 
 // remember keeps the invocations an exec member received until it answers
 // them, to check its answers and to answer for it when it answers wrong.
+// Their ids are in its record (Open), so that a restarted runtime gives
+// them to the new process.
 func (mt *mate) remember(req protocol.InvocationRequest) {
 	mt.mu.Lock()
-	defer mt.mu.Unlock()
 	if mt.received == nil {
 		mt.received = map[string]protocol.InvocationRequest{}
 	}
+	_, known := mt.received[req.RequestID]
 	mt.received[req.RequestID] = req
+	if !known {
+		// A new slice each time: a copy of the record being written may
+		// still hold the old one.
+		mt.rec.Open = append(slices.Clip(mt.rec.Open), req.RequestID)
+	}
+	mt.mu.Unlock()
+	if !known {
+		mt.writeOrSay()
+	}
 }
 
 func (mt *mate) forget(id string) (protocol.InvocationRequest, bool) {
 	mt.mu.Lock()
-	defer mt.mu.Unlock()
 	req, ok := mt.received[id]
 	delete(mt.received, id)
+	if ok {
+		mt.rec.Open = slices.DeleteFunc(slices.Clone(mt.rec.Open), func(o string) bool { return o == id })
+	}
+	mt.mu.Unlock()
+	if ok {
+		mt.writeOrSay()
+	}
 	return req, ok
+}
+
+// writeOrSay writes the teammate's record; an error is said in the events
+// (the record is rewritten at the next change).
+func (mt *mate) writeOrSay() {
+	if err := mt.write(); err != nil {
+		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
+	}
 }

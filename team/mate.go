@@ -22,6 +22,10 @@ type mate struct {
 
 	mu  sync.Mutex
 	rec protocol.Member
+	// writeMu orders the writes of rec: each takes its copy and writes it
+	// under writeMu, so an older copy never lands over a newer one (the
+	// inbox, the process's output and the run goroutine all change rec).
+	writeMu sync.Mutex
 
 	// wake is poked when a plan decision or a shutdown may have arrived.
 	wake chan struct{}
@@ -34,12 +38,20 @@ type mate struct {
 	// answerShutdown decides a shutdown request; runtimes may replace it.
 	answerShutdown func(r *protocol.Request) (answer protocol.RequestEvent, reason string)
 	// onMessage lets a runtime see messages (the exec runtime forwards them).
-	onMessage func(d inbox.Delivery) error
+	onMessage func(ctx context.Context, d inbox.Delivery) error
 	// proc is the process of an exec teammate; startErr why it did not start.
 	proc     *proc
 	startErr error
 	// received are the invocations an exec teammate has yet to answer.
 	received map[string]protocol.InvocationRequest
+	// replay is what the previous run's process was given and had yet to
+	// answer, for the new process; replayed their request ids, so that the
+	// inbox's copy of one is not given twice; replayDone is closed once
+	// replay is written, before any inbox message is.
+	replay     []protocol.Message
+	replayed   map[string]bool
+	replayDone chan struct{}
+	replayOnce sync.Once
 	// answering are the invocations a scripted teammate is answering.
 	answering map[string]answering
 }
@@ -78,6 +90,8 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 		mt.answerShutdown = mt.scriptAnswer
 	} else if err := mt.startProcess(); err != nil {
 		return err
+	} else if mt.proc != nil {
+		mt.collectReplay(prev)
 	}
 	if err := rt.w.Consume(spec.Name, mt.handle); err != nil {
 		return err
@@ -130,6 +144,8 @@ func (mt *mate) status() protocol.MemberStatus {
 }
 
 func (mt *mate) write() error {
+	mt.writeMu.Lock()
+	defer mt.writeMu.Unlock()
 	mt.mu.Lock()
 	rec := mt.rec
 	mt.mu.Unlock()
@@ -139,16 +155,29 @@ func (mt *mate) write() error {
 // setStatus moves the teammate's state machine and records it. An illegal
 // move is refused: the state machine is the contract.
 func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
+	_, err := mt.setStatusIf(nil, next, activity)
+	return err
+}
+
+// setStatusIf is setStatus when cond, checked under the same lock as the
+// move, holds of the record (nil: always); moved says whether it did.
+func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.MemberStatus, activity string) (moved bool, err error) {
+	mt.writeMu.Lock()
+	defer mt.writeMu.Unlock()
 	mt.mu.Lock()
+	if cond != nil && !cond(&mt.rec) {
+		mt.mu.Unlock()
+		return false, nil
+	}
 	cur := mt.rec.Status
 	if cur == next && mt.rec.Activity == activity {
 		mt.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	if cur != next {
 		if err := cur.Transition(next); err != nil {
 			mt.mu.Unlock()
-			return fmt.Errorf("%s: %w", mt.spec.Name, err)
+			return false, fmt.Errorf("%s: %w", mt.spec.Name, err)
 		}
 		mt.rec.Since = time.Now().UTC()
 	}
@@ -157,7 +186,7 @@ func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
 	mt.mu.Unlock()
 	mt.activity.Store(activity)
 	if err := WriteMember(mt.rt.dir, &rec); err != nil {
-		return err
+		return true, err
 	}
 	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
 	if activity != "" {
@@ -167,7 +196,7 @@ func (mt *mate) setStatus(next protocol.MemberStatus, activity string) error {
 		e["error"] = rec.Error
 	}
 	mt.rt.emit(e)
-	return nil
+	return true, nil
 }
 
 func (mt *mate) poke() {
@@ -193,23 +222,23 @@ func (mt *mate) count(f func(c *protocol.Counters)) {
 }
 
 // handle is the teammate's inbox handler.
-func (mt *mate) handle(_ context.Context, d inbox.Delivery) error {
+func (mt *mate) handle(ctx context.Context, d inbox.Delivery) error {
 	m := d.Msg
 	mt.rt.delivered(mt.spec.Name, d)
 	mt.count(func(c *protocol.Counters) { c.Received++ })
 	switch m.Type {
 	case protocol.TypeShutdownRequest:
-		return mt.shutdownArrived(d)
+		return mt.shutdownArrived(ctx, d)
 	case protocol.TypePlanApprovalResponse:
-		return mt.planDecided(d)
+		return mt.planDecided(ctx, d)
 	case protocol.TypeInvocationRequest:
-		return mt.invoked(d)
+		return mt.invoked(ctx, d)
 	case protocol.TypeInvocationResult:
 		return mt.resultArrived(d)
 	case protocol.TypeInvocationCancel:
-		return mt.cancelled(d)
+		return mt.cancelled(ctx, d)
 	case protocol.TypeMessage, protocol.TypeBroadcast:
-		return mt.forward(d)
+		return mt.forward(ctx, d)
 	default:
 		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("a teammate does not take %s", m.Type))
 		return nil
@@ -217,7 +246,7 @@ func (mt *mate) handle(_ context.Context, d inbox.Delivery) error {
 }
 
 // shutdownArrived answers a shutdown request addressed to this teammate.
-func (mt *mate) shutdownArrived(d inbox.Delivery) error {
+func (mt *mate) shutdownArrived(ctx context.Context, d inbox.Delivery) error {
 	m := d.Msg
 	name := mt.spec.Name
 	if m.From != protocol.Lead {
@@ -239,7 +268,7 @@ func (mt *mate) shutdownArrived(d inbox.Delivery) error {
 	mt.rt.emit(Event{"event": "request_opened", "id": r.ID, "kind": string(r.Kind), "from": r.From, "to": r.To})
 	if mt.answerShutdown == nil {
 		// The teammate's own process answers (exec runtime).
-		return mt.forward(d)
+		return mt.forward(ctx, d)
 	}
 	ev, reason := mt.answerShutdown(r)
 	return mt.answer(r, ev, reason)
@@ -275,7 +304,7 @@ func (mt *mate) scriptAnswer(*protocol.Request) (protocol.RequestEvent, string) 
 
 // planDecided checks the lead's answer to one of this teammate's plans and
 // wakes the runtime goroutine.
-func (mt *mate) planDecided(d inbox.Delivery) error {
+func (mt *mate) planDecided(ctx context.Context, d inbox.Delivery) error {
 	m := d.Msg
 	name := mt.spec.Name
 	if m.From != protocol.Lead {
@@ -294,30 +323,61 @@ func (mt *mate) planDecided(d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a plan of %s", r.ID, name))
 		return nil
 	}
-	if r, err = settle(mt.rt.dir, r, Resolution{Event: m.Event(), By: protocol.Lead, Text: m.Feedback}); err != nil {
+	if r, err = settle(mt.rt.dir, r, Resolution{Event: planEvent(m), By: protocol.Lead, Text: m.Feedback}); err != nil {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}
 	mt.rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(r.Status), "by": r.ResolvedBy})
-	if mt.proc != nil && mt.status() == protocol.MemberAwaitingApproval {
-		// An exec teammate's gate opens (or it revises) here; a scripted
-		// one's runtime goroutine moves itself.
-		next, activity := protocol.MemberWorking, "plan approved"
-		if r.Status == protocol.RequestRejected {
-			next, activity = protocol.MemberRevising, "revising: "+r.Feedback
-		}
-		if err := mt.setStatus(next, activity); err != nil {
-			return err
-		}
+	if err := mt.planSettled(r); err != nil {
+		return err
 	}
 	mt.poke()
-	return mt.forward(d)
+	return mt.forward(ctx, d)
+}
+
+// planEvent is the event a plan_approval_response stands for: approve or
+// reject from the lead, or the deadline or a cancel that huddle tells
+// (reason "expired" or "cancelled", tellPlanEnded).
+func planEvent(m protocol.Message) protocol.RequestEvent {
+	if !m.Approved() {
+		switch protocol.RequestStatus(m.Reason) {
+		case protocol.RequestExpired:
+			return protocol.EventDeadline
+		case protocol.RequestCancelled:
+			return protocol.EventCancel
+		}
+	}
+	return m.Event()
+}
+
+// planSettled moves an exec teammate whose awaited plan r is final out of
+// awaiting_approval: working when approved, revising otherwise. A scripted
+// one's runtime goroutine moves itself; a decision on an older plan (one
+// cancelled by the newer) leaves the gate on the newer.
+func (mt *mate) planSettled(r *protocol.Request) error {
+	if mt.proc == nil || !r.Status.IsTerminal() {
+		return nil
+	}
+	next, activity := protocol.MemberWorking, "plan approved"
+	switch r.Status {
+	case protocol.RequestRejected:
+		next, activity = protocol.MemberRevising, "revising: "+r.Feedback
+	case protocol.RequestExpired, protocol.RequestCancelled:
+		next, activity = protocol.MemberRevising, fmt.Sprintf("plan %s: %s", r.Status, r.ResponseReason)
+	}
+	// Checked with the move, under one lock: the teammate may submit a
+	// newer plan at any moment, and its gate must stay shut for that one.
+	awaited := func(rec *protocol.Member) bool {
+		return rec.Status == protocol.MemberAwaitingApproval && rec.RequestID == r.ID
+	}
+	_, err := mt.setStatusIf(awaited, next, activity)
+	return err
 }
 
 // forward hands a message to the teammate's own process, if it has one.
-func (mt *mate) forward(d inbox.Delivery) error {
+func (mt *mate) forward(ctx context.Context, d inbox.Delivery) error {
 	if mt.onMessage != nil {
-		return mt.onMessage(d)
+		return mt.onMessage(ctx, d)
 	}
 	return nil
 }

@@ -367,7 +367,7 @@ func (o *Observer) setMember(name string, rec *protocol.Member) {
 		return
 	case rec == nil:
 		delete(o.m.records, name)
-	case had && old == *rec:
+	case had && reflect.DeepEqual(old, *rec):
 		return
 	default:
 		o.m.records[name] = *rec

@@ -225,8 +225,9 @@ func (rt *Runtime) supersede(r *protocol.Request) {
 		if old.ID == r.ID || old.Kind != protocol.KindPlan || old.From != r.From || old.Created.After(r.Created) {
 			continue
 		}
-		if _, err := Resolve(rt.dir, old.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "superseded by " + r.ID}); err == nil {
+		if nr, err := Resolve(rt.dir, old.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "superseded by " + r.ID}); err == nil {
 			rt.emit(Event{"event": "request_resolved", "id": old.ID, "status": string(protocol.RequestCancelled), "by": "huddle"})
+			rt.tellPlanEnded(nr)
 		}
 	}
 }
@@ -301,7 +302,55 @@ func (rt *Runtime) expire() {
 			if mt := rt.mate(nr.From); mt != nil {
 				mt.poke()
 			}
+			rt.tellPlanEnded(nr)
 		}
+	}
+	rt.settleAwaited()
+}
+
+// settleAwaited moves each exec teammate whose awaited plan is final out of
+// awaiting_approval, so the roster follows a decision that no line
+// announced (docs/DESIGN.md §13): the deciding process died before its
+// append, or a resolver wrote only the decision file.
+func (rt *Runtime) settleAwaited() {
+	rt.mu.Lock()
+	mates := make([]*mate, 0, len(rt.mates))
+	for _, mt := range rt.mates {
+		mates = append(mates, mt)
+	}
+	rt.mu.Unlock()
+	for _, mt := range mates {
+		mt.mu.Lock()
+		id := mt.rec.RequestID
+		awaiting := mt.proc != nil && mt.rec.Status == protocol.MemberAwaitingApproval && id != ""
+		mt.mu.Unlock()
+		if !awaiting {
+			continue
+		}
+		r, err := ApplyDecision(rt.dir, id)
+		if err != nil || !r.Status.IsTerminal() {
+			continue
+		}
+		if err := mt.planSettled(r); err != nil {
+			rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
+		}
+	}
+}
+
+// tellPlanEnded tells the member whose plan huddle ended (expired, or
+// cancelled by a newer plan) with a plan_approval_response from the lead:
+// approve false, reason "expired" or "cancelled", and why as feedback. An
+// exec agent learns from it that its plan is over (docs/pending/exec.md);
+// a scripted teammate's wait wakes and it submits again. A plan cancelled
+// because its member is gone is told to nobody.
+func (rt *Runtime) tellPlanEnded(r *protocol.Request) {
+	if r.Kind != protocol.KindPlan || !rt.known(r.From) {
+		return
+	}
+	m := protocol.NewMessage(protocol.TypePlanApprovalResponse, protocol.Lead, r.From)
+	m.RequestID, m.Approve, m.Reason, m.Feedback = r.ID, protocol.Bool(false), string(r.Status), r.ResponseReason
+	if err := inbox.Append(rt.dir, r.From, &m); err != nil {
+		rt.emit(Event{"event": "error", "member": r.From, "error": fmt.Sprintf("telling %s that plan %s is %s: %v", r.From, r.ID, r.Status, err)})
 	}
 }
 

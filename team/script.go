@@ -18,12 +18,10 @@ func (mt *mate) runScript(ctx context.Context, prev *protocol.Member) error {
 	jitter := func(d Duration) time.Duration {
 		return time.Duration(float64(d) * (0.8 + 0.4*rng.Float64()))
 	}
-	i := 0
-	resumeID := ""
-	if prev != nil && (prev.Status == protocol.MemberAwaitingApproval || prev.Status == protocol.MemberRevising) &&
-		prev.RequestID != "" && prev.Step < len(spec.Steps) && spec.Steps[prev.Step].Plan != "" {
-		i, resumeID = prev.Step, prev.RequestID
-	}
+	i, resumeID := resumeAt(prev, spec.Steps)
+	mt.mu.Lock()
+	mt.rec.Step = i
+	mt.mu.Unlock()
 	if err := mt.setStatus(protocol.MemberWorking, "starting"); err != nil {
 		return err
 	}
@@ -46,9 +44,11 @@ func (mt *mate) runScript(ctx context.Context, prev *protocol.Member) error {
 				return errStopped
 			}
 		}
-		mt.mu.Lock()
-		mt.rec.Step = i
-		mt.mu.Unlock()
+		// The step is on disk before it runs: a restart resumes here and
+		// repeats none of the steps before it.
+		if err := mt.setStep(i); err != nil {
+			return err
+		}
 		st := spec.Steps[i]
 		kind, _ := st.kind()
 		var err error
@@ -77,6 +77,34 @@ func (mt *mate) runScript(ctx context.Context, prev *protocol.Member) error {
 	}
 }
 
+// resumeAt is where a scripted teammate starts, given the record of its
+// previous run: where that run was, if the runtime died under it (its
+// record is not final), still waiting on the same plan request if it was;
+// otherwise (a first run, or one that ended) at the first step.
+func resumeAt(prev *protocol.Member, steps []Step) (step int, planID string) {
+	if prev == nil || prev.Status.IsTerminal() || prev.Step < 0 || prev.Step > len(steps) {
+		return 0, ""
+	}
+	waiting := prev.Status == protocol.MemberAwaitingApproval || prev.Status == protocol.MemberRevising
+	if waiting && prev.RequestID != "" && prev.Step < len(steps) && steps[prev.Step].Plan != "" {
+		return prev.Step, prev.RequestID
+	}
+	return prev.Step, ""
+}
+
+// setStep records that step i is the one running (or next, once a plan is
+// approved), on disk.
+func (mt *mate) setStep(i int) error {
+	mt.mu.Lock()
+	if mt.rec.Step == i {
+		mt.mu.Unlock()
+		return nil
+	}
+	mt.rec.Step = i
+	mt.mu.Unlock()
+	return mt.write()
+}
+
 // planStep submits a plan and holds the gate until it is approved; on a
 // rejection it revises the plan with the feedback and submits it again.
 func (mt *mate) planStep(ctx context.Context, plan, resumeID string) error {
@@ -98,6 +126,11 @@ func (mt *mate) planStep(ctx context.Context, plan, resumeID string) error {
 		}
 		mt.mu.Lock()
 		mt.rec.RequestID = ""
+		if r.Status == protocol.RequestApproved {
+			// Past the plan in the same write as the approval: a restart
+			// resumes after it, and never submits the plan again.
+			mt.rec.Step++
+		}
 		mt.mu.Unlock()
 		switch r.Status {
 		case protocol.RequestApproved:

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// stdinFull reports whether the stdin pipe of process pid holds as much as
+// it can: a writer to it would block.
+func stdinFull(pid int) bool {
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/0", pid), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var queued int32
+	var size uintptr
+	var errno1, errno2 syscall.Errno
+	_ = raw.Control(func(fd uintptr) {
+		_, _, errno1 = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued)))
+		const getPipeSize = 1032 // F_GETPIPE_SZ
+		size, _, errno2 = syscall.Syscall(syscall.SYS_FCNTL, fd, getPipeSize, 0)
+	})
+	return errno1 == 0 && errno2 == 0 && size > 0 && int64(queued) >= int64(size)-4096
+}
+
+// TestUpStopsWithADeafAgent: `huddle up --headless` runs an exec teammate
+// that never reads its stdin and ignores SIGINT and SIGTERM; 300 messages
+// wait for it and its stdin pipe is full. SIGTERM to huddle up: it exits
+// within 10 s, cleanly, with team_stopped, and the agent is gone.
+func TestUpStopsWithADeafAgent(t *testing.T) {
+	dir := t.TempDir()
+	spec := team.Team{Name: "deaf", Members: []team.MemberSpec{{
+		Name: "deaf", Role: "never reads",
+		Runtime: team.RuntimeSpec{Kind: team.RuntimeExec, Command: []string{"sh", "-c",
+			`trap '' INT TERM; echo '{"action":"status","status":"idle","activity":"deaf"}'; exec sleep 1000`}},
+	}}}
+	b, _ := json.Marshal(spec)
+	if err := os.WriteFile(team.ConfigPath(dir), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	up := startUp(t, dir)
+	var pid int
+	waitUntil(t, 10*time.Second, "the deaf agent running, deaf to signals", func() bool {
+		m, err := team.LoadMember(dir, "deaf")
+		if err != nil || m.Activity != "deaf" {
+			return false
+		}
+		pid = m.PID
+		return true
+	})
+	tm, err := team.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first message is larger than any pipe buffer.
+	if err := team.Send(dir, tm, protocol.Lead, "deaf", strings.Repeat("x", 256<<10)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 299 {
+		if err := team.Send(dir, tm, protocol.Lead, "deaf", fmt.Sprintf("message %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, 10*time.Second, "the deaf agent's stdin full", func() bool { return stdinFull(pid) })
+	start := time.Now()
+	if err := up.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-up.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("huddle up did not exit within 10 s of SIGTERM, with a deaf agent")
+	}
+	if err := up.cmd.Wait(); err != nil {
+		t.Fatalf("huddle up exit: %v", err)
+	}
+	t.Logf("huddle up exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+	if !up.saw(func(e map[string]any) bool { return e["event"] == "team_stopped" }) {
+		t.Fatal("no team_stopped event")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the deaf agent (pid %d) outlived huddle up", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
