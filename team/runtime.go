@@ -47,10 +47,11 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	mates map[string]*mate
-	// final remembers requests seen in a final state, which never changes,
-	// so the periodic scans read only the records that still can.
-	final map[string]bool
-	wg    sync.WaitGroup
+	// archiveFailed are the final requests whose archiving failed and was
+	// said; corrupt the records reported unreadable, with why.
+	archiveFailed map[string]bool
+	corrupt       map[string]string
+	wg            sync.WaitGroup
 	evMu  sync.Mutex
 }
 
@@ -86,7 +87,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
-	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}, done: make(chan struct{}), ctx: ctx}
+	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	// Under the lock no other runtime writes here: what a crash left goes.
 	if err := teamdir.Sweep(dir); err != nil {
@@ -99,6 +100,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
+	rt.settleLastRun()
 	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
 		return fail(err)
 	}
@@ -127,6 +129,35 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		rt.emit(Event{"event": "team_stopped", "team": t.Name})
 	}()
 	return rt, nil
+}
+
+// settleLastRun corrects what a runtime that stopped without cleaning up
+// (kill -9, a power loss) left saying it is alive: a member huddle ran that
+// is no longer in team.json keeps the status it had, so it is recorded as
+// stopped. (Members still in team.json are rewritten as they start.) It
+// also says which member records are corrupt.
+func (rt *Runtime) settleLastRun() {
+	recs, bad, err := ReadMembers(rt.dir)
+	if err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+		return
+	}
+	for i := range bad {
+		rt.reportCorrupt(&bad[i])
+	}
+	for i := range recs {
+		rec := &recs[i]
+		if rt.known(rec.Name) || !StaleWhenDown(rec) {
+			continue
+		}
+		was := rec.Status
+		rec.Status, rec.Activity, rec.Since = protocol.MemberStopped, fmt.Sprintf("not in team.json; was %s when the last runtime ended", was), time.Now().UTC()
+		if err := WriteMember(rt.dir, rec); err != nil {
+			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
+			continue
+		}
+		rt.emit(Event{"event": "member_status", "member": rec.Name, "status": string(rec.Status), "activity": rec.Activity})
+	}
 }
 
 // Wait waits until the team has stopped (its context ended) and returns
@@ -339,7 +370,9 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 	if kind == protocol.KindShutdown {
 		ttl = rt.team.Settings.Shutdown()
 	}
-	nr := protocol.NewRequest(kind, m.RequestID, from, to, m.TS, ttl)
+	// The deadline counts from now, when huddle received the request, not
+	// from the line's ts: a foreign clock can be wrong by years.
+	nr := protocol.NewRequest(kind, m.RequestID, from, to, time.Now(), ttl)
 	nr.Plan, nr.Reason = m.Plan, m.Reason
 	if err := CreateRequest(rt.dir, &nr); err != nil && !errors.Is(err, ErrExists) {
 		return nil, err
@@ -347,22 +380,51 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 	return LoadRequest(rt.dir, m.RequestID)
 }
 
-// pending reads the request records not known to be final and returns the
-// pending ones, oldest first.
+// pending reads the live request records (requests/ itself, never the
+// archive) and returns the pending ones, oldest first. The final ones it
+// finds are archived to requests/done/, so the next tick does not see them:
+// history costs nothing per tick. A corrupt record is reported once.
 func (rt *Runtime) pending() ([]protocol.Request, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	all, err := listRequests(rt.dir, func(id string) bool { return rt.final[id] })
+	all, bad, err := ReadLiveRequests(rt.dir)
 	if err != nil {
 		return nil, err
+	}
+	for i := range bad {
+		rt.reportCorruptLocked(&bad[i])
 	}
 	out := all[:0]
 	for _, r := range all {
 		if r.Status.IsTerminal() {
-			rt.final[r.ID] = true
+			rt.archive(&r)
 			continue
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// archive moves a final record to requests/done/; a failure is said once.
+// Called under mu.
+func (rt *Runtime) archive(r *protocol.Request) {
+	if err := Archive(rt.dir, r); err != nil && !rt.archiveFailed[r.ID] {
+		rt.archiveFailed[r.ID] = true
+		rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
+	}
+}
+
+// reportCorrupt says once, in an event, that a record cannot be read.
+func (rt *Runtime) reportCorrupt(ce *CorruptError) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.reportCorruptLocked(ce)
+}
+
+func (rt *Runtime) reportCorruptLocked(ce *CorruptError) {
+	if rt.corrupt[ce.File] == ce.Err {
+		return
+	}
+	rt.corrupt[ce.File] = ce.Err
+	rt.emit(Event{"event": "corrupt_record", "file": ce.File, "error": ce.Err})
 }
