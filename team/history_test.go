@@ -232,7 +232,9 @@ func TestCorruptPlanRecordDoesNotCrashItsTeammate(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "alice working after the approval", func() bool {
-		return ev.has(func(e Event) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" })
+		return ev.has(func(e Event) bool {
+			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+		})
 	})
 	n := 0
 	ev.mu.Lock()

@@ -52,7 +52,7 @@ type Runtime struct {
 	archiveFailed map[string]bool
 	corrupt       map[string]string
 	wg            sync.WaitGroup
-	evMu  sync.Mutex
+	evMu          sync.Mutex
 }
 
 // Run loads the team in dir and runs it until ctx ends; then it stops every
