@@ -73,6 +73,10 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	last, err := teamdir.ProbeRuntime(dir) // before it is ours: what the last runtime left
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := teamdir.LockRuntime(dir)
 	if err != nil {
 		return nil, err
@@ -101,6 +105,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	rt.settleLastRun()
+	if HasRun(last) {
+		rt.resumeDeadlines(PausedSince(last), time.Now())
+	}
 	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
 		return fail(err)
 	}
@@ -116,12 +123,18 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		defer cancel()
 		tick := time.NewTicker(opts.Tick)
 		defer tick.Stop()
+		beat := time.NewTicker(teamdir.HeartbeatEvery)
+		defer beat.Stop()
 		for done := false; !done; {
 			select {
 			case <-ctx.Done():
 				done = true
 			case <-tick.C:
 				rt.expire()
+			case <-beat.C:
+				if err := teamdir.Heartbeat(dir); err != nil {
+					rt.emit(Event{"event": "error", "error": err.Error()})
+				}
 			}
 		}
 		rt.wg.Wait() // teammates see ctx and stop
@@ -157,6 +170,44 @@ func (rt *Runtime) settleLastRun() {
 			continue
 		}
 		rt.emit(Event{"event": "member_status", "member": rec.Name, "status": string(rec.Status), "activity": rec.Activity})
+	}
+}
+
+// resumeDeadlines gives pending requests back the time they spent while no
+// runtime ran the team: a deadline counts only while a runtime can act on
+// it, so a countdown the UI showed as paused resumes where it stopped. A
+// request that was pending when the clock stopped at pausedAt (or was
+// created later, while the team was down) gets deadline + (now − pausedAt)
+// (or now + its whole span). The record is rewritten temp+fsync+rename; a
+// decision claimed meanwhile stays the truth (applyDecision).
+func (rt *Runtime) resumeDeadlines(pausedAt, now time.Time) {
+	live, _, err := ReadLiveRequests(rt.dir)
+	if err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+		return
+	}
+	for i := range live {
+		r := &live[i]
+		from := pausedAt
+		if r.Created.After(from) {
+			from = r.Created
+		}
+		if r.Status != protocol.RequestPending || !r.Deadline.After(from) || !now.After(from) {
+			continue
+		}
+		if d, err := readDecision(rt.dir, r.ID); err == nil && d != nil {
+			continue // decided while down: the tick applies it
+		}
+		r.Deadline = now.Add(r.Deadline.Sub(from)).UTC()
+		p, err := teamdir.RequestPath(rt.dir, r.ID)
+		if err == nil {
+			err = writeJSONAtomic(p, r, true)
+		}
+		if err != nil {
+			rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
+			continue
+		}
+		rt.emit(Event{"event": "deadline_resumed", "id": r.ID, "deadline": protocol.FormatTime(r.Deadline)})
 	}
 }
 

@@ -27,6 +27,19 @@ type RuntimeState struct {
 	// Last is the lock file's record; zero when there is none (the team
 	// never ran) or it cannot be read.
 	Last RuntimeRecord
+	// LastAlive is the lock file's modification time: a runtime touches it
+	// every HeartbeatEvery and writes it when it stops, so after a kill -9
+	// it is when the runtime was last seen alive (to within HeartbeatEvery).
+	LastAlive time.Time
+}
+
+// HeartbeatEvery is how often a runtime touches runtime.lock.
+const HeartbeatEvery = 5 * time.Second
+
+// Heartbeat touches runtime.lock: the runtime that holds it is alive now.
+func Heartbeat(dir string) error {
+	now := time.Now()
+	return os.Chtimes(RuntimeLockPath(dir), now, now)
 }
 
 // probeHold is how long LockRuntime keeps trying when the lock is taken: a
@@ -101,6 +114,9 @@ func ProbeRuntime(dir string) (RuntimeState, error) {
 		defer func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }()
 	}
 	st.Last, _ = readRecord(p) // a record being written reads as unknown
+	if info, err := f.Stat(); err == nil {
+		st.LastAlive = info.ModTime()
+	}
 	return st, nil
 }
 
