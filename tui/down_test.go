@@ -7,7 +7,6 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -32,7 +31,7 @@ func TestHeaderSaysTheTeamIsNotRunning(t *testing.T) {
 	if !strings.Contains(screen, "paused, 10m") {
 		t.Fatalf("the pending countdown is not marked paused:\n%s", screen)
 	}
-	var r protocol.Request = snap.Requests[0]
+	r := snap.Requests[0]
 	if got := team.LeftWhenPaused(&r, snap.Runtime); got != 10*time.Minute {
 		t.Fatalf("left when paused: %v", got)
 	}

@@ -166,7 +166,6 @@ func TestShutdownWhileDownWaitsForTheNextStart(t *testing.T) {
 // (and warns about it), lists history newest first, and --limit bounds it.
 func TestRequestsReadTheArchiveOnlyWithAll(t *testing.T) {
 	dir := demoTeam(t)
-	var ids []string
 	for i := range 5 {
 		r := protocol.NewRequest(protocol.KindPlan, fmt.Sprintf("pl-00000000000%d", i), "reservas", protocol.Lead, time.Now(), time.Hour)
 		r.Plan = "plan"
@@ -180,7 +179,6 @@ func TestRequestsReadTheArchiveOnlyWithAll(t *testing.T) {
 		if err := team.Archive(dir, f); err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, r.ID)
 	}
 	torn := filepath.Join(dir, "requests", "done", "pl-0000000000ff.json")
 	if err := os.WriteFile(torn, []byte("{torn"), 0o600); err != nil {
