@@ -210,9 +210,26 @@ func ListRequests(dir string) ([]protocol.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := append(live, done...)
+	all := MergeArchived(live, done)
 	sortOldestFirst(all)
 	return all, nil
+}
+
+// MergeArchived joins live records and archived ones, read in that order: a
+// request archived between the two reads is in both, and its archived
+// (final) copy is kept. (Read in the other order, it could be in neither.)
+func MergeArchived(live, archived []protocol.Request) []protocol.Request {
+	inArchive := make(map[string]bool, len(archived))
+	for i := range archived {
+		inArchive[archived[i].ID] = true
+	}
+	out := make([]protocol.Request, 0, len(live)+len(archived))
+	for _, r := range live {
+		if !inArchive[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return append(out, archived...)
 }
 
 // ReadLiveRequests reads the records in requests/ itself: the pending ones

@@ -207,7 +207,7 @@ func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) 
 			return nil, fmt.Errorf("requests: %w", err)
 		}
 		bad = append(bad, hbad...)
-		final = append(final, hist...)
+		final = team.MergeArchived(final, hist)
 		slices.SortStableFunc(final, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
 		out = append(out, final...)
 		for i := range bad {
