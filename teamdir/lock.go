@@ -93,7 +93,11 @@ func flockExclusive(f *os.File) error {
 
 // ProbeRuntime tells whether a runtime holds the team's lock: a shared,
 // non-blocking flock that succeeds means nobody does (it is released at
-// once). It never creates the lock file.
+// once). It never creates the lock file. Readers that probe all the time
+// could keep a runtime from starting (flock gives a waiting exclusive lock
+// no priority over new shared ones); a probe holds it for microseconds, so
+// readers at any human or UI rate (one probe per command, per rescan, per
+// lock-file event) leave it free almost always.
 func ProbeRuntime(dir string) (RuntimeState, error) {
 	p := RuntimeLockPath(dir)
 	f, err := os.Open(p)
@@ -111,7 +115,9 @@ func ProbeRuntime(dir string) (RuntimeState, error) {
 	case err != nil:
 		return RuntimeState{}, fmt.Errorf("probe %s: %w", p, err)
 	default:
-		defer func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }()
+		// Released at once, before anything else: while a probe holds it, a
+		// runtime starting must wait (flockExclusive).
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	}
 	st.Last, _ = readRecord(p) // a record being written reads as unknown
 	if info, err := f.Stat(); err == nil {

@@ -35,9 +35,10 @@ func TestRuntimeLockRecordsPIDAndTimes(t *testing.T) {
 	}
 }
 
-// TestProbeNeverStopsARuntimeFromStarting: readers probe the lock all the
-// time (huddle status in a loop, every UI's rescan); a runtime starting
-// meanwhile still gets it.
+// TestProbeNeverStopsARuntimeFromStarting: readers probe the lock often
+// (huddle status in a loop, every UI's rescan: here two readers, each every
+// millisecond, far more than any real one); a runtime starting meanwhile
+// still gets it.
 func TestProbeNeverStopsARuntimeFromStarting(t *testing.T) {
 	dir := t.TempDir()
 	unlock, err := LockRuntime(dir)
@@ -51,11 +52,14 @@ func TestProbeNeverStopsARuntimeFromStarting(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
 			for !stop.Load() {
 				if _, err := ProbeRuntime(dir); err != nil {
 					t.Error(err)
 					return
 				}
+				<-tick.C
 			}
 		}()
 	}
