@@ -263,9 +263,17 @@ func TestStartCorrectsAMemberLeftWorkingByAKilledRuntime(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "members", "carol.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	plan := protocol.NewRequest(protocol.KindPlan, "pl-0000000b0b01", "bob", protocol.Lead, time.Now(), time.Hour)
+	plan.Plan = "bob's plan, left pending"
+	if err := CreateRequest(dir, &plan); err != nil {
+		t.Fatal(err)
+	}
 	ev := startTeam(t, dir, Options{})
 	if st := memberStatus(dir, "bob"); st != protocol.MemberStopped {
 		t.Fatalf("bob after the next start: %s, want stopped", st)
+	}
+	if r, _ := LoadRequest(dir, plan.ID); r == nil || r.Status != protocol.RequestCancelled {
+		t.Fatalf("bob's pending plan after the next start: %+v, want cancelled", r)
 	}
 	if !ev.has(func(e Event) bool { return e["event"] == "corrupt_record" && e["file"] == "members/carol.json" }) {
 		t.Fatal("no corrupt_record event for members/carol.json")

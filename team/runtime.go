@@ -170,6 +170,9 @@ func (rt *Runtime) settleLastRun() {
 			continue
 		}
 		rt.emit(Event{"event": "member_status", "member": rec.Name, "status": string(rec.Status), "activity": rec.Activity})
+		// As when a member stops (finish): what was pending from or to it
+		// can no longer be answered.
+		rt.cancelPending(rec.Name, rec.Name+" is no longer in team.json")
 	}
 }
 
