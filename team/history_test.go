@@ -364,3 +364,40 @@ func TestObserverKeepsABoundedHistory(t *testing.T) {
 		t.Fatalf("%d requests in the snapshot, want the newest %d", len(s.Requests), MaxHistory)
 	}
 }
+
+// TestArchiveAgainKeepsTheFirstDecision: a request archived once whose
+// record came back to requests/ (a stale rewrite) with a late claim's
+// decision beside it is archived again without that claim replacing the
+// decision that won.
+func TestArchiveAgainKeepsTheFirstDecision(t *testing.T) {
+	dir := t.TempDir()
+	r := protocol.NewRequest(protocol.KindPlan, "pl-00000000bbbb", "alice", protocol.Lead, time.Now(), time.Hour)
+	r.Plan = "a plan"
+	if err := CreateRequest(dir, &r); err != nil {
+		t.Fatal(err)
+	}
+	final, err := Resolve(dir, r.ID, Resolution{Event: protocol.EventApprove, By: "lead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Archive(dir, final); err != nil {
+		t.Fatal(err)
+	}
+	live, _ := teamdir.RequestPath(dir, r.ID)
+	liveDecision, _ := teamdir.DecisionPath(dir, r.ID)
+	if err := writeJSONAtomic(live, final, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(liveDecision, []byte(`{"event":"reject","by":"late","at":"2026-01-01T00:00:00Z"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Archive(dir, final); err != nil {
+		t.Fatal(err)
+	}
+	if names := liveNames(t, dir); len(names) != 0 {
+		t.Fatalf("requests/ after archiving again: %v", names)
+	}
+	if d, err := readDecision(dir, r.ID); err != nil || d.By != "lead" || d.Event != protocol.EventApprove {
+		t.Fatalf("decision after archiving again: %+v %v", d, err)
+	}
+}

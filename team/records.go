@@ -338,7 +338,13 @@ func Archive(dir string, r *protocol.Request) error {
 	if err := os.MkdirAll(teamdir.DoneDirPath(dir), teamdir.DirMode); err != nil {
 		return fmt.Errorf("archive %s: %w", r.ID, err)
 	}
-	if err := os.Rename(liveDecision, doneDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(doneDecision); err == nil {
+		// Archived before (its record came back through a stale rewrite):
+		// the archived decision was first, a live one is a late claim's.
+		if err := os.Remove(liveDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("archive %s: %w", r.ID, err)
+		}
+	} else if err := os.Rename(liveDecision, doneDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("archive %s: %w", r.ID, err)
 	}
 	if _, err := os.Stat(doneDecision); errors.Is(err, os.ErrNotExist) {
