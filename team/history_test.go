@@ -401,3 +401,23 @@ func TestArchiveAgainKeepsTheFirstDecision(t *testing.T) {
 		t.Fatalf("decision after archiving again: %+v %v", d, err)
 	}
 }
+
+// TestReadPendingRequestsSkipsDecidedRecords: a record with a decision file
+// beside it is not read (a corrupt one goes unnoticed); a pending one is.
+func TestReadPendingRequestsSkipsDecidedRecords(t *testing.T) {
+	dir := t.TempDir()
+	pending := protocol.NewRequest(protocol.KindPlan, "pl-00000000cccc", "alice", protocol.Lead, time.Now(), time.Hour)
+	pending.Plan = "a plan"
+	if err := CreateRequest(dir, &pending); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pl-00000000dddd.json", "pl-00000000dddd.decision"} {
+		if err := os.WriteFile(filepath.Join(dir, "requests", name), []byte("{torn"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, bad, err := ReadPendingRequests(dir)
+	if err != nil || len(bad) != 0 || len(got) != 1 || got[0].ID != pending.ID {
+		t.Fatalf("ReadPendingRequests = %+v, corrupt %+v, %v", got, bad, err)
+	}
+}

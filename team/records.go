@@ -236,22 +236,59 @@ func MergeArchived(live, archived []protocol.Request) []protocol.Request {
 // and the final ones not archived yet, oldest first; and names the records
 // it could not read. It never reads the archive.
 func ReadLiveRequests(dir string) ([]protocol.Request, []CorruptError, error) {
-	return readRequestsIn(dir, teamdir.RequestsDirPath(dir), -1)
+	return readRequestsIn(dir, teamdir.RequestsDirPath(dir), -1, nil)
+}
+
+// ReadPendingRequests reads the pending request records, oldest first, and
+// names the records it could not read. A record with a decision file beside
+// it is not read at all: it is decided, whatever its rewrite says yet. So
+// final records cost nothing here even before the runtime archives them.
+func ReadPendingRequests(dir string) ([]protocol.Request, []CorruptError, error) {
+	decided, err := decidedIDs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs, bad, err := readRequestsIn(dir, teamdir.RequestsDirPath(dir), -1, decided)
+	out := reqs[:0]
+	for _, r := range reqs {
+		if r.Status == protocol.RequestPending {
+			out = append(out, r)
+		}
+	}
+	return out, bad, err
+}
+
+// decidedIDs are the ids with a decision file in requests/.
+func decidedIDs(dir string) (map[string]bool, error) {
+	ents, err := os.ReadDir(teamdir.RequestsDirPath(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]bool)
+	for _, e := range ents {
+		if id, ok := strings.CutSuffix(e.Name(), ".decision"); ok && !strings.HasPrefix(id, ".") {
+			ids[id] = true
+		}
+	}
+	return ids, nil
 }
 
 // ReadHistory reads the archived records, requests/done/, the most
 // recently archived first: at most limit of them (0: all), chosen by the
 // time each was archived, so a limit reads only that many files.
 func ReadHistory(dir string, limit int) ([]protocol.Request, []CorruptError, error) {
-	reqs, bad, err := readRequestsIn(dir, teamdir.DoneDirPath(dir), limit)
+	reqs, bad, err := readRequestsIn(dir, teamdir.DoneDirPath(dir), limit, nil)
 	slices.SortStableFunc(reqs, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
 	return reqs, bad, err
 }
 
-// readRequestsIn reads the request records in one directory. limit < 0
-// reads all of them, oldest created first; limit >= 0 reads the newest
-// limit files by modification time (0: all), in that order.
-func readRequestsIn(dir, sub string, limit int) ([]protocol.Request, []CorruptError, error) {
+// readRequestsIn reads the request records in one directory but those
+// skip names. limit < 0 reads all of them, oldest created first; limit >= 0
+// reads the newest limit files by modification time (0: all), in that order.
+func readRequestsIn(dir, sub string, limit int, skip map[string]bool) ([]protocol.Request, []CorruptError, error) {
 	ents, err := os.ReadDir(sub)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -266,7 +303,7 @@ func readRequestsIn(dir, sub string, limit int) ([]protocol.Request, []CorruptEr
 	var files []file
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+		if !ok || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() || skip[id] {
 			continue
 		}
 		f := file{id: id}

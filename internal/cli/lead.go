@@ -181,7 +181,11 @@ func requestsFlags(fs *flag.FlagSet) runFunc {
 // first; with all, then the final ones, newest resolution first, and the
 // corrupt ones; at most limit (0: all). Only all reads the archive.
 func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) {
-	live, bad, err := team.ReadLiveRequests(cl.dir)
+	read := team.ReadPendingRequests // a decided record is not even read
+	if all {
+		read = team.ReadLiveRequests
+	}
+	live, bad, err := read(cl.dir)
 	if err != nil {
 		return nil, fmt.Errorf("requests: %w", err)
 	}
