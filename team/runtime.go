@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +52,7 @@ type Runtime struct {
 	// said; corrupt the records reported unreadable, with why.
 	archiveFailed map[string]bool
 	corrupt       map[string]string
+	live          liveListing
 	wg            sync.WaitGroup
 	evMu          sync.Mutex
 }
@@ -441,10 +443,15 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 func (rt *Runtime) pending() ([]protocol.Request, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	if reqs, ok := rt.live.reuse(rt.dir); ok {
+		return reqs, nil
+	}
+	mod := dirModTime(teamdir.RequestsDirPath(rt.dir)) // before the listing: a change during it lists again
 	all, bad, err := ReadLiveRequests(rt.dir)
 	if err != nil {
 		return nil, err
 	}
+	rt.live.keep(mod, all)
 	for i := range bad {
 		rt.reportCorruptLocked(&bad[i])
 	}
@@ -457,6 +464,64 @@ func (rt *Runtime) pending() ([]protocol.Request, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// liveListing is the runtime's last listing of requests/: the pending
+// records, and the directory's modification time before it was read. A
+// directory that once held many files stays large on disk (ext4 never
+// shrinks one), so even listing it empty costs; the listing is reused
+// while the directory has not changed — any create, rename or removal in
+// it moves its modification time — and its last change is older than
+// liveSettle (a change within the file system's timestamp granularity of
+// the listing could leave the time as it was). It is read again every
+// liveRelist anyway, for a foreign agent that rewrites a record in place.
+type liveListing struct {
+	mod    time.Time
+	listed time.Time
+	reqs   []protocol.Request
+}
+
+const (
+	liveSettle = time.Second
+	liveRelist = 10 * time.Second
+)
+
+// reuse returns a copy of the pending records of the last listing when it
+// still holds.
+func (l *liveListing) reuse(dir string) ([]protocol.Request, bool) {
+	if l.listed.IsZero() || time.Since(l.listed) > liveRelist {
+		return nil, false
+	}
+	mod := dirModTime(teamdir.RequestsDirPath(dir))
+	if mod.IsZero() || !mod.Equal(l.mod) || time.Since(mod) < liveSettle {
+		return nil, false
+	}
+	reqs := slices.Clone(l.reqs)
+	for i := range reqs {
+		reqs[i].History = slices.Clone(reqs[i].History) // the caller may apply a decision to it
+	}
+	return reqs, true
+}
+
+// keep remembers a listing: all, as listed (final ones included, as they
+// were archived meanwhile, which changes the directory and so relists).
+func (l *liveListing) keep(mod time.Time, all []protocol.Request) {
+	l.mod, l.listed = mod, time.Now()
+	l.reqs = l.reqs[:0]
+	for _, r := range all {
+		if r.Status == protocol.RequestPending {
+			l.reqs = append(l.reqs, r)
+		}
+	}
+}
+
+// dirModTime is a directory's modification time, zero when it cannot be read.
+func dirModTime(path string) time.Time {
+	info, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return info.ModTime()
 }
 
 // archive moves a final record to requests/done/; a failure is said once.
