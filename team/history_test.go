@@ -421,3 +421,27 @@ func TestReadPendingRequestsSkipsDecidedRecords(t *testing.T) {
 		t.Fatalf("ReadPendingRequests = %+v, corrupt %+v, %v", got, bad, err)
 	}
 }
+
+// TestTickSeesARequestCreatedAfterAQuietSpell: once requests/ has been
+// quiet for a while the tick reuses its listing; a request created then
+// still expires at its deadline.
+func TestTickSeesARequestCreatedAfterAQuietSpell(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Wait: Duration(time.Hour)})}})
+	if err := os.MkdirAll(teamdir.RequestsDirPath(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ev := startTeam(t, dir, Options{})
+	quiet := func() bool {
+		info, err := os.Stat(teamdir.RequestsDirPath(dir))
+		return err == nil && time.Since(info.ModTime()) > 2*liveSettle
+	}
+	waitFor(t, 10*time.Second, "requests/ quiet for a while", quiet)
+	r := protocol.NewRequest(protocol.KindShutdown, "sd-after0quiet", protocol.Lead, "alice", time.Now(), 50*time.Millisecond)
+	if err := CreateRequest(dir, &r); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the request expired", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == "expired" })
+	})
+}
