@@ -442,6 +442,8 @@ func TestTickSeesARequestCreatedAfterAQuietSpell(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the request expired", func() bool {
-		return ev.has(func(e Event) bool { return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == "expired" })
+		return ev.has(func(e Event) bool {
+			return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == "expired"
+		})
 	})
 }
