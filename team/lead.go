@@ -67,7 +67,12 @@ func RequestShutdown(dir, member, reason string) (*protocol.Request, error) {
 	if err := CreateRequest(dir, &r); err != nil {
 		return nil, err
 	}
-	if st, err := LoadMember(dir, member); err == nil && st.Status.IsTerminal() {
+	// While no runtime runs the team (it ran before), every member starts
+	// again with the next one: the request waits for it, whatever status
+	// the last run left.
+	rt, perr := ProbeRuntime(dir)
+	down := perr == nil && Down(rt)
+	if st, err := LoadMember(dir, member); err == nil && st.Status.IsTerminal() && !down {
 		return Resolve(dir, r.ID, Resolution{Event: protocol.EventCancel, By: protocol.Lead,
 			Text: fmt.Sprintf("%s is already %s", member, st.Status)})
 	}

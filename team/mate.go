@@ -418,6 +418,20 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 	defer tick.Stop()
 	for {
 		r, err := ApplyDecision(mt.rt.dir, id)
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			// A corrupt record does not end the teammate: it says so, acts
+			// on the decision if there is one, and otherwise keeps waiting
+			// (someone may repair the record).
+			mt.rt.reportCorrupt(ce)
+			if mt.status() == protocol.MemberAwaitingApproval {
+				_ = mt.setStatus(protocol.MemberAwaitingApproval, fmt.Sprintf("waiting for approval of %s (%s is corrupt)", id, ce.File))
+			}
+			r, err = &protocol.Request{ID: id, Status: protocol.RequestPending}, nil
+			if d, ok := FromDecision(mt.rt.dir, id); ok {
+				r = d
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -84,6 +84,15 @@ type model struct {
 	byOrder []*protocol.Request          // reqs in Snapshot.Requests order
 	traces  *trace.Traces
 	inboxes map[string]*inboxView
+	// archived are the final requests known to be in requests/done/: a
+	// rescan does not look for them in requests/ again.
+	archived map[string]bool
+	// corruptMembers are the member records that cannot be read, with why.
+	corruptMembers map[string]string
+	// runtime is what runtime.lock says: is a runtime running the team;
+	// probed is set once it has been asked.
+	runtime RuntimeState
+	probed  bool
 
 	msgs     []MessageView // oldest first once sorted
 	unsorted bool          // a message arrived older than the last one
@@ -138,6 +147,7 @@ func Observe(ctx context.Context, dir string, opts ObserveOptions, send func(Sna
 		}
 	}
 	o.follow([]string{protocol.Lead})
+	o.loadHistory()
 	o.rescan()
 	o.mu.Lock()
 	o.changed() // the first snapshot goes out even for an empty directory
@@ -164,6 +174,7 @@ func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer
 		m: model{
 			records: make(map[string]protocol.Member), reqs: make(map[string]*protocol.Request),
 			traces: trace.NewTraces(), inboxes: make(map[string]*inboxView),
+			archived: make(map[string]bool), corruptMembers: make(map[string]string),
 			membersStale: true, requestsStale: true,
 		},
 	}
@@ -216,6 +227,8 @@ func (o *Observer) handle(ev fsnotify.Event) {
 			o.loadTeam()
 		case teamdir.TracesFile:
 			o.readTraces()
+		case teamdir.RuntimeLockFile:
+			o.probeRuntime()
 		case teamdir.MembersDir, teamdir.RequestsDir, "inbox":
 			// Recreated: watch it again and read what it holds.
 			if ev.Has(fsnotify.Create) && o.fsw != nil {
@@ -242,6 +255,7 @@ func (o *Observer) handle(ev fsnotify.Event) {
 
 // rescan reads everything again.
 func (o *Observer) rescan() {
+	o.probeRuntime() // a runtime killed with kill -9 changes no file: only a probe sees it
 	o.loadTeam()
 	o.loadMembers()
 	o.loadRequests()
@@ -351,16 +365,58 @@ func (o *Observer) loadCommitted(name string) {
 
 func (o *Observer) loadMember(name string) {
 	rec, err := LoadMember(o.dir, name)
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.setCorruptMember(ce)
+		return
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return // invalid name or a half-written foreign file: the rescan sees it whole
+		return // an invalid name: not a member's record
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.setMember(name, rec)
 }
 
+// setCorruptMember shows a member whose record cannot be read as corrupt,
+// saying why. Called under mu.
+func (o *Observer) setCorruptMember(ce *CorruptError) {
+	name := ce.Name()
+	delete(o.m.records, name)
+	if o.m.corruptMembers[name] == ce.Error() {
+		return
+	}
+	o.m.corruptMembers[name] = ce.Error()
+	o.m.membersStale = true
+	o.changed()
+}
+
+// probeRuntime asks runtime.lock whether a runtime runs the team.
+func (o *Observer) probeRuntime() {
+	st, err := ProbeRuntime(o.dir)
+	if err != nil {
+		return // the next rescan asks again
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m.probed && o.m.runtime.Running == st.Running && o.m.runtime.Last.PID == st.Last.PID &&
+		o.m.runtime.Last.Started.Equal(st.Last.Started) && (o.m.runtime.Last.Stopped == nil) == (st.Last.Stopped == nil) {
+		return
+	}
+	o.m.runtime, o.m.probed = st, true
+	o.m.membersStale = true // members are shown as stopped while it is down
+	o.changed()
+}
+
 // setMember records rec as name's record; nil removes it. Called under mu.
 func (o *Observer) setMember(name string, rec *protocol.Member) {
+	if _, bad := o.m.corruptMembers[name]; bad {
+		delete(o.m.corruptMembers, name)
+		o.m.membersStale = true
+		o.changed()
+	}
 	old, had := o.m.records[name]
 	switch {
 	case rec == nil && !had:
@@ -377,7 +433,7 @@ func (o *Observer) setMember(name string, rec *protocol.Member) {
 }
 
 func (o *Observer) loadMembers() {
-	recs, err := ListMembers(o.dir)
+	recs, bad, err := ReadMembers(o.dir)
 	if err != nil {
 		return
 	}
@@ -388,21 +444,65 @@ func (o *Observer) loadMembers() {
 		seen[recs[i].Name] = true
 		o.setMember(recs[i].Name, &recs[i])
 	}
+	for i := range bad {
+		seen[bad[i].Name()] = true
+		o.setCorruptMember(&bad[i])
+	}
 	for name := range o.m.records {
 		if !seen[name] {
 			o.setMember(name, nil)
+		}
+	}
+	for name := range o.m.corruptMembers {
+		if !seen[name] {
+			delete(o.m.corruptMembers, name)
+			o.m.membersStale = true
+			o.changed()
 		}
 	}
 }
 
 func (o *Observer) loadRequest(id string) {
 	r, err := LoadRequest(o.dir, id)
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		r, err = corruptRequest(id, ce), nil
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.setRequest(id, r)
+}
+
+// StatusCorrupt is the status a UI shows for a record that cannot be read
+// (a request's or a member's); it is no state of docs/DESIGN.md §5.
+const StatusCorrupt = "corrupt"
+
+// corruptRequest stands for a request record that cannot be read: its id,
+// the status corrupt, and why in ResponseReason.
+func corruptRequest(id string, ce *CorruptError) *protocol.Request {
+	return &protocol.Request{ID: id, Status: protocol.RequestStatus(StatusCorrupt), ResponseReason: ce.Error()}
+}
+
+// MaxHistory bounds the final requests an observer keeps (the newest), so a
+// long history costs a UI nothing; huddle requests --all lists all of it.
+const MaxHistory = 500
+
+// loadHistory reads the newest archived requests once, at the start: the
+// archive only grows with requests the observer then sees being decided.
+func (o *Observer) loadHistory() {
+	hist, _, err := ReadHistory(o.dir, MaxHistory)
+	if err != nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := range hist {
+		o.m.archived[hist[i].ID] = true
+		o.setRequest(hist[i].ID, &hist[i])
+	}
 }
 
 // setRequest records r as request id; nil removes it. Called under mu.
@@ -424,49 +524,62 @@ func (o *Observer) setRequest(id string, r *protocol.Request) {
 		o.m.byOrder = slices.Insert(o.m.byOrder, i, r)
 		o.m.reqs[id] = r
 	}
+	// Final requests come last, newest first: drop the oldest past the bound.
+	for n := len(o.m.byOrder); n > 0 && n-o.m.pending() > MaxHistory; n-- {
+		gone := o.m.byOrder[n-1]
+		o.m.byOrder = o.m.byOrder[:n-1]
+		delete(o.m.reqs, gone.ID)
+		delete(o.m.archived, gone.ID)
+	}
 	o.m.requestsStale = true
 	o.changed()
 }
 
-// loadRequests reads every request record, but not again the ones already
-// final: a final state never changes.
+// loadRequests reads the live request records, requests/ itself, and never
+// the archive: a request that left requests/ was archived (it is read once,
+// from requests/done/, and kept while the bound allows) or removed.
 func (o *Observer) loadRequests() {
-	ents, err := os.ReadDir(teamdir.RequestsDirPath(o.dir))
+	live, bad, err := ReadLiveRequests(o.dir)
 	if err != nil {
 		return
 	}
+	present := make(map[string]bool, len(live)+len(bad))
+	for i := range live {
+		present[live[i].ID] = true
+	}
+	for i := range bad {
+		present[bad[i].Name()] = true
+	}
 	o.mu.Lock()
-	final := make(map[string]bool)
-	for id, r := range o.m.reqs {
-		if r.Status.IsTerminal() {
-			final[id] = true
+	var gone []string
+	for id := range o.m.reqs {
+		if !present[id] && !o.m.archived[id] {
+			gone = append(gone, id)
 		}
 	}
 	o.mu.Unlock()
-	present := make(map[string]bool, len(ents))
-	var fresh []*protocol.Request
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(id, ".") {
-			continue
-		}
-		present[id] = true
-		if final[id] {
-			continue
-		}
+	// Where did they go? Archived (found in requests/done/) or removed.
+	moved := make(map[string]*protocol.Request, len(gone))
+	for _, id := range gone {
 		if r, err := LoadRequest(o.dir, id); err == nil {
-			fresh = append(fresh, r)
+			moved[id] = r
 		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, r := range fresh {
-		o.setRequest(r.ID, r)
+	for i := range live {
+		r := live[i]
+		o.setRequest(r.ID, &r)
 	}
-	for id := range o.m.reqs {
-		if !present[id] {
-			o.setRequest(id, nil)
+	for i := range bad {
+		o.setRequest(bad[i].Name(), corruptRequest(bad[i].Name(), &bad[i]))
+	}
+	for _, id := range gone {
+		r := moved[id]
+		if r != nil && r.Status.IsTerminal() {
+			o.m.archived[id] = true
 		}
+		o.setRequest(id, r)
 	}
 }
 
@@ -544,6 +657,8 @@ func (m *model) snapshot() (Snapshot, bool) {
 		m.sortMessages()
 	}
 	return Snapshot{
+		Runtime:  m.runtime,
+		Down:     m.down(),
 		Version:  m.version,
 		Team:     m.team,
 		TeamErr:  m.teamErr,
@@ -569,22 +684,42 @@ func (m *model) buildMembers() []MemberView {
 	if m.team != nil {
 		for _, spec := range m.team.Members {
 			inTeam[spec.Name] = true
-			rec, ok := m.records[spec.Name]
-			if !ok {
-				rec = protocol.Member{Name: spec.Name}
-			}
-			out = append(out, MemberView{Record: rec, Spec: spec, Unread: unread(spec.Name)})
+			out = append(out, MemberView{Record: m.shown(spec.Name), Spec: spec, Unread: unread(spec.Name)})
 		}
 	}
 	n := len(out)
-	for name, rec := range m.records {
+	for name := range m.records {
 		if !inTeam[name] {
-			out = append(out, MemberView{Record: rec, Unread: unread(name)})
+			out = append(out, MemberView{Record: m.shown(name), Unread: unread(name)})
+		}
+	}
+	for name := range m.corruptMembers {
+		if _, ok := m.records[name]; !ok && !inTeam[name] {
+			out = append(out, MemberView{Record: m.shown(name), Unread: unread(name)})
 		}
 	}
 	slices.SortFunc(out[n:], func(a, b MemberView) int { return cmp.Compare(a.Record.Name, b.Record.Name) })
 	return out
 }
+
+// shown is the record of member name as a UI shows it: corrupt when it
+// cannot be read, stopped when no runtime runs the team (AsSeenWhileDown).
+func (m *model) shown(name string) protocol.Member {
+	if why, bad := m.corruptMembers[name]; bad {
+		return protocol.Member{Name: name, Status: protocol.MemberStatus(StatusCorrupt), Error: why}
+	}
+	rec, ok := m.records[name]
+	if !ok {
+		return protocol.Member{Name: name}
+	}
+	if m.down() {
+		return AsSeenWhileDown(rec)
+	}
+	return rec
+}
+
+// down reports whether a probe found that no runtime runs the team.
+func (m *model) down() bool { return m.probed && !m.runtime.Running }
 
 // buildRequests copies the requests in their order: pending first, oldest
 // first; then the final ones, newest resolution first.

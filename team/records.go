@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"huddle/protocol"
@@ -42,7 +44,8 @@ func WriteMember(dir string, m *protocol.Member) error {
 	return writeJSONAtomic(p, m, false) // live status: rebuilt on start
 }
 
-// LoadMember reads members/<name>.json.
+// LoadMember reads members/<name>.json. A record that is not valid JSON is
+// a *CorruptError naming the file.
 func LoadMember(dir, name string) (*protocol.Member, error) {
 	p, err := teamdir.MemberPath(dir, name)
 	if err != nil {
@@ -54,34 +57,71 @@ func LoadMember(dir, name string) (*protocol.Member, error) {
 	}
 	var m protocol.Member
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %v", p, err)
+		return nil, corrupt(dir, p, err)
 	}
 	return &m, nil
 }
 
-// ListMembers reads every member record, sorted by name.
+// ListMembers reads every member record, sorted by name; corrupt ones are
+// left out (ReadMembers names them).
 func ListMembers(dir string) ([]protocol.Member, error) {
+	out, _, err := ReadMembers(dir)
+	return out, err
+}
+
+// ReadMembers reads every member record, sorted by name, and names the
+// records it could not read.
+func ReadMembers(dir string) ([]protocol.Member, []CorruptError, error) {
 	ents, err := os.ReadDir(teamdir.MembersDirPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []protocol.Member
+	var bad []CorruptError
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		m, err := LoadMember(dir, name)
-		if err != nil {
-			continue // a half-written foreign file: the next scan sees it whole
+		var ce *CorruptError
+		switch {
+		case errors.As(err, &ce):
+			bad = append(bad, *ce)
+		case err != nil:
+			continue // gone since the listing, or a name that is not a member's
+		default:
+			out = append(out, *m)
 		}
-		out = append(out, *m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, bad, nil
+}
+
+// CorruptError is a record that cannot be read: not JSON, or not the
+// record it should be. It names the file, relative to the team directory.
+type CorruptError struct {
+	File string // e.g. requests/pl-0123456789ab.json
+	Err  string
+}
+
+func (e *CorruptError) Error() string { return fmt.Sprintf("%s is corrupt: %s", e.File, e.Err) }
+
+// Name is the member name or request id the file is the record of.
+func (e *CorruptError) Name() string {
+	base := filepath.Base(e.File)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+func corrupt(dir, path string, err error) *CorruptError {
+	rel, rerr := filepath.Rel(dir, path)
+	if rerr != nil {
+		rel = path
+	}
+	return &CorruptError{File: filepath.ToSlash(rel), Err: err.Error()}
 }
 
 // ErrExists is returned when a request record already exists.
@@ -112,34 +152,114 @@ func CreateRequest(dir string, r *protocol.Request) error {
 	return writeJSONAtomic(p, r, true)
 }
 
-// LoadRequest reads requests/<id>.json. An empty file is a record being
-// created: it reads as not there yet.
+// LoadRequest reads requests/<id>.json, or requests/done/<id>.json once the
+// runtime archived it. An empty file is a record being created: it reads as
+// not there yet. A record that is not valid JSON is a *CorruptError naming
+// the file.
 func LoadRequest(dir, id string) (*protocol.Request, error) {
 	p, err := teamdir.RequestPath(dir, id)
 	if err != nil {
 		return nil, err
 	}
+	r, err := readRequest(dir, id, p)
+	if !errors.Is(err, os.ErrNotExist) {
+		return r, err
+	}
+	// Not live: archived (Archive writes the archived copy before it
+	// removes the live one, so one of the two is always there).
+	done, _ := teamdir.DoneRequestPath(dir, id)
+	if ar, aerr := readRequest(dir, id, done); !errors.Is(aerr, os.ErrNotExist) {
+		return ar, aerr
+	}
+	return nil, err
+}
+
+// readArchived counts the reads of archived records, so a test can check
+// that the runtime's tick never reads one.
+var readArchived atomic.Int64
+
+func readRequest(dir, id, p string) (*protocol.Request, error) {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
+	}
+	if filepath.Base(filepath.Dir(p)) == teamdir.DoneDir {
+		readArchived.Add(1)
 	}
 	if len(b) == 0 {
 		return nil, fmt.Errorf("request %s: %w", id, os.ErrNotExist)
 	}
 	var r protocol.Request
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("request %s: %v", id, err)
+		return nil, corrupt(dir, p, err)
+	}
+	if r.ID != id {
+		return nil, corrupt(dir, p, fmt.Errorf("it holds request %q", r.ID))
 	}
 	return &r, nil
 }
 
-// ListRequests reads every request record, oldest first.
+// ListRequests reads every request record, live and archived, oldest
+// first. Corrupt records are left out (ReadLiveRequests names them).
 func ListRequests(dir string) ([]protocol.Request, error) {
-	return listRequests(dir, nil)
+	live, _, err := ReadLiveRequests(dir)
+	if err != nil {
+		return nil, err
+	}
+	done, _, err := ReadHistory(dir, 0)
+	if err != nil {
+		return nil, err
+	}
+	all := MergeArchived(live, done)
+	sortOldestFirst(all)
+	return all, nil
 }
 
-// listRequests reads the request records whose id skip does not refuse.
-func listRequests(dir string, skip func(id string) bool) ([]protocol.Request, error) {
+// MergeArchived joins live records and archived ones, read in that order: a
+// request archived between the two reads is in both, and its archived
+// (final) copy is kept. (Read in the other order, it could be in neither.)
+func MergeArchived(live, archived []protocol.Request) []protocol.Request {
+	inArchive := make(map[string]bool, len(archived))
+	for i := range archived {
+		inArchive[archived[i].ID] = true
+	}
+	out := make([]protocol.Request, 0, len(live)+len(archived))
+	for _, r := range live {
+		if !inArchive[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return append(out, archived...)
+}
+
+// ReadLiveRequests reads the records in requests/ itself: the pending ones
+// and the final ones not archived yet, oldest first; and names the records
+// it could not read. It never reads the archive.
+func ReadLiveRequests(dir string) ([]protocol.Request, []CorruptError, error) {
+	return readRequestsIn(dir, teamdir.RequestsDirPath(dir), -1, nil)
+}
+
+// ReadPendingRequests reads the pending request records, oldest first, and
+// names the records it could not read. A record with a decision file beside
+// it is not read at all: it is decided, whatever its rewrite says yet. So
+// final records cost nothing here even before the runtime archives them.
+func ReadPendingRequests(dir string) ([]protocol.Request, []CorruptError, error) {
+	decided, err := decidedIDs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs, bad, err := readRequestsIn(dir, teamdir.RequestsDirPath(dir), -1, decided)
+	out := reqs[:0]
+	for _, r := range reqs {
+		if r.Status == protocol.RequestPending {
+			out = append(out, r)
+		}
+	}
+	return out, bad, err
+}
+
+// decidedIDs are the ids with a decision file in requests/.
+func decidedIDs(dir string) (map[string]bool, error) {
 	ents, err := os.ReadDir(teamdir.RequestsDirPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -147,25 +267,145 @@ func listRequests(dir string, skip func(id string) bool) ([]protocol.Request, er
 	if err != nil {
 		return nil, err
 	}
-	var out []protocol.Request
+	ids := make(map[string]bool)
+	for _, e := range ents {
+		if id, ok := strings.CutSuffix(e.Name(), ".decision"); ok && !strings.HasPrefix(id, ".") {
+			ids[id] = true
+		}
+	}
+	return ids, nil
+}
+
+// ReadHistory reads the archived records, requests/done/, the most
+// recently archived first: at most limit of them (0: all), chosen by the
+// time each was archived, so a limit reads only that many files.
+func ReadHistory(dir string, limit int) ([]protocol.Request, []CorruptError, error) {
+	reqs, bad, err := readRequestsIn(dir, teamdir.DoneDirPath(dir), limit, nil)
+	slices.SortStableFunc(reqs, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
+	return reqs, bad, err
+}
+
+// readRequestsIn reads the request records in one directory but those
+// skip names. limit < 0 reads all of them, oldest created first; limit >= 0
+// reads the newest limit files by modification time (0: all), in that order.
+func readRequestsIn(dir, sub string, limit int, skip map[string]bool) ([]protocol.Request, []CorruptError, error) {
+	ents, err := os.ReadDir(sub)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	type file struct {
+		id  string
+		mod time.Time
+	}
+	var files []file
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(e.Name(), ".") || (skip != nil && skip(id)) {
+		if !ok || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() || skip[id] {
 			continue
 		}
-		r, err := LoadRequest(dir, id)
-		if err != nil {
-			continue
+		f := file{id: id}
+		if limit >= 0 {
+			info, err := e.Info()
+			if err != nil {
+				continue // gone since the listing
+			}
+			f.mod = info.ModTime()
 		}
-		out = append(out, *r)
+		files = append(files, f)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.Before(out[j].Created)
+	if limit >= 0 {
+		slices.SortStableFunc(files, func(a, b file) int { return b.mod.Compare(a.mod) })
+		if limit > 0 && len(files) > limit {
+			files = files[:limit]
 		}
-		return out[i].ID < out[j].ID
+	}
+	var out []protocol.Request
+	var bad []CorruptError
+	for _, f := range files {
+		p := filepath.Join(sub, f.id+".json")
+		if protocol.ValidateID(f.id) != nil {
+			continue // not a name huddle gives a record
+		}
+		r, err := readRequest(dir, f.id, p)
+		var ce *CorruptError
+		switch {
+		case errors.As(err, &ce):
+			bad = append(bad, *ce)
+		case err != nil:
+			continue // being created, or gone since the listing
+		default:
+			out = append(out, *r)
+		}
+	}
+	if limit < 0 {
+		sortOldestFirst(out)
+	}
+	return out, bad, nil
+}
+
+func sortOldestFirst(rs []protocol.Request) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if !rs[i].Created.Equal(rs[j].Created) {
+			return rs[i].Created.Before(rs[j].Created)
+		}
+		return rs[i].ID < rs[j].ID
 	})
-	return out, nil
+}
+
+// Archive moves a final request out of requests/ into requests/done/: first
+// its decision, then its record, each by a rename, so a reader always finds
+// the record in one place or the other (LoadRequest looks in both) and a
+// resolver that read it before it was final loses (claimDecision). Only the
+// runtime archives, under its lock; a crash between the two renames is
+// finished by the next Archive. A request that is not final is refused.
+func Archive(dir string, r *protocol.Request) error {
+	if !r.Status.IsTerminal() {
+		return fmt.Errorf("archive %s: it is %s, not final", r.ID, r.Status)
+	}
+	live, err := teamdir.RequestPath(dir, r.ID)
+	if err != nil {
+		return err
+	}
+	liveDecision, _ := teamdir.DecisionPath(dir, r.ID)
+	done, _ := teamdir.DoneRequestPath(dir, r.ID)
+	doneDecision, _ := teamdir.DoneDecisionPath(dir, r.ID)
+	if err := os.MkdirAll(teamdir.DoneDirPath(dir), teamdir.DirMode); err != nil {
+		return fmt.Errorf("archive %s: %w", r.ID, err)
+	}
+	if _, err := os.Stat(doneDecision); err == nil {
+		// Archived before (its record came back through a stale rewrite):
+		// the archived decision was first, a live one is a late claim's.
+		if err := os.Remove(liveDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("archive %s: %w", r.ID, err)
+		}
+	} else if err := os.Rename(liveDecision, doneDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("archive %s: %w", r.ID, err)
+	}
+	if _, err := os.Stat(doneDecision); errors.Is(err, os.ErrNotExist) {
+		// A final record with no decision file (written so by a foreign
+		// agent): leave one, so that no late resolver can claim it.
+		b, _ := json.Marshal(decision{Event: eventOf(r.Status), By: r.ResolvedBy, At: resolvedAt(r)})
+		if _, err := teamdir.LinkExclusive(doneDecision, b); err != nil {
+			return fmt.Errorf("archive %s: %w", r.ID, err)
+		}
+	}
+	if err := os.Rename(live, done); err != nil {
+		return fmt.Errorf("archive %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// eventOf is the event that leads from pending to final state st.
+func eventOf(st protocol.RequestStatus) protocol.RequestEvent {
+	for _, ev := range protocol.RequestEvents {
+		if next, _ := protocol.RequestPending.Next(ev); next == st {
+			return ev
+		}
+	}
+	return ""
 }
 
 // Resolution is what a resolver decides.
@@ -239,24 +479,55 @@ func resolve(dir string, r *protocol.Request, res Resolution) (*protocol.Request
 
 // claimDecision creates requests/<id>.decision holding b, or reports false
 // when it already exists: exclusive, and never seen empty
-// (teamdir.LinkExclusive).
+// (teamdir.LinkExclusive). A claim that lands after the request was
+// archived (the resolver read it while it was still pending) is taken back
+// and loses: the archived decision was first.
 func claimDecision(dir, id string, b []byte) (bool, error) {
 	p, err := teamdir.DecisionPath(dir, id)
 	if err != nil {
 		return false, err
 	}
-	return teamdir.LinkExclusive(p, b)
+	claimed, err := teamdir.LinkExclusive(p, b)
+	if err != nil || !claimed {
+		return claimed, err
+	}
+	if archived(dir, id) {
+		if err := os.Remove(p); err != nil {
+			return false, fmt.Errorf("take back a late claim on %s: %w", id, err)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// archived reports whether requests/done/ holds id's decision or record.
+func archived(dir, id string) bool {
+	for _, path := range []func(string, string) (string, error){teamdir.DoneDecisionPath, teamdir.DoneRequestPath} {
+		p, err := path(dir, id)
+		if err != nil {
+			return false
+		}
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // errIncomplete is a decision file that does not (yet) hold a decision.
 var errIncomplete = errors.New("incomplete")
 
+// readDecision reads id's decision: the live one, else the archived one.
 func readDecision(dir, id string) (*decision, error) {
 	p, err := teamdir.DecisionPath(dir, id)
 	if err != nil {
 		return nil, err
 	}
 	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		done, _ := teamdir.DoneDecisionPath(dir, id)
+		b, err = os.ReadFile(done)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -293,6 +564,11 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 		} else if err != nil {
 			return nil, err
 		}
+	}
+	if archived(dir, id) {
+		// r was read before it was final and archived: the archive is the
+		// record now, and writing r again would bring it back to life.
+		return LoadRequest(dir, id)
 	}
 	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {
 		return nil, err
@@ -335,4 +611,26 @@ func settle(dir string, r *protocol.Request, answer Resolution) (*protocol.Reque
 		return nil, fmt.Errorf("stale answer: request %s already %s by %s", r.ID, r.Status, r.ResolvedBy)
 	}
 	return r, nil
+}
+
+// FromDecision is what id's decision alone says, for a record that cannot
+// be read (corrupt): its final status, who decided and the text. It
+// reports false when there is no decision yet.
+func FromDecision(dir, id string) (*protocol.Request, bool) {
+	d, err := readDecision(dir, id)
+	if err != nil {
+		return nil, false
+	}
+	st, err := protocol.RequestPending.Next(d.Event)
+	if err != nil {
+		return nil, false
+	}
+	at := d.At
+	r := &protocol.Request{ID: id, Status: st, ResolvedBy: d.By, ResolvedAt: &at}
+	if d.Event.IsAnswer() {
+		r.Feedback = d.Text
+	} else {
+		r.ResponseReason = d.Text
+	}
+	return r, true
 }

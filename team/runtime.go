@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,11 +48,13 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	mates map[string]*mate
-	// final remembers requests seen in a final state, which never changes,
-	// so the periodic scans read only the records that still can.
-	final map[string]bool
-	wg    sync.WaitGroup
-	evMu  sync.Mutex
+	// archiveFailed are the final requests whose archiving failed and was
+	// said; corrupt the records reported unreadable, with why.
+	archiveFailed map[string]bool
+	corrupt       map[string]string
+	live          liveListing
+	wg            sync.WaitGroup
+	evMu          sync.Mutex
 }
 
 // Run loads the team in dir and runs it until ctx ends; then it stops every
@@ -72,6 +75,10 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	last, err := teamdir.ProbeRuntime(dir) // before it is ours: what the last runtime left
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := teamdir.LockRuntime(dir)
 	if err != nil {
 		return nil, err
@@ -86,7 +93,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
-	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, final: map[string]bool{}, done: make(chan struct{}), ctx: ctx}
+	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	// Under the lock no other runtime writes here: what a crash left goes.
 	if err := teamdir.Sweep(dir); err != nil {
@@ -98,6 +105,10 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		w.Close()
 		unlock()
 		return nil, err
+	}
+	rt.settleLastRun()
+	if HasRun(last) {
+		rt.resumeDeadlines(PausedSince(last), time.Now())
 	}
 	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
 		return fail(err)
@@ -114,12 +125,18 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		defer cancel()
 		tick := time.NewTicker(opts.Tick)
 		defer tick.Stop()
+		beat := time.NewTicker(teamdir.HeartbeatEvery)
+		defer beat.Stop()
 		for done := false; !done; {
 			select {
 			case <-ctx.Done():
 				done = true
 			case <-tick.C:
 				rt.expire()
+			case <-beat.C:
+				if err := teamdir.Heartbeat(dir); err != nil {
+					rt.emit(Event{"event": "error", "error": err.Error()})
+				}
 			}
 		}
 		rt.wg.Wait() // teammates see ctx and stop
@@ -127,6 +144,76 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		rt.emit(Event{"event": "team_stopped", "team": t.Name})
 	}()
 	return rt, nil
+}
+
+// settleLastRun corrects what a runtime that stopped without cleaning up
+// (kill -9, a power loss) left saying it is alive: a member huddle ran that
+// is no longer in team.json keeps the status it had, so it is recorded as
+// stopped. (Members still in team.json are rewritten as they start.) It
+// also says which member records are corrupt.
+func (rt *Runtime) settleLastRun() {
+	recs, bad, err := ReadMembers(rt.dir)
+	if err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+		return
+	}
+	for i := range bad {
+		rt.reportCorrupt(&bad[i])
+	}
+	for i := range recs {
+		rec := &recs[i]
+		if rt.known(rec.Name) || !StaleWhenDown(rec) {
+			continue
+		}
+		was := rec.Status
+		rec.Status, rec.Activity, rec.Since = protocol.MemberStopped, fmt.Sprintf("not in team.json; was %s when the last runtime ended", was), time.Now().UTC()
+		if err := WriteMember(rt.dir, rec); err != nil {
+			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
+			continue
+		}
+		rt.emit(Event{"event": "member_status", "member": rec.Name, "status": string(rec.Status), "activity": rec.Activity})
+		// As when a member stops (finish): what was pending from or to it
+		// can no longer be answered.
+		rt.cancelPending(rec.Name, rec.Name+" is no longer in team.json")
+	}
+}
+
+// resumeDeadlines gives pending requests back the time they spent while no
+// runtime ran the team: a deadline counts only while a runtime can act on
+// it, so a countdown the UI showed as paused resumes where it stopped. A
+// request that was pending when the clock stopped at pausedAt (or was
+// created later, while the team was down) gets deadline + (now − pausedAt)
+// (or now + its whole span). The record is rewritten temp+fsync+rename; a
+// decision claimed meanwhile stays the truth (applyDecision).
+func (rt *Runtime) resumeDeadlines(pausedAt, now time.Time) {
+	live, _, err := ReadLiveRequests(rt.dir)
+	if err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+		return
+	}
+	for i := range live {
+		r := &live[i]
+		from := pausedAt
+		if r.Created.After(from) {
+			from = r.Created
+		}
+		if r.Status != protocol.RequestPending || !r.Deadline.After(from) || !now.After(from) {
+			continue
+		}
+		if d, err := readDecision(rt.dir, r.ID); err == nil && d != nil {
+			continue // decided while down: the tick applies it
+		}
+		r.Deadline = now.Add(r.Deadline.Sub(from)).UTC()
+		p, err := teamdir.RequestPath(rt.dir, r.ID)
+		if err == nil {
+			err = writeJSONAtomic(p, r, true)
+		}
+		if err != nil {
+			rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
+			continue
+		}
+		rt.emit(Event{"event": "deadline_resumed", "id": r.ID, "deadline": protocol.FormatTime(r.Deadline)})
+	}
 }
 
 // Wait waits until the team has stopped (its context ended) and returns
@@ -388,7 +475,9 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 	if kind == protocol.KindShutdown {
 		ttl = rt.team.Settings.Shutdown()
 	}
-	nr := protocol.NewRequest(kind, m.RequestID, from, to, m.TS, ttl)
+	// The deadline counts from now, when huddle received the request, not
+	// from the line's ts: a foreign clock can be wrong by years.
+	nr := protocol.NewRequest(kind, m.RequestID, from, to, time.Now(), ttl)
 	nr.Plan, nr.Reason = m.Plan, m.Reason
 	if err := CreateRequest(rt.dir, &nr); err != nil && !errors.Is(err, ErrExists) {
 		return nil, err
@@ -396,22 +485,114 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 	return LoadRequest(rt.dir, m.RequestID)
 }
 
-// pending reads the request records not known to be final and returns the
-// pending ones, oldest first.
+// pending reads the live request records (requests/ itself, never the
+// archive) and returns the pending ones, oldest first. The final ones it
+// finds are archived to requests/done/, so the next tick does not see them:
+// history costs nothing per tick. A corrupt record is reported once.
 func (rt *Runtime) pending() ([]protocol.Request, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	all, err := listRequests(rt.dir, func(id string) bool { return rt.final[id] })
+	if reqs, ok := rt.live.reuse(rt.dir); ok {
+		return reqs, nil
+	}
+	mod := dirModTime(teamdir.RequestsDirPath(rt.dir)) // before the listing: a change during it lists again
+	all, bad, err := ReadLiveRequests(rt.dir)
 	if err != nil {
 		return nil, err
+	}
+	rt.live.keep(mod, all)
+	for i := range bad {
+		rt.reportCorruptLocked(&bad[i])
 	}
 	out := all[:0]
 	for _, r := range all {
 		if r.Status.IsTerminal() {
-			rt.final[r.ID] = true
+			rt.archive(&r)
 			continue
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// liveListing is the runtime's last listing of requests/: the pending
+// records, and the directory's modification time before it was read. A
+// directory that once held many files stays large on disk (ext4 never
+// shrinks one), so even listing it empty costs; the listing is reused
+// while the directory has not changed — any create, rename or removal in
+// it moves its modification time — and its last change is older than
+// liveSettle (a change within the file system's timestamp granularity of
+// the listing could leave the time as it was). It is read again every
+// liveRelist anyway, for a foreign agent that rewrites a record in place.
+type liveListing struct {
+	mod    time.Time
+	listed time.Time
+	reqs   []protocol.Request
+}
+
+const (
+	liveSettle = time.Second
+	liveRelist = 10 * time.Second
+)
+
+// reuse returns a copy of the pending records of the last listing when it
+// still holds.
+func (l *liveListing) reuse(dir string) ([]protocol.Request, bool) {
+	if l.listed.IsZero() || time.Since(l.listed) > liveRelist {
+		return nil, false
+	}
+	mod := dirModTime(teamdir.RequestsDirPath(dir))
+	if mod.IsZero() || !mod.Equal(l.mod) || time.Since(mod) < liveSettle {
+		return nil, false
+	}
+	reqs := slices.Clone(l.reqs)
+	for i := range reqs {
+		reqs[i].History = slices.Clone(reqs[i].History) // the caller may apply a decision to it
+	}
+	return reqs, true
+}
+
+// keep remembers a listing: all, as listed (final ones included, as they
+// were archived meanwhile, which changes the directory and so relists).
+func (l *liveListing) keep(mod time.Time, all []protocol.Request) {
+	l.mod, l.listed = mod, time.Now()
+	l.reqs = l.reqs[:0]
+	for _, r := range all {
+		if r.Status == protocol.RequestPending {
+			l.reqs = append(l.reqs, r)
+		}
+	}
+}
+
+// dirModTime is a directory's modification time, zero when it cannot be read.
+func dirModTime(path string) time.Time {
+	info, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return info.ModTime()
+}
+
+// archive moves a final record to requests/done/; a failure is said once.
+// Called under mu.
+func (rt *Runtime) archive(r *protocol.Request) {
+	if err := Archive(rt.dir, r); err != nil && !rt.archiveFailed[r.ID] {
+		rt.archiveFailed[r.ID] = true
+		rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
+	}
+}
+
+// reportCorrupt says once, in an event, that a record cannot be read.
+func (rt *Runtime) reportCorrupt(ce *CorruptError) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.reportCorruptLocked(ce)
+}
+
+func (rt *Runtime) reportCorruptLocked(ce *CorruptError) {
+	if rt.corrupt[ce.File] == ce.Err {
+		return
+	}
+	rt.corrupt[ce.File] = ce.Err
+	rt.emit(Event{"event": "corrupt_record", "file": ce.File, "error": ce.Err})
 }

@@ -415,8 +415,10 @@ func TestExternalMember(t *testing.T) {
 	if m, err := LoadMember(dir, "ext"); err != nil || m.Runtime != RuntimeExternal {
 		t.Fatalf("external member not listed: %+v %v", m, err)
 	}
-	lines := `{"type":"status","from":"ext","status":"working","content":"crawling the catalogue","timestamp":1764494000.5}` + "\n" +
-		`{"type":"plan_approval_response","from":"ext","request_id":"ab12cd34","plan":"crawl everything","timestamp":1764494001}` + "\n"
+	// Stamped now: a fixed date would make this test expire with time.
+	now := float64(time.Now().UnixMicro()) / 1e6
+	lines := fmt.Sprintf(`{"type":"status","from":"ext","status":"working","content":"crawling the catalogue","timestamp":%.6f}`+"\n"+
+		`{"type":"plan_approval_response","from":"ext","request_id":"ab12cd34","plan":"crawl everything","timestamp":%.6f}`+"\n", now, now+0.5)
 	f, err := os.OpenFile(filepath.Join(dir, "inbox", "lead.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)

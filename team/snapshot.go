@@ -11,6 +11,12 @@ import (
 type Snapshot struct {
 	// Version grows with every snapshot an observer hands out.
 	Version uint64
+	// Down is set when no runtime runs the team (nobody holds runtime.lock):
+	// members a runtime left in a live state are then shown stopped, and
+	// nothing expires until one starts. Runtime is what the lock says, and
+	// NotRunning(Runtime) the line that says so.
+	Down    bool
+	Runtime RuntimeState
 	// Team is team.json; nil when it cannot be read, with TeamErr saying why.
 	Team    *Team
 	TeamErr string
@@ -20,7 +26,8 @@ type Snapshot struct {
 	Members []MemberView
 
 	// Requests: pending first (oldest first), then the final ones, newest
-	// resolution first.
+	// resolution first, at most MaxHistory of them. A record that cannot be
+	// read is there with the status StatusCorrupt and why in ResponseReason.
 	Requests []protocol.Request
 	Pending  int
 
@@ -38,7 +45,9 @@ const MaxMessages = 5000
 // MemberView is a member as the roster shows it.
 type MemberView struct {
 	// Record is members/<name>.json; Record.Status is empty when the member
-	// has never run.
+	// has never run, StatusCorrupt (with why in Error) when the record
+	// cannot be read, and stopped when no runtime runs the team and the
+	// record says otherwise (AsSeenWhileDown).
 	Record protocol.Member
 	// Spec is the member's entry in team.json (zero for a member that has a
 	// record but no entry).

@@ -95,9 +95,27 @@ func memberFile(dir, sub, name, ext string) (string, error) {
 }
 
 // requestFile is requests/<id><ext>; the id is validated first.
-func requestFile(dir, id, ext string) (string, error) {
+func requestFile(dir, id, ext string, sub ...string) (string, error) {
 	if err := protocol.ValidateID(id); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, RequestsDir, id+ext), nil
+	parts := append(append([]string{dir, RequestsDir}, sub...), id+ext)
+	return filepath.Join(parts...), nil
+}
+
+// DoneDir is the archive of final requests, under requests/.
+const DoneDir = "done"
+
+// DoneDirPath is requests/done/, where the runtime moves final requests so
+// that the live directory holds only what can still change.
+func DoneDirPath(dir string) string { return filepath.Join(dir, RequestsDir, DoneDir) }
+
+// DoneRequestPath is requests/done/<id>.json.
+func DoneRequestPath(dir, id string) (string, error) {
+	return requestFile(dir, id, ".json", DoneDir)
+}
+
+// DoneDecisionPath is requests/done/<id>.decision.
+func DoneDecisionPath(dir, id string) (string, error) {
+	return requestFile(dir, id, ".decision", DoneDir)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"huddle/protocol"
+	"huddle/team"
 )
 
 // requestsPane lists the plan and shutdown requests, pending first, over
@@ -178,6 +179,11 @@ func (p *requestsPane) rows(w, h int) []string {
 		if r.Status == protocol.RequestPending {
 			left := r.Deadline.Sub(now)
 			tail = age(left) + " left"
+			if p.snap.Down {
+				// No runtime counts it down: it resumes at the next start.
+				left = team.LeftWhenPaused(r, p.snap.Runtime)
+				tail = "⏸ paused, " + age(left) + " left"
+			}
 			if w >= 70 {
 				tail = p.styles.Muted.Render(age(now.Sub(r.Created))+" ago · ") + tail
 			}
@@ -209,7 +215,9 @@ func (p *requestsPane) detail(w int) []string {
 		return nil
 	}
 	when := fmt.Sprintf("created %s (%s ago)", r.Created.Local().Format("15:04:05"), age(p.clock.Sub(r.Created)))
-	if r.Status == protocol.RequestPending {
+	if r.Status == protocol.RequestPending && p.snap.Down {
+		when += fmt.Sprintf(" · deadline paused with %s left (team not running)", age(team.LeftWhenPaused(r, p.snap.Runtime)))
+	} else if r.Status == protocol.RequestPending {
 		when += fmt.Sprintf(" · deadline %s", r.Deadline.Local().Format("15:04:05"))
 	} else if r.ResolvedBy != "" {
 		when += " · " + string(r.Status) + " by " + r.ResolvedBy

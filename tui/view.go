@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"huddle/protocol"
+	"huddle/team"
 )
 
 // View renders the screen. Its cost follows the rows on screen, not the
@@ -161,6 +162,10 @@ func (m *Model) header(w int) string {
 		pend = st.Warning.Render(fmt.Sprintf("⚑ %d pending", m.snap.Pending))
 	}
 	parts := []string{left, pend}
+	if m.snap.Down {
+		// Nothing moves while no runtime runs the team: say so first.
+		parts = []string{left, st.Danger.Render(team.NotRunning(m.snap.Runtime)), pend}
+	}
 	var marks []string
 	// What needs a person comes first.
 	for _, s := range []protocol.MemberStatus{
@@ -236,6 +241,7 @@ var memberMarks = map[protocol.MemberStatus]mark{
 	protocol.MemberStopping:         {"◍", toneMuted},
 	protocol.MemberStopped:          {"■", toneMuted},
 	protocol.MemberCrashed:          {"✗", toneDanger},
+	team.StatusCorrupt:              {"⚠", toneDanger},
 }
 
 var requestMarks = map[protocol.RequestStatus]mark{
@@ -243,6 +249,7 @@ var requestMarks = map[protocol.RequestStatus]mark{
 	protocol.RequestApproved: {"✓", toneSuccess},
 	protocol.RequestRejected: {"✗", toneDanger},
 	protocol.RequestExpired:  {"⌛", toneMuted},
+	team.StatusCorrupt:       {"⚠", toneDanger},
 }
 
 // statusMark is the glyph and style of s in marks, or of other when marks

@@ -86,7 +86,8 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// signalContext ends on SIGINT or SIGTERM.
+// signalContext ends on SIGINT, SIGTERM or SIGHUP: a closed terminal stops
+// a command (huddle up stops its members) as cleanly as Ctrl-C does.
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }

@@ -53,10 +53,11 @@ var commands = []command{
 		flags: statusFlags,
 	},
 	{
-		name: "requests", synopsis: "[--all] [--json] [--dir D]", teamDir: true,
+		name: "requests", synopsis: "[--all] [--limit N] [--json] [--dir D]", teamDir: true,
 		summary: "list pending requests (--all for every one)",
 		about: "List pending plan and shutdown requests, oldest first: id, kind, from → to, status,\n" +
-			"age and time left before the deadline.",
+			"age and time left before the deadline (paused while the team is not running).\n" +
+			"--all lists the history after them, newest first; --limit N lists at most N.",
 		flags: requestsFlags,
 	},
 	{

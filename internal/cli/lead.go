@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,6 +29,23 @@ func requireTeam(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// runtimeState asks runtime.lock whether a runtime runs the team in dir; a
+// lock that cannot be probed reads as running (nothing is said).
+func runtimeState(dir string) team.RuntimeState {
+	st, err := team.ProbeRuntime(dir)
+	if err != nil {
+		return team.RuntimeState{Running: true}
+	}
+	return st
+}
+
+// warnCorrupt says, one line each, which records cannot be read.
+func warnCorrupt(cl *cmdline, bad []team.CorruptError) {
+	for i := range bad {
+		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, oneLine(bad[i].Error()))
+	}
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -92,13 +110,23 @@ func runStatus(cl *cmdline, asJSON bool) int {
 	if err != nil {
 		return cl.fail(err)
 	}
-	recs, err := team.ListMembers(cl.dir)
+	recs, bad, err := team.ReadMembers(cl.dir)
 	if err != nil {
 		return cl.fail(fmt.Errorf("members: %w", err))
 	}
+	warnCorrupt(cl, bad)
+	rt := runtimeState(cl.dir)
+	down := team.Down(rt)
 	byName := map[string]protocol.Member{}
 	for _, r := range recs {
+		if down {
+			// A runtime that ended (kill -9) left it saying it is alive.
+			r = team.AsSeenWhileDown(r)
+		}
 		byName[r.Name] = r
+	}
+	for i := range bad {
+		byName[bad[i].Name()] = protocol.Member{Name: bad[i].Name(), Status: team.StatusCorrupt, Error: bad[i].Error()}
 	}
 	rows := []memberRow{}
 	for _, m := range t.Members {
@@ -121,6 +149,9 @@ func runStatus(cl *cmdline, asJSON bool) int {
 	now := time.Now()
 	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "team %s\n", t.Name)
+	if down {
+		fmt.Fprintln(tw, team.NotRunning(rt))
+	}
 	fmt.Fprintln(tw, "NAME\tROLE\tRUNTIME\tSTATUS\tACTIVITY\tSINCE")
 	for _, r := range rows {
 		activity := r.Activity
@@ -140,24 +171,26 @@ func runStatus(cl *cmdline, asJSON bool) int {
 }
 
 func requestsFlags(fs *flag.FlagSet) runFunc {
-	all := fs.Bool("all", false, "list every request, not only pending ones")
+	all := fs.Bool("all", false, "list every request, history too (newest first), not only pending ones")
+	limit := fs.Int("limit", 0, "list at most `N` requests (0: no limit); with --all, the newest")
 	asJSON := fs.Bool("json", false, "print the request records as a JSON array")
-	return func(cl *cmdline) int { return runRequests(cl, *all, *asJSON) }
+	return func(cl *cmdline) int { return runRequests(cl, *all, *limit, *asJSON) }
 }
 
-func runRequests(cl *cmdline, all, asJSON bool) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
-		return code
+// listRequests is what huddle requests lists: the pending requests, oldest
+// first; with all, then the final ones, newest resolution first, and the
+// corrupt ones; at most limit (0: all). Only all reads the archive.
+func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) {
+	read := team.ReadPendingRequests // a decided record is not even read
+	if all {
+		read = team.ReadLiveRequests
 	}
-	if err := requireTeam(cl.dir); err != nil {
-		return cl.fail(err)
-	}
-	list, err := team.ListRequests(cl.dir)
+	live, bad, err := read(cl.dir)
 	if err != nil {
-		return cl.fail(fmt.Errorf("requests: %w", err))
+		return nil, fmt.Errorf("requests: %w", err)
 	}
-	out := []protocol.Request{}
-	for _, r := range list {
+	var pending, final []protocol.Request
+	for _, r := range live {
 		if r.Status == protocol.RequestPending {
 			// The decision file is the truth: finish a resolution whose
 			// rewrite of the record was interrupted.
@@ -165,15 +198,67 @@ func runRequests(cl *cmdline, all, asJSON bool) int {
 				r = *applied
 			}
 		}
-		if all || r.Status == protocol.RequestPending {
-			out = append(out, r)
+		if r.Status == protocol.RequestPending {
+			pending = append(pending, r)
+		} else {
+			final = append(final, r)
 		}
 	}
+	out := pending
+	if all {
+		hist, hbad, err := team.ReadHistory(cl.dir, limit)
+		if err != nil {
+			return nil, fmt.Errorf("requests: %w", err)
+		}
+		bad = append(bad, hbad...)
+		final = team.MergeArchived(final, hist)
+		slices.SortStableFunc(final, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
+		out = append(out, final...)
+		for i := range bad {
+			out = append(out, team.CorruptRequest(&bad[i]))
+		}
+	}
+	warnCorrupt(cl, bad)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func resolvedAt(r *protocol.Request) time.Time {
+	if r.ResolvedAt != nil {
+		return *r.ResolvedAt
+	}
+	return r.Created
+}
+
+func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	if limit < 0 {
+		return cl.usageError("--limit must be 0 or more")
+	}
+	if err := requireTeam(cl.dir); err != nil {
+		return cl.fail(err)
+	}
+	out, err := listRequests(cl, all, limit)
+	if err != nil {
+		return cl.fail(err)
+	}
 	if asJSON {
+		if out == nil {
+			out = []protocol.Request{}
+		}
 		if err := writeJSON(cl.stdout, out); err != nil {
 			return cl.fail(err)
 		}
 		return exitOK
+	}
+	rt := runtimeState(cl.dir)
+	down := team.Down(rt)
+	if down {
+		fmt.Fprintln(cl.stdout, team.NotRunning(rt)+"; deadlines are paused until it starts")
 	}
 	if len(out) == 0 {
 		if all {
@@ -187,22 +272,31 @@ func runRequests(cl *cmdline, all, asJSON bool) int {
 	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tLEFT")
 	for _, r := range out {
-		status, left := string(r.Status), "-"
-		if r.Status == protocol.RequestPending {
-			if d := r.Deadline.Sub(now); d > 0 {
-				left = shortDuration(d)
-			} else {
-				left = "overdue " + shortDuration(d)
-			}
-		} else if r.ResolvedBy != "" {
+		status, left, age := string(r.Status), "-", shortDuration(now.Sub(r.Created))
+		switch {
+		case r.Status == team.StatusCorrupt:
+			status, age = "corrupt: "+oneLine(r.ResponseReason), "-"
+		case r.Status == protocol.RequestPending && down:
+			left = "paused, " + leftText(team.LeftWhenPaused(&r, rt))
+		case r.Status == protocol.RequestPending:
+			left = leftText(r.Deadline.Sub(now))
+		case r.ResolvedBy != "":
 			status += " by " + r.ResolvedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, r.Kind, r.From, r.To, status, shortDuration(now.Sub(r.Created)), left)
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, dash(string(r.Kind)), dash(r.From), dash(r.To), status, age, left)
 	}
 	if err := tw.Flush(); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK
+}
+
+// leftText is the time left before a deadline, or how long it is overdue.
+func leftText(d time.Duration) string {
+	if d > 0 {
+		return shortDuration(d)
+	}
+	return "overdue " + shortDuration(d)
 }
 
 func approveFlags(fs *flag.FlagSet) runFunc {
@@ -234,6 +328,10 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 	if err != nil {
 		return cl.fail(err)
 	}
+	if rt := runtimeState(cl.dir); team.Down(rt) {
+		fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s: %s is told when it starts\n", r.Status, r.ID, r.From, team.NotRunning(rt), r.From)
+		return exitOK
+	}
 	fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s has been told\n", r.Status, r.ID, r.From, r.From)
 	return exitOK
 }
@@ -257,6 +355,8 @@ func runShutdown(cl *cmdline, reason string) int {
 	fmt.Fprintln(cl.stdout, r.ID)
 	if r.Status == protocol.RequestCancelled {
 		fmt.Fprintf(cl.stdout, "cancelled: %s\n", oneLine(r.ResponseReason))
+	} else if rt := runtimeState(cl.dir); team.Down(rt) {
+		fmt.Fprintf(cl.stdout, "%s: %s is asked when it starts, and the deadline counts from then\n", team.NotRunning(rt), cl.args[0])
 	}
 	return exitOK
 }
@@ -288,6 +388,10 @@ func runSend(cl *cmdline, from string) int {
 	if err := team.Send(cl.dir, t, from, member, text); err != nil {
 		return cl.fail(err)
 	}
+	if rt := runtimeState(cl.dir); team.Down(rt) && runByHuddle(t, member) {
+		fmt.Fprintf(cl.stdout, "sent to %s; %s: it is delivered when the team starts\n", member, team.NotRunning(rt))
+		return exitOK
+	}
 	fmt.Fprintf(cl.stdout, "sent to %s\n", member)
 	return exitOK
 }
@@ -313,8 +417,22 @@ func runBroadcast(cl *cmdline, from string) int {
 	if err != nil {
 		return cl.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
 	}
+	if rt := runtimeState(cl.dir); team.Down(rt) {
+		fmt.Fprintf(cl.stdout, "broadcast to %d members; %s: the members huddle runs get it when the team starts\n", n, team.NotRunning(rt))
+		return exitOK
+	}
 	fmt.Fprintf(cl.stdout, "broadcast to %d members\n", n)
 	return exitOK
+}
+
+// runByHuddle reports whether the runtime consumes name's inbox: the lead's
+// and those of the members it runs (not external ones or targets).
+func runByHuddle(t *team.Team, name string) bool {
+	if name == protocol.Lead {
+		return true
+	}
+	spec, ok := t.Member(name)
+	return ok && (spec.Runtime.Kind == team.RuntimeScript || spec.Runtime.Kind == team.RuntimeExec)
 }
 
 func dash(s string) string {

@@ -1,0 +1,92 @@
+package team
+
+import (
+	"fmt"
+	"time"
+
+	"huddle/protocol"
+	"huddle/teamdir"
+)
+
+// RuntimeState is what a reader can tell about the runtime of a team: is
+// one running, and which ran last (docs/pending/records.md).
+type RuntimeState = teamdir.RuntimeState
+
+// ProbeRuntime tells whether a runtime holds the team's lock, and what the
+// lock file says about the last one.
+func ProbeRuntime(dir string) (RuntimeState, error) { return teamdir.ProbeRuntime(dir) }
+
+// HasRun reports whether a runtime has ever run the team (runtime.lock
+// holds a record). Commands say the team is not running only then: a
+// directory no runtime has run yet is being set up.
+func HasRun(st RuntimeState) bool { return st.Last.PID != 0 }
+
+// Down reports whether a runtime ran the team and none runs it now.
+func Down(st RuntimeState) bool { return !st.Running && HasRun(st) }
+
+// NotRunning says that no runtime runs the team, and which ran last:
+// "team not running (last ran pid N, stopped at T)" after a clean stop,
+// "… started at T, did not stop cleanly" after a kill -9.
+func NotRunning(st RuntimeState) string {
+	last := st.Last
+	switch {
+	case last.PID == 0:
+		return "team not running (no runtime has run it)"
+	case last.Stopped != nil:
+		return fmt.Sprintf("team not running (last ran pid %d, stopped at %s)", last.PID, clockTime(*last.Stopped))
+	case !last.Started.IsZero():
+		return fmt.Sprintf("team not running (last ran pid %d, started at %s, last seen alive at %s; it did not stop cleanly)",
+			last.PID, clockTime(last.Started), clockTime(st.LastAlive))
+	}
+	return fmt.Sprintf("team not running (last ran pid %d)", last.PID)
+}
+
+func clockTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// PausedSince is when the deadlines of pending requests stopped counting:
+// when the last runtime was last seen alive (it stops counting with it).
+func PausedSince(st RuntimeState) time.Time {
+	if st.Last.Stopped != nil {
+		return *st.Last.Stopped
+	}
+	return st.LastAlive
+}
+
+// StaleWhenDown reports whether rec's status is one that only a running
+// runtime keeps true: a member huddle runs (script or exec) in a live
+// state. External members and targets report for themselves.
+func StaleWhenDown(rec *protocol.Member) bool {
+	if rec.Runtime != RuntimeScript && rec.Runtime != RuntimeExec {
+		return false
+	}
+	return rec.Status != "" && !rec.Status.IsTerminal()
+}
+
+// AsSeenWhileDown is rec as a reader shows it when no runtime runs the
+// team: a member left in a live state by a runtime that ended is stopped,
+// and its activity says what it was. The record on disk is left alone: the
+// next runtime rewrites it as the member starts (or resumes).
+func AsSeenWhileDown(rec protocol.Member) protocol.Member {
+	if !StaleWhenDown(&rec) {
+		return rec
+	}
+	was := rec.Status
+	rec.Status = protocol.MemberStopped
+	rec.Activity = fmt.Sprintf("team not running (was %s)", was)
+	return rec
+}
+
+// LeftWhenPaused is the time a pending request had left when its deadline
+// stopped counting (the last runtime ended, or it was created after that):
+// what it gets back when the next runtime starts (resumeDeadlines).
+func LeftWhenPaused(r *protocol.Request, st RuntimeState) time.Duration {
+	from := PausedSince(st)
+	if r.Created.After(from) {
+		from = r.Created
+	}
+	return r.Deadline.Sub(from)
+}
+
+// CorruptRequest stands for a request record that cannot be read: its id,
+// the status StatusCorrupt, and why in ResponseReason.
+func CorruptRequest(ce *CorruptError) protocol.Request { return *corruptRequest(ce.Name(), ce) }
