@@ -103,13 +103,18 @@ func writerContents(writer string, n int) map[string]bool {
 }
 
 // TestCrashInsideCompactionLosesNothing kills a consumer process at each
-// step of a compaction, appends 2,500 messages from another process, and
-// starts a consumer in a fresh process: every message is handled, once, from
-// a line boundary (docs/pending/inbox.md).
+// step of a compaction, appends 3 or 2,500 messages from another process
+// (fewer bytes than were compacted, and many more), and starts a consumer in
+// a fresh process: every message is handled, once, from a line boundary
+// (docs/pending/inbox.md).
 func TestCrashInsideCompactionLosesNothing(t *testing.T) {
-	const before, after = 500, 2500 // 500 lines are past the 64 KiB CompactAt of runConsumer
-	for _, step := range []string{"prev-renamed", "truncated", "rebased"} {
-		t.Run(step, func(t *testing.T) {
+	const before = 500 // 500 lines are past the 64 KiB CompactAt of runConsumer
+	for _, tc := range []struct {
+		step  string
+		after int
+	}{{"prev-renamed", 2500}, {"truncated", 3}, {"truncated", 2500}, {"rebased", 2500}} {
+		step, after := tc.step, tc.after
+		t.Run(fmt.Sprintf("%s,then%d", step, after), func(t *testing.T) {
 			team := t.TempDir()
 			logPath := filepath.Join(t.TempDir(), "handled.log")
 			runChild(t, "writer", "DIR="+team, "WRITER=old", fmt.Sprint("N=", before))
@@ -207,12 +212,12 @@ func TestForeignTruncationThenBurstLosesNothing(t *testing.T) {
 	}
 }
 
-// TestForeignTruncationWhileConsuming: the same foreign drain and burst, 20
+// TestForeignTruncationWhileConsuming: the same foreign drain and burst, 8
 // rounds, while a consumer process follows the inbox live. Each round starts
 // once huddle has handled everything before it, so the foreign drain takes
 // only consumed lines; every line of every burst must reach huddle.
 func TestForeignTruncationWhileConsuming(t *testing.T) {
-	const rounds, burst = 20, 60
+	const rounds, burst = 8, 60
 	team := t.TempDir()
 	logPath := filepath.Join(t.TempDir(), "handled.log")
 	if err := Append(team, protocol.Lead, msg("alice", protocol.Lead, "first")); err != nil {
