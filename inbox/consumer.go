@@ -272,8 +272,15 @@ func (c *Consumer) sameFile(f *os.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if c.cur.off == 0 {
+		// Nothing of this file is committed: read from 0, where its first
+		// line is anchored afresh (an anchor left by a pass that committed
+		// nothing may be of a file since replaced).
+		c.cur.first = nil
+		return st.Size(), nil
+	}
 	same := st.Size() >= c.cur.off
-	if same && c.cur.off > 0 && c.cur.first != nil {
+	if same && c.cur.first != nil {
 		if same, err = c.cur.first.holds(f, c.anchorBuf); err != nil {
 			return 0, err
 		}
@@ -284,7 +291,7 @@ func (c *Consumer) sameFile(f *os.File) (int64, error) {
 		}
 		return st.Size(), nil
 	}
-	if c.cur.off > 0 && c.cur.first == nil {
+	if c.cur.first == nil {
 		// A journal from before anchors: trust the file as it is now.
 		c.cur.first = c.firstLine(f)
 	}

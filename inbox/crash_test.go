@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // child starts the test binary in role with the extra environment.
@@ -285,5 +286,44 @@ func TestDamagedJournalIsACrash(t *testing.T) {
 	warn, _ := os.ReadFile(warnPath)
 	if !bytes.Contains(warn, []byte("lead: ")) || !strings.Contains(string(warn), "cursor") {
 		t.Fatalf("no warning about the damaged journal reached Warn: %q", warn)
+	}
+}
+
+// TestUncommittedAnchorIsNotTrusted: a drain stopped while handling the
+// first line commits nothing; if the file is then truncated and written
+// again, the next drain reads the new content from 0 rather than refusing
+// it against the first line it never committed.
+func TestUncommittedAnchorIsNotTrusted(t *testing.T) {
+	team := t.TempDir()
+	if err := Append(team, "bob", msg("alice", "bob", "taken by a foreign reader")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var got collect
+	c, err := NewConsumer(team, "bob", func(hctx context.Context, d Delivery) error {
+		if d.Msg.Content == "taken by a foreign reader" {
+			cancel() // the consumer stops in the middle of the handler
+			return hctx.Err()
+		}
+		return got.handle(hctx, d)
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := drainLikeABus(filepath.Join(teamdir.InboxDirPath(team), "bob.jsonl"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := Append(team, "bob", msg("alice", "bob", "new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.contents()) != "[new]" {
+		t.Fatalf("after a truncation the uncommitted first line did not anchor: got %v", got.contents())
 	}
 }
