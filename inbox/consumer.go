@@ -392,8 +392,8 @@ func derivedID(member string, logical int64) string {
 // still read it; the cursor records the new base so logical offsets keep
 // growing.
 //
-// It returns -1 when done, or the file's new size when a writer got in
-// first and the file was left as it was.
+// It returns false when the file was left as it was: a writer got in
+// first, or the file is no longer the one consumed.
 func (c *Consumer) compact(f *os.File) (done bool, err error) {
 	// The consumed prefix never changes, so the new previous generation is
 	// written before taking the lock; writers wait only for a rename and a
