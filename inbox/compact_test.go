@@ -44,17 +44,31 @@ func TestCompactionKeepsFilesBoundedAndObserverFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(teamdir.InboxDirPath(team), "bob.jsonl")
-	var maxSize int64
+	// The file's size is a matter of the schedule; what is not: once the
+	// consumer has caught up with a quiet inbox of at least CompactAt, the
+	// file is compacted. So each burst starts on a file under CompactAt,
+	// and the file never holds more than that plus one burst.
+	const burst = 50
+	var maxSize, maxBurst, burstBytes int64
 	for i := range n {
-		if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint(i))); err != nil {
+		m := msg("alice", "bob", fmt.Sprint(i))
+		if err := Append(team, "bob", m); err != nil {
 			t.Fatal(err)
 		}
-		if i%50 == 49 {
-			// Messages flow in bursts the consumer keeps up with; a fully
-			// consumed file is compacted when the consumer catches up.
-			maxSize = max(maxSize, fileSize(t, path))
-			waitFor(t, time.Minute, "the consumer to catch up", func() bool { return consumed.len() >= i+1 })
+		line, err := protocol.Encode(m)
+		if err != nil {
+			t.Fatal(err)
 		}
+		burstBytes += int64(len(line)) + 1
+		if i%burst == burst-1 || i == n-1 {
+			maxSize, maxBurst, burstBytes = max(maxSize, fileSize(t, path)), max(maxBurst, burstBytes), 0
+			waitFor(t, time.Minute, "the consumer to catch up and compact", func() bool {
+				return consumed.len() >= i+1 && fileSize(t, path) < compactAt
+			})
+		}
+	}
+	if maxBurst < compactAt {
+		t.Fatalf("a burst of %d bytes never reaches CompactAt %d: the test compacts nothing", maxBurst, compactAt)
 	}
 	waitFor(t, time.Minute, "consumer and observer to see every message", func() bool {
 		return consumed.len() >= n && observed.len() >= n
@@ -86,12 +100,13 @@ func TestCompactionKeepsFilesBoundedAndObserverFollows(t *testing.T) {
 		t.Fatal("the inbox was never compacted")
 	}
 	// Total traffic is about 150× the threshold; the file stays within the
-	// threshold plus what arrives between two catch-ups.
-	if maxSize > 16*compactAt {
-		t.Errorf("inbox grew to %d bytes with compaction at %d", maxSize, compactAt)
+	// threshold plus one burst, and each compaction keeps at most a few
+	// generations of at most that size.
+	if bound := compactAt + maxBurst; maxSize > bound {
+		t.Errorf("inbox grew to %d bytes with compaction at %d and bursts of at most %d", maxSize, compactAt, maxBurst)
 	}
-	if prev := fileSize(t, prevPath(team, "bob")); prev > prevGenerations*max(maxSize, compactAt)+64 {
-		t.Errorf("previous generations hold %d bytes, want at most %d", prev, prevGenerations*max(maxSize, compactAt))
+	if prev, bound := fileSize(t, prevPath(team, "bob")), prevGenerations*(compactAt+maxBurst)+64; prev > bound {
+		t.Errorf("previous generations hold %d bytes, want at most %d", prev, bound)
 	}
 }
 

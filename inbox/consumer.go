@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
@@ -39,6 +40,10 @@ type Options struct {
 	CompactAt int64         // compact a fully consumed inbox at this size; default 256 KiB
 	Keep      int           // dedupe window: ids remembered; default 1024
 	Retries   int           // handler attempts before dead-lettering; default 3
+	// Warn is told what a consumer recovered from on its own but a person
+	// should know about (a damaged cursor journal). The team runtime turns
+	// it into an event; nil logs it with log/slog.
+	Warn func(member string, err error)
 }
 
 func (o Options) withDefaults() Options {
@@ -69,8 +74,12 @@ type Consumer struct {
 	opts                 Options
 	cur                  *cursor
 	firstAfterCrash      bool
-	delivered            int64
-	sc                   scanner
+	// redeliverBelow marks every line below this logical offset as a
+	// redelivery: what was in the inbox when a damaged journal was opened.
+	redeliverBelow int64
+	delivered      int64
+	sc             scanner
+	anchorBuf      []byte
 }
 
 // NewConsumer opens member's cursor under teamDir. Close it when done.
@@ -91,11 +100,51 @@ func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, er
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
-	return &Consumer{
+	c := &Consumer{
 		teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath,
 		source: teamdir.InboxRel(member),
 		h:      h, opts: opts, cur: cur, firstAfterCrash: !cur.startedClean,
-	}, nil
+		anchorBuf: make([]byte, anchorWindow),
+	}
+	if cur.damaged != nil {
+		if err := c.recoverDamagedJournal(); err != nil {
+			cur.close(false)
+			return nil, fmt.Errorf("inbox %s: %w", member, err)
+		}
+	}
+	return c, nil
+}
+
+// recoverDamagedJournal treats a journal that could not be read whole as a
+// crash: whatever is in the inbox now may have been handled already, so it
+// is all delivered again marked as a redelivery, and Warn is told. With no
+// record left, logical offsets go on from the end of the kept generations,
+// so that ids derived from them are not reused.
+func (c *Consumer) recoverDamagedJournal() error {
+	if c.cur.records == 0 {
+		if prev, ok := openPrev(c.prevPath); ok {
+			end := prev.end()
+			prev.Close()
+			if err := c.cur.rebase(end); err != nil {
+				return err
+			}
+		}
+	}
+	var size int64
+	if st, err := os.Stat(c.path); err == nil {
+		size = st.Size()
+	}
+	c.redeliverBelow = c.cur.base + size
+	c.warn(c.cur.damaged)
+	return nil
+}
+
+func (c *Consumer) warn(err error) {
+	if c.opts.Warn != nil {
+		c.opts.Warn(c.member, err)
+		return
+	}
+	slog.Warn("inbox", "member", c.member, "warning", err.Error())
 }
 
 // companions are the cursor journal and the prev file of member's inbox.
@@ -172,43 +221,116 @@ func (c *Consumer) Drain(ctx context.Context) error {
 		return fmt.Errorf("inbox %s: %w", c.member, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("inbox %s: %w", c.member, err)
-	}
-	size := st.Size()
-	if size < c.cur.off {
-		// Someone else truncated or replaced the file (or we crashed inside a
-		// compaction): start again from 0 of the new content, with logical
-		// offsets that keep growing.
-		if err := c.cur.rebase(c.cur.base + c.cur.off); err != nil {
-			return err
-		}
-	}
 	// Lines that land while the consumer catches up would make the
-	// compaction back off; a couple more passes give it its chance.
-	for pass := 0; ; pass++ {
-		off, err := c.sc.scanLines(f, c.cur.off, size, func(l line) error {
+	// compaction back off, and a truncation by someone else ends a pass
+	// early; a couple more passes give them their chance.
+	for pass := 0; pass < 3; pass++ {
+		size, err := c.sameFile(f)
+		if err != nil {
+			return fmt.Errorf("inbox %s: %w", c.member, err)
+		}
+		off, err := c.sc.scanLines(checkedFile{f, c}, c.cur.off, size, func(l line) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if l.at == 0 {
+				c.cur.first = new(anchorOf(l))
+			}
 			return c.handle(ctx, l)
 		})
-		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil
-			}
+		switch {
+		case errors.Is(err, errReplaced):
+			continue // the next pass starts over in the new content
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			return nil
+		case err != nil:
 			return fmt.Errorf("inbox %s: %w", c.member, err)
 		}
 		if off != size || size < c.opts.CompactAt {
 			return nil
 		}
-		grown, err := c.compact(f)
-		if err != nil || grown < 0 || pass == 2 {
+		if done, err := c.compact(f); err != nil || done {
 			return err
 		}
-		size = grown
 	}
+	return nil
+}
+
+// errReplaced says the inbox file no longer starts with the line it
+// started with when the committed offset was counted.
+var errReplaced = errors.New("inbox file truncated by another process")
+
+// sameFile returns the size of the inbox file, after checking that the
+// committed offset still counts in it. A file shorter than the offset, or
+// one whose first line is not the anchored one, was truncated or replaced by
+// someone else (a foreign reader that drains by truncating, or this
+// consumer's own compaction cut off by a crash before its rebase), however
+// much was appended since: the consumer starts again from 0 of the new
+// content, with logical offsets that keep growing.
+func (c *Consumer) sameFile(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if c.cur.off == 0 {
+		// Nothing of this file is committed: read from 0, where its first
+		// line is anchored afresh (an anchor left by a pass that committed
+		// nothing may be of a file since replaced).
+		c.cur.first = nil
+		return st.Size(), nil
+	}
+	same := st.Size() >= c.cur.off
+	if same && c.cur.first != nil {
+		if same, err = c.cur.first.holds(f, c.anchorBuf); err != nil {
+			return 0, err
+		}
+	}
+	if !same {
+		if err := c.cur.rebase(c.cur.base + c.cur.off); err != nil {
+			return 0, err
+		}
+		return st.Size(), nil
+	}
+	if c.cur.first == nil {
+		// A journal from before anchors: trust the file as it is now.
+		c.cur.first = c.firstLine(f)
+	}
+	return st.Size(), nil
+}
+
+// firstLine fingerprints the first line of f when it ends within the anchor
+// window (nil otherwise: such a file goes unchecked until its next rebase).
+func (c *Consumer) firstLine(f *os.File) *anchor {
+	n, _ := f.ReadAt(c.anchorBuf, 0) // a short file reads short
+	i := bytes.IndexByte(c.anchorBuf[:n], '\n')
+	if i < 0 {
+		return nil
+	}
+	return new(anchorOf(line{at: 0, next: int64(i + 1), text: c.anchorBuf[:i]}))
+}
+
+// checkedFile reads the inbox file for scanLines and checks, after each
+// read, that the file still starts with its anchored line: a truncation and
+// a burst of appends between two reads would otherwise hand on a read of the
+// new content at the old offset. What a read returned before the check held
+// was in the file before any truncation.
+type checkedFile struct {
+	f *os.File
+	c *Consumer
+}
+
+func (r checkedFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.f.ReadAt(p, off)
+	if first := r.c.cur.first; first != nil && n > 0 {
+		ok, cerr := first.holds(r.f, r.c.anchorBuf)
+		if cerr != nil {
+			return 0, cerr
+		}
+		if !ok {
+			return 0, errReplaced
+		}
+	}
+	return n, err
 }
 
 func (c *Consumer) handle(ctx context.Context, l line) error {
@@ -227,7 +349,7 @@ func (c *Consumer) handle(ctx context.Context, l line) error {
 		// A true duplicate: the same id appended twice.
 		return c.cur.commit(l.next, "")
 	}
-	d := Delivery{Msg: msg, Offset: logical, Redelivery: c.firstAfterCrash}
+	d := Delivery{Msg: msg, Offset: logical, Redelivery: c.firstAfterCrash || logical < c.redeliverBelow}
 	c.firstAfterCrash = false
 	var herr error
 	for attempt := range c.opts.Retries {
@@ -270,16 +392,16 @@ func derivedID(member string, logical int64) string {
 // still read it; the cursor records the new base so logical offsets keep
 // growing.
 //
-// It returns -1 when done, or the file's new size when a writer got in
-// first and the file was left as it was.
-func (c *Consumer) compact(f *os.File) (int64, error) {
+// It returns false when the file was left as it was: a writer got in
+// first, or the file is no longer the one consumed.
+func (c *Consumer) compact(f *os.File) (done bool, err error) {
 	// The consumed prefix never changes, so the new previous generation is
 	// written before taking the lock; writers wait only for a rename and a
 	// truncate. Copies go file to file, without holding the data in memory.
 	size := c.cur.off
 	tmp, err := teamdir.CreateTemp(c.prevPath)
 	if err != nil {
-		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	defer os.Remove(tmp.Name())
 	err = c.writePrev(tmp, f, size)
@@ -287,29 +409,52 @@ func (c *Consumer) compact(f *os.File) (int64, error) {
 		err = cerr
 	}
 	if err != nil {
-		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 
 	if err := teamdir.LockExclusive(f); err != nil {
-		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	defer teamdir.Unlock(f)
 	st, err := f.Stat()
 	if err != nil {
-		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	if st.Size() != size {
-		return st.Size(), nil // a writer got in first
+		return false, nil // a writer got in first
+	}
+	if c.cur.first != nil {
+		// Someone may have truncated it and written as much again.
+		if same, err := c.cur.first.holds(f, c.anchorBuf); err != nil || !same {
+			return false, err
+		}
 	}
 	if err := os.Rename(tmp.Name(), c.prevPath); err != nil {
-		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	// Truncate before recording the new base: a crash in between looks like
-	// a shrink, which rebases to the same place.
+	compactStep("prev-renamed")
+	// Truncate before recording the new base: after a crash in between the
+	// file no longer starts with the anchored line, which rebases to the
+	// same place however much was appended since (sameFile).
 	if err := f.Truncate(0); err != nil {
-		return -1, fmt.Errorf("inbox %s: compact: %w", c.member, err)
+		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	return -1, c.cur.rebase(c.cur.base + size)
+	compactStep("truncated")
+	if err := c.cur.rebase(c.cur.base + size); err != nil {
+		return false, err
+	}
+	compactStep("rebased")
+	return true, nil
+}
+
+// compactHook, when a test sets it, runs at each step of a compaction, so a
+// test process can die at exactly that point. Nil outside tests.
+var compactHook func(step string)
+
+func compactStep(step string) {
+	if compactHook != nil {
+		compactHook(step)
+	}
 }
 
 // writePrev writes the new previous generations to w: a header with the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 
@@ -18,10 +19,61 @@ import (
 // records are the persisted dedupe set. When the journal has grown to four
 // times the dedupe window it is rewritten with write-temp + fsync + rename.
 type record struct {
-	Base  int64  `json:"b"`               // logical offset of byte 0 of the inbox file
-	Off   int64  `json:"o"`               // committed byte offset within the inbox file
-	ID    string `json:"id,omitempty"`    // message handled by this commit
-	Clean bool   `json:"clean,omitempty"` // the consumer stopped cleanly here
+	Base  int64   `json:"b"`               // logical offset of byte 0 of the inbox file
+	Off   int64   `json:"o"`               // committed byte offset within the inbox file
+	ID    string  `json:"id,omitempty"`    // message handled by this commit
+	Clean bool    `json:"clean,omitempty"` // the consumer stopped cleanly here
+	First *anchor `json:"a,omitempty"`     // the inbox file's first line, once read
+}
+
+// anchor fingerprints the first line of the inbox file the committed offset
+// is counted in: its length and the CRC-32 of its first anchorWindow bytes.
+// Appends never change that line; a truncation does (a foreign reader
+// draining the file, or a compaction whose rebase a crash cut off), and so
+// does the burst written after one, however long. So the offset is trusted
+// only while the line is still there (docs/pending/inbox.md).
+type anchor struct {
+	N   int64  `json:"n"`
+	Sum uint32 `json:"s"`
+}
+
+// anchorWindow bounds what an anchor covers and so what checking one reads.
+const anchorWindow = 4 << 10
+
+// anchorOf fingerprints a line read by scanLines (text holds at least its
+// first anchorWindow bytes).
+func anchorOf(l line) anchor {
+	n := l.next - l.at
+	if n <= anchorWindow && !l.oversize {
+		return anchor{N: n, Sum: crc32.Update(crc32.ChecksumIEEE(l.text), crc32.IEEETable, []byte{'\n'})}
+	}
+	return anchor{N: n, Sum: crc32.ChecksumIEEE(l.text[:min(len(l.text), anchorWindow)])}
+}
+
+// holds reports whether f still starts with the anchored line; buf is
+// scratch space of at least anchorWindow bytes.
+func (a anchor) holds(f io.ReaderAt, buf []byte) (bool, error) {
+	w := min(a.N, anchorWindow)
+	n, err := f.ReadAt(buf[:w], 0)
+	if int64(n) < w {
+		if err == io.EOF {
+			return false, nil // shorter than the line: truncated
+		}
+		return false, err
+	}
+	if crc32.ChecksumIEEE(buf[:w]) != a.Sum {
+		return false, nil
+	}
+	if a.N > w {
+		// A long line: its newline must still be where it was.
+		if n, err := f.ReadAt(buf[:1], a.N-1); n < 1 || buf[0] != '\n' {
+			if err != nil && err != io.EOF {
+				return false, err
+			}
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 type cursor struct {
@@ -34,9 +86,14 @@ type cursor struct {
 	next    int
 	seen    map[string]struct{}
 	records int
+	// first fingerprints the inbox file's first line; nil until it is read.
+	first *anchor
 	// startedClean is true when the journal ended with a clean stop (or did
 	// not exist): after a crash the first delivery is marked as a redelivery.
 	startedClean bool
+	// damaged says why the journal could not be read whole (records that do
+	// not parse, other than a torn last one); nil when it could.
+	damaged error
 }
 
 func openCursor(path string, keep int) (*cursor, error) {
@@ -46,11 +103,11 @@ func openCursor(path string, keep int) (*cursor, error) {
 		return nil, fmt.Errorf("cursor: %w", err)
 	}
 	var last *record
-	torn := false
+	torn, bad := false, 0
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
-			torn = true
+			torn = true // a crash in the middle of a write: the normal case
 			break
 		}
 		var r record
@@ -61,14 +118,20 @@ func openCursor(path string, keep int) (*cursor, error) {
 				c.remember(r.ID)
 			}
 		} else {
-			torn = true
+			bad++
 		}
 		data = data[i+1:]
 	}
 	if last != nil {
-		c.base, c.off, c.startedClean = last.Base, last.Off, last.Clean
+		c.base, c.off, c.startedClean, c.first = last.Base, last.Off, last.Clean, last.First
 	}
-	if torn || c.records > 4*keep {
+	if bad > 0 {
+		// Only something other than the consumer writes whole records that
+		// do not parse: the position may be stale, so this is a crash.
+		c.damaged = fmt.Errorf("cursor journal %s: %d records unreadable, %d read: treated as a crash", path, bad, c.records)
+		c.startedClean = false
+	}
+	if torn || bad > 0 || c.records > 4*keep {
 		if err := c.rewrite(); err != nil {
 			return nil, err
 		}
@@ -77,7 +140,7 @@ func openCursor(path string, keep int) (*cursor, error) {
 	}
 	if c.startedClean && c.records > 0 {
 		// Running from here on: a crash must not look like the clean stop.
-		if err := c.write(record{Base: c.base, Off: c.off}); err != nil {
+		if err := c.write(record{Base: c.base, Off: c.off, First: c.first}); err != nil {
 			return nil, err
 		}
 	}
@@ -103,7 +166,7 @@ func (c *cursor) has(id string) bool { _, ok := c.seen[id]; return ok }
 // commit records that everything before off has been handled, and that id
 // (if any) was the message handled last.
 func (c *cursor) commit(off int64, id string) error {
-	if err := c.write(record{Base: c.base, Off: off, ID: id}); err != nil {
+	if err := c.write(record{Base: c.base, Off: off, ID: id, First: c.first}); err != nil {
 		return err
 	}
 	c.off = off
@@ -113,12 +176,13 @@ func (c *cursor) commit(off int64, id string) error {
 	return nil
 }
 
-// rebase records that the inbox file now starts at logical offset base.
+// rebase records that the inbox file now starts at logical offset base;
+// its first line is yet to be read.
 func (c *cursor) rebase(base int64) error {
 	if err := c.write(record{Base: base, Off: 0}); err != nil {
 		return err
 	}
-	c.base, c.off = base, 0
+	c.base, c.off, c.first = base, 0, nil
 	return nil
 }
 
@@ -141,11 +205,11 @@ func (c *cursor) rewrite() error {
 	ids := c.ids()
 	// A rewrite happens while the consumer runs: never a clean stop.
 	for _, id := range ids {
-		b, _ := json.Marshal(record{Base: c.base, Off: c.off, ID: id})
+		b, _ := json.Marshal(record{Base: c.base, Off: c.off, ID: id, First: c.first})
 		buf.Write(append(b, '\n'))
 	}
 	if len(ids) == 0 {
-		b, _ := json.Marshal(record{Base: c.base, Off: c.off})
+		b, _ := json.Marshal(record{Base: c.base, Off: c.off, First: c.first})
 		buf.Write(append(b, '\n'))
 	}
 	if err := teamdir.WriteFileAtomic(c.path, buf.Bytes()); err != nil {
@@ -175,7 +239,7 @@ func (c *cursor) ids() []string {
 func (c *cursor) close(clean bool) error {
 	var err error
 	if clean {
-		err = c.write(record{Base: c.base, Off: c.off, Clean: true})
+		err = c.write(record{Base: c.base, Off: c.off, Clean: true, First: c.first})
 	}
 	if cerr := c.f.Close(); err == nil {
 		err = cerr

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -25,6 +26,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runWriter())
 	case "consumer":
 		os.Exit(runConsumer())
+	case "foreign":
+		os.Exit(runForeign())
 	}
 	os.Exit(m.Run())
 }
@@ -44,8 +47,14 @@ func runWriter() int {
 	return 0
 }
 
+// crashExit is the exit code of a consumer process that died on purpose
+// inside a compaction (CRASH_AT names the step).
+const crashExit = 3
+
 // runConsumer consumes the lead's inbox, logging "id redelivery content" for
 // each delivery before the handler returns, until SIGTERM (clean) or SIGKILL.
+// With CRASH_AT it exits at that step of its first compaction; with WARNLOG
+// it writes each warning there.
 func runConsumer() int {
 	dir, logPath := os.Getenv("DIR"), os.Getenv("LOG")
 	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -53,9 +62,22 @@ func runConsumer() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if at := os.Getenv("CRASH_AT"); at != "" {
+		compactHook = func(step string) {
+			if step == at {
+				os.Exit(crashExit)
+			}
+		}
+	}
+	opts := Options{Rescan: 50 * time.Millisecond, CompactAt: 64 << 10}
+	if p := os.Getenv("WARNLOG"); p != "" {
+		opts.Warn = func(member string, err error) {
+			_ = teamdir.AppendLine(p, []byte(member+": "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n"))
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	w, err := NewWatcher(ctx, dir, Options{Rescan: 50 * time.Millisecond, CompactAt: 64 << 10})
+	w, err := NewWatcher(ctx, dir, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -78,6 +100,57 @@ func runConsumer() int {
 		return 1
 	}
 	return 0
+}
+
+// runForeign drains the lead's inbox the way learn-claude-code's bus does:
+// it reads the whole file and truncates it (under the inbox's flock when
+// LOCK=1, without it otherwise), then appends N lines of its own dialect,
+// "burst<ROUND>:<i>", one write each and without a lock.
+func runForeign() int {
+	dir, round := os.Getenv("DIR"), os.Getenv("ROUND")
+	n, _ := strconv.Atoi(os.Getenv("N"))
+	p, err := teamdir.InboxPath(dir, protocol.Lead)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := drainLikeABus(p, os.Getenv("LOCK") == "1"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer f.Close()
+	for i := range n {
+		line := fmt.Sprintf(`{"type":"message","from":"foreign","content":"burst%s:%d","timestamp":%d.5}`+"\n", round, i, time.Now().Unix())
+		if _, err := f.WriteString(line); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// drainLikeABus reads the inbox at p whole and truncates it to nothing.
+func drainLikeABus(p string, lock bool) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if lock {
+		if err := teamdir.LockExclusive(f); err != nil {
+			return err
+		}
+		defer teamdir.Unlock(f)
+	}
+	if _, err := io.ReadAll(f); err != nil {
+		return err
+	}
+	return f.Truncate(0)
 }
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -87,13 +87,23 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		opts.Tick = 500 * time.Millisecond
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w, err := inbox.NewWatcher(ctx, dir, opts.Inbox)
+	// What a consumer recovers from on its own (a damaged cursor journal)
+	// becomes an event; consumers start only once rt is set.
+	var rt *Runtime
+	inboxOpts := opts.Inbox
+	inboxOpts.Warn = func(member string, err error) {
+		if opts.Inbox.Warn != nil {
+			opts.Inbox.Warn(member, err)
+		}
+		rt.emit(Event{"event": "warning", "member": member, "warning": err.Error()})
+	}
+	w, err := inbox.NewWatcher(ctx, dir, inboxOpts)
 	if err != nil {
 		cancel()
 		unlock()
 		return nil, err
 	}
-	rt := &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
+	rt = &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	// Under the lock no other runtime writes here: what a crash left goes.
 	if err := teamdir.Sweep(dir); err != nil {

@@ -1,0 +1,35 @@
+package team
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+	"huddle/teamdir"
+)
+
+// TestDamagedCursorJournalIsAnEvent: the runtime turns the warning of a
+// consumer whose cursor journal is garbage into a "warning" event.
+func TestDamagedCursorJournalIsAnEvent(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Wait: Duration(time.Hour)})}})
+	p, err := teamdir.CursorPath(dir, protocol.Lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(teamdir.InboxDirPath(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("garbage\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ev := startTeam(t, dir, Options{})
+	waitFor(t, 10*time.Second, "a warning event about the lead's cursor journal", func() bool {
+		return ev.has(func(e Event) bool {
+			w, _ := e["warning"].(string)
+			return e["event"] == "warning" && e["member"] == protocol.Lead && strings.Contains(w, "cursor journal")
+		})
+	})
+}
