@@ -22,8 +22,8 @@ race:
 stress:
 	@echo "stress: go test -race -count=$(COUNT) -run '$(RUN)' $(PKG), twice at once"
 	@logs=$$(mktemp -d); \
-	 go test -race -count=$(COUNT) -run '$(RUN)' $(PKG) > $$logs/1.log 2>&1 & p1=$$!; \
-	 go test -race -count=$(COUNT) -run '$(RUN)' $(PKG) > $$logs/2.log 2>&1; s2=$$?; \
+	 go test -race -timeout 60m -count=$(COUNT) -run '$(RUN)' $(PKG) > $$logs/1.log 2>&1 & p1=$$!; \
+	 go test -race -timeout 60m -count=$(COUNT) -run '$(RUN)' $(PKG) > $$logs/2.log 2>&1; s2=$$?; \
 	 wait $$p1; s1=$$?; \
 	 tail -n 20 $$logs/1.log $$logs/2.log; echo "stress: logs in $$logs"; \
 	 test $$s1 -eq 0 -a $$s2 -eq 0
