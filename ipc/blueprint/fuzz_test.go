@@ -35,45 +35,60 @@ func FuzzDecodeInvoke(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	// Past the 1 MiB bound, and just under it.
+	// The 1 MiB bound is checked by TestDecodeInvokeAtTheBound, not seeded
+	// here: the fuzzer would spend the minute minimising megabyte inputs.
+	f.Fuzz(checkDecodeInvoke)
+}
+
+// TestDecodeInvokeAtTheBound holds the fuzz property for bodies past the
+// 1 MiB bound and just under it.
+func TestDecodeInvokeAtTheBound(t *testing.T) {
 	big := func(n int) []byte {
 		return []byte(`{"caller":{"id":"a","type":"user"},"skill_id":"s","inputs":{"t":"` + strings.Repeat("x", n) + `"}}`)
 	}
-	f.Add(big(blueprint.MaxBody))
-	f.Add(big(blueprint.MaxBody - 100))
+	for _, n := range []int{blueprint.MaxBody, blueprint.MaxBody - 100} {
+		checkDecodeInvoke(t, big(n))
+	}
+	if _, err := blueprint.DecodeInvoke(big(blueprint.MaxBody)); err == nil {
+		t.Fatal("a body past the bound was accepted")
+	}
+	if _, err := blueprint.DecodeInvoke(big(blueprint.MaxBody - 100)); err != nil {
+		t.Fatalf("a body under the bound was refused: %v", err)
+	}
+}
 
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := blueprint.DecodeInvoke(body)
-		if err != nil {
-			var fe *blueprint.FieldError
-			if req != nil || !errors.As(err, &fe) || fe.Field == "" {
-				t.Fatalf("DecodeInvoke(%q) = %v, %v: want nil and a *FieldError naming a field", body, req, err)
-			}
-			return
+// checkDecodeInvoke is the property FuzzDecodeInvoke holds for every body.
+func checkDecodeInvoke(t *testing.T, body []byte) {
+	req, err := blueprint.DecodeInvoke(body)
+	if err != nil {
+		var fe *blueprint.FieldError
+		if req != nil || !errors.As(err, &fe) || fe.Field == "" {
+			t.Fatalf("DecodeInvoke(%q) = %v, %v: want nil and a *FieldError naming a field", body, req, err)
 		}
-		if !json.Valid(body) {
-			t.Fatalf("DecodeInvoke accepted %q, which is not JSON", body)
-		}
-		if strings.TrimSpace(req.Caller.ID) == "" || strings.TrimSpace(req.Caller.Type) == "" ||
-			strings.TrimSpace(req.SkillID) == "" || req.Inputs == nil || req.Context.TimeoutMS < 0 || req.Context.Hop < 0 {
-			t.Fatalf("DecodeInvoke accepted an invalid request %+v from %q", req, body)
-		}
-		again, err := json.Marshal(req)
-		if err != nil {
-			t.Fatalf("re-encode %+v: %v", req, err)
-		}
-		if len(again) > blueprint.MaxBody {
-			return // escaping grew it past the bound; the bound is checked elsewhere
-		}
-		req2, err := blueprint.DecodeInvoke(again)
-		if err != nil {
-			t.Fatalf("re-encoded %s does not decode: %v (from %q)", again, err, body)
-		}
-		if !reflect.DeepEqual(req, req2) {
-			t.Fatalf("round trip changed the request:\n%+v\n%+v\nfrom %q", req, req2, body)
-		}
-		if again2, _ := json.Marshal(req2); !bytes.Equal(again, again2) {
-			t.Fatalf("encoding is not stable: %s vs %s", again, again2)
-		}
-	})
+		return
+	}
+	if !json.Valid(body) {
+		t.Fatalf("DecodeInvoke accepted %q, which is not JSON", body)
+	}
+	if strings.TrimSpace(req.Caller.ID) == "" || strings.TrimSpace(req.Caller.Type) == "" ||
+		strings.TrimSpace(req.SkillID) == "" || req.Inputs == nil || req.Context.TimeoutMS < 0 || req.Context.Hop < 0 {
+		t.Fatalf("DecodeInvoke accepted an invalid request %+v from %q", req, body)
+	}
+	again, err := json.Marshal(req)
+	if err != nil {
+		t.Fatalf("re-encode %+v: %v", req, err)
+	}
+	if len(again) > blueprint.MaxBody {
+		return // escaping grew it past the bound; the bound is checked elsewhere
+	}
+	req2, err := blueprint.DecodeInvoke(again)
+	if err != nil {
+		t.Fatalf("re-encoded %s does not decode: %v (from %q)", again, err, body)
+	}
+	if !reflect.DeepEqual(req, req2) {
+		t.Fatalf("round trip changed the request:\n%+v\n%+v\nfrom %q", req, req2, body)
+	}
+	if again2, _ := json.Marshal(req2); !bytes.Equal(again, again2) {
+		t.Fatalf("encoding is not stable: %s vs %s", again, again2)
+	}
 }
