@@ -31,7 +31,7 @@ type record struct {
 // Appends never change that line; a truncation does (a foreign reader
 // draining the file, or a compaction whose rebase a crash cut off), and so
 // does the burst written after one, however long. So the offset is trusted
-// only while the line is still there (docs/pending/inbox.md).
+// only while the line is still there (docs/DESIGN.md §6).
 type anchor struct {
 	N   int64  `json:"n"`
 	Sum uint32 `json:"s"`

@@ -9,7 +9,7 @@ import (
 )
 
 // RuntimeState is what a reader can tell about the runtime of a team: is
-// one running, and which ran last (docs/pending/records.md).
+// one running, and which ran last (docs/DESIGN.md §3, §5).
 type RuntimeState = teamdir.RuntimeState
 
 // ProbeRuntime tells whether a runtime holds the team's lock, and what the

@@ -44,7 +44,7 @@ type ExecLine struct {
 // Its stdin has one writer, writeLoop, fed by a bounded queue: nobody else
 // blocks on the pipe, so an agent that stops reading holds up only the
 // messages for itself, and stopping it closes stdin and signals the process
-// without waiting for a writer (docs/pending/exec.md).
+// without waiting for a writer (docs/DESIGN.md §6).
 type proc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -73,7 +73,7 @@ const stdinQueue = 16
 // stopGrace is how long a process has to exit after its stdin is closed
 // and it got SIGINT, before SIGKILL; killGrace how long the kill may take
 // before its stdout is closed under it (a child it left may hold it open).
-// Together they bound a runtime's stop (docs/pending/exec.md).
+// Together they bound a runtime's stop (docs/DESIGN.md §6, §9).
 const (
 	stopGrace = 3 * time.Second
 	killGrace = time.Second
@@ -352,7 +352,7 @@ func (mt *mate) answerTooLarge(head []byte, n int64) {
 	if !ok {
 		return
 	}
-	msg := fmt.Sprintf("IPC_ERROR: the answer of %s is %d bytes, over the %d-byte limit of a line", mt.spec.Name, n, protocol.MaxLine)
+	msg := fmt.Sprintf("IPC_ERROR: the answer of %s is %d bytes, over the %d-byte limit of an inbox line", mt.spec.Name, n, protocol.MaxLine)
 	mt.reply(req, protocol.Fail(&req, 0, protocol.ErrIPC, msg,
 		map[string]any{"reason": "answer_too_large", "bytes": n, "max_bytes": protocol.MaxLine}))
 }

@@ -16,7 +16,7 @@ import (
 // member's record, Open). The inbox lines that carried them are committed,
 // so the new process would never see them. collectReplay finds them and
 // runExec gives them to the new process before any inbox message
-// (docs/pending/exec.md).
+// (docs/DESIGN.md §6).
 
 // collectReplay gathers what the previous run's process had yet to answer;
 // it runs before the member's inbox is consumed.

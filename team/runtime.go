@@ -437,7 +437,7 @@ func (rt *Runtime) settleAwaited() {
 // tellPlanEnded tells the member whose plan huddle ended (expired, or
 // cancelled by a newer plan) with a plan_approval_response from the lead:
 // approve false, reason "expired" or "cancelled", and why as feedback. An
-// exec agent learns from it that its plan is over (docs/pending/exec.md);
+// exec agent learns from it that its plan is over (docs/DESIGN.md §4);
 // a scripted teammate's wait wakes and it submits again. A plan cancelled
 // because its member is gone is told to nobody.
 func (rt *Runtime) tellPlanEnded(r *protocol.Request) {

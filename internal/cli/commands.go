@@ -34,7 +34,7 @@ var commands = []command{
 		about: "Run the team of the team directory in this process and show it in the UI: its members'\n" +
 			"status, their messages and the plans that wait for the lead. One process runs a team at\n" +
 			"a time. With --headless, print one JSON event per line on stdout instead; then a\n" +
-			"terminal is not needed. Ctrl-C or SIGTERM stops the team.",
+			"terminal is not needed. Ctrl-C, SIGTERM or SIGHUP stops the team.",
 		flags: upFlags,
 	},
 	{
@@ -63,7 +63,8 @@ var commands = []command{
 	{
 		name: "approve", synopsis: "ID [--feedback TEXT] [--dir D]", teamDir: true,
 		summary: "approve a teammate's plan",
-		about: "Approve a teammate's pending plan as the lead; the teammate is told at once.\n" +
+		about: "Approve a teammate's pending plan as the lead; the teammate is told at once (when the\n" +
+			"team next starts, if it is not running).\n" +
 			"The first decision wins: if the request was resolved already, says by whom and exits 1.",
 		flags: approveFlags,
 	},
@@ -71,8 +72,8 @@ var commands = []command{
 		name: "reject", synopsis: "ID --feedback TEXT [--dir D]", teamDir: true,
 		summary: "reject a teammate's plan, with feedback",
 		about: "Reject a teammate's pending plan as the lead, saying what to change; the teammate is\n" +
-			"told at once and revises. The first decision wins: if the request was resolved\n" +
-			"already, says by whom and exits 1.",
+			"told at once (when the team next starts, if it is not running) and revises. The first\n" +
+			"decision wins: if the request was resolved already, says by whom and exits 1.",
 		flags: rejectFlags,
 	},
 	{
@@ -122,7 +123,8 @@ var commands = []command{
 			"Blueprint protocol (POST /invoke, GET /status/ID, GET /result/ID); a skill is\n" +
 			"<member>.<action>. To the outside the team is one Puruto: HTTP callers are governed by\n" +
 			"its .puruto-ipc.json (--config).\n" +
-			"Without --api-keys-file it listens only on a loopback address. Ctrl-C or SIGTERM stops it.",
+			"Without --api-keys-file it listens only on a loopback address. Ctrl-C, SIGTERM or SIGHUP\n" +
+			"stops it.",
 		flags: serveFlags,
 	},
 	{

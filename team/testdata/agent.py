@@ -10,7 +10,9 @@ for line in sys.stdin:
     if m["type"] == "plan_approval_response":
         if m["approve"]:
             act(action="status", status="working", activity="auditing")
-        else:
+        elif m.get("reason") == "expired":
+            act(action="plan", plan="Audit November's invoices")
+        elif m.get("reason") != "cancelled":  # cancelled: a newer plan of ours waits
             act(action="plan", plan="Audit November's invoices. " + m.get("feedback", ""))
     elif m["type"] in ("message", "broadcast"):
         act(action="send", to=m["from"], content="audited: " + m["content"])
