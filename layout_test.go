@@ -19,11 +19,12 @@ var allowedImports = map[string][]string{
 	"teamdir":       {"protocol"},
 	"inbox":         {"protocol", "teamdir"},
 	"ipc/trace":     {"protocol", "teamdir"},
+	"llm":           {"protocol"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
-	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint"},
+	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
 	"tui":           {"protocol", "ipc/trace", "team"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "team", "tui"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "tui"},
 	".":             {"internal/cli"},
 }
 
