@@ -107,11 +107,19 @@ func openAIMessage(msg Message) openai.ChatCompletionMessageParamUnion {
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 	case RoleTool:
+		// Chat Completions has no error flag on a tool result: say it.
+		if msg.IsError {
+			return openai.ToolMessage(toolErrorPrefix+msg.Text, msg.ToolCallID)
+		}
 		return openai.ToolMessage(msg.Text, msg.ToolCallID)
 	default:
 		return openai.UserMessage(msg.Text)
 	}
 }
+
+// toolErrorPrefix marks a refusal or failure in a tool result sent over
+// Chat Completions, which has no is_error field.
+const toolErrorPrefix = "error: "
 
 func (m *openAIModel) mapError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
