@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -506,4 +507,39 @@ type zeroModel struct{}
 
 func (zeroModel) Turn(context.Context, Request) (Response, error) {
 	return Response{Text: "ok", Usage: Usage{In: 1, Out: 1}}, nil
+}
+
+func TestSystemPromptAndToolsOffered(t *testing.T) {
+	d := openaiDialect
+	f := newFakeServer(t, d, d.text("ok"))
+	a, _ := newTestAgent(t, f, &fakeEnv{}, func(c *Config) {
+		c.PlanRequired = true
+		c.Tools = []string{"read_file", "write_file"}
+		c.System = "Prefer small diffs."
+	})
+	if _, err := a.Answer(context.Background(), "r", "go"); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Messages []struct{ Role, Content string }
+		Tools    []struct {
+			Function struct{ Name string }
+		}
+	}
+	if err := json.Unmarshal(f.requests()[0].raw, &req); err != nil {
+		t.Fatal(err)
+	}
+	system := req.Messages[0].Content
+	for _, want := range []string{"You are coder", "writes the change", "lead, reviewer", "submit_plan", "approves", "Prefer small diffs."} {
+		if req.Messages[0].Role != "system" || !strings.Contains(system, want) {
+			t.Errorf("system prompt lacks %q: %q", want, system)
+		}
+	}
+	var names []string
+	for _, tool := range req.Tools {
+		names = append(names, tool.Function.Name)
+	}
+	if got := strings.Join(names, " "); got != "submit_plan send_message broadcast call_teammate shutdown_response read_file write_file" {
+		t.Errorf("tools offered: %s", got)
+	}
 }

@@ -182,7 +182,7 @@ var anthropicDialect = dialect{
 	tools: func(calls ...ToolCall) reply {
 		var blocks []any
 		for _, c := range calls {
-			blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(c.Args)})
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": c.Args})
 		}
 		return reply{status: 200, body: mustJSON(map[string]any{
 			"id": "m1", "type": "message", "role": "assistant", "model": "test-model", "stop_reason": "tool_use",

@@ -62,7 +62,7 @@ func (m *openAIModel) Turn(ctx context.Context, req Request) (Response, error) {
 }
 
 func (m *openAIModel) params(req Request) openai.ChatCompletionNewParams {
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.pc.Model)}
+	p := openai.ChatCompletionNewParams{Model: m.pc.Model}
 	if req.MaxTokens > 0 {
 		// max_tokens, not max_completion_tokens: Ollama and older local
 		// servers know only the first.
@@ -94,8 +94,8 @@ func openAIMessage(msg Message) openai.ChatCompletionMessageParamUnion {
 	switch msg.Role {
 	case RoleAssistant:
 		a := openai.ChatCompletionAssistantMessageParam{}
-		if msg.Text != "" {
-			a.Content.OfString = openai.String(msg.Text)
+		if msg.Text != "" || len(msg.ToolCalls) == 0 {
+			a.Content.OfString = openai.String(msg.Text) // some servers refuse an assistant turn with neither
 		}
 		for _, tc := range msg.ToolCalls {
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
