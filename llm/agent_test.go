@@ -543,3 +543,54 @@ func TestSystemPromptAndToolsOffered(t *testing.T) {
 		t.Errorf("tools offered: %s", got)
 	}
 }
+
+func TestAnswerBesideRunHasItsOwnConversation(t *testing.T) {
+	d := anthropicDialect
+	f := newFakeServer(t, d, d.tools(call("c1", "call_teammate", `{"target":"reviewer","action":"review","prompt":"x","timeout_sec":5}`)), d.text("reviewed: fine"))
+	a, tr := newTestAgent(t, f, &fakeEnv{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- a.Run(ctx) }()
+	answer, err := a.Answer(context.Background(), "req-9", "review this")
+	if err != nil || answer != "reviewed: fine" {
+		t.Fatalf("Answer = %q, %v", answer, err)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v", err)
+	}
+	if got := toolResult(t, f.requests()[1].msgs, "c1"); got.IsError || !strings.Contains(got.Text, `"status":"ok"`) {
+		t.Errorf("call result = %+v", got)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, e := range tr.entries {
+		if e.Conv != "req-9" && e.Conv != "main" {
+			t.Errorf("entry of conversation %q", e.Conv)
+		}
+		if e.Kind == "prompt" && e.Conv != "req-9" {
+			t.Errorf("the invocation's prompt is in %q", e.Conv)
+		}
+	}
+}
+
+func TestTransportFailureIsRetried(t *testing.T) {
+	d := openaiDialect
+	f := newFakeServer(t, d, d.text("ok"))
+	url := f.srv.URL
+	f.srv.Close() // nothing listens: every attempt fails without an answer
+	m, err := NewModel(ProviderConfig{Provider: "openai", BaseURL: url + "/v1", Model: "m", APIKey: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &transcript{t: t}
+	a, err := NewAgent(Config{Model: m, Env: &fakeEnv{}, Transcript: tr.add, Retry: Backoff{Base: time.Millisecond, Max: time.Millisecond, Attempts: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Answer(context.Background(), "r", "go")
+	noKey(t, err)
+	if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") {
+		t.Errorf("Answer = %v, want a give-up after 3 attempts", err)
+	}
+}
