@@ -3,9 +3,12 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -62,9 +65,14 @@ func BenchmarkTurnOverhead(b *testing.B) { benchAnswers(b, &toolThenText{}) }
 
 // BenchmarkTurnOpenAILoopback is the same through the OpenAI SDK against a
 // loopback server with canned answers: the SDK and HTTP cost beside it.
-func BenchmarkTurnOpenAILoopback(b *testing.B) {
-	tool := openaiDialect.tools(benchCall...).body
-	text := openaiDialect.text("done").body
+func BenchmarkTurnOpenAILoopback(b *testing.B) { benchLoopback(b, openaiDialect) }
+
+// BenchmarkTurnAnthropicLoopback: the same through the Anthropic SDK.
+func BenchmarkTurnAnthropicLoopback(b *testing.B) { benchLoopback(b, anthropicDialect) }
+
+func benchLoopback(b *testing.B, d dialect) {
+	tool := d.tools(benchCall...).body
+	text := d.text("done").body
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -76,9 +84,43 @@ func BenchmarkTurnOpenAILoopback(b *testing.B) {
 		_, _ = io.WriteString(w, text)
 	}))
 	defer srv.Close()
-	m, err := NewModel(ProviderConfig{Provider: "openai", BaseURL: srv.URL + "/v1", Model: "m"})
+	m, err := NewModel(ProviderConfig{Provider: d.name, BaseURL: srv.URL + "/v1", Model: "m"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	benchAnswers(b, m)
+}
+
+// BenchmarkIdleAgents reports the memory of an llm member waiting for
+// messages: 100 agents, each with its Run goroutine parked, on one shared
+// model client (the runtime builds one per member; its cost is in the
+// provider benchmarks' B/op, not here).
+func BenchmarkIdleAgents(b *testing.B) {
+	const members = 100
+	m, err := NewModel(ProviderConfig{Provider: "openai", BaseURL: "http://127.0.0.1:1/v1", Model: "m"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		agents := make([]*Agent, members)
+		for i := range agents {
+			a, err := NewAgent(Config{Model: m, Name: fmt.Sprint("m", i), Teammates: []string{"lead"}, Env: nopEnv{}, Tools: KnownTools, Dir: b.TempDir(), PlanRequired: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			agents[i] = a
+			wg.Go(func() { _ = a.Run(ctx) })
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc+(after.StackInuse-before.StackInuse))/members, "B/member")
+		cancel()
+		wg.Wait()
+		runtime.KeepAlive(agents)
+	}
 }
