@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -596,5 +597,23 @@ func TestTransportFailureIsRetried(t *testing.T) {
 	noKey(t, err)
 	if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") {
 		t.Errorf("Answer = %v, want a give-up after 3 attempts", err)
+	}
+}
+
+func TestSpecialFilesRefused(t *testing.T) {
+	a := newToolAgent(t, nil)
+	if err := syscall.Mkfifo(filepath.Join(a.cfg.Dir, "pipe"), 0o644); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct{ tool, args string }{
+		{"read_file", `{"path":"pipe"}`},
+		{"write_file", `{"path":"pipe","content":"x"}`},
+		{"edit_file", `{"path":"pipe","old_text":"a","new_text":"b"}`},
+		{"read_file", `{"path":"."}`},
+	} {
+		if text, isErr, _ := a.runTool(ctx, call("x", c.tool, c.args)); !isErr || !strings.Contains(text, "not a regular file") {
+			t.Errorf("%s %s = %q, want refused", c.tool, c.args, text)
+		}
 	}
 }

@@ -145,6 +145,9 @@ func (a *Agent) readFile(path string) (string, bool) {
 	if err != nil {
 		return err.Error(), true
 	}
+	if msg := notRegular(p, path, false); msg != "" {
+		return msg, true
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return "read failed: " + relErr(a.dir, err), true
@@ -163,6 +166,9 @@ func (a *Agent) writeFile(path, content string) (string, bool) {
 	if err != nil {
 		return err.Error(), true
 	}
+	if msg := notRegular(p, path, true); msg != "" {
+		return msg, true
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "write failed: " + relErr(a.dir, err), true
 	}
@@ -179,6 +185,9 @@ func (a *Agent) editFile(path, oldText, newText string) (string, bool) {
 	}
 	if oldText == "" {
 		return "edit refused: old_text is empty", true
+	}
+	if msg := notRegular(p, path, false); msg != "" {
+		return msg, true
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -266,6 +275,22 @@ func bashEnv(dir string) []string {
 		}
 	}
 	return env
+}
+
+// notRegular refuses a path that exists and is not a regular file: a FIFO
+// or a device would block the loop or never end. missingOK: a file about
+// to be created.
+func notRegular(p, path string, missingOK bool) string {
+	info, err := os.Stat(p)
+	switch {
+	case err != nil && missingOK && errors.Is(err, fs.ErrNotExist):
+		return ""
+	case err != nil:
+		return "refused: " + path + ": no such file"
+	case !info.Mode().IsRegular():
+		return "refused: " + path + " is not a regular file"
+	}
+	return ""
 }
 
 // relErr shows a file error with paths relative to the member's directory.
