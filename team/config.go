@@ -605,11 +605,28 @@ func Init(dir string) error {
 	for _, e := range ents {
 		files = append(files, "ipc/"+e.Name())
 	}
+	var out []initFile
 	for _, name := range files {
 		b, err := demoFS.ReadFile("demo/" + name)
 		if err != nil {
 			return fmt.Errorf("init: %w", err)
 		}
+		out = append(out, initFile{name, b})
+	}
+	return writeNew(dir, out)
+}
+
+// initFile is one file huddle init writes: its slash path under the team
+// directory and its content.
+type initFile struct {
+	name string
+	b    []byte
+}
+
+// writeNew writes files into dir in order, refusing to overwrite any.
+func writeNew(dir string, files []initFile) error {
+	for _, fl := range files {
+		name, b := fl.name, fl.b
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return fmt.Errorf("init: %w", err)
