@@ -476,3 +476,43 @@ func TestLLMKeyIsInNoFileAndNoEvent(t *testing.T) {
 		t.Errorf("error = %q: want the echoed key redacted", rec.Error)
 	}
 }
+
+// TestLLMInvocationCancelCancelsTheAnswer: a caller that gives up sends
+// invocation_cancel, which cancels the context of the loop's answer.
+func TestLLMInvocationCancelCancelsTheAnswer(t *testing.T) {
+	dir := t.TempDir()
+	answering, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
+	fk := &fakes{prepare: func(f *fakeThinker) {
+		f.answer = func(ctx context.Context, _ llm.Env, _, _ string) (string, error) {
+			answering <- struct{}{}
+			<-ctx.Done()
+			cancelled <- struct{}{}
+			return "", ctx.Err()
+		}
+	}}
+	asker := withPolicy(t, dir, llmMember("asker"), `{"allowed_targets":["coder"]}`)
+	ev := startLLMTeam(t, dir, fk, asker, llmMember("coder"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := fk.of(t, "asker").cfg.Env
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = env.Call(ctx, "coder", "review", "the diff", 30)
+	}()
+	select {
+	case <-answering:
+	case <-time.After(10 * time.Second):
+		t.Fatal("coder's loop was not asked")
+	}
+	cancel()
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer's context was not cancelled")
+	}
+	<-done
+	waitFor(t, 5*time.Second, "invocation_cancelled", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "invocation_cancelled" && e["member"] == "coder" })
+	})
+}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,4 +157,56 @@ func TestStatusShowsTokensAndCost(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0]["tokens_in"] != 12300.0 || rows[0]["cost_usd"] != 0.098 {
 		t.Errorf("status --json: %s (%v)", r.stdout, err)
 	}
+}
+
+// TestLogsFollowPrintsWhatIsAppended: logs --transcript -f prints what was
+// there, then each entry appended, as it is appended.
+func TestLogsFollowPrintsWhatIsAppended(t *testing.T) {
+	dir := logsTeam(t)
+	tr, _ := teamdir.TranscriptPath(dir, "coder")
+	entry := func(text string) []byte {
+		b, _ := json.Marshal(map[string]any{"ts": time.Now().UTC(), "kind": "model", "text": text})
+		return append(b, '\n')
+	}
+	if err := teamdir.AppendLine(tr, entry("first turn")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(huddleBinary(t), "logs", "coder", "--transcript", "-f", "--dir", dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 16)
+	defer func() {
+		_ = cmd.Process.Kill()
+		for range lines { // the reader ends at EOF; then Wait may close the pipe
+		}
+		_ = cmd.Wait()
+	}()
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	next := func(want string) {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok || !strings.Contains(l, want) {
+				t.Fatalf("got %q (open %v), want a line with %q", l, ok, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no line with %q within 10s", want)
+		}
+	}
+	next("model: first turn")
+	if err := teamdir.AppendLine(tr, entry("second turn")); err != nil {
+		t.Fatal(err)
+	}
+	next("model: second turn")
 }
