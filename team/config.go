@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"huddle/llm"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -32,9 +33,8 @@ const (
 	ProviderAnthropic = "anthropic"
 )
 
-// LLMTools are the work tools an llm member may enable. It mirrors
-// llm.KnownTools: the engineer points it there once package llm has it.
-var LLMTools = []string{"read_file", "write_file", "edit_file", "list_files", "bash"}
+// LLMTools are the work tools an llm member may enable: package llm's.
+var LLMTools = llm.KnownTools
 
 // Duration is a time.Duration written in JSON as "90s", "2m", "10m".
 type Duration time.Duration
