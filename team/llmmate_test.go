@@ -516,3 +516,19 @@ func TestLLMInvocationCancelCancelsTheAnswer(t *testing.T) {
 		return ev.has(func(e Event) bool { return e["event"] == "invocation_cancelled" && e["member"] == "coder" })
 	})
 }
+
+// TestLLMEnvSubmitPlanExpired: a plan nobody decides before the deadline
+// comes back not approved, with the reason; the member is revising.
+func TestLLMEnvSubmitPlanExpired(t *testing.T) {
+	dir := t.TempDir()
+	fk := &fakes{}
+	writeTeam(t, dir, Team{Name: "t", Settings: Settings{ApprovalDeadline: Duration(200 * time.Millisecond)}, Members: []MemberSpec{llmMember("coder")}})
+	startTeam(t, dir, Options{newThinker: fk.build})
+	a := waitAnswer(t, submitAsync(t, fk.of(t, "coder").cfg.Env, "a plan nobody reads"))
+	if a.ok || a.err != nil || !strings.Contains(a.feedback, "expired") {
+		t.Fatalf("expired plan: %+v", a)
+	}
+	if st := memberStatus(dir, "coder"); st != protocol.MemberRevising {
+		t.Fatalf("status = %s, want revising", st)
+	}
+}
