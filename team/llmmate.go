@@ -455,4 +455,16 @@ func (e *llmEnv) Usage(u llm.Usage) {
 	mt.writeOrSay()
 }
 
+// Count writes a token count short: 950, 12.3k, 4.1M.
+func Count(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	default:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+}
+
 var _ llm.Env = (*llmEnv)(nil)
