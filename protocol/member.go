@@ -104,6 +104,11 @@ type Counters struct {
 	Sent     int `json:"sent"`
 	Plans    int `json:"plans"`
 	Calls    int `json:"calls"`
+	// TokensIn and TokensOut are an llm teammate's model tokens, and
+	// CostUSD what they cost at the price team.json gives (0: none given).
+	TokensIn  int64   `json:"tokens_in,omitempty"`
+	TokensOut int64   `json:"tokens_out,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
 }
 
 // Validate checks a member record.

@@ -9,10 +9,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"huddle/llm"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -22,7 +24,17 @@ const (
 	RuntimeScript   = "script"
 	RuntimeExec     = "exec"
 	RuntimeExternal = "external"
+	RuntimeLLM      = "llm"
 )
+
+// Providers of an llm member.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+)
+
+// LLMTools are the work tools an llm member may enable: package llm's.
+var LLMTools = llm.KnownTools
 
 // Duration is a time.Duration written in JSON as "90s", "2m", "10m".
 type Duration time.Duration
@@ -155,6 +167,43 @@ type RuntimeSpec struct {
 	Seed       int64  `json:"seed,omitempty"`
 	// exec
 	Command []string `json:"command,omitempty"`
+	// llm
+	Provider  string   `json:"provider,omitempty"` // openai | anthropic
+	BaseURL   string   `json:"base_url,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	APIKeyEnv string   `json:"api_key_env,omitempty"` // the NAME of the variable; its value is never stored
+	Prompt    string   `json:"prompt,omitempty"`
+	System    string   `json:"system,omitempty"`
+	Tools     []string `json:"tools,omitempty"`
+	// PlanRequired gates write_file, edit_file and bash on an approved
+	// plan; unset, it is on for a member with any work tool (PlanGate).
+	PlanRequired *bool     `json:"plan_required,omitempty"`
+	MaxTurns     int       `json:"max_turns,omitempty"`
+	MaxTokens    int64     `json:"max_tokens,omitempty"`
+	Price        *LLMPrice `json:"price,omitempty"`
+}
+
+// LLMPrice is what a model costs, in dollars per million tokens.
+type LLMPrice struct {
+	InputPerMTok  float64 `json:"input_per_mtok"`
+	OutputPerMTok float64 `json:"output_per_mtok"`
+}
+
+// Cost is the price of in and out tokens.
+func (p *LLMPrice) Cost(in, out int64) float64 {
+	if p == nil {
+		return 0
+	}
+	return (float64(in)*p.InputPerMTok + float64(out)*p.OutputPerMTok) / 1e6
+}
+
+// PlanGate says whether an llm member's work waits for an approved plan:
+// as team.json says, or, unset, whenever it has a work tool.
+func (r RuntimeSpec) PlanGate() bool {
+	if r.PlanRequired != nil {
+		return *r.PlanRequired
+	}
+	return len(r.Tools) > 0
 }
 
 // Shutdown policies of a scripted teammate.
@@ -357,13 +406,68 @@ func checkRuntime(where string, m MemberSpec) error {
 		if len(m.Runtime.Command) == 0 || m.Runtime.Command[0] == "" {
 			return fmt.Errorf("%s: runtime.command is required for an exec member", where)
 		}
+	case RuntimeLLM:
+		return checkLLM(where, m)
 	case RuntimeExternal:
 	case "":
 		if m.Target == nil {
-			return fmt.Errorf("%s: runtime.kind is required (script, exec or external)", where)
+			return fmt.Errorf("%s: runtime.kind is required (script, exec, llm or external)", where)
 		}
 	default:
-		return fmt.Errorf("%s: runtime.kind %q: want script, exec or external", where, m.Runtime.Kind)
+		return fmt.Errorf("%s: runtime.kind %q: want script, exec, llm or external", where, m.Runtime.Kind)
+	}
+	return nil
+}
+
+// envName is what a shell accepts as an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkLLM checks an llm member: a known provider, a model, an http(s)
+// base_url if any, the NAME of the key's variable (never its value), known
+// work tools (with a dir to confine them to) and bounds that are not
+// negative.
+func checkLLM(where string, m MemberSpec) error {
+	rt := m.Runtime
+	switch rt.Provider {
+	case ProviderOpenAI, ProviderAnthropic:
+	case "":
+		return fmt.Errorf("%s: runtime.provider is required for an llm member (openai or anthropic)", where)
+	default:
+		return fmt.Errorf("%s: runtime.provider %q: want openai or anthropic", where, rt.Provider)
+	}
+	if strings.TrimSpace(rt.Model) == "" {
+		return fmt.Errorf("%s: runtime.model is required for an llm member", where)
+	}
+	if rt.BaseURL != "" {
+		u, err := url.Parse(rt.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s: runtime.base_url %q: want http(s)://host[:port][/path]", where, rt.BaseURL)
+		}
+	}
+	if rt.APIKeyEnv != "" && !envName.MatchString(rt.APIKeyEnv) {
+		// Someone may have pasted the key itself here: never echo it.
+		return fmt.Errorf("%s: runtime.api_key_env: want the NAME of an environment variable (letters, digits, _), not a key", where)
+	}
+	seen := map[string]bool{}
+	for i, tool := range rt.Tools {
+		if !slices.Contains(LLMTools, tool) {
+			return fmt.Errorf("%s: runtime.tools[%d]: unknown tool %q: want one of %s", where, i, tool, strings.Join(LLMTools, ", "))
+		}
+		if seen[tool] {
+			return fmt.Errorf("%s: runtime.tools[%d]: %q listed twice", where, i, tool)
+		}
+		seen[tool] = true
+	}
+	if len(rt.Tools) > 0 && m.Dir == "" {
+		return fmt.Errorf("%s: dir is required for an llm member with work tools (they are confined to it)", where)
+	}
+	switch {
+	case rt.MaxTurns < 0:
+		return fmt.Errorf("%s: runtime.max_turns: must not be negative", where)
+	case rt.MaxTokens < 0:
+		return fmt.Errorf("%s: runtime.max_tokens: must not be negative", where)
+	case rt.Price != nil && (rt.Price.InputPerMTok < 0 || rt.Price.OutputPerMTok < 0):
+		return fmt.Errorf("%s: runtime.price: must not be negative", where)
 	}
 	return nil
 }
@@ -501,11 +605,28 @@ func Init(dir string) error {
 	for _, e := range ents {
 		files = append(files, "ipc/"+e.Name())
 	}
+	var out []initFile
 	for _, name := range files {
 		b, err := demoFS.ReadFile("demo/" + name)
 		if err != nil {
 			return fmt.Errorf("init: %w", err)
 		}
+		out = append(out, initFile{name, b})
+	}
+	return writeNew(dir, out)
+}
+
+// initFile is one file huddle init writes: its slash path under the team
+// directory and its content.
+type initFile struct {
+	name string
+	b    []byte
+}
+
+// writeNew writes files into dir in order, refusing to overwrite any.
+func writeNew(dir string, files []initFile) error {
+	for _, fl := range files {
+		name, b := fl.name, fl.b
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return fmt.Errorf("init: %w", err)

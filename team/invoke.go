@@ -146,6 +146,10 @@ func (mt *mate) invoked(ctx context.Context, d inbox.Delivery) error {
 			mt.mu.Unlock()
 			cancel()
 		}()
+		if mt.llm != nil && mt.llm.thinker != nil {
+			mt.reply(req, mt.answerLLM(ctx, req))
+			return
+		}
 		mt.reply(req, mt.answerAction(ctx, req))
 	}()
 	return nil

@@ -38,6 +38,7 @@ func ValidateIPC(dir string) ipc.Report {
 		for _, m := range t.Members {
 			members = append(members, ipcMember{m.Name, m.Dir, m.IPC})
 		}
+		fs = append(fs, llmKeyFindings(t, os.Getenv)...)
 	} else {
 		fs = append(fs, ipc.Finding{Level: ipc.LevelError, Code: ipc.CodeInvalidTeam, Path: "team.json",
 			Message: strings.TrimPrefix(strings.Join(strings.Fields(err.Error()), " "), "team.json: ")})
@@ -91,6 +92,24 @@ func ValidateIPC(dir string) ipc.Report {
 		}
 	}
 	return report()
+}
+
+// CodeLLMKeyUnset is the warning for an llm member whose key variable is
+// not set where huddle validate runs: huddle up from here would crash it.
+const CodeLLMKeyUnset = "llm-key-unset"
+
+// llmKeyFindings warns of each llm member whose api_key_env names a
+// variable that getenv does not find. It names the variable, never a value.
+func llmKeyFindings(t *Team, getenv func(string) string) []ipc.Finding {
+	var fs []ipc.Finding
+	for _, m := range t.Members {
+		if m.Runtime.Kind != RuntimeLLM || m.Runtime.APIKeyEnv == "" || getenv(m.Runtime.APIKeyEnv) != "" {
+			continue
+		}
+		fs = append(fs, ipc.Finding{Level: ipc.LevelWarning, Code: CodeLLMKeyUnset, Path: "team.json",
+			Message: fmt.Sprintf("member %q: runtime.api_key_env: %s is not set in this environment; huddle up needs it", m.Name, m.Runtime.APIKeyEnv)})
+	}
+	return fs
 }
 
 // memberPolicy is where a member's IPC config is: the file its ipc field

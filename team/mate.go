@@ -52,8 +52,10 @@ type mate struct {
 	replayed   map[string]bool
 	replayDone chan struct{}
 	replayOnce sync.Once
-	// answering are the invocations a scripted teammate is answering.
+	// answering are the invocations a scripted or llm teammate is answering.
 	answering map[string]answering
+	// llm is an llm teammate's loop and key (nil for other kinds).
+	llm *llmState
 }
 
 func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
@@ -88,6 +90,8 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 	rt.emit(Event{"event": "member_status", "member": spec.Name, "status": string(protocol.MemberStarting)})
 	if spec.Runtime.Kind == RuntimeScript {
 		mt.answerShutdown = mt.scriptAnswer
+	} else if spec.Runtime.Kind == RuntimeLLM {
+		mt.startThinker()
 	} else if err := mt.startProcess(); err != nil {
 		return err
 	} else if mt.proc != nil {
@@ -105,6 +109,8 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 			err = mt.runScript(ctx, prev)
 		case RuntimeExec:
 			err = mt.runExec(ctx)
+		case RuntimeLLM:
+			err = mt.runLLM(ctx)
 		}
 		mt.finish(err)
 	}()

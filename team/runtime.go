@@ -32,6 +32,9 @@ type Options struct {
 	Inbox      inbox.Options
 	// Tick is how often deadlines are checked; default 500ms.
 	Tick time.Duration
+	// newThinker builds an llm teammate's loop (nil: the real llm.Agent);
+	// tests give a fake.
+	newThinker thinkerFactory
 }
 
 // Runtime runs a team: the lead's inbox and one goroutine per teammate.

@@ -79,6 +79,13 @@ func MemberLogPath(dir, name string) (string, error) {
 	return memberFile(dir, MembersDir, name, ".log")
 }
 
+// TranscriptPath is members/<name>.transcript.jsonl: an llm teammate's
+// model turns, tool calls and tool results, appended one JSON line at a
+// time (AppendLine).
+func TranscriptPath(dir, name string) (string, error) {
+	return memberFile(dir, MembersDir, name, ".transcript.jsonl")
+}
+
 // RequestPath is requests/<id>.json.
 func RequestPath(dir, id string) (string, error) { return requestFile(dir, id, ".json") }
 

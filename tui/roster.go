@@ -96,7 +96,18 @@ func (p *rosterPane) lines(w, h int) []string {
 		if mv.Unread > 0 {
 			unread = fmt.Sprintf("✉%d", mv.Unread)
 		}
-		l1 := fit(gs.Render(g)+" "+name, w-ansi.StringWidth(unread)) + p.styles.Info.Render(unread)
+		// An llm member's tokens (and cost) sit before its unread mail.
+		right := ""
+		if unread != "" {
+			right = " " + p.styles.Info.Render(unread)
+		}
+		if t := tokens(rec.Counters); t != "" && w >= 40 {
+			right = p.styles.Muted.Render(t) + right
+		} else {
+			right = strings.TrimPrefix(right, " ")
+		}
+		unread = right
+		l1 := fit(gs.Render(g)+" "+name, w-ansi.StringWidth(unread)) + unread
 		word := string(rec.Status)
 		if word == "" {
 			word = "not started"
@@ -119,4 +130,17 @@ func (p *rosterPane) lines(w, h int) []string {
 		out = append(out, l1, l2)
 	}
 	return out
+}
+
+// tokens is a member's model tokens in and out, and their cost when
+// team.json gives a price: "↑12.3k ↓4.1k $0.10"; "" for a member with none.
+func tokens(c protocol.Counters) string {
+	if c.TokensIn+c.TokensOut == 0 {
+		return ""
+	}
+	s := "↑" + team.Count(c.TokensIn) + " ↓" + team.Count(c.TokensOut)
+	if c.CostUSD > 0 {
+		s += fmt.Sprintf(" $%.2f", c.CostUSD)
+	}
+	return s
 }

@@ -154,8 +154,11 @@ func (m *Model) header(w int) string {
 		left = st.Title.Render(name)
 	}
 	counts := map[protocol.MemberStatus]int{}
+	var total protocol.Counters
 	for _, mv := range m.snap.Members {
 		counts[mv.Record.Status]++
+		c := mv.Record.Counters
+		total.TokensIn, total.TokensOut, total.CostUSD = total.TokensIn+c.TokensIn, total.TokensOut+c.TokensOut, total.CostUSD+c.CostUSD
 	}
 	pend := st.Muted.Render("no pending requests")
 	if m.snap.Pending > 0 {
@@ -192,6 +195,10 @@ func (m *Model) header(w int) string {
 		sep = " "
 	}
 	parts = append(parts, strings.Join(marks, sep))
+	if t := tokens(total); t != "" && !narrow {
+		// The team's model tokens and cost: what the llm members spent.
+		parts = append(parts, st.Muted.Render(t))
+	}
 	clock := st.Muted.Render(m.clock.Format("15:04:05"))
 	room := w - ansi.StringWidth(clock) - 1
 	return fit(strings.Join(parts, "   "), room) + " " + clock

@@ -1,6 +1,10 @@
 package cli
 
-import "flag"
+import (
+	"flag"
+
+	"huddle/team"
+)
 
 // command is one subcommand of huddle. 'huddle help', 'huddle help NAME' and
 // 'huddle NAME -h' are made from these fields.
@@ -21,9 +25,13 @@ type runFunc func(cl *cmdline) int
 // commands is every command, in the order a person meets them.
 var commands = []command{
 	{
-		name: "init", synopsis: "[--dir D] | --ipc [PATH] [--owner NAME]", teamDir: true,
-		summary: "write the demo team as an editable team.json (--ipc: a Puruto repo's IPC files)",
+		name: "init", synopsis: "[--dir D] [--template demo|llm] | --ipc [PATH] [--owner NAME]", teamDir: true,
+		summary: "write the demo team (or --template llm) as an editable team.json (--ipc: a Puruto repo's IPC files)",
 		about: "Write the demo team as team.json in the team directory, to edit into your own.\n" +
+			"--template llm writes a planner, a coder and a reviewer driven by a language model instead:\n" +
+			"HUDDLE_LLM_BASE_URL (default " + team.DefaultLLMBaseURL + ", a local Ollama), HUDDLE_LLM_MODEL\n" +
+			"(default " + team.DefaultLLMModel + ") and HUDDLE_LLM_API_KEY_ENV (the NAME of the variable that\n" +
+			"holds the key; none by default) are read now and written into team.json.\n" +
 			"With --ipc, write a Puruto repo's .puruto-ipc.json and /call skill in PATH instead.\n" +
 			"An existing file is never overwritten.",
 		flags: initFlags,
@@ -51,6 +59,15 @@ var commands = []command{
 		about: "Show every member of team.json with its live status record: status (or \"not started\"),\n" +
 			"what it is doing, and since when.",
 		flags: statusFlags,
+	},
+	{
+		name: "logs", synopsis: "MEMBER [--transcript [--json]] [-f] [--dir D]", teamDir: true,
+		summary: "print a member's log, or an llm member's transcript",
+		about: "Print members/MEMBER.log (what an exec member writes on stderr). With --transcript, print\n" +
+			"an llm member's transcript (members/MEMBER.transcript.jsonl) one entry a line: every model\n" +
+			"turn, tool call and tool result; --json prints its raw lines. With -f, keep printing what\n" +
+			"is appended until Ctrl-C.",
+		flags: logsFlags,
 	},
 	{
 		name: "requests", synopsis: "[--all] [--limit N] [--json] [--dir D]", teamDir: true,

@@ -57,15 +57,26 @@ func writeJSON(w io.Writer, v any) error {
 func initFlags(fs *flag.FlagSet) runFunc {
 	ipcRepo := fs.Bool("ipc", false, "write .puruto-ipc.json and .claude/skills/call/SKILL.md in PATH (default .)")
 	owner := fs.String("owner", "", "with --ipc: the owner `name` (default: PATH's base name)")
-	return func(cl *cmdline) int { return runInit(cl, *ipcRepo, *owner) }
+	template := fs.String("template", "demo", "the team to write: `demo` (scripted, offline) or llm (model-driven)")
+	return func(cl *cmdline) int { return runInit(cl, *ipcRepo, *owner, *template) }
 }
 
-func runInit(cl *cmdline, ipcRepo bool, owner string) int {
+func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	if ipcRepo || owner != "" {
+		if cl.flagGiven("template") {
+			return cl.usageError("--template does not go with --ipc")
+		}
 		return initIPC(cl, ipcRepo, owner)
 	}
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
+	}
+	switch template {
+	case "demo":
+	case "llm":
+		return initLLM(cl)
+	default:
+		return cl.usageError("--template %q: want demo or llm", template)
 	}
 	if err := team.Init(cl.dir); err != nil {
 		return cl.fail(err)
@@ -79,6 +90,36 @@ func runInit(cl *cmdline, ipcRepo bool, owner string) int {
 	fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
 		team.ConfigPath(cl.dir), strings.Join(names, ", "))
 	return exitOK
+}
+
+// initLLM writes the llm template, with the HUDDLE_LLM_* settings of the
+// environment.
+func initLLM(cl *cmdline) int {
+	v := team.LLMTemplateFromEnv(os.Getenv)
+	if err := team.InitLLM(cl.dir, v); err != nil {
+		return cl.fail(err)
+	}
+	key := "no key (a local server)"
+	if v.APIKeyEnv != "" {
+		key = "the key from $" + v.APIKeyEnv + " when the team runs"
+	}
+	fmt.Fprintf(cl.stdout, "wrote %s: planner, coder and reviewer on %s at %s, %s; edit it to make it yours\n",
+		team.ConfigPath(cl.dir), v.Model, v.BaseURL, key)
+	fmt.Fprintf(cl.stdout, "run it: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
+	return exitOK
+}
+
+// tokensText is "in 12.3k out 4.1k $0.09": a member's or the team's model
+// tokens, and their cost when a price is given; "" when there are none.
+func tokensText(in, out int64, cost float64) string {
+	if in+out == 0 {
+		return ""
+	}
+	s := "in " + team.Count(in) + " out " + team.Count(out)
+	if cost > 0 {
+		s += fmt.Sprintf(" $%.2f", cost)
+	}
+	return s
 }
 
 // notStarted is the status of a member that has no status record yet.
@@ -95,6 +136,10 @@ type memberRow struct {
 	Since    *time.Time `json:"since,omitempty"`
 	PID      int        `json:"pid,omitempty"`
 	Error    string     `json:"error,omitempty"`
+	// An llm member's model tokens and their cost (0: no price given).
+	TokensIn  int64   `json:"tokens_in,omitempty"`
+	TokensOut int64   `json:"tokens_out,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
 }
 
 func statusFlags(fs *flag.FlagSet) runFunc {
@@ -133,6 +178,7 @@ func runStatus(cl *cmdline, asJSON bool) int {
 		row := memberRow{Name: m.Name, Role: m.Role, Runtime: m.Runtime.Kind, Status: notStarted}
 		if r, ok := byName[m.Name]; ok {
 			row.Status, row.Activity, row.PID, row.Error = string(r.Status), r.Activity, r.PID, r.Error
+			row.TokensIn, row.TokensOut, row.CostUSD = r.Counters.TokensIn, r.Counters.TokensOut, r.Counters.CostUSD
 			if !r.Since.IsZero() {
 				since := r.Since
 				row.Since = &since
@@ -152,7 +198,7 @@ func runStatus(cl *cmdline, asJSON bool) int {
 	if down {
 		fmt.Fprintln(tw, team.NotRunning(rt))
 	}
-	fmt.Fprintln(tw, "NAME\tROLE\tRUNTIME\tSTATUS\tACTIVITY\tSINCE")
+	fmt.Fprintln(tw, "NAME\tROLE\tRUNTIME\tSTATUS\tTOKENS\tACTIVITY\tSINCE")
 	for _, r := range rows {
 		activity := r.Activity
 		if r.Error != "" {
@@ -162,7 +208,15 @@ func runStatus(cl *cmdline, asJSON bool) int {
 		if r.Since != nil {
 			since = r.Since.Local().Format("15:04:05") + " (" + shortDuration(now.Sub(*r.Since)) + " ago)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Role), r.Runtime, r.Status, dash(oneLine(activity)), since)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Role), r.Runtime, r.Status, dash(tokensText(r.TokensIn, r.TokensOut, r.CostUSD)), dash(oneLine(activity)), since)
+	}
+	var in, out int64
+	var cost float64
+	for _, r := range rows {
+		in, out, cost = in+r.TokensIn, out+r.TokensOut, cost+r.CostUSD
+	}
+	if in+out > 0 {
+		fmt.Fprintf(tw, "team tokens: %s\n", tokensText(in, out, cost))
 	}
 	if err := tw.Flush(); err != nil {
 		return cl.fail(err)
