@@ -101,7 +101,7 @@ func (p *rosterPane) lines(w, h int) []string {
 		if unread != "" {
 			right = " " + p.styles.Info.Render(unread)
 		}
-		if t := tokens(rec.Counters); t != "" && w >= 40 {
+		if t := tokens(rec.Counters); t != "" && w >= 30 {
 			right = p.styles.Muted.Render(t) + right
 		} else {
 			right = strings.TrimPrefix(right, " ")
