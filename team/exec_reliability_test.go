@@ -17,7 +17,6 @@ import (
 	"unsafe"
 
 	"huddle/inbox"
-	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -309,20 +308,7 @@ func TestLargeAnswers(t *testing.T) {
 	driver := withPolicy(t, dir, MemberSpec{Name: "driver", Runtime: RuntimeSpec{Kind: RuntimeExternal}}, `{"allowed_targets":["big"]}`)
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{roleSpec("big", "bigreply"), driver}})
 	startTeam(t, dir, Options{})
-	tm, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	router := ipc.NewRouter(dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, "driver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer answers.Close()
-	policy, policyErr := MemberPolicy(dir, tm, "driver")
-	caller := NewCaller(dir, tm, router, policy, policyErr)
+	ctx, caller := outsideCaller(t, dir, "driver")
 
 	res := caller.Call(ctx, protocol.InvocationRequest{Caller: "driver", Target: "big", Action: "answer", Prompt: "big", TimeoutSec: 30})
 	var out struct{ Summary string }

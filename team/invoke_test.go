@@ -178,20 +178,7 @@ func TestThousandConcurrentCalls(t *testing.T) {
 	writeTeam(t, dir, Team{Name: "t", Members: append(members, driver)})
 	startTeam(t, dir, Options{})
 
-	tm, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	router := ipc.NewRouter(dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, "driver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer answers.Close()
-	policy, policyErr := MemberPolicy(dir, tm, "driver")
-	caller := NewCaller(dir, tm, router, policy, policyErr)
+	ctx, caller := outsideCaller(t, dir, "driver")
 	const n = 1000
 	results := make([]protocol.InvocationResult, n)
 	var wg sync.WaitGroup
@@ -313,4 +300,25 @@ func TestMemberPolicySaysWhyThereIsNone(t *testing.T) {
 			t.Fatalf("%s: got %+v, want IPC_ERROR %q", member, res.Error, perr)
 		}
 	}
+}
+
+// outsideCaller is member's Caller in a process that does not run the team
+// (as huddle call's): answers reach it through a watch of its inbox. The
+// context ends with the test.
+func outsideCaller(t *testing.T, dir, member string) (context.Context, *ipc.Caller) {
+	t.Helper()
+	tm, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := ipc.NewRouter(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = answers.Close() })
+	policy, policyErr := MemberPolicy(dir, tm, member)
+	return ctx, NewCaller(dir, tm, router, policy, policyErr)
 }

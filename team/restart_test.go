@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"huddle/inbox"
-	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -145,20 +143,7 @@ func TestExecRequestsGivenAgainAfterACrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	router := ipc.NewRouter(dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, "driver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer answers.Close()
-	policy, policyErr := MemberPolicy(dir, tm, "driver")
-	caller := NewCaller(dir, tm, router, policy, policyErr)
+	ctx, caller := outsideCaller(t, dir, "driver")
 	result := make(chan protocol.InvocationResult, 1)
 	go func() {
 		result <- caller.Call(ctx, protocol.InvocationRequest{Caller: "driver", Target: "x", Action: "audit", Prompt: "invoice 9", TimeoutSec: 60})
