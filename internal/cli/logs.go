@@ -1,22 +1,13 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
-	"unicode"
 
-	"github.com/fsnotify/fsnotify"
-
-	"huddle/llm"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -61,20 +52,15 @@ func runLogs(cl *cmdline, transcript, asJSON, follow bool) int {
 	if err != nil {
 		return cl.fail(err)
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) && !follow {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && !follow {
 		return cl.fail(fmt.Errorf("%s has no %s yet: %s", name, what, path))
 	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return cl.fail(err)
+	lines, off, err := team.ReadLines(path, 0)
+	for _, l := range lines {
+		print(cl.stdout, l)
 	}
-	var off int64
-	if f != nil {
-		off, err = printLines(f, cl.stdout, print)
-		f.Close()
-		if err != nil {
-			return cl.fail(err)
-		}
+	if err != nil {
+		return cl.fail(err)
 	}
 	if !follow {
 		return exitOK
@@ -87,138 +73,27 @@ func runLogs(cl *cmdline, transcript, asJSON, follow bool) int {
 	return exitOK
 }
 
-// printLines prints every whole line of r and returns the offset after the
-// last one (a line still being written is left for later).
-func printLines(r io.Reader, w io.Writer, print func(io.Writer, []byte)) (int64, error) {
-	br := bufio.NewReader(r)
-	var off int64
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			print(w, line)
-			off += int64(len(line))
-		}
-		if errors.Is(err, io.EOF) {
-			return off, nil
-		}
-		if err != nil {
-			return off, err
-		}
-	}
-}
-
 // followFile prints the lines appended to path from off on, as they are
-// written (fsnotify on its directory), until ctx ends.
+// written, until ctx ends.
 func followFile(ctx context.Context, path string, off int64, w io.Writer, print func(io.Writer, []byte)) error {
-	wt, err := fsnotify.NewWatcher()
+	f, err := team.Follow(path, off)
 	if err != nil {
 		return err
 	}
-	defer wt.Close()
-	if err := wt.Add(filepath.Dir(path)); err != nil {
-		return err
-	}
-	readMore := func() error {
-		f, err := os.Open(path)
-		if errors.Is(err, os.ErrNotExist) {
+	defer f.Close()
+	for {
+		lines, err := f.Next(ctx)
+		for _, l := range lines {
+			print(w, l)
+		}
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Size() < off {
-			off = 0 // truncated or replaced: start again
-		}
-		if _, err := f.Seek(off, io.SeekStart); err != nil {
-			return err
-		}
-		n, err := printLines(f, w, print)
-		off += n
-		return err
-	}
-	if err := readMore(); err != nil { // what came between the first read and the watch
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-wt.Events:
-			if !ok {
-				return nil
-			}
-			if filepath.Clean(ev.Name) == filepath.Clean(path) {
-				if err := readMore(); err != nil {
-					return err
-				}
-			}
-		case err, ok := <-wt.Errors:
-			if !ok {
-				return nil
-			}
-			return err
-		}
 	}
 }
 
-// printEntry prints one transcript line readably on one line: time, kind,
-// the conversation when it is not the main one, then what the entry holds.
-// A line that is not an entry is printed as it is, marked.
-func printEntry(w io.Writer, line []byte) {
-	var e llm.Entry
-	if err := json.Unmarshal(bytes.TrimSpace(line), &e); err != nil {
-		fmt.Fprintf(w, "(not an entry) %s\n", printable(string(bytes.TrimSpace(line))))
-		return
-	}
-	var b strings.Builder
-	b.WriteString(e.TS.Local().Format("15:04:05"))
-	b.WriteString(" " + e.Kind)
-	if e.Conv != "" && e.Conv != "main" {
-		b.WriteString(" [" + e.Conv + "]")
-	}
-	if e.Turn > 0 {
-		fmt.Fprintf(&b, " #%d", e.Turn)
-	}
-	if e.Tool != "" {
-		b.WriteString(" " + e.Tool)
-	}
-	if len(e.Args) > 0 {
-		var compact bytes.Buffer
-		if json.Compact(&compact, e.Args) == nil {
-			b.WriteString(" " + compact.String())
-		}
-	}
-	if e.IsError {
-		b.WriteString(" ERROR")
-	}
-	if e.Text != "" {
-		sep := ": "
-		if e.Kind == "tool_result" {
-			sep = " → "
-		}
-		b.WriteString(sep + e.Text)
-	}
-	if e.Usage != nil {
-		fmt.Fprintf(&b, " (tokens in %d, out %d)", e.Usage.In, e.Usage.Out)
-	}
-	if e.Duration > 0 {
-		fmt.Fprintf(&b, " %dms", e.Duration)
-	}
-	fmt.Fprintln(w, printable(b.String()))
-}
-
-// printable is s on one line with no control characters: what a model
-// writes must not move the terminal's cursor or change its colours.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r == '\r' {
-			return ' '
-		}
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return '?'
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
+// printEntry prints one transcript line readably (team.TranscriptLine).
+func printEntry(w io.Writer, line []byte) { fmt.Fprintln(w, team.TranscriptLine(line)) }

@@ -1,0 +1,144 @@
+package team
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// ReadLines reads the whole lines of path from off on, and returns them
+// with the offset after the last one: a line still being written is left
+// for the next read. A file that does not exist yet has no lines.
+func ReadLines(path string, off int64) (lines [][]byte, end int64, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, off, nil
+	}
+	if err != nil {
+		return nil, off, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() < off {
+		off = 0 // truncated or replaced: from the start again
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, off, err
+	}
+	br := bufio.NewReader(f)
+	end = off
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			lines = append(lines, line)
+			end += int64(len(line))
+		}
+		if errors.Is(err, io.EOF) {
+			return lines, end, nil
+		}
+		if err != nil {
+			return lines, end, err
+		}
+	}
+}
+
+// TailStart is the offset from which the last (about) max bytes of path
+// hold whole lines: the start of the line that follows the cut, or 0 when
+// the file is smaller than max. A screen shows a long log from there
+// without reading all of it.
+func TailStart(path string, max int64) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if fi.Size() <= max {
+		return 0, nil
+	}
+	from := fi.Size() - max
+	br := bufio.NewReader(io.NewSectionReader(f, from, max))
+	skipped, err := br.ReadBytes('\n') // the line the cut falls in
+	if err != nil {
+		return fi.Size(), nil // one line longer than max: nothing whole to show
+	}
+	return from + int64(len(skipped)), nil
+}
+
+// Follower follows the lines appended to one file (a member's log or
+// transcript), woken by fsnotify on its directory: the file may not exist
+// yet, and may be replaced.
+type Follower struct {
+	path string
+	off  int64
+	w    *fsnotify.Watcher
+}
+
+// Follow starts following path from off.
+func Follow(path string, off int64) (*Follower, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &Follower{path: path, off: off, w: w}, nil
+}
+
+// Next returns the whole lines appended since the last call, waiting for
+// some when there are none. It returns io.EOF once the follower is closed
+// and ctx's error once ctx ends.
+func (f *Follower) Next(ctx context.Context) ([][]byte, error) {
+	for {
+		// Read before waiting: what was written between the last read and
+		// the watch (or between two events) is not missed.
+		lines, end, err := ReadLines(f.path, f.off)
+		f.off = end
+		if err != nil || len(lines) > 0 {
+			return lines, err
+		}
+		if err := f.wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// wait blocks until something happens to the file.
+func (f *Follower) wait(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-f.w.Events:
+			if !ok {
+				return io.EOF
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(f.path) {
+				return nil
+			}
+		case err, ok := <-f.w.Errors:
+			if !ok {
+				return io.EOF
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				return nil // events were lost: read again
+			}
+			return err
+		}
+	}
+}
+
+// Close stops the follower; a Next waiting returns io.EOF.
+func (f *Follower) Close() error { return f.w.Close() }

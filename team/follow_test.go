@@ -1,0 +1,122 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func joined(lines [][]byte) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.Write(l)
+	}
+	return b.String()
+}
+
+// TestReadLinesLeavesAPartialLine: a line still being written is not read,
+// and is read whole once its newline lands.
+func TestReadLinesLeavesAPartialLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	if lines, end, err := ReadLines(path, 0); err != nil || len(lines) != 0 || end != 0 {
+		t.Fatalf("missing file: %q %d %v", lines, end, err)
+	}
+	appendFile(t, path, "one\ntw")
+	lines, end, err := ReadLines(path, 0)
+	if err != nil || joined(lines) != "one\n" || end != 4 {
+		t.Fatalf("got %q end %d err %v, want one line and end 4", joined(lines), end, err)
+	}
+	appendFile(t, path, "o\n")
+	lines, end, err = ReadLines(path, end)
+	if err != nil || joined(lines) != "two\n" || end != 8 {
+		t.Fatalf("got %q end %d err %v, want two and end 8", joined(lines), end, err)
+	}
+}
+
+// TestTailStartCutsAtALineStart: the tail of a long file starts at a whole
+// line, and a short file is read from the start.
+func TestTailStartCutsAtALineStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	appendFile(t, path, "aaaa\nbbbb\ncccc\n")
+	if off, err := TailStart(path, 100); err != nil || off != 0 {
+		t.Fatalf("short file: %d %v, want 0", off, err)
+	}
+	off, err := TailStart(path, 7) // the cut falls in "bbbb"
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _, err := ReadLines(path, off)
+	if err != nil || joined(lines) != "cccc\n" {
+		t.Fatalf("tail from %d: %q %v, want cccc", off, joined(lines), err)
+	}
+}
+
+// TestFollowerSeesCreationAppendsAndTruncation: a follower of a file that
+// does not exist yet gets its lines once written, waits for more, starts
+// over after a truncation, and a Close ends a waiting Next.
+func TestFollowerSeesCreationAppendsAndTruncation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.transcript.jsonl")
+	f, err := Follow(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	next := func() string {
+		t.Helper()
+		lines, err := f.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		return joined(lines)
+	}
+	got := make(chan string, 1)
+	go func() { l, _ := f.Next(ctx); got <- joined(l) }()
+	appendFile(t, path, "first\n")
+	if s := <-got; s != "first\n" {
+		t.Fatalf("after creation: %q", s)
+	}
+	appendFile(t, path, "sec")
+	appendFile(t, path, "ond\n")
+	var s string
+	for !strings.Contains(s, "second\n") {
+		s += next()
+	}
+	if s != "second\n" {
+		t.Fatalf("after appends: %q", s)
+	}
+	if err := os.WriteFile(path, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := next(); s != "new\n" {
+		t.Fatalf("after truncation: %q", s)
+	}
+
+	done := make(chan error, 1)
+	go func() { _, err := f.Next(ctx); done <- err }()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, io.EOF) {
+		t.Fatalf("Next after Close: %v, want io.EOF", err)
+	}
+}

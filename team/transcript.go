@@ -1,0 +1,72 @@
+package team
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"huddle/llm"
+)
+
+// TranscriptLine is one line of members/<name>.transcript.jsonl as a
+// person reads it, on one line: time, kind, the conversation when it is
+// not the main one, the turn, the tool and its arguments, then what the
+// entry holds. A line that is not an entry is shown as it is, marked.
+func TranscriptLine(line []byte) string {
+	var e llm.Entry
+	if err := json.Unmarshal(bytes.TrimSpace(line), &e); err != nil {
+		return "(not an entry) " + Printable(string(bytes.TrimSpace(line)))
+	}
+	var b strings.Builder
+	b.WriteString(e.TS.Local().Format("15:04:05"))
+	b.WriteString(" " + e.Kind)
+	if e.Conv != "" && e.Conv != "main" {
+		b.WriteString(" [" + e.Conv + "]")
+	}
+	if e.Turn > 0 {
+		fmt.Fprintf(&b, " #%d", e.Turn)
+	}
+	if e.Tool != "" {
+		b.WriteString(" " + e.Tool)
+	}
+	if len(e.Args) > 0 {
+		var compact bytes.Buffer
+		if json.Compact(&compact, e.Args) == nil {
+			b.WriteString(" " + compact.String())
+		}
+	}
+	if e.IsError {
+		b.WriteString(" ERROR")
+	}
+	if e.Text != "" {
+		sep := ": "
+		if e.Kind == "tool_result" {
+			sep = " → "
+		}
+		b.WriteString(sep + e.Text)
+	}
+	if e.Usage != nil {
+		fmt.Fprintf(&b, " (tokens in %d, out %d)", e.Usage.In, e.Usage.Out)
+	}
+	if e.Duration > 0 {
+		fmt.Fprintf(&b, " %dms", e.Duration)
+	}
+	return Printable(b.String())
+}
+
+// Printable is s on one line with no control characters: what a model or
+// an agent writes must not move a terminal's cursor or change its colours.
+func Printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || r == '\r' {
+			return ' '
+		}
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return '?'
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
