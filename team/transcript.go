@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"huddle/llm"
+	"huddle/teamdir"
 )
 
 // TranscriptLine is one line of members/<name>.transcript.jsonl as a
@@ -69,4 +70,23 @@ func Printable(s string) string {
 		return r
 	}, s)
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Feed is what a screen tails of a member: an llm member's transcript,
+// any other member's log (its stderr), each line made readable.
+type Feed struct {
+	Path string
+	What string // "transcript" or "log"
+	Line func([]byte) string
+}
+
+// MemberFeed is the feed of the member named name with the runtime kind
+// kind.
+func MemberFeed(dir, name, kind string) (Feed, error) {
+	if kind == "llm" {
+		p, err := teamdir.TranscriptPath(dir, name)
+		return Feed{Path: p, What: "transcript", Line: TranscriptLine}, err
+	}
+	p, err := teamdir.MemberLogPath(dir, name)
+	return Feed{Path: p, What: "log", Line: func(b []byte) string { return Printable(string(b)) }}, err
 }

@@ -100,6 +100,9 @@ type Model struct {
 	traces   *tracesPane
 	messages *messagesPane
 	panes    [paneCount]component
+	// member, when open, fills the right column with the member under the
+	// roster's cursor.
+	member *memberView
 
 	dialog   *dialog
 	flash    string
@@ -124,6 +127,7 @@ func New(opts Options) *Model {
 	m.traces = newTracesPane(&m.common)
 	m.messages = newMessagesPane(&m.common)
 	m.panes = [paneCount]component{m.roster, m.requests, m.traces, m.messages}
+	m.member = newMemberView(&m.common, opts.Dir)
 	return m
 }
 
@@ -143,6 +147,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.tick()
 	case SnapshotMsg:
 		return m, m.applySnapshot(team.Snapshot(msg))
+	case tailOpenedMsg:
+		return m, m.member.opened(msg)
+	case tailMsg:
+		return m, m.member.appended(msg)
 	case ActionDoneMsg:
 		m.flash, m.flashBad = msg.Text, msg.Err != nil
 		if msg.Err != nil {
@@ -184,6 +192,10 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 	}
 	if m.requests.announce() {
 		cmds = append(cmds, tea.Raw("\a"))
+	}
+	if m.member.open {
+		// The roster's rows may have moved under the view.
+		cmds = append(cmds, m.followRoster())
 	}
 	return tea.Batch(cmds...)
 }
@@ -239,30 +251,46 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Help):
 		m.dialog = &dialog{kind: dialogHelp}
 	case key.Matches(k, km.NextPane):
-		m.setFocus((m.focus + 1) % paneCount)
+		return m.setFocus((m.focus + 1) % paneCount)
 	case key.Matches(k, km.PrevPane):
-		m.setFocus((m.focus + paneCount - 1) % paneCount)
+		return m.setFocus((m.focus + paneCount - 1) % paneCount)
 	case key.Matches(k, km.Roster):
-		m.setFocus(paneRoster)
+		return m.setFocus(paneRoster)
 	case key.Matches(k, km.Requests):
-		m.setFocus(paneRequests)
+		return m.setFocus(paneRequests)
 	case key.Matches(k, km.Traces):
-		m.setFocus(paneTraces)
+		return m.setFocus(paneTraces)
 	case key.Matches(k, km.Messages):
-		m.setFocus(paneMessages)
+		return m.setFocus(paneMessages)
 	case key.Matches(k, km.Up, km.Down):
 		cmd := m.focused().HandleKey(k)
 		// Moving any cursor, the roster's too, puts the details on
 		// screen back at their top.
 		m.shown().details().scroll = 0
+		if m.member.open {
+			return tea.Batch(cmd, m.followRoster())
+		}
 		return cmd
 	case key.Matches(k, km.PageUp):
 		// The details on screen scroll whichever column has focus.
-		m.shown().details().scrollBy(-5)
+		if m.member.open {
+			m.member.scrollBy(-5)
+		} else {
+			m.shown().details().scrollBy(-5)
+		}
 	case key.Matches(k, km.PageDown):
-		m.shown().details().scrollBy(5)
+		if m.member.open {
+			m.member.scrollBy(5)
+		} else {
+			m.shown().details().scrollBy(5)
+		}
+	case key.Matches(k, km.Open) && m.focus == paneRoster:
+		return m.toggleMember()
 	case key.Matches(k, km.Back):
 		m.flash = ""
+		if m.member.open {
+			return m.member.close()
+		}
 		return m.focused().HandleKey(k)
 	case key.Matches(k, km.Approve):
 		return m.approveSelected()
@@ -297,8 +325,9 @@ func memberName(mv *team.MemberView) string {
 	return mv.Record.Name
 }
 
-// setFocus moves the focus to p; moving it closes the details.
-func (m *Model) setFocus(p pane) {
+// setFocus moves the focus to p; moving it closes the details, and
+// focusing a pane of the right column closes the member view.
+func (m *Model) setFocus(p pane) tea.Cmd {
 	if p != m.focus {
 		for _, c := range m.panes {
 			c.details().reset()
@@ -307,7 +336,30 @@ func (m *Model) setFocus(p pane) {
 	m.focus = p
 	if p != paneRoster {
 		m.right = p
+		return m.member.close()
 	}
+	return nil
+}
+
+// toggleMember opens the member view on the roster's selected member, or
+// closes it.
+func (m *Model) toggleMember() tea.Cmd {
+	if m.member.open {
+		return m.member.close()
+	}
+	mv := m.selectedMember()
+	if mv == nil {
+		return nil
+	}
+	return m.member.show(mv)
+}
+
+// followRoster keeps the member view on the roster's selected member.
+func (m *Model) followRoster() tea.Cmd {
+	if mv := m.selectedMember(); mv != nil {
+		return m.member.show(mv)
+	}
+	return nil
 }
 
 // decidable returns the selected request if the lead may decide it now, or

@@ -42,7 +42,13 @@ func (m *Model) render() string {
 	leftW := clamp(w/3, 26, 44)
 	rightW := w - leftW
 	left := m.frame(m.paneTitle(paneRoster), m.roster.Render(leftW-2, bodyH-2), leftW, bodyH, m.focus == paneRoster)
-	right := m.frame(m.tabs(), m.shown().Render(rightW-2, bodyH-2), rightW, bodyH, m.focus != paneRoster)
+	var right []string
+	if m.member.open {
+		title := m.styles.Title.Render("Member "+m.member.name) + m.styles.Muted.Render(" · esc back")
+		right = m.frame(title, m.member.Render(rightW-2, bodyH-2), rightW, bodyH, false)
+	} else {
+		right = m.frame(m.tabs(), m.shown().Render(rightW-2, bodyH-2), rightW, bodyH, m.focus != paneRoster)
+	}
 	var b strings.Builder
 	b.Grow(w * h * 2)
 	b.WriteString(m.header(w))
@@ -331,6 +337,10 @@ func (c *common) section(title, text string, w int) []string {
 // helpLine is the footer: the focused pane's keys between the global ones.
 func (m *Model) helpLine(w int) string {
 	keys := append([]key.Binding{m.keys.NextPane}, m.focused().ShortHelp()...)
+	if m.member.open {
+		k := m.keys
+		keys = []key.Binding{k.NextPane, memberKey(k.Down, "next member"), memberKey(k.PageUp, "scroll"), k.Back, k.Message, k.Shutdown}
+	}
 	keys = append(keys, m.keys.Help, m.keys.Quit)
 	var parts []string
 	for _, b := range keys {

@@ -1,0 +1,393 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"huddle/ipc/trace"
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// The member view fills the right column when enter is pressed on a roster
+// row: who the member is, what it does and waits for, its recent mail and
+// calls, and a live tail of its transcript (an llm member) or its log.
+// Moving the roster's cursor shows the next member; esc closes it.
+
+const (
+	// tailBytes is how much of a long transcript or log the view reads
+	// when it opens: its end, from a line start.
+	tailBytes = 256 << 10
+	// tailEntries is how many lines of it the view keeps.
+	tailEntries = 500
+	// recentMail is how many of the member's messages it shows.
+	recentMail = 4
+)
+
+// memberView is the state of the member view. Its tail is read by
+// commands: a follower the view owns, one at a time, named by gen so that
+// what a replaced follower still delivers is dropped.
+type memberView struct {
+	*common
+	dir  string
+	open bool
+	name string // the member shown
+
+	gen     int
+	feed    team.Feed
+	tail    *team.Follower
+	lines   []string
+	tailErr string
+	up      int // lines scrolled up from the newest
+}
+
+// tailOpenedMsg brings the end of a member's feed and its follower.
+type tailOpenedMsg struct {
+	gen   int
+	f     *team.Follower
+	lines []string
+	err   error
+}
+
+// tailMsg brings the lines appended to a member's feed.
+type tailMsg struct {
+	gen   int
+	lines []string
+	err   error
+}
+
+func newMemberView(c *common, dir string) *memberView { return &memberView{common: c, dir: dir} }
+
+// show opens the view on mv, or keeps it on mv when it is already there;
+// it returns the commands that read the new member's feed.
+func (v *memberView) show(mv *team.MemberView) tea.Cmd {
+	name := memberName(mv)
+	if v.open && name == v.name {
+		return nil
+	}
+	stop := v.stopTail()
+	v.open, v.name, v.up = true, name, 0
+	v.lines, v.tailErr = nil, ""
+	feed, err := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind)
+	v.feed = feed
+	if err != nil {
+		v.tailErr = err.Error()
+		return stop
+	}
+	v.gen++
+	return tea.Batch(stop, openTail(v.gen, feed))
+}
+
+// close closes the view and stops its follower.
+func (v *memberView) close() tea.Cmd {
+	v.open = false
+	return v.stopTail()
+}
+
+// stopTail forgets the follower and returns the command that closes it.
+func (v *memberView) stopTail() tea.Cmd {
+	f := v.tail
+	v.tail = nil
+	v.gen++
+	if f == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = f.Close() // its waiting read returns, and its message is dropped
+		return nil
+	}
+}
+
+// opened takes the end of the feed and starts following it.
+func (v *memberView) opened(msg tailOpenedMsg) tea.Cmd {
+	if msg.gen != v.gen {
+		if msg.f != nil {
+			return func() tea.Msg { _ = msg.f.Close(); return nil }
+		}
+		return nil
+	}
+	if msg.err != nil {
+		v.tailErr = msg.err.Error()
+		return nil
+	}
+	v.tail = msg.f
+	v.add(msg.lines)
+	return nextTail(v.gen, msg.f, v.feed)
+}
+
+// appended takes what was appended and waits for more.
+func (v *memberView) appended(msg tailMsg) tea.Cmd {
+	if msg.gen != v.gen || v.tail == nil {
+		return nil
+	}
+	v.add(msg.lines)
+	if msg.err != nil {
+		v.tailErr = msg.err.Error()
+		v.tail = nil
+		return nil
+	}
+	return nextTail(v.gen, v.tail, v.feed)
+}
+
+// add keeps the newest tailEntries lines; a view scrolled up stays on the
+// lines it shows.
+func (v *memberView) add(lines []string) {
+	v.lines = append(v.lines, lines...)
+	if over := len(v.lines) - tailEntries; over > 0 {
+		v.lines = append(v.lines[:0:0], v.lines[over:]...)
+	}
+	if v.up > 0 {
+		v.up += len(lines) // an approximation in entries; clamped when drawn
+	}
+}
+
+// scrollBy scrolls the tail by n lines (negative: towards older lines).
+func (v *memberView) scrollBy(n int) { v.up = max(v.up-n, 0) }
+
+// openTail reads the end of a feed and starts following it.
+func openTail(gen int, feed team.Feed) tea.Cmd {
+	return func() tea.Msg {
+		off, err := team.TailStart(feed.Path, tailBytes)
+		if err != nil {
+			return tailOpenedMsg{gen: gen, err: err}
+		}
+		raw, end, err := team.ReadLines(feed.Path, off)
+		if err != nil {
+			return tailOpenedMsg{gen: gen, err: err}
+		}
+		f, err := team.Follow(feed.Path, end)
+		return tailOpenedMsg{gen: gen, f: f, lines: readable(raw, feed), err: err}
+	}
+}
+
+// nextTail waits for lines appended to a feed.
+func nextTail(gen int, f *team.Follower, feed team.Feed) tea.Cmd {
+	return func() tea.Msg {
+		raw, err := f.Next(context.Background())
+		return tailMsg{gen: gen, lines: readable(raw, feed), err: err}
+	}
+}
+
+func readable(raw [][]byte, feed team.Feed) []string {
+	out := make([]string, 0, len(raw))
+	for _, b := range raw {
+		out = append(out, feed.Line(b))
+	}
+	return out
+}
+
+// Render draws the view w×h: the member's card on top (at most half of
+// h), then its feed, newest at the bottom.
+func (v *memberView) Render(w, h int) string {
+	mv := v.member()
+	if mv == nil {
+		return v.styles.Muted.Render(v.name + " is no longer in the team")
+	}
+	card := v.card(mv, w)
+	if len(card) > h/2 {
+		card = card[:h/2]
+	}
+	out := append(card, v.rule(w))
+	return strings.Join(append(out, v.feedLines(w, h-len(out))...), "\n")
+}
+
+// member is the shown member in the newest snapshot.
+func (v *memberView) member() *team.MemberView {
+	for i := range v.snap.Members {
+		if memberName(&v.snap.Members[i]) == v.name {
+			return &v.snap.Members[i]
+		}
+	}
+	return nil
+}
+
+// card is who the member is and what it is doing.
+func (v *memberView) card(mv *team.MemberView, w int) []string {
+	st, rec := v.styles, mv.Record
+	g, gs := v.glyph(rec.Status)
+	word := string(rec.Status)
+	if word == "" {
+		word = "not started"
+	}
+	head := gs.Render(g) + " " + st.Title.Render(v.name) + st.Muted.Render(" · ") + gs.Render(strings.ReplaceAll(word, "_", " "))
+	if !rec.Since.IsZero() {
+		head += st.Muted.Render(" for " + age(v.clock.Sub(rec.Since)))
+	}
+	if t := tokens(rec.Counters); t != "" {
+		head = fit(head, w-ansi.StringWidth(t)-1) + " " + st.Muted.Render(t)
+	}
+	out := []string{head}
+	field := func(label, text string) {
+		if text != "" {
+			out = append(out, fit(st.Muted.Render(fmt.Sprintf("%-8s", label))+text, w))
+		}
+	}
+	field("role", mv.Spec.Role)
+	field("runtime", runtimeLine(mv.Spec))
+	field("doing", rec.Activity)
+	if rec.Error != "" {
+		out = append(out, st.Danger.Render("error"))
+		out = append(out, wrapText(rec.Error, w)...)
+	}
+	c := rec.Counters
+	field("counts", fmt.Sprintf("received %d · sent %d · plans %d · calls %d", c.Received, c.Sent, c.Plans, c.Calls))
+	if r := v.pendingRequest(); r != nil {
+		what := r.Plan
+		if r.Kind == protocol.KindShutdown {
+			what = r.Reason
+		}
+		out = append(out, fit(st.Warning.Render("⚑ "+string(r.Kind)+" "+r.ID)+st.Muted.Render(" waiting "+age(v.clock.Sub(r.Created))+" · 2 to decide"), w))
+		out = append(out, wrapText(what, w)...)
+	}
+	out = append(out, v.calls(w)...)
+	return append(out, v.mail(w)...)
+}
+
+// runtimeLine says how the member runs.
+func runtimeLine(spec team.MemberSpec) string {
+	rt := spec.Runtime
+	switch {
+	case spec.Target != nil:
+		return "invoked through " + spec.Target.Kind
+	case rt.Kind == "llm":
+		return strings.TrimSpace("llm · " + rt.Provider + " " + rt.Model)
+	case rt.Kind == "exec":
+		return "exec · " + team.Printable(strings.Join(rt.Command, " "))
+	}
+	return rt.Kind
+}
+
+// pendingRequest is the member's open request, if any.
+func (v *memberView) pendingRequest() *protocol.Request {
+	for i := range v.snap.Requests {
+		r := &v.snap.Requests[i]
+		if r.Status == protocol.RequestPending && (r.From == v.name || (r.Kind == protocol.KindShutdown && r.To == v.name)) {
+			return r
+		}
+	}
+	return nil
+}
+
+// calls counts the member's calls and says the last failure in full.
+func (v *memberView) calls(w int) []string {
+	n, failed := 0, 0
+	var last *trace.Call
+	for _, ch := range v.snap.Chains {
+		for _, row := range ch.Rows {
+			c := row.Call
+			if c == nil || c.Caller != v.name {
+				continue
+			}
+			n++
+			if c.Status == trace.CallError {
+				failed++
+				if last == nil || c.Start.After(last.Start) {
+					last = c
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	st := v.styles
+	line := st.Muted.Render(fmt.Sprintf("%-8s", "calls")) + fmt.Sprintf("%d made, %d failed", n, failed)
+	out := []string{fit(line, w)}
+	if last != nil {
+		out = append(out, wrapText(st.Danger.Render(last.ErrorCode)+" "+last.Target+"."+last.Action+": "+team.Printable(last.ErrorMessage), w)...)
+	}
+	return out
+}
+
+// mail is the member's newest messages in and out, one line each.
+func (v *memberView) mail(w int) []string {
+	var mine []*team.MessageView
+	for i := len(v.snap.Messages) - 1; i >= 0 && len(mine) < recentMail; i-- {
+		m := &v.snap.Messages[i]
+		if m.Msg.From == v.name || m.Msg.To == v.name {
+			mine = append(mine, m)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	st := v.styles
+	out := []string{st.Muted.Render("mail")}
+	for i := len(mine) - 1; i >= 0; i-- {
+		msg := &mine[i].Msg
+		dir := st.Muted.Render("← ") + msg.From
+		if msg.From == v.name {
+			dir = st.Muted.Render("→ ") + msg.To
+		}
+		text := team.Printable(msg.Content + msg.Plan + msg.Reason + msg.Feedback)
+		if text == "" {
+			text = string(msg.Type)
+		}
+		out = append(out, fit("  "+st.Muted.Render(msg.TS.Local().Format("15:04:05"))+" "+dir+"  "+text, w))
+	}
+	return out
+}
+
+// rule separates the card from the feed and names the feed's file.
+func (v *memberView) rule(w int) string {
+	label := "─ " + v.feed.What + " "
+	if v.feed.Path != "" {
+		label += shortPath(v.feed.Path) + " "
+	}
+	if v.up > 0 {
+		label += "(scrolled: pgdn to follow) "
+	}
+	return v.styles.Muted.Render(fit(label+strings.Repeat("─", max(w-ansi.StringWidth(label), 0)), w))
+}
+
+// shortPath is a member file's path from the team directory's members/.
+func shortPath(p string) string {
+	if i := strings.LastIndex(p, "/members/"); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// feedLines is the feed wrapped to w, the newest line at the bottom of h,
+// scrolled up by v.up.
+func (v *memberView) feedLines(w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	var all []string
+	for _, l := range v.lines {
+		// A long entry wraps under itself, indented, so entries stay
+		// apart.
+		for i, part := range strings.Split(ansi.Wrap(l, max(w-2, 10), ""), "\n") {
+			if i > 0 {
+				part = "  " + part
+			}
+			all = append(all, part)
+		}
+	}
+	if v.tailErr != "" {
+		all = append(all, v.styles.Danger.Render(team.Printable(v.tailErr)))
+	}
+	if len(all) == 0 {
+		what := "nothing in its " + v.feed.What + " yet"
+		if v.feed.What == "log" {
+			what += " (what the process writes on stderr)"
+		}
+		return []string{v.styles.Muted.Render(what)}
+	}
+	// The scroll is clamped to what is drawn (View runs on the update
+	// loop), so pgdn answers at once after scrolling past the top.
+	v.up = clamp(v.up, 0, max(len(all)-h, 0))
+	end := len(all) - v.up
+	return all[max(end-h, 0):end]
+}
+
+// memberKey is b with the help the member view gives it.
+func memberKey(b key.Binding, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
+}

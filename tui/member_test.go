@@ -1,0 +1,228 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// llmSnapshot is busySnapshot with finanzas an llm teammate at work.
+func llmSnapshot(t testing.TB) team.Snapshot {
+	snap := busySnapshot(t)
+	fin := &snap.Members[1]
+	fin.Spec.Runtime = team.RuntimeSpec{Kind: "llm", Provider: "openai", Model: "qwen2.5-coder:7b"}
+	fin.Record.Runtime = "llm"
+	fin.Record.Activity = "running bash: go test ./..."
+	fin.Record.Counters = protocol.Counters{Received: 2, Sent: 1, Plans: 1, Calls: 1, TokensIn: 12_300, TokensOut: 4_100, CostUSD: 0.098}
+	return snap
+}
+
+// entry is one transcript line at t0+sec.
+func entry(sec int, fields string) string {
+	return fmt.Sprintf(`{"ts":%q,%s}`, t0.Add(time.Duration(sec)*time.Second).Format(time.RFC3339Nano), fields) + "\n"
+}
+
+// writeTranscript writes finanzas's transcript into the model's team
+// directory.
+func writeTranscript(t testing.TB, dir string, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(dir, "members", "finanzas.transcript.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+var finanzasTranscript = []string{
+	entry(-50, `"kind":"prompt","conv":"main","text":"Close the open invoices of November and tell data to archive the ledger."`),
+	entry(-48, `"kind":"model","conv":"main","turn":1,"text":"I will list the invoices first.","usage":{"in":1200,"out":80},"duration_ms":412`),
+	entry(-48, `"kind":"tool_call","conv":"main","turn":1,"tool":"bash","args":{"command":"ls invoices/"}`),
+	entry(-47, `"kind":"tool_result","conv":"main","turn":1,"tool":"bash","text":"2026-11-03.json 2026-11-17.json 2026-11-28.json"`),
+	entry(-30, `"kind":"model","conv":"main","turn":2,"text":"Three invoices are open; the one of the 28th has no payment reference, which the ledger needs before it can be closed, so I ask data for it.","usage":{"in":1900,"out":120},"duration_ms":530`),
+	entry(-29, `"kind":"tool_call","conv":"main","turn":2,"tool":"write_file","args":{"path":"ledger.md"}`),
+	entry(-29, `"kind":"tool_result","conv":"main","turn":2,"tool":"write_file","is_error":true,"text":"refused: write_file needs an approved plan (submit_plan first) \u001b[31mred\u001b[0m"`),
+}
+
+// openMember focuses the roster, moves to the row'th member and presses
+// enter; it reads the feed as the program would and returns the follow-up
+// command (which would wait for appended lines).
+func openMember(t *testing.T, m *Model, downs int) {
+	t.Helper()
+	keys := []string{"1"}
+	for range downs {
+		keys = append(keys, "j")
+	}
+	send(m, keys...)
+	for _, msg := range run(send(m, "enter")) {
+		if msg != nil {
+			m.Update(msg)
+		}
+	}
+	t.Cleanup(func() { run(m.member.close()) })
+}
+
+// TestGoldenMemberView: the member view of an llm teammate, its card over
+// its transcript, at 80×24 and 120×36.
+func TestGoldenMemberView(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			m, _ := newTestModel(t, size[0], size[1])
+			writeTranscript(t, m.dir, finanzasTranscript...)
+			m.Update(SnapshotMsg(llmSnapshot(t)))
+			openMember(t, m, 1)
+			golden.RequireEqual(t, m.View().Content)
+		})
+	}
+}
+
+// TestMemberViewShowsTheTranscriptSafely: enter opens the member under the
+// roster's cursor with its card and transcript; what the model wrote
+// reaches the screen without its escape sequences.
+func TestMemberViewShowsTheTranscriptSafely(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	writeTranscript(t, m.dir, finanzasTranscript...)
+	m.Update(SnapshotMsg(llmSnapshot(t)))
+	openMember(t, m, 1)
+	raw := m.View().Content
+	screen := ansi.Strip(raw)
+	for _, want := range []string{
+		"Member finanzas", "llm · openai qwen2.5-coder:7b", "running bash: go test ./...", "↑12.3k ↓4.1k $0.10",
+		"transcript members/finanzas.transcript.jsonl",
+		`tool_call #1 bash {"command":"ls invoices/"}`, "ERROR → refused: write_file needs an", "approved plan (submit_plan first)", "?[31mred?[0m",
+	} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the member view lacks %q:\n%s", want, screen)
+		}
+	}
+	if strings.Contains(raw, "\x1b[31m") {
+		t.Error("an escape sequence from the transcript reached the screen")
+	}
+}
+
+// TestMemberViewKeys: moving the roster's cursor shows the next member (an
+// exec member's log), page up scrolls the feed, esc and tab close the view.
+func TestMemberViewKeys(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	writeTranscript(t, m.dir, finanzasTranscript...)
+	m.Update(SnapshotMsg(llmSnapshot(t)))
+	openMember(t, m, 1)
+	screen := func() string { return ansi.Strip(m.View().Content) }
+
+	send(m, "pgup")
+	if !strings.Contains(screen(), "(scrolled: pgdn to follow)") {
+		t.Errorf("pgup did not scroll the transcript:\n%s", screen())
+	}
+	send(m, "pgdn")
+	if strings.Contains(screen(), "(scrolled") {
+		t.Errorf("pgdn did not follow the newest again:\n%s", screen())
+	}
+
+	// data runs as a script member here: its feed is its log.
+	logPath := filepath.Join(m.dir, "members", "data.log")
+	if err := os.WriteFile(logPath, []byte("data: indexing records\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range run(send(m, "j")) {
+		if msg != nil {
+			m.Update(msg)
+		}
+	}
+	if s := screen(); !strings.Contains(s, "Member data") || !strings.Contains(s, "log members/data.log") || !strings.Contains(s, "data: indexing records") {
+		t.Errorf("moving down did not show data and its log:\n%s", s)
+	}
+	if strings.Contains(screen(), "ls invoices/") {
+		t.Error("finanzas's transcript is still on data's view")
+	}
+
+	send(m, "esc")
+	if s := screen(); strings.Contains(s, "Member data") || !strings.Contains(s, "2 Requests") {
+		t.Errorf("esc did not close the member view:\n%s", s)
+	}
+	send(m, "enter")
+	send(m, "tab")
+	if s := screen(); strings.Contains(s, "Member ") || m.focus != paneRequests {
+		t.Errorf("tab did not close the member view and focus the requests:\n%s", s)
+	}
+}
+
+// TestMemberViewDropsAReplacedFeed: the feed of a member the cursor has
+// left does not reach the view of the next one, and its follower is
+// closed.
+func TestMemberViewDropsAReplacedFeed(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	writeTranscript(t, m.dir, finanzasTranscript...)
+	m.Update(SnapshotMsg(llmSnapshot(t)))
+	send(m, "1", "j")
+	stale := run(send(m, "enter")) // finanzas's feed, read but not yet delivered
+	fresh := run(send(m, "j"))     // the cursor moves on to data
+	for _, msg := range fresh {
+		if msg != nil {
+			m.Update(msg)
+		}
+	}
+	t.Cleanup(func() { run(m.member.close()) })
+	var closed bool
+	for _, msg := range stale {
+		if o, ok := msg.(tailOpenedMsg); ok {
+			_, cmd := m.Update(o)
+			run(cmd) // closes the stale follower
+			closed = o.f != nil
+		}
+	}
+	if !closed {
+		t.Fatal("finanzas's feed was never opened")
+	}
+	if s := ansi.Strip(m.View().Content); strings.Contains(s, "ls invoices/") || !strings.Contains(s, "Member data") {
+		t.Errorf("a replaced feed reached the view:\n%s", s)
+	}
+}
+
+// TestMemberViewFollowsTheTranscriptLive: in a running program, what an
+// llm member appends to its transcript appears in the open member view
+// (real fsnotify, no polling).
+func TestMemberViewFollowsTheTranscriptLive(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTranscript(t, dir, finanzasTranscript[:2]...)
+	st := NewStyles(false, true)
+	tm := teatest.NewTestModel(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}), teatest.WithInitialTermSize(120, 36))
+	t.Cleanup(func() { tm.Quit() })
+	tm.Send(SnapshotMsg(llmSnapshot(t)))
+	waitScreen(t, tm, "finanzas")
+	for _, k := range []string{"1", "j", "enter"} {
+		pressKey(tm, k)
+	}
+	waitScreen(t, tm, "I will list the invoices first.")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(entry(1, `"kind":"message","conv":"main","text":"a note from the lead arrived while working"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, tm, "a note from the lead arrived while working")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
+}
