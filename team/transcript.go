@@ -57,6 +57,22 @@ func TranscriptLine(line []byte) string {
 	return Printable(b.String())
 }
 
+// PrintableText is s with its control characters shown as '?' and tabs as
+// spaces, newlines kept: text from an agent, for a screen that wraps it.
+func PrintableText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t' || r == '\r':
+			return ' '
+		case unicode.IsControl(r) || r == unicode.ReplacementChar:
+			return '?'
+		}
+		return r
+	}, s)
+}
+
 // Printable is s on one line with no control characters: what a model or
 // an agent writes must not move a terminal's cursor or change its colours.
 func Printable(s string) string {

@@ -224,7 +224,7 @@ func (v *memberView) card(mv *team.MemberView, w int) []string {
 	out := []string{head}
 	field := func(label, text string) {
 		if text != "" {
-			out = append(out, fit(st.Muted.Render(fmt.Sprintf("%-8s", label))+text, w))
+			out = append(out, fit(st.Muted.Render(fmt.Sprintf("%-8s", label))+team.Printable(text), w))
 		}
 	}
 	field("role", mv.Spec.Role)
@@ -299,7 +299,7 @@ func (v *memberView) calls(w int) []string {
 	line := st.Muted.Render(fmt.Sprintf("%-8s", "calls")) + fmt.Sprintf("%d made, %d failed", n, failed)
 	out := []string{fit(line, w)}
 	if last != nil {
-		out = append(out, wrapText(st.Danger.Render(last.ErrorCode)+" "+last.Target+"."+last.Action+": "+team.Printable(last.ErrorMessage), w)...)
+		out = append(out, wrapText(last.ErrorCode+" "+last.Target+"."+last.Action+": "+last.ErrorMessage, w)...)
 	}
 	return out
 }
@@ -324,11 +324,7 @@ func (v *memberView) mail(w int) []string {
 		if msg.From == v.name {
 			dir = st.Muted.Render("→ ") + msg.To
 		}
-		text := team.Printable(msg.Content + msg.Plan + msg.Reason + msg.Feedback)
-		if text == "" {
-			text = string(msg.Type)
-		}
-		out = append(out, fit("  "+st.Muted.Render(msg.TS.Local().Format("15:04:05"))+" "+dir+"  "+text, w))
+		out = append(out, fit("  "+st.Muted.Render(msg.TS.Local().Format("15:04:05"))+" "+dir+"  "+v.messageText(msg), w))
 	}
 	return out
 }

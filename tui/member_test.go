@@ -226,3 +226,40 @@ func TestMemberViewFollowsTheTranscriptLive(t *testing.T) {
 	waitScreen(t, tm, "a note from the lead arrived while working")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
 }
+
+// TestAgentTextNeverReachesTheTerminalRaw: an escape sequence an agent
+// wrote, in its activity, its crash error, a plan, a message, a call's
+// error or its transcript, reaches no pane as a control sequence.
+func TestAgentTextNeverReachesTheTerminalRaw(t *testing.T) {
+	const evil = "\x1b]0;pwned\x07\x1b[2J"
+	m, _ := newTestModel(t, 120, 36)
+	writeTranscript(t, m.dir, entry(0, `"kind":"model","text":"clear \u001b[2J the screen"`))
+	snap := llmSnapshot(t)
+	snap.Members[1].Record.Activity = "working " + evil
+	snap.Members[3].Record.Error = "exit " + evil
+	snap.Requests[0].Plan = "plan " + evil
+	snap.Messages[0].Msg.Content = "hello " + evil
+	snap.Chains[1].Rows[0].Call.ErrorMessage = "denied " + evil
+	m.Update(SnapshotMsg(snap))
+	var screens []string
+	look := func() { screens = append(screens, m.View().Content) }
+	look()              // roster and the pending plan's details
+	openMember(t, m, 1) // finanzas: activity and transcript
+	look()
+	send(m, "3", "j", "j") // the DENIED call's details
+	look()
+	send(m, "4") // the messages
+	look()
+	send(m, "1", "j", "j", "j", "enter") // auditor: its crash error
+	look()
+	for i, s := range screens {
+		for _, bad := range []string{"\x1b]0;", "\x07", "\x1b[2J"} {
+			if strings.Contains(s, bad) {
+				t.Errorf("screen %d holds %q from an agent:\n%s", i, bad, ansi.Strip(s))
+			}
+		}
+	}
+	if all := ansi.Strip(strings.Join(screens, "\n")); !strings.Contains(all, "?]0;pwned??[2J") || !strings.Contains(all, "clear ?[2J the screen") {
+		t.Errorf("the agent's text is not shown with its control characters marked:\n%s", all)
+	}
+}

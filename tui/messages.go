@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/protocol"
+	"huddle/team"
 )
 
 // messagesPane lists the inbox traffic, newest last; the details of a
@@ -91,7 +92,7 @@ func (p *messagesPane) lines(w, h int) []string {
 	for i := top; i < len(p.list.rows) && len(out) < h; i++ {
 		mv := &p.snap.Messages[p.list.rows[i]]
 		msg := &mv.Msg
-		line := st.Muted.Render(msg.TS.Local().Format("15:04:05")) + " " + msg.From + st.Muted.Render(" → ") + msg.To + "  " + p.text(msg)
+		line := st.Muted.Render(msg.TS.Local().Format("15:04:05")) + " " + msg.From + st.Muted.Render(" → ") + msg.To + "  " + p.messageText(msg)
 		line = fit(line, w)
 		// Following the newest, the cursor shows only when the pane has
 		// focus.
@@ -103,10 +104,10 @@ func (p *messagesPane) lines(w, h int) []string {
 	return out
 }
 
-// text is what a message says, in one line.
-func (p *messagesPane) text(msg *protocol.Message) string {
-	st := p.styles
-	oneLine := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+// messageText is what a message says, in one line.
+func (c *common) messageText(msg *protocol.Message) string {
+	st := c.styles
+	oneLine := team.Printable // what an agent wrote never reaches the terminal as a control sequence
 	switch msg.Type {
 	case protocol.TypeMessage:
 		return oneLine(msg.Content)

@@ -112,9 +112,9 @@ func (p *rosterPane) lines(w, h int) []string {
 		if word == "" {
 			word = "not started"
 		}
-		what := rec.Activity
+		what := team.Printable(rec.Activity)
 		if rec.Status == protocol.MemberCrashed && rec.Error != "" {
-			what = rec.Error
+			what = team.Printable(rec.Error)
 		}
 		l2 := "  " + gs.Render(strings.ReplaceAll(word, "_", " "))
 		if what != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"huddle/ipc/trace"
+	"huddle/team"
 )
 
 // barWidth is the widest duration bar of a trace row.
@@ -225,7 +226,7 @@ func (p *tracesPane) detail(w int) []string {
 		out = append(out, kv("late", st.Warning.Render("an answer came after the deadline; it was recorded, not delivered")))
 	}
 	if call.ErrorCode != "" {
-		out = append(out, kv("error", st.Danger.Render(call.ErrorCode)+" "+call.ErrorMessage))
+		out = append(out, kv("error", st.Danger.Render(call.ErrorCode)+" "+team.Printable(call.ErrorMessage)))
 	}
 	out = append(out, p.section("prompt", call.Prompt, w)...)
 	return append(out, p.section("result", call.Result, w)...)

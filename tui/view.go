@@ -313,13 +313,14 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// wrapText wraps plain text to w columns, each line indented by two.
+// wrapText wraps plain text to w columns, each line indented by two; its
+// control characters show as '?' (it is text an agent wrote).
 func wrapText(s string, w int) []string {
 	if s == "" {
 		return nil
 	}
 	var out []string
-	for _, l := range strings.Split(ansi.Wrap(s, max(w-2, 10), ""), "\n") {
+	for _, l := range strings.Split(ansi.Wrap(team.PrintableText(s), max(w-2, 10), ""), "\n") {
 		out = append(out, "  "+l)
 	}
 	return out
