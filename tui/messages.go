@@ -55,6 +55,9 @@ func (p *messagesPane) home() {
 
 func (p *messagesPane) details() *details { return &p.list.details }
 
+// selectedMessage is the message under the cursor, if any.
+func (p *messagesPane) selectedMessage() *team.MessageView { return pick(&p.list, p.snap.Messages) }
+
 // HandleKey moves the cursor (on the newest message it follows the new
 // ones) and opens and closes the details.
 func (p *messagesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {

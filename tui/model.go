@@ -297,14 +297,17 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Reject):
 		return m.rejectSelected()
 	case key.Matches(k, km.Shutdown):
-		if mv := m.selectedMember(); mv != nil {
-			m.dialog = &dialog{kind: dialogShutdown, target: memberName(mv)}
+		if name := m.actedOn(); name != "" {
+			m.dialog = &dialog{kind: dialogShutdown, target: name}
+		} else {
+			m.flash, m.flashBad = "this row names no member to shut down", true
 		}
 	case key.Matches(k, km.Message):
-		if mv := m.selectedMember(); mv != nil {
-			m.dialog = newInputDialog(dialogMessage, memberName(mv), "message to "+memberName(mv), m.styles)
+		if name := m.actedOn(); name != "" {
+			m.dialog = newInputDialog(dialogMessage, name, "message to "+name, m.styles)
 			return m.dialog.input.Focus()
 		}
+		m.flash, m.flashBad = "this row names no member to message", true
 	case key.Matches(k, km.Broadcast):
 		m.dialog = newInputDialog(dialogBroadcast, "", "broadcast to every member", m.styles)
 		return m.dialog.input.Focus()
@@ -362,14 +365,21 @@ func (m *Model) followRoster() tea.Cmd {
 	return nil
 }
 
-// decidable returns the selected request if the lead may decide it now, or
-// says why not in the flash line.
+// decidable returns the selected request (on the roster: the selected
+// member's pending plan) if the lead may decide it now, or says why not in
+// the flash line.
 func (m *Model) decidable() *protocol.Request {
-	if m.focus != paneRequests {
-		m.flash, m.flashBad = "select a request first (2)", true
+	var r *protocol.Request
+	var why string
+	switch m.focus {
+	case paneRequests:
+		r, why = m.requests.decidable()
+	case paneRoster:
+		r, why = m.rosterPlan()
+	default:
+		m.flash, m.flashBad = "select a request (2) or a member awaiting approval (1) first", true
 		return nil
 	}
-	r, why := m.requests.decidable()
 	if why != "" {
 		m.flash, m.flashBad = why, true
 	}

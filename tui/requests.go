@@ -23,14 +23,16 @@ type requestsPane struct {
 	// new request, or the one before was resolved); zero when the person
 	// moved the cursor.
 	landedAt time.Time
-	// seen are the pending request ids already announced with a bell.
-	seen map[string]bool
+	// seen are the pending request ids already announced with a bell;
+	// seenAt when each was first seen.
+	seen   map[string]bool
+	seenAt map[string]time.Time
 	// pendingBefore is the pending set of the previous snapshot.
 	pendingBefore map[string]bool
 }
 
 func newRequestsPane(c *common) *requestsPane {
-	p := &requestsPane{common: c, seen: map[string]bool{}}
+	p := &requestsPane{common: c, seen: map[string]bool{}, seenAt: map[string]time.Time{}}
 	p.list.idOf = func(i int) string { return p.snap.Requests[i].ID }
 	return p
 }
@@ -63,6 +65,7 @@ func (p *requestsPane) announce() bool {
 		}
 		if !p.seen[r.ID] {
 			p.seen[r.ID] = true
+			p.seenAt[r.ID] = p.now()
 			fresh = true
 		}
 	}
@@ -116,6 +119,14 @@ func (p *requestsPane) selected() *protocol.Request {
 // to be approved or rejected by a key.
 func (p *requestsPane) inGrace() bool {
 	return !p.landedAt.IsZero() && p.now().Sub(p.landedAt) < grace
+}
+
+// justArrived reports whether the pending request id was first seen less
+// than the grace period ago: a key on the roster meant for something else
+// cannot decide it either.
+func (p *requestsPane) justArrived(id string) bool {
+	at, ok := p.seenAt[id]
+	return !ok || p.now().Sub(at) < grace
 }
 
 // decidable returns the selected request if the lead may decide it now;

@@ -64,7 +64,7 @@ func (p *rosterPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
 
 func (p *rosterPane) ShortHelp() []key.Binding {
 	k := p.keys
-	return []key.Binding{memberKey(k.Open, "open member"), k.Shutdown, k.Message, k.Broadcast, k.Filter}
+	return []key.Binding{memberKey(k.Open, "open member"), k.Broadcast, k.Filter}
 }
 
 func (p *rosterPane) FullHelp() [][]key.Binding {

@@ -68,6 +68,15 @@ func (p *tracesPane) setFilter(f string) {
 func (p *tracesPane) home()             { p.list.home() }
 func (p *tracesPane) details() *details { return &p.list.details }
 
+// selectedCall is the call under the cursor; nil on a chain's header.
+func (p *tracesPane) selectedCall() *trace.Call {
+	tr, ok := p.list.selected()
+	if !ok || tr.row < 0 {
+		return nil
+	}
+	return p.snap.Chains[tr.chain].Rows[tr.row].Call
+}
+
 func (p *tracesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
 	p.list.handleKey(&p.keys, k)
 	return nil

@@ -337,17 +337,39 @@ func (c *common) section(title, text string, w int) []string {
 
 // helpLine is the footer: the focused pane's keys between the global ones.
 func (m *Model) helpLine(w int) string {
-	keys := append([]key.Binding{m.keys.NextPane}, m.focused().ShortHelp()...)
+	// The keys that decide come first, then those that name the member
+	// they touch, then the pane's own; the least important go first when
+	// the line is too narrow, and ? and q always show.
+	var keys []key.Binding
+	if m.focus == paneRoster {
+		if r, _ := m.rosterPlan(); r != nil {
+			keys = append(keys, memberKey(m.keys.Approve, "approve "+r.From+"'s plan"), memberKey(m.keys.Reject, "reject"))
+		}
+	}
+	pane := m.focused().ShortHelp()
 	if m.member.open {
 		k := m.keys
-		keys = []key.Binding{k.NextPane, memberKey(k.Down, "next member"), memberKey(k.PageUp, "scroll"), k.Back, k.Message, k.Shutdown}
+		pane = []key.Binding{memberKey(k.Down, "next member"), memberKey(k.PageUp, "scroll"), k.Back}
 	}
-	keys = append(keys, m.keys.Help, m.keys.Quit)
-	var parts []string
+	if m.focus == paneRequests {
+		keys = append(keys, pane[:2]...) // a and r
+		pane = pane[2:]
+	}
+	keys = append(keys, m.memberKeys()...)
+	keys = append(keys, pane...)
+	head := m.bindingHelp(m.keys.NextPane)
+	tail := m.bindingHelp(m.keys.Help) + "  " + m.bindingHelp(m.keys.Quit)
+	parts := make([]string, 0, len(keys))
 	for _, b := range keys {
 		parts = append(parts, m.bindingHelp(b))
 	}
-	return fit(strings.Join(parts, "  "), w)
+	for {
+		line := strings.Join(append(append([]string{head}, parts...), tail), "  ")
+		if ansi.StringWidth(line) <= w || len(parts) == 0 {
+			return fit(line, w)
+		}
+		parts = parts[:len(parts)-1]
+	}
 }
 
 func (m *Model) bindingHelp(b key.Binding) string {

@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// TestMessageAndShutdownActOnTheRowsMember: m and s act on the member the
+// focused pane's row names, the footer says which, and a row that names
+// none says so instead of touching the roster's hidden cursor.
+func TestMessageAndShutdownActOnTheRowsMember(t *testing.T) {
+	m, _ := newTestModel(t, 140, 40)
+	snap := busySnapshot(t)
+	snap.Messages = append(snap.Messages, team.MessageView{Inbox: "auditor", Msg: textMessage("lead", "auditor", "are you there?", t0)})
+	m.Update(SnapshotMsg(snap))
+	footer := func() string {
+		lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+		return lines[len(lines)-2]
+	}
+	cases := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"a pending plan: its teammate", []string{"2"}, "reservas"},
+		{"the roster: its member", []string{"1", "j"}, "finanzas"},
+		{"a call: its caller", []string{"3", "j", "j", "j", "j", "j", "j"}, "finanzas"}, // finanzas → data.escribir
+		{"a message from the lead: its recipient", []string{"4"}, "auditor"},
+		{"a message from a member: its sender", []string{"4", "k"}, "data"},
+	}
+	for _, tc := range cases {
+		send(m, tc.keys...)
+		if got := m.actedOn(); got != tc.want {
+			t.Errorf("%s: m and s act on %q, want %q", tc.name, got, tc.want)
+		}
+		if f := footer(); !strings.Contains(f, "m message "+tc.want) {
+			t.Errorf("%s: the footer %q does not name %s", tc.name, f, tc.want)
+		}
+		send(m, "m")
+		if m.dialog == nil || m.dialog.kind != dialogMessage || m.dialog.target != tc.want {
+			t.Errorf("%s: m opened %+v, want a message to %s", tc.name, m.dialog, tc.want)
+		}
+		send(m, "esc")
+		send(m, "s")
+		if m.dialog == nil || m.dialog.kind != dialogShutdown || m.dialog.target != tc.want {
+			t.Errorf("%s: s opened %+v, want a shutdown of %s", tc.name, m.dialog, tc.want)
+		}
+		send(m, "n")
+	}
+
+	send(m, "3") // a chain's header names no member
+	for m.traces.list.cursor > 0 {
+		send(m, "k")
+	}
+	if got := m.actedOn(); got != "" {
+		t.Fatalf("a chain header acts on %q", got)
+	}
+	send(m, "m")
+	if m.dialog != nil || !strings.Contains(m.flash, "names no member") {
+		t.Fatalf("m on a chain header: dialog %+v, flash %q", m.dialog, m.flash)
+	}
+}
+
+// TestApproveFromTheRoster: a on a member awaiting approval decides its
+// pending plan, with the same grace as in Requests; on a member with no
+// plan it says so.
+func TestApproveFromTheRoster(t *testing.T) {
+	m, clock := newTestModel(t, 140, 40)
+	snap := busySnapshot(t)
+	onDisk(t, m, snap)
+	m.Update(SnapshotMsg(snap))
+	send(m, "1") // reservas, awaiting approval of pl-5f1c9a2b7e31
+	clock.Advance(100 * time.Millisecond)
+	if cmd := send(m, "a"); cmd != nil {
+		t.Fatal("a on the roster decided a plan that arrived 100ms ago")
+	}
+	clock.Advance(grace)
+	lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+	if f := lines[len(lines)-2]; !strings.Contains(f, "a approve reservas's plan") {
+		t.Errorf("the footer %q does not offer reservas's plan", f)
+	}
+	msgs := run(send(m, "a"))
+	if len(msgs) == 0 {
+		t.Fatal("a on reservas did nothing")
+	}
+	if done, ok := msgs[0].(ActionDoneMsg); !ok || done.Err != nil {
+		t.Fatalf("a on reservas: %+v", msgs)
+	}
+	r, err := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
+	if err != nil || r.Status != protocol.RequestApproved {
+		t.Fatalf("record after a on the roster: %+v %v", r, err)
+	}
+
+	send(m, "j") // finanzas: working, no plan
+	if cmd := send(m, "a"); cmd != nil || !strings.Contains(m.flash, "finanzas has no plan waiting for approval") {
+		t.Fatalf("a on finanzas: flash %q", m.flash)
+	}
+	send(m, "k", "r") // r on reservas: the snapshot on screen still shows its plan pending
+	if m.dialog == nil || m.dialog.kind != dialogReject || m.dialog.target != "pl-5f1c9a2b7e31" {
+		t.Fatalf("r on reservas: dialog %+v", m.dialog)
+	}
+}
