@@ -19,15 +19,28 @@ type messagesPane struct {
 	follow bool      // keep the newest message selected
 }
 
-func newMessagesPane(c *common) *messagesPane { return &messagesPane{common: c, follow: true} }
+func newMessagesPane(c *common) *messagesPane {
+	p := &messagesPane{common: c, follow: true}
+	p.list.idOf = func(i int) string {
+		mv := &p.snap.Messages[i]
+		if mv.Msg.ID == "" { // a foreign agent's line may have none
+			return fmt.Sprintf("%s@%d", mv.Inbox, mv.Offset)
+		}
+		return mv.Inbox + "/" + mv.Msg.ID
+	}
+	return p
+}
 
 // refresh rebuilds the rows from a new snapshot; when following, the cursor
-// moves to the newest message.
+// moves to the newest message, else it stays on the message it was on.
 func (p *messagesPane) refresh() {
 	p.refilter()
 	if p.follow {
 		p.list.toEnd()
+		p.list.remember()
+		return
 	}
+	p.list.reselect(func(int) bool { return true })
 }
 
 func (p *messagesPane) refilter() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -104,5 +105,36 @@ func TestApproveFromTheRoster(t *testing.T) {
 	send(m, "k", "r") // r on reservas: the snapshot on screen still shows its plan pending
 	if m.dialog == nil || m.dialog.kind != dialogReject || m.dialog.target != "pl-5f1c9a2b7e31" {
 		t.Fatalf("r on reservas: dialog %+v", m.dialog)
+	}
+}
+
+// TestSelectionsFollowTheItem: a selected call and a selected message stay
+// selected while new ones arrive above them and old ones leave.
+func TestSelectionsFollowTheItem(t *testing.T) {
+	m, _ := newTestModel(t, 140, 40)
+	snap := busySnapshot(t)
+	m.Update(SnapshotMsg(snap))
+
+	send(m, "3", "j", "j", "j") // the DENIED call
+	if c := m.traces.selectedCall(); c == nil || c.ErrorCode != "DENIED" {
+		t.Fatalf("setup: selected call %+v", c)
+	}
+	send(m, "4", "k") // the message before the newest: no longer following
+	want := m.messages.selectedMessage().Msg.Content
+
+	next := snap
+	newer := *snap.Chains[0].Rows[0].Call
+	newer.RequestID, newer.CorrelationID = "req-000000000009", "corr-dddddddddddd"
+	next.Chains = append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains...)
+	next.Messages = append(append([]team.MessageView(nil), snap.Messages[1:]...),
+		team.MessageView{Inbox: "lead", Offset: 99, Msg: textMessage("finanzas", "lead", "a new one", t0)})
+	m.Update(SnapshotMsg(next))
+
+	if got := m.messages.selectedMessage().Msg.Content; got != want {
+		t.Errorf("the selected message moved to %q, want %q", got, want)
+	}
+	send(m, "3")
+	if c := m.traces.selectedCall(); c == nil || c.ErrorCode != "DENIED" {
+		t.Errorf("the selected call moved to %+v, want the DENIED one", c)
 	}
 }

@@ -29,12 +29,23 @@ type traceRow struct {
 	chain, row int
 }
 
-func newTracesPane(c *common) *tracesPane { return &tracesPane{common: c} }
+func newTracesPane(c *common) *tracesPane {
+	p := &tracesPane{common: c}
+	p.list.idOf = func(r traceRow) string {
+		c := &p.snap.Chains[r.chain]
+		if r.row < 0 {
+			return c.CorrelationID
+		}
+		return c.CorrelationID + "/" + c.Rows[r.row].Call.RequestID
+	}
+	return p
+}
 
-// refresh rebuilds the rows from a new snapshot.
+// refresh rebuilds the rows from a new snapshot; the selected chain or call
+// stays selected while new ones arrive above it.
 func (p *tracesPane) refresh() {
 	p.refilter()
-	p.list.clampCursor()
+	p.list.reselect(func(traceRow) bool { return true })
 }
 
 // refilter keeps a chain, whole, when its correlation id or one of its
