@@ -20,6 +20,7 @@ const (
 	dialogBroadcast
 	dialogFilter
 	dialogHelp
+	dialogQuit
 )
 
 // dialog is the one open dialog: it takes every key until it closes.
@@ -46,6 +47,15 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 	switch d.kind {
 	case dialogHelp:
 		if k.String() == "esc" || k.String() == "?" || k.String() == "q" {
+			m.dialog = nil
+		}
+		return nil
+	case dialogQuit:
+		switch k.String() {
+		case "y", "enter", "q":
+			m.dialog = nil
+			return tea.Quit
+		case "n", "esc":
 			m.dialog = nil
 		}
 		return nil
@@ -113,6 +123,15 @@ func (m *Model) dialogBox(w int) string {
 	switch d.kind {
 	case dialogHelp:
 		return st.Dialog.Render(m.fullHelp(w - 6))
+	case dialogQuit:
+		body = []string{
+			st.Title.Render("Stop the team?"),
+			d.target + ".",
+			"Quitting stops every member this huddle runs;",
+			"huddle attach watches a team without running it.",
+			"",
+			st.Key.Render("y/q") + " stop and quit  " + st.Key.Render("n/esc") + " stay",
+		}
 	case dialogShutdown:
 		body = []string{
 			st.Title.Render("Shut down " + d.target + "?"),

@@ -52,6 +52,9 @@ type Options struct {
 	Now func() time.Time
 	// Footer says where the UI runs (the directory, attach or runtime).
 	Footer string
+	// RunsTeam is set when quitting the UI stops the team (huddle up, the
+	// demo): q asks first while there is work going on.
+	RunsTeam bool
 }
 
 // common is what the root model shares with its panes: they read it, only
@@ -89,8 +92,9 @@ type component interface {
 // Model is the root model: it owns focus, layout and the dialog stack.
 type Model struct {
 	common
-	dir    string
-	footer string
+	dir      string
+	footer   string
+	runsTeam bool
 
 	width, height int
 	right         pane // the pane the right column shows: requests, traces or messages
@@ -111,7 +115,7 @@ type Model struct {
 
 // New builds the root model.
 func New(opts Options) *Model {
-	m := &Model{dir: opts.Dir, footer: opts.Footer, right: paneRequests}
+	m := &Model{dir: opts.Dir, footer: opts.Footer, runsTeam: opts.RunsTeam, right: paneRequests}
 	m.keys, m.now, m.focus = DefaultKeyMap(), opts.Now, paneRequests
 	if m.now == nil {
 		m.now = time.Now
@@ -247,6 +251,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	km := m.keys
 	switch {
 	case key.Matches(k, km.Quit):
+		if work := m.workGoingOn(); m.runsTeam && work != "" {
+			m.dialog = &dialog{kind: dialogQuit, target: work}
+			return nil
+		}
 		return tea.Quit
 	case key.Matches(k, km.Help):
 		m.dialog = &dialog{kind: dialogHelp}
@@ -342,6 +350,26 @@ func (m *Model) setFocus(p pane) tea.Cmd {
 		return m.member.close()
 	}
 	return nil
+}
+
+// workGoingOn says what quitting would interrupt: members at work or
+// waiting on the lead, and pending requests; "" when there is none.
+func (m *Model) workGoingOn() string {
+	busy := 0
+	for _, mv := range m.snap.Members {
+		switch mv.Record.Status {
+		case protocol.MemberStarting, protocol.MemberWorking, protocol.MemberAwaitingApproval, protocol.MemberRevising:
+			busy++
+		}
+	}
+	var parts []string
+	if busy > 0 {
+		parts = append(parts, plural(busy, "member")+" at work")
+	}
+	if m.snap.Pending > 0 {
+		parts = append(parts, plural(m.snap.Pending, "pending request"))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // toggleMember opens the member view on the roster's selected member, or

@@ -50,7 +50,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer})
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"huddle/ipc/trace"
@@ -136,5 +137,47 @@ func TestSelectionsFollowTheItem(t *testing.T) {
 	send(m, "3")
 	if c := m.traces.selectedCall(); c == nil || c.ErrorCode != "DENIED" {
 		t.Errorf("the selected call moved to %+v, want the DENIED one", c)
+	}
+}
+
+// TestQuitAsksWhileTheTeamWorks: q in a UI that runs the team asks once
+// while members work or requests wait; n stays, y quits; a UI that only
+// watches, or a team with nothing going on, quits at once.
+func TestQuitAsksWhileTheTeamWorks(t *testing.T) {
+	st := NewStyles(false, true)
+	m := New(Options{Dir: t.TempDir(), Styles: &st, RunsTeam: true})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	if isQuit(send(m, "q")) || m.dialog == nil || m.dialog.kind != dialogQuit {
+		t.Fatalf("q with work going on: dialog %+v", m.dialog)
+	}
+	screen := ansi.Strip(m.View().Content)
+	for _, want := range []string{"Stop the team?", "2 members at work, 1 pending request."} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the question lacks %q:\n%s", want, screen)
+		}
+	}
+	if isQuit(send(m, "n")) || m.dialog != nil {
+		t.Fatal("n did not keep the UI")
+	}
+	send(m, "q")
+	if !isQuit(send(m, "y")) {
+		t.Fatal("y did not quit")
+	}
+
+	idle := busySnapshot(t)
+	for i := range idle.Members {
+		idle.Members[i].Record.Status = protocol.MemberIdle
+	}
+	idle.Requests, idle.Pending = nil, 0
+	m.Update(SnapshotMsg(idle))
+	if !isQuit(send(m, "q")) {
+		t.Fatal("q with nothing going on asked")
+	}
+
+	watcher, _ := newTestModel(t, 80, 24) // huddle attach
+	watcher.Update(SnapshotMsg(busySnapshot(t)))
+	if !isQuit(send(watcher, "q")) {
+		t.Fatal("q in a UI that does not run the team asked")
 	}
 }
