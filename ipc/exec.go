@@ -51,24 +51,24 @@ func (t ExecTarget) Invoke(ctx context.Context, req protocol.InvocationRequest) 
 			if tail := strings.TrimSpace(errOut.String()); tail != "" {
 				reason += ": " + lastLine(tail)
 			}
-			return protocol.InvocationResult{}, &InvalidResponse{reason}
+			return protocol.InvocationResult{}, &InvalidResponse{Reason: reason}
 		}
 		return protocol.InvocationResult{}, fmt.Errorf("run %s: %w", t.Command[0], runErr)
 	}
 	if out.over {
-		return protocol.InvocationResult{}, &InvalidResponse{"the answer exceeds 1 MiB"}
+		return protocol.InvocationResult{}, &InvalidResponse{Reason: "the answer exceeds 1 MiB", Answer: out.String()}
 	}
 	body := bytes.TrimSpace(out.Bytes())
 	if len(body) == 0 {
-		return protocol.InvocationResult{}, &InvalidResponse{"nothing on stdout"}
+		return protocol.InvocationResult{}, &InvalidResponse{Reason: "nothing on stdout"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var res protocol.InvocationResult
 	if err := dec.Decode(&res); err != nil {
-		return protocol.InvocationResult{}, &InvalidResponse{"stdout is not an InvocationResult: " + err.Error()}
+		return protocol.InvocationResult{}, &InvalidResponse{Reason: "stdout is not an InvocationResult: " + err.Error(), Answer: string(body)}
 	}
 	if dec.More() {
-		return protocol.InvocationResult{}, &InvalidResponse{"more than one JSON value on stdout"}
+		return protocol.InvocationResult{}, &InvalidResponse{Reason: "more than one JSON value on stdout", Answer: string(body)}
 	}
 	return res, nil
 }

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -19,7 +20,12 @@ type Target interface {
 }
 
 // InvalidResponse says what was wrong with a target's answer.
-type InvalidResponse struct{ Reason string }
+type InvalidResponse struct {
+	Reason string
+	// Answer is what was refused, cut by trace.Clip ("" when there was
+	// nothing to show): the trace keeps it so the refusal can be checked.
+	Answer string
+}
 
 func (e *InvalidResponse) Error() string { return "invalid response: " + e.Reason }
 
@@ -120,14 +126,25 @@ func (c *Caller) dispatch(ctx context.Context, req *protocol.InvocationRequest, 
 	case ctx.Err() != nil:
 		return fail(protocol.ErrIPC, "the call was cancelled: "+ctx.Err().Error(), nil)
 	case errors.As(err, &invalid):
-		return fail(protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+invalid.Reason, map[string]any{"reason": invalid.Reason})
+		return fail(protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+invalid.Reason, InvalidDetails(invalid.Reason, invalid.Answer))
 	default:
 		return fail(protocol.ErrIPC, err.Error(), nil)
 	}
 	if reason := checkAnswer(req, &res); reason != "" {
-		return fail(protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+reason, map[string]any{"reason": reason})
+		answer, _ := json.Marshal(res)
+		return fail(protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+reason, InvalidDetails(reason, string(answer)))
 	}
 	return res, t
+}
+
+// InvalidDetails are the details of an INVALID_RESPONSE error: why, and the
+// answer that was refused (cut to the size a trace keeps).
+func InvalidDetails(reason, answer string) map[string]any {
+	d := map[string]any{"reason": reason}
+	if answer != "" {
+		d["answer"] = trace.Clip(answer)
+	}
+	return d
 }
 
 // checkAnswer says what is wrong with a target's answer to req, if anything.

@@ -119,6 +119,11 @@ func TestCallerErrorsAndSpans(t *testing.T) {
 			if c.reason != "" && !strings.Contains(string(res.Error.Details)+res.Error.Message, c.reason) {
 				t.Fatalf("details %s / message %q do not name %q", res.Error.Details, res.Error.Message, c.reason)
 			}
+			// A refused answer travels with the error, for the trace.
+			wantAnswer := map[string]string{"garbage": "this is not JSON", "mismatch": "req-somebodyelse"}[c.name]
+			if wantAnswer != "" && !strings.Contains(string(res.Error.Details), wantAnswer) {
+				t.Fatalf("details %s do not hold the refused answer %q", res.Error.Details, wantAnswer)
+			}
 		})
 	}
 	// Every call has a start and an end span.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -588,7 +589,8 @@ func (mt *mate) execResult(l ExecLine) error {
 		if err != nil {
 			reason = err.Error()
 		}
-		mt.reply(req, protocol.Fail(&req, res.DurationMS, protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+name+" answered "+reason, map[string]any{"reason": reason}))
+		answer, _ := json.Marshal(res)
+		mt.reply(req, protocol.Fail(&req, res.DurationMS, protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+name+" answered "+reason, ipc.InvalidDetails(reason, string(answer))))
 		return fmt.Errorf("result: %s", reason)
 	}
 	mt.reply(req, res)

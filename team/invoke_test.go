@@ -158,6 +158,10 @@ func TestExecTeammateAnswersAndMisanswers(t *testing.T) {
 	if b := byTarget["bad"]; b == nil || b.ErrorCode != "INVALID_RESPONSE" {
 		t.Fatalf("bad: %+v", b)
 	}
+	// The trace keeps the answer that was refused, so a person can see why.
+	if b := byTarget["bad"]; !strings.Contains(b.Refused, "echo: invoice 8") || !strings.Contains(b.Refused, `"status":""`) {
+		t.Errorf("bad: the refused answer is not in the trace: %q", b.Refused)
+	}
 }
 
 // TestThousandConcurrentCalls: 1,000 calls at once across 10 scripted

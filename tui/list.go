@@ -131,19 +131,21 @@ func (l *list[T]) handleKey(km *KeyMap, k tea.KeyPressMsg) (moved bool) {
 }
 
 // split draws the rows over the details of the row under the cursor: the
-// rows get what they need up to about 40% of h (at least 3 lines), the
-// details the rest, or all of h when they are open.
+// rows get what they need, up to what the details leave and at least about
+// 40% of h (and 3 lines); the details get the rest, or all of h when they
+// are open.
 func (l *list[T]) split(st *Styles, w, h int, rows func(w, h int) []string, detail func(w int) []string) string {
+	d := detail(w)
 	if l.open {
-		return strings.Join(l.view(detail(w), h), "\n")
+		return strings.Join(l.view(d, h), "\n")
 	}
-	lh := clamp(len(l.rows), 3, max(3, h*2/5))
+	lh := clamp(len(l.rows), 3, max(3, h*2/5, h-1-len(d)))
 	out := rows(w, lh)
 	for len(out) < lh {
 		out = append(out, "")
 	}
 	out = append(out, st.Muted.Render(strings.Repeat("─", w)))
-	out = append(out, l.view(detail(w), h-lh-1)...)
+	out = append(out, l.view(d, h-lh-1)...)
 	return strings.Join(out, "\n")
 }
 

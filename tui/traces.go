@@ -116,15 +116,30 @@ func (p *tracesPane) rows(w, h int) []string {
 		return []string{st.Muted.Render(msg)}
 	}
 	top := p.list.window(h)
+	end := min(top+h, len(p.list.rows))
+	// The status column is as wide as the widest status on screen, so
+	// "INVALID_RESPONSE" and "DENIED (max_hops)" show whole.
+	statusW := len("running")
+	for _, tr := range p.list.rows[top:end] {
+		if tr.row >= 0 {
+			call := p.snap.Chains[tr.chain].Rows[tr.row].Call
+			sw := ansi.StringWidth(callStatus(call))
+			if call.Late {
+				sw += len(" late")
+			}
+			statusW = max(statusW, sw)
+		}
+	}
+	statusW = min(statusW, max(w/3, 7))
 	var out []string
-	for i := top; i < len(p.list.rows) && len(out) < h; i++ {
+	for i := top; i < end; i++ {
 		tr := p.list.rows[i]
 		c := &p.snap.Chains[tr.chain]
 		var line string
 		if tr.row < 0 {
 			line = p.chainHeader(c)
 		} else {
-			line = p.callRow(c, c.Rows[tr.row], w)
+			line = p.callRow(c, c.Rows[tr.row], w, statusW)
 		}
 		line = fit(line, w)
 		if i == p.list.cursor {
@@ -150,9 +165,25 @@ func (p *tracesPane) chainHeader(c *trace.Chain) string {
 	return out
 }
 
-// callRow is caller → target.action, hop, status, duration, error code and
-// a bar whose length follows the call's share of the chain's longest call.
-func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, w int) string {
+// callStatus is a call's status as the list shows it: ok, running, or its
+// error code, with the reason of a denial: "DENIED (max_hops)".
+func callStatus(call *trace.Call) string {
+	switch call.Status {
+	case trace.CallOK:
+		return "ok"
+	case trace.CallError:
+		if call.ErrorCode == "DENIED" && call.ErrorReason != "" {
+			return call.ErrorCode + " (" + call.ErrorReason + ")"
+		}
+		return call.ErrorCode
+	}
+	return "running"
+}
+
+// callRow is caller → target.action, hop, status (statusW wide), duration
+// and a bar whose length follows the call's share of the chain's longest
+// call.
+func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, w, statusW int) string {
 	st := p.styles
 	call := r.Call
 	indent := strings.Repeat("  ", r.Depth)
@@ -166,14 +197,14 @@ func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, w int) string {
 	}
 	what := fmt.Sprintf("%s%s%s%s → %s.%s", indent, branch, remote, call.Caller, call.Target, call.Action)
 	dur := call.DurationMS
-	var status string
+	status := callStatus(call)
 	switch call.Status {
 	case trace.CallOK:
-		status = st.Success.Render("ok")
+		status = st.Success.Render(status)
 	case trace.CallError:
-		status = st.Danger.Render(call.ErrorCode)
+		status = st.Danger.Render(status)
 	default:
-		status = st.Info.Render("running")
+		status = st.Info.Render(status)
 		if !call.Start.IsZero() {
 			dur = p.clock.Sub(call.Start).Milliseconds()
 		}
@@ -182,7 +213,7 @@ func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, w int) string {
 		status += st.Warning.Render(" late")
 	}
 	bw := clamp(w/8, 3, barWidth)
-	tail := fmt.Sprintf("h%d %s %6s %s", call.Hop, fit(status, 12), fmtMS(dur), p.bar(c, call, dur, bw))
+	tail := fmt.Sprintf("h%d %s %6s %s", call.Hop, fit(status, statusW), fmtMS(dur), p.bar(c, call, dur, bw))
 	room := w - ansi.StringWidth(tail) - 1
 	return fit(what, max(room, 8)) + " " + tail
 }
@@ -246,8 +277,15 @@ func (p *tracesPane) detail(w int) []string {
 		out = append(out, kv("late", st.Warning.Render("an answer came after the deadline; it was recorded, not delivered")))
 	}
 	if call.ErrorCode != "" {
-		out = append(out, kv("error", st.Danger.Render(call.ErrorCode)+" "+team.Printable(call.ErrorMessage)))
+		// The code once, then the whole message, wrapped.
+		code := call.ErrorCode
+		if call.ErrorReason != "" && !strings.Contains(call.ErrorMessage, call.ErrorReason) {
+			code += " (" + team.Printable(call.ErrorReason) + ")"
+		}
+		out = append(out, kv("error", st.Danger.Render(code)))
+		out = append(out, wrapText(strings.TrimPrefix(call.ErrorMessage, call.ErrorCode+": "), w)...)
 	}
+	out = append(out, p.section("refused answer", call.Refused, w)...)
 	out = append(out, p.section("prompt", call.Prompt, w)...)
 	return append(out, p.section("result", call.Result, w)...)
 }

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/json"
 	"time"
 
 	"huddle/protocol"
@@ -29,13 +28,13 @@ func End(req protocol.InvocationRequest, res protocol.InvocationResult, remote s
 	if res.Error != nil {
 		end.Error = &SpanError{Code: string(res.Error.Code), Message: res.Error.Message, Details: res.Error.Details}
 	} else {
-		end.Result = clipResult(res.Result)
+		end.Result = Clip(string(res.Result))
 	}
 	return end
 }
 
-func clipResult(b json.RawMessage) string {
-	s := string(b)
+// Clip cuts s to the size a span keeps of a result or a refused answer.
+func Clip(s string) string {
 	if len(s) > maxResultInTrace {
 		s = s[:maxResultInTrace] + "…"
 	}

@@ -32,6 +32,7 @@ type Call struct {
 	ErrorCode       string
 	ErrorMessage    string
 	ErrorReason     string // details.reason of the error, when it has one
+	Refused         string // details.answer of an INVALID_RESPONSE: the answer refused
 	Result          string
 	Late            bool // an answer arrived after the deadline
 	Remote          string
@@ -71,6 +72,7 @@ type callJSON struct {
 	ErrorCode       string  `json:"error_code"`
 	ErrorMessage    string  `json:"error_message"`
 	ErrorReason     string  `json:"error_reason"`
+	Refused         string  `json:"refused_answer,omitempty"`
 	Result          string  `json:"result"`
 	Late            bool    `json:"late"`
 	Remote          string  `json:"remote"`
@@ -84,7 +86,7 @@ func (c *Call) wire() callJSON {
 		RequestID: c.RequestID, CorrelationID: c.CorrelationID, ParentRequestID: c.ParentRequestID,
 		Caller: c.Caller, Target: c.Target, Action: c.Action, Hop: c.Hop, Prompt: c.Prompt,
 		Start: wireTime(c.Start), End: wireTime(c.End), Status: c.Status, DurationMS: c.DurationMS,
-		ErrorCode: c.ErrorCode, ErrorMessage: c.ErrorMessage, ErrorReason: c.ErrorReason,
+		ErrorCode: c.ErrorCode, ErrorMessage: c.ErrorMessage, ErrorReason: c.ErrorReason, Refused: c.Refused,
 		Result: c.Result, Late: c.Late, Remote: c.Remote,
 	}
 }

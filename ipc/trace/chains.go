@@ -111,7 +111,8 @@ func apply(c *Call, s *Span) bool {
 			c.DurationMS = max(c.End.Sub(c.Start).Milliseconds(), 0)
 		}
 		if s.Error != nil {
-			c.ErrorCode, c.ErrorMessage, c.ErrorReason = s.Error.Code, s.Error.Message, reason(s.Error.Details)
+			c.ErrorCode, c.ErrorMessage = s.Error.Code, s.Error.Message
+			c.ErrorReason, c.Refused = errorDetails(s.Error.Details)
 		}
 		c.Result = s.Result
 		if s.Remote != "" {
@@ -122,15 +123,17 @@ func apply(c *Call, s *Span) bool {
 	return false
 }
 
-// reason is details.reason of an error's details, if it is a string.
-func reason(details json.RawMessage) string {
+// errorDetails are details.reason and details.answer of an error's
+// details, when they are strings.
+func errorDetails(details json.RawMessage) (reason, answer string) {
 	var d struct {
 		Reason string `json:"reason"`
+		Answer string `json:"answer"`
 	}
 	if len(details) == 0 || json.Unmarshal(details, &d) != nil {
-		return ""
+		return "", ""
 	}
-	return d.Reason
+	return d.Reason, d.Answer
 }
 
 // fillIdentity takes what an end span says about the call where its start
