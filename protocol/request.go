@@ -116,6 +116,9 @@ type Request struct {
 
 	Plan   string `json:"plan,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Revises is the plan this one replaces: the member's previous plan,
+	// rejected or expired.
+	Revises string `json:"revises,omitempty"`
 
 	Approve        *bool      `json:"approve,omitempty"`
 	Feedback       string     `json:"feedback,omitempty"`
@@ -154,6 +157,11 @@ func (r *Request) Validate() error {
 	}
 	if r.Kind == KindPlan && r.Plan == "" {
 		return fail("plan is required")
+	}
+	if r.Revises != "" {
+		if err := ValidateID(r.Revises); err != nil {
+			return fail("revises: %v", err)
+		}
 	}
 	return nil
 }

@@ -174,6 +174,9 @@ func TestLLMEnvSubmitPlanApproveAndReject(t *testing.T) {
 		p := pendingPlan(dir, "coder")
 		return p != nil && p.ID != first.ID
 	})
+	if r := pendingPlan(dir, "coder"); r.Revises != first.ID {
+		t.Fatalf("the revised plan revises %q, want %s", r.Revises, first.ID)
+	}
 	if _, err := Decide(dir, pendingPlan(dir, "coder").ID, protocol.EventApprove, "go ahead", ""); err != nil {
 		t.Fatal(err)
 	}

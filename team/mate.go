@@ -394,6 +394,12 @@ func (mt *mate) submitPlan(plan string) (string, error) {
 	name := mt.spec.Name
 	r := protocol.NewRequest(protocol.KindPlan, protocol.NewRequestID(protocol.KindPlan), name, protocol.Lead, time.Now(), mt.rt.team.Settings.Approval())
 	r.Plan = plan
+	if mt.status() == protocol.MemberRevising {
+		// The previous plan was rejected or expired: this one replaces it.
+		mt.mu.Lock()
+		r.Revises = mt.rec.RequestID
+		mt.mu.Unlock()
+	}
 	if err := CreateRequest(mt.rt.dir, &r); err != nil {
 		return "", err
 	}

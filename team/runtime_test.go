@@ -179,6 +179,12 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	if !strings.Contains(revised.Plan, "use the other room") {
 		t.Fatalf("revised plan lacks the feedback: %q", revised.Plan)
 	}
+	if revised.Revises != first.ID {
+		t.Fatalf("the revised plan revises %q, want %s", revised.Revises, first.ID)
+	}
+	if first.Revises != "" {
+		t.Fatalf("a first plan revises %q", first.Revises)
+	}
 	if r, _ := LoadRequest(dir, first.ID); r.Status != protocol.RequestRejected || r.Feedback != "use the other room" || r.ResolvedBy != "lead" {
 		t.Fatalf("first plan record: %+v", r)
 	}

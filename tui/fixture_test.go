@@ -61,6 +61,7 @@ func busySnapshot(t testing.TB) team.Snapshot {
 	tm := demoTeam(t)
 	pending := planRequest("pl-5f1c9a2b7e31", "reservas",
 		"Book room 4 for ACME on Friday: check availability, hold the slot, confirm with the client.\n\nRevised after feedback: use room 2, it has the projector", t0.Add(-12*time.Second))
+	pending.Revises = "pl-0a1b2c3d4e5f"
 	rejected := planRequest("pl-0a1b2c3d4e5f", "reservas", "Book room 4 for ACME on Friday: check availability, hold the slot, confirm with the client.", t0.Add(-80*time.Second))
 	if err := rejected.Apply(protocol.EventReject, "lead", t0.Add(-30*time.Second), "use room 2, it has the projector"); err != nil {
 		t.Fatal(err)

@@ -241,6 +241,7 @@ func (p *requestsPane) detail(w int) []string {
 	if p.inGrace() {
 		out = append(out, st.Muted.Render("  (just arrived: a and r wait a moment)"))
 	}
+	out = append(out, p.revisions(r)...)
 	out = append(out, st.Muted.Render("history"))
 	for _, t := range r.History {
 		from := string(t.From)
@@ -249,7 +250,7 @@ func (p *requestsPane) detail(w int) []string {
 		}
 		l := fmt.Sprintf("  %s  %s → %s  by %s", t.At.Local().Format("15:04:05"), from, t.To, t.By)
 		if t.Note != "" {
-			l += fmt.Sprintf(": %q", t.Note)
+			l += ": " + team.Printable(t.Note)
 		}
 		out = append(out, l)
 	}
@@ -257,6 +258,30 @@ func (p *requestsPane) detail(w int) []string {
 	out = append(out, p.section("reason", r.Reason, w)...)
 	out = append(out, p.section("feedback", r.Feedback, w)...)
 	return append(out, p.section("answer", r.ResponseReason, w)...)
+}
+
+// revisions link a plan to the plan it replaces and to the plan that
+// replaced it, with what the lead said.
+func (p *requestsPane) revisions(r *protocol.Request) []string {
+	st := p.styles
+	var out []string
+	if r.Revises != "" {
+		line := "revises " + r.Revises
+		if prev := p.byID(r.Revises); prev != nil {
+			line += " (" + string(prev.Status)
+			if prev.Feedback != "" {
+				line += ": " + team.Printable(prev.Feedback)
+			}
+			line += ")"
+		}
+		out = append(out, st.Info.Render("↻ ")+line)
+	}
+	for i := range p.snap.Requests {
+		if next := &p.snap.Requests[i]; next.Revises == r.ID {
+			out = append(out, st.Info.Render("↻ ")+"revised by "+next.ID+" ("+string(next.Status)+")")
+		}
+	}
+	return out
 }
 
 // diagram draws the request state machine with the current state lit.
