@@ -22,6 +22,9 @@ type mate struct {
 
 	mu  sync.Mutex
 	rec protocol.Member
+	// lastPlan is the id of the member's latest plan, under mu: a plan
+	// submitted while revising names it as the plan it replaces.
+	lastPlan string
 	// writeMu orders the writes of rec: each takes its copy and writes it
 	// under writeMu, so an older copy never lands over a newer one (the
 	// inbox, the process's output and the run goroutine all change rec).
@@ -394,15 +397,19 @@ func (mt *mate) submitPlan(plan string) (string, error) {
 	name := mt.spec.Name
 	r := protocol.NewRequest(protocol.KindPlan, protocol.NewRequestID(protocol.KindPlan), name, protocol.Lead, time.Now(), mt.rt.team.Settings.Approval())
 	r.Plan = plan
-	if mt.status() == protocol.MemberRevising {
+	revising := mt.status() == protocol.MemberRevising
+	mt.mu.Lock()
+	if revising {
 		// The previous plan was rejected or expired: this one replaces it.
-		mt.mu.Lock()
-		r.Revises = mt.rec.RequestID
-		mt.mu.Unlock()
+		r.Revises = mt.lastPlan
 	}
+	mt.mu.Unlock()
 	if err := CreateRequest(mt.rt.dir, &r); err != nil {
 		return "", err
 	}
+	mt.mu.Lock()
+	mt.lastPlan = r.ID
+	mt.mu.Unlock()
 	if mt.status() != protocol.MemberWorking && mt.status() != protocol.MemberRevising {
 		if err := mt.setStatus(protocol.MemberWorking, "writing a plan"); err != nil {
 			return "", err
