@@ -87,6 +87,9 @@ type Member struct {
 	RunID    string       `json:"run_id,omitempty"`
 	Since    time.Time    `json:"since"`
 	Error    string       `json:"error,omitempty"`
+	// LastLog is the last line a crashed exec teammate wrote on stderr
+	// (members/<name>.log), printable and cut to 200 characters.
+	LastLog string `json:"last_log,omitempty"`
 	// Step and RequestID let a restarted runtime resume a scripted teammate
 	// where it was: at its step, waiting on its plan request.
 	Step      int    `json:"step,omitempty"`

@@ -288,6 +288,7 @@ func (mt *mate) runExec(ctx context.Context) error {
 	case mt.stopping() && werr == nil:
 		return errStopped
 	case werr != nil:
+		mt.keepLastLogLine()
 		return fmt.Errorf("process exited: %v", werr)
 	case readErr != nil:
 		return fmt.Errorf("reading its output: %v", readErr)
@@ -595,4 +596,17 @@ func (mt *mate) execResult(l ExecLine) error {
 	}
 	mt.reply(req, res)
 	return nil
+}
+
+// keepLastLogLine puts the last line the crashed process wrote on stderr
+// in its record: the roster shows it, which says more than an exit status.
+func (mt *mate) keepLastLogLine() {
+	path, err := teamdir.MemberLogPath(mt.rt.dir, mt.spec.Name)
+	if err != nil {
+		return
+	}
+	line := LastLine(path)
+	mt.mu.Lock()
+	mt.rec.LastLog = line
+	mt.mu.Unlock()
 }

@@ -75,6 +75,31 @@ func TailStart(path string, max int64) (int64, error) {
 	return from + int64(len(skipped)), nil
 }
 
+// lastLineBytes is how far back LastLine looks.
+const lastLineBytes = 4 << 10
+
+// LastLine is the last non-empty whole line of path, made printable and cut
+// to 200 characters; "" when there is none or it cannot be read.
+func LastLine(path string) string {
+	off, err := TailStart(path, lastLineBytes)
+	if err != nil {
+		return ""
+	}
+	lines, _, err := ReadLines(path, off)
+	if err != nil {
+		return ""
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if s := Printable(string(lines[i])); s != "" {
+			if r := []rune(s); len(r) > 200 {
+				s = string(r[:200]) + "…"
+			}
+			return s
+		}
+	}
+	return ""
+}
+
 // Follower follows the lines appended to one file (a member's log or
 // transcript), woken by fsnotify on its directory: the file may not exist
 // yet, and may be replaced.

@@ -120,3 +120,20 @@ func TestFollowerSeesCreationAppendsAndTruncation(t *testing.T) {
 		t.Fatalf("Next after Close: %v, want io.EOF", err)
 	}
 }
+
+// TestLastLineIsTheLastWords: the last non-empty line, printable and cut;
+// nothing for a missing or empty file.
+func TestLastLineIsTheLastWords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	if got := LastLine(path); got != "" {
+		t.Fatalf("missing file: %q", got)
+	}
+	appendFile(t, path, "starting\npanic: \x1b[31mboom\x1b[0m\n\n  \n")
+	if got := LastLine(path); got != "panic: ?[31mboom?[0m" {
+		t.Fatalf("got %q", got)
+	}
+	appendFile(t, path, strings.Repeat("x", 300)+"\n")
+	if got := LastLine(path); len([]rune(got)) != 201 || !strings.HasSuffix(got, "…") {
+		t.Fatalf("a long line: %d runes %q", len([]rune(got)), got)
+	}
+}

@@ -254,6 +254,9 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 	if m, _ := LoadMember(dir, "broken"); !strings.Contains(m.Error, "exit status 3") {
 		t.Errorf("crash error %q", m.Error)
 	}
+	if m, _ := LoadMember(dir, "broken"); !strings.Contains(m.LastLog, "something went wrong") {
+		t.Errorf("the record's last log line is %q, want what it wrote on stderr last", m.LastLog)
+	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "members", "broken.log")); !strings.Contains(string(b), "something went wrong") {
 		t.Errorf("stderr not in members/broken.log: %q", b)
 	}

@@ -233,6 +233,9 @@ func (v *memberView) card(mv *team.MemberView, w int) []string {
 	if rec.Error != "" {
 		out = append(out, st.Danger.Render("error"))
 		out = append(out, wrapText(rec.Error, w)...)
+		if rec.LastLog != "" {
+			out = append(out, wrapText("last log line: "+rec.LastLog, w)...)
+		}
 	}
 	c := rec.Counters
 	field("counts", fmt.Sprintf("received %d · sent %d · plans %d · calls %d", c.Received, c.Sent, c.Plans, c.Calls))

@@ -263,3 +263,24 @@ func TestAgentTextNeverReachesTheTerminalRaw(t *testing.T) {
 		t.Errorf("the agent's text is not shown with its control characters marked:\n%s", all)
 	}
 }
+
+// TestCrashedRowEndsWithTheLastLogLine: a crashed member's roster row ends
+// with the last line it wrote on stderr, and its member view has both the
+// exit status and that line.
+func TestCrashedRowEndsWithTheLastLogLine(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	snap := busySnapshot(t)
+	snap.Members[3].Record.LastLog = "panic: ledger locked"
+	m.Update(SnapshotMsg(snap))
+	screen := ansi.Strip(m.View().Content)
+	if !strings.Contains(screen, "crashed · panic: ledger locked") {
+		t.Errorf("the crashed row does not end with the last log line:\n%s", screen)
+	}
+	openMember(t, m, 3)
+	screen = ansi.Strip(m.View().Content)
+	for _, want := range []string{"process exited: exit status 3", "last log line: panic: ledger locked"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the member view lacks %q:\n%s", want, screen)
+		}
+	}
+}

@@ -115,6 +115,10 @@ func (p *rosterPane) lines(w, h int) []string {
 		what := team.Printable(rec.Activity)
 		if rec.Status == protocol.MemberCrashed && rec.Error != "" {
 			what = team.Printable(rec.Error)
+			if rec.LastLog != "" {
+				// Its last words say more than an exit status.
+				what = team.Printable(rec.LastLog)
+			}
 		}
 		l2 := "  " + gs.Render(strings.ReplaceAll(word, "_", " "))
 		if what != "" {
