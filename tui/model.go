@@ -194,6 +194,10 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 			m.flash, m.flashBad = fmt.Sprintf("%s was resolved by %s (%s) while the dialog was open", r.ID, r.ResolvedBy, r.Status), true
 		}
 	}
+	for _, r := range m.requests.refused {
+		// A refusal arrives when it arrives: say it, whatever is on screen.
+		m.flash, m.flashBad = fmt.Sprintf("%s refused to shut down (%s): %s", r.To, r.ID, team.Printable(r.ResponseReason)), true
+	}
 	if m.requests.announce() {
 		cmds = append(cmds, tea.Raw("\a"))
 	}

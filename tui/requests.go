@@ -29,6 +29,9 @@ type requestsPane struct {
 	seenAt map[string]time.Time
 	// pendingBefore is the pending set of the previous snapshot.
 	pendingBefore map[string]bool
+	// refused are the shutdown requests this snapshot shows refused that
+	// the previous one showed pending.
+	refused []*protocol.Request
 }
 
 func newRequestsPane(c *common) *requestsPane {
@@ -42,6 +45,7 @@ func newRequestsPane(c *common) *requestsPane {
 // one that now stands at its place is selected, with grace. It reports
 // whether another request landed under the cursor.
 func (p *requestsPane) refresh() bool {
+	p.refused = p.refusedNow()
 	p.refilter()
 	landed := p.list.reselect(func(i int) bool {
 		r := &p.snap.Requests[i]
@@ -53,6 +57,19 @@ func (p *requestsPane) refresh() bool {
 	}
 	p.pendingBefore = p.pendingSet()
 	return landed
+}
+
+// refusedNow lists the shutdown requests refused since the previous
+// snapshot.
+func (p *requestsPane) refusedNow() []*protocol.Request {
+	var out []*protocol.Request
+	for i := range p.snap.Requests {
+		r := &p.snap.Requests[i]
+		if r.Kind == protocol.KindShutdown && r.Status == protocol.RequestRejected && p.pendingBefore[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // announce reports whether the snapshot holds a pending request not seen

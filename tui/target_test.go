@@ -181,3 +181,31 @@ func TestQuitAsksWhileTheTeamWorks(t *testing.T) {
 		t.Fatal("q in a UI that does not run the team asked")
 	}
 }
+
+// TestShutdownRefusalIsShownWhenItArrives: a member refusing a shutdown
+// the UI saw pending is said on the status line, with its reason.
+func TestShutdownRefusalIsShownWhenItArrives(t *testing.T) {
+	m, clock := newTestModel(t, 120, 36)
+	snap := busySnapshot(t)
+	sd := protocol.NewRequest(protocol.KindShutdown, "sd-0123456789ab", protocol.Lead, "finanzas", t0, time.Minute)
+	sd.Reason = "asked from the huddle UI"
+	snap.Requests = append([]protocol.Request{sd}, snap.Requests...)
+	snap.Pending = 2
+	m.Update(SnapshotMsg(snap))
+	if m.flash != "" {
+		t.Fatalf("a flash before any answer: %q", m.flash)
+	}
+	clock.Advance(time.Second)
+	next := snap
+	next.Requests = append([]protocol.Request(nil), snap.Requests...)
+	if err := next.Requests[0].Apply(protocol.EventReject, "finanzas", clock.Now(), "closing invoices, ask again in a minute"); err != nil {
+		t.Fatal(err)
+	}
+	next.Requests[0].ResponseReason = "closing invoices, ask again in a minute"
+	next.Pending = 1
+	m.Update(SnapshotMsg(next))
+	lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "finanzas refused to shut down (sd-0123456789ab): closing invoices, ask again in a minute") {
+		t.Errorf("the status line %q does not say the refusal", last)
+	}
+}
