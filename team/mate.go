@@ -197,6 +197,12 @@ func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.
 	if err := WriteMember(mt.rt.dir, &rec); err != nil {
 		return true, err
 	}
+	if cur != next {
+		// Under writeMu: the history is in the order of the moves.
+		if err := appendStatusHistory(mt.rt.dir, &rec); err != nil {
+			mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
+		}
+	}
 	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
 	if activity != "" {
 		e["activity"] = activity

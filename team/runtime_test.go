@@ -199,6 +199,27 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	if _, err := Decide(dir, revised.ID, protocol.EventReject, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
 		t.Fatalf("second decision: %v", err)
 	}
+	// Every move is in alice's status history, in the order it was made.
+	hist, err := ReadStatusHistory(dir, "alice", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []protocol.MemberStatus{protocol.MemberAwaitingApproval, protocol.MemberRevising, protocol.MemberAwaitingApproval, protocol.MemberWorking}
+	i := 0
+	for _, c := range hist {
+		if i < len(want) && c.Status == want[i] {
+			i++
+		}
+		if c.TS.IsZero() {
+			t.Errorf("a change without a time: %+v", c)
+		}
+	}
+	if i != len(want) {
+		t.Fatalf("alice's history %+v lacks the moves %v in order", hist, want)
+	}
+	if last, _ := ReadStatusHistory(dir, "alice", 2); len(last) != 2 || last[1] != hist[len(hist)-1] {
+		t.Fatalf("the last 2 changes: %+v of %+v", last, hist)
+	}
 }
 
 func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {

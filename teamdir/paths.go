@@ -79,6 +79,12 @@ func MemberLogPath(dir, name string) (string, error) {
 	return memberFile(dir, MembersDir, name, ".log")
 }
 
+// StatusHistoryPath is members/<name>.history.jsonl: every status a member
+// moved to, one JSON line each, appended by the runtime (AppendLine).
+func StatusHistoryPath(dir, name string) (string, error) {
+	return memberFile(dir, MembersDir, name, ".history.jsonl")
+}
+
 // TranscriptPath is members/<name>.transcript.jsonl: an llm teammate's
 // model turns, tool calls and tool results, appended one JSON line at a
 // time (AppendLine).

@@ -27,6 +27,8 @@ const (
 	tailEntries = 500
 	// recentMail is how many of the member's messages it shows.
 	recentMail = 4
+	// recentMoves is how many of its status changes it shows.
+	recentMoves = 5
 )
 
 // memberView is the state of the member view. Its tail is read by
@@ -44,6 +46,18 @@ type memberView struct {
 	lines   []string
 	tailErr string
 	up      int // lines scrolled up from the newest
+
+	// history is the member's latest status changes, read again when its
+	// record says it moved (movedAt).
+	history []team.StatusChange
+	movedAt string
+}
+
+// historyMsg brings a member's latest status changes.
+type historyMsg struct {
+	name    string
+	movedAt string
+	changes []team.StatusChange
 }
 
 // tailOpenedMsg brings the end of a member's feed and its follower.
@@ -73,6 +87,8 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	stop := v.stopTail()
 	v.open, v.name, v.up = true, name, 0
 	v.lines, v.tailErr = nil, ""
+	v.history, v.movedAt = nil, ""
+	stop = tea.Batch(stop, v.refreshHistory(mv))
 	feed, err := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind)
 	v.feed = feed
 	if err != nil {
@@ -81,6 +97,28 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	}
 	v.gen++
 	return tea.Batch(stop, openTail(v.gen, feed))
+}
+
+// refreshHistory reads the member's status history again when its record
+// shows a move the view has not read.
+func (v *memberView) refreshHistory(mv *team.MemberView) tea.Cmd {
+	moved := string(mv.Record.Status) + "@" + mv.Record.Since.String()
+	if !v.open || memberName(mv) != v.name || moved == v.movedAt {
+		return nil
+	}
+	v.movedAt = moved
+	dir, name := v.dir, v.name
+	return func() tea.Msg {
+		changes, _ := team.ReadStatusHistory(dir, name, recentMoves) // none is shown as none
+		return historyMsg{name: name, movedAt: moved, changes: changes}
+	}
+}
+
+// historyRead takes a member's status changes, if they are still wanted.
+func (v *memberView) historyRead(msg historyMsg) {
+	if msg.name == v.name && msg.movedAt == v.movedAt {
+		v.history = msg.changes
+	}
 }
 
 // close closes the view and stops its follower.
@@ -247,8 +285,27 @@ func (v *memberView) card(mv *team.MemberView, w int) []string {
 		out = append(out, fit(st.Warning.Render("⚑ "+string(r.Kind)+" "+r.ID)+st.Muted.Render(" waiting "+age(v.clock.Sub(r.Created))+" · 2 to decide"), w))
 		out = append(out, wrapText(what, w)...)
 	}
+	out = append(out, v.moves(w)...)
 	out = append(out, v.calls(w)...)
 	return append(out, v.mail(w)...)
+}
+
+// moves are the member's latest status changes, one line each.
+func (v *memberView) moves(w int) []string {
+	if len(v.history) == 0 {
+		return nil
+	}
+	st := v.styles
+	out := []string{st.Muted.Render("moves")}
+	for _, c := range v.history {
+		g, gs := v.glyph(c.Status)
+		line := "  " + st.Muted.Render(c.TS.Local().Format("15:04:05")) + " " + gs.Render(g+" "+strings.ReplaceAll(string(c.Status), "_", " "))
+		if what := c.Activity + c.Error; what != "" {
+			line += st.Muted.Render(" · ") + team.Printable(what)
+		}
+		out = append(out, fit(line, w))
+	}
+	return out
 }
 
 // runtimeLine says how the member runs.

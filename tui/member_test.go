@@ -54,6 +54,24 @@ func writeTranscript(t testing.TB, dir string, lines ...string) string {
 	return path
 }
 
+// writeHistory writes finanzas's status history.
+func writeHistory(t testing.TB, dir string) {
+	t.Helper()
+	lines := []string{
+		entry(-60, `"status":"starting"`),
+		entry(-59, `"status":"working","activity":"started"`),
+		entry(-40, `"status":"awaiting_approval","activity":"waiting for approval of pl-111111111111"`),
+		entry(-35, `"status":"working","activity":"plan approved"`),
+	}
+	path := filepath.Join(dir, "members", "finanzas.history.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 var finanzasTranscript = []string{
 	entry(-50, `"kind":"prompt","conv":"main","text":"Close the open invoices of November and tell data to archive the ledger."`),
 	entry(-48, `"kind":"model","conv":"main","turn":1,"text":"I will list the invoices first.","usage":{"in":1200,"out":80},"duration_ms":412`),
@@ -89,6 +107,7 @@ func TestGoldenMemberView(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			m, _ := newTestModel(t, size[0], size[1])
 			writeTranscript(t, m.dir, finanzasTranscript...)
+			writeHistory(t, m.dir)
 			m.Update(SnapshotMsg(llmSnapshot(t)))
 			openMember(t, m, 1)
 			golden.RequireEqual(t, m.View().Content)
@@ -102,12 +121,13 @@ func TestGoldenMemberView(t *testing.T) {
 func TestMemberViewShowsTheTranscriptSafely(t *testing.T) {
 	m, _ := newTestModel(t, 120, 36)
 	writeTranscript(t, m.dir, finanzasTranscript...)
+	writeHistory(t, m.dir)
 	m.Update(SnapshotMsg(llmSnapshot(t)))
 	openMember(t, m, 1)
 	raw := m.View().Content
 	screen := ansi.Strip(raw)
 	for _, want := range []string{
-		"Member finanzas", "llm · openai qwen2.5-coder:7b", "running bash: go test ./...", "↑12.3k ↓4.1k $0.10",
+		"Member finanzas", "llm · openai qwen2.5-coder:7b", "moves", "09:12:20 ◐ awaiting approval · waiting for approval of pl-111111111111", "running bash: go test ./...", "↑12.3k ↓4.1k $0.10",
 		"transcript members/finanzas.transcript.jsonl",
 		`tool_call #1 bash {"command":"ls invoices/"}`, "ERROR → refused: write_file needs an", "approved plan (submit_plan first)", "?[31mred?[0m",
 	} {

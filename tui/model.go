@@ -155,6 +155,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.member.opened(msg)
 	case tailMsg:
 		return m, m.member.appended(msg)
+	case historyMsg:
+		m.member.historyRead(msg)
 	case ActionDoneMsg:
 		m.flash, m.flashBad = msg.Text, msg.Err != nil
 		if msg.Err != nil {
@@ -202,8 +204,12 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 		cmds = append(cmds, tea.Raw("\a"))
 	}
 	if m.member.open {
-		// The roster's rows may have moved under the view.
+		// The roster's rows may have moved under the view, and the member
+		// may have moved.
 		cmds = append(cmds, m.followRoster())
+		if mv := m.member.member(); mv != nil {
+			cmds = append(cmds, m.member.refreshHistory(mv))
+		}
 	}
 	return tea.Batch(cmds...)
 }
