@@ -11,6 +11,7 @@ type KeyMap struct {
 	Up, Down                      key.Binding
 	PageUp, PageDown              key.Binding
 	Open, Back                    key.Binding
+	FullLog                       key.Binding
 	Approve, Reject               key.Binding
 	Shutdown, Message, Broadcast  key.Binding
 	Filter, Help, Quit, ForceQuit key.Binding
@@ -35,6 +36,7 @@ func DefaultKeyMap() KeyMap {
 		PageDown:  b("pgdn", "scroll details down", "pgdown", "ctrl+d"),
 		Open:      b("enter", "details", "enter"),
 		Back:      b("esc", "back", "esc"),
+		FullLog:   b("l", "full log", "l"),
 		Approve:   b("a", "approve", "a"),
 		Reject:    b("r", "reject", "r"),
 		Shutdown:  b("s", "shut down member", "s"),

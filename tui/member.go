@@ -45,7 +45,8 @@ type memberView struct {
 	tail    *team.Follower
 	lines   []string
 	tailErr string
-	up      int // lines scrolled up from the newest
+	up      int  // lines scrolled up from the newest
+	full    bool // the feed fills the view, without the card (l)
 
 	// history is the member's latest status changes, read again when its
 	// record says it moved (movedAt).
@@ -123,7 +124,7 @@ func (v *memberView) historyRead(msg historyMsg) {
 
 // close closes the view and stops its follower.
 func (v *memberView) close() tea.Cmd {
-	v.open = false
+	v.open, v.full = false, false
 	return v.stopTail()
 }
 
@@ -229,6 +230,9 @@ func (v *memberView) Render(w, h int) string {
 	card := v.card(mv, w)
 	if len(card) > h/2 {
 		card = card[:h/2]
+	}
+	if v.full {
+		card = card[:1] // the name and status line only
 	}
 	out := append(card, v.rule(w))
 	return strings.Join(append(out, v.feedLines(w, h-len(out))...), "\n")
@@ -397,6 +401,9 @@ func (v *memberView) rule(w int) string {
 	}
 	if v.up > 0 {
 		label += "(scrolled: pgdn to follow) "
+	}
+	if v.full {
+		label += "(l: the card) "
 	}
 	return v.styles.Muted.Render(fit(label+strings.Repeat("─", max(w-ansi.StringWidth(label), 0)), w))
 }

@@ -175,10 +175,28 @@ func TestMemberViewKeys(t *testing.T) {
 		t.Error("finanzas's transcript is still on data's view")
 	}
 
+	send(m, "l")
+	if s := screen(); strings.Contains(s, "role ") || !strings.Contains(s, "(l: the card)") || !strings.Contains(s, "data: indexing records") {
+		t.Errorf("l did not give the log the whole view:\n%s", s)
+	}
+	send(m, "l")
+	if s := screen(); !strings.Contains(s, "counts ") {
+		t.Errorf("l again did not bring the card back:\n%s", s)
+	}
+
 	send(m, "esc")
 	if s := screen(); strings.Contains(s, "Member data") || !strings.Contains(s, "2 Requests") {
 		t.Errorf("esc did not close the member view:\n%s", s)
 	}
+	for _, msg := range run(send(m, "l")) { // l on a row opens its log whole
+		if msg != nil {
+			m.Update(msg)
+		}
+	}
+	if s := screen(); !strings.Contains(s, "Member data") || !strings.Contains(s, "(l: the card)") {
+		t.Errorf("l on a roster row did not open its full log:\n%s", s)
+	}
+	send(m, "esc")
 	send(m, "enter")
 	send(m, "tab")
 	if s := screen(); strings.Contains(s, "Member ") || m.focus != paneRequests {

@@ -304,6 +304,14 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(k, km.Open) && m.focus == paneRoster:
 		return m.toggleMember()
+	case key.Matches(k, km.FullLog) && m.focus == paneRoster:
+		// The member's log or transcript, filling the right column.
+		if !m.member.open {
+			cmd := m.toggleMember()
+			m.member.full = true
+			return cmd
+		}
+		m.member.full = !m.member.full
 	case key.Matches(k, km.Back):
 		m.flash = ""
 		if m.member.open {

@@ -349,7 +349,7 @@ func (m *Model) helpLine(w int) string {
 	pane := m.focused().ShortHelp()
 	if m.member.open {
 		k := m.keys
-		pane = []key.Binding{memberKey(k.Down, "next member"), memberKey(k.PageUp, "scroll"), k.Back}
+		pane = []key.Binding{k.Back, memberKey(k.Down, "next member"), k.FullLog, memberKey(k.PageUp, "scroll")}
 	}
 	if m.focus == paneRequests {
 		keys = append(keys, pane[:2]...) // a and r
