@@ -362,6 +362,9 @@ func (m *Model) setFocus(p pane) tea.Cmd {
 			c.details().reset()
 		}
 	}
+	if p == paneRequests && m.focus != paneRequests {
+		m.requests.openOnPending()
+	}
 	m.focus = p
 	if p != paneRoster {
 		m.right = p

@@ -59,6 +59,23 @@ func (p *requestsPane) refresh() bool {
 	return landed
 }
 
+// openOnPending selects the first pending request when the one selected
+// is not pending: the pane opens on what waits for the lead. The person
+// chose it, so no grace applies.
+func (p *requestsPane) openOnPending() {
+	if r := p.selected(); r != nil && r.Status == protocol.RequestPending {
+		return
+	}
+	for i, row := range p.list.rows {
+		if p.snap.Requests[row].Status == protocol.RequestPending {
+			p.list.cursor = i
+			p.list.remember()
+			p.landedAt = time.Time{}
+			return
+		}
+	}
+}
+
 // refusedNow lists the shutdown requests refused since the previous
 // snapshot.
 func (p *requestsPane) refusedNow() []*protocol.Request {

@@ -209,3 +209,22 @@ func TestShutdownRefusalIsShownWhenItArrives(t *testing.T) {
 		t.Errorf("the status line %q does not say the refusal", last)
 	}
 }
+
+// TestRequestsOpenOnThePendingOne: moving to the Requests pane with a
+// final request selected selects the first pending one.
+func TestRequestsOpenOnThePendingOne(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	send(m, "j") // the rejected plan
+	if r := m.selectedRequest(); r == nil || r.Status != protocol.RequestRejected {
+		t.Fatalf("setup: %+v", r)
+	}
+	send(m, "1", "2")
+	if r := m.selectedRequest(); r == nil || r.ID != "pl-5f1c9a2b7e31" {
+		t.Fatalf("the Requests pane opened on %+v, want the pending pl-5f1c9a2b7e31", r)
+	}
+	send(m, "j", "2") // staying in the pane keeps the person's choice
+	if r := m.selectedRequest(); r == nil || r.Status != protocol.RequestRejected {
+		t.Fatalf("pressing 2 in the pane moved the cursor to %+v", r)
+	}
+}
