@@ -52,6 +52,8 @@ type Options struct {
 	Now func() time.Time
 	// Footer says where the UI runs (the directory, attach or runtime).
 	Footer string
+	// Actions are what the keys do; nil: act on the team directory Dir.
+	Actions Actions
 }
 
 // common is what the root model shares with its panes: they read it, only
@@ -89,8 +91,9 @@ type component interface {
 // Model is the root model: it owns focus, layout and the dialog stack.
 type Model struct {
 	common
-	dir    string
-	footer string
+	dir     string
+	footer  string
+	actions Actions
 
 	width, height int
 	right         pane // the pane the right column shows: requests, traces or messages
@@ -108,7 +111,7 @@ type Model struct {
 
 // New builds the root model.
 func New(opts Options) *Model {
-	m := &Model{dir: opts.Dir, footer: opts.Footer, right: paneRequests}
+	m := &Model{dir: opts.Dir, footer: opts.Footer, actions: opts.Actions, right: paneRequests}
 	m.keys, m.now, m.focus = DefaultKeyMap(), opts.Now, paneRequests
 	if m.now == nil {
 		m.now = time.Now
@@ -318,6 +321,11 @@ func (m *Model) decidable() *protocol.Request {
 		return nil
 	}
 	r, why := m.requests.decidable()
+	if r != nil && why == "" {
+		if why = m.refuses(r); why != "" {
+			r = nil
+		}
+	}
 	if why != "" {
 		m.flash, m.flashBad = why, true
 	}
