@@ -72,7 +72,9 @@ func Run(ctx context.Context, opts RunOptions) error {
 	p := tea.NewProgram(m, progOpts...)
 	connect := opts.Connect
 	if connect == nil {
-		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) { return Connect(ctx, opts.Dir, send) }
+		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
+			return Connect(ctx, opts.Dir, send)
+		}
 	}
 	stop, err := connect(ctx, p.Send)
 	if err != nil {
