@@ -165,6 +165,12 @@ var commands = []command{
 		flags: validateFlags,
 	},
 	{
+		name: "claude", synopsis: claudeSynopsis,
+		summary: "show a Claude Code agent team (teams, status, requests, attach) and ask its members to shut down",
+		about:   claudeAbout,
+		flags:   claudeFlags,
+	},
+	{
 		name: "agent", synopsis: "echo [--misbehave N]",
 		summary: "built-in exec teammates: echo",
 		about: "Run a built-in exec teammate on stdin and stdout, so a team can have an exec member\n" +
