@@ -116,8 +116,8 @@ func TestNoByteChangedButHuddlesAppends(t *testing.T) {
 	now := time.Now().Add(-time.Hour)
 	// Written by hand in odd but valid shapes: huddle must keep them.
 	files := map[string]string{
-		"alice": "[\n  {\n    \"from\": \"team-lead\",\n    \"text\": \"caf\\u00e9 <b>&amp;</b> \\\"quoted\\\"\",\n    \"timestamp\": \"" + Stamp(now) + "\",\n    \"read\": true,\n    \"color\": \"blue\",\n    \"extra\": {\"z\": 1, \"a\": [1, 2]}\n  },\n  {\"from\":\"bob\",\"text\":\"compact\",\"timestamp\":\"" + Stamp(now) + "\",\"read\":false}\n]\n",
-		"bob":   "[]",
+		"alice":  "[\n  {\n    \"from\": \"team-lead\",\n    \"text\": \"caf\\u00e9 <b>&amp;</b> \\\"quoted\\\"\",\n    \"timestamp\": \"" + Stamp(now) + "\",\n    \"read\": true,\n    \"color\": \"blue\",\n    \"extra\": {\"z\": 1, \"a\": [1, 2]}\n  },\n  {\"from\":\"bob\",\"text\":\"compact\",\"timestamp\":\"" + Stamp(now) + "\",\"read\":false}\n]\n",
+		"bob":    "[]",
 		LeadName: "[\n  {\n    \"from\": \"alice\",\n    \"text\": \"{\\\"type\\\":\\\"permission_request\\\",\\\"request_id\\\":\\\"perm-9\\\",\\\"agent_id\\\":\\\"alice\\\",\\\"tool_name\\\":\\\"Edit\\\",\\\"description\\\":\\\"edit a file\\\",\\\"input\\\":{}}\",\n    \"timestamp\": \"" + Stamp(now) + "\",\n    \"read\": false\n  }\n]",
 	}
 	before := map[string][]byte{}
