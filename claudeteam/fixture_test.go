@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -169,10 +168,3 @@ func hasLine(s []string, sub string) bool {
 }
 
 func inbox(root, teamName, member string) string { return InboxPath(root, teamName, member) }
-
-func mustDir(t testing.TB, p string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
-	}
-}

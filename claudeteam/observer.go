@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
@@ -84,9 +85,12 @@ func (o *Observer) follow(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-o.w.Events:
+		case ev, ok := <-o.w.Events:
 			if !ok {
 				return
+			}
+			if !o.relevant(ev.Name) {
+				continue // ROOT is watched only to see teams/ and tasks/ appear
 			}
 		case err, ok := <-o.w.Errors:
 			if !ok {
@@ -98,6 +102,20 @@ func (o *Observer) follow(ctx context.Context) {
 		o.watch()
 		o.fold()
 	}
+}
+
+// relevant reports whether a change at path can change the fold: teams/ or
+// tasks/ themselves, or anything of this team's under them.
+func (o *Observer) relevant(path string) bool {
+	rel, err := filepath.Rel(o.f.root, path)
+	if err != nil {
+		return true
+	}
+	parts := strings.SplitN(filepath.ToSlash(rel), "/", 3)
+	if parts[0] != "teams" && parts[0] != "tasks" {
+		return false
+	}
+	return len(parts) == 1 || parts[1] == o.f.team
 }
 
 func (o *Observer) drain() {

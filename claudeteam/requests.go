@@ -1,10 +1,10 @@
 package claudeteam
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"huddle/protocol"
@@ -87,11 +87,10 @@ func permissionText(p *payload) string {
 		s += ": " + p.Description
 	}
 	if len(p.Input) > 0 && string(p.Input) != "null" {
-		var compact strings.Builder
-		if b, err := json.Marshal(json.RawMessage(p.Input)); err == nil {
-			compact.Write(b)
+		var compact bytes.Buffer
+		if json.Compact(&compact, p.Input) == nil {
+			s += "\ninput " + compact.String()
 		}
-		s += "\ninput " + compact.String()
 	}
 	return s
 }

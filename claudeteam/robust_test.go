@@ -108,3 +108,42 @@ func TestShutdownRefusals(t *testing.T) {
 		t.Errorf("a refusal wrote %d files", len(ents))
 	}
 }
+
+// Changes elsewhere under ROOT (Claude Code writes much there) or in
+// another team fold nothing; a change of this team does.
+func TestObserverFoldsOnlyForItsTeam(t *testing.T) {
+	root := t.TempDir()
+	writeConfig(t, root, "alpha", "alice")
+	writeConfig(t, root, "beta", "bob")
+	folds := make(chan State, 100)
+	o, err := Observe(t.Context(), root, "alpha", func(s State) {
+		select {
+		case folds <- s:
+		default: // the test has what it needs; never block the observer
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	<-folds // the first fold
+	if err := os.WriteFile(root+"/history.jsonl", []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	claudeAppend(t, inbox(root, "beta", "bob"), entry(LeadName, "not alpha's", time.Now()))
+	claudeAppend(t, inbox(root, "alpha", "alice"), entry(LeadName, "alpha's", time.Now()))
+	for s := range folds {
+		if got := contentsOf(s); hasLine(got, "not alpha's") {
+			t.Fatalf("another team's message folded in: %v", got)
+		}
+		if hasLine(contentsOf(s), "alpha's") {
+			break
+		}
+	}
+	if o.relevant(root+"/history.jsonl") || o.relevant(root+"/teams/beta/inboxes/bob.json") || o.relevant(root+"/teams/alphabet/config.json") {
+		t.Error("a change outside the team is relevant")
+	}
+	if !o.relevant(root+"/teams") || !o.relevant(root+"/tasks/alpha/1.json") || !o.relevant(root+"/teams/alpha/inboxes/alice.json") {
+		t.Error("a change of the team is not relevant")
+	}
+}
