@@ -27,7 +27,9 @@ type Observer struct {
 }
 
 // Observe starts following team under root and calls on with every fold,
-// the first one before it returns. Close stops it.
+// from its own goroutine (the first one too: on may block until its
+// receiver runs, as a Bubble Tea program's Send does before Run). Close
+// stops it.
 func Observe(ctx context.Context, root, teamName string, on func(State)) (*Observer, error) {
 	if err := CheckName("team", teamName); err != nil {
 		return nil, err
@@ -39,7 +41,6 @@ func Observe(ctx context.Context, root, teamName string, on func(State)) (*Obser
 	ctx, cancel := context.WithCancel(ctx)
 	o := &Observer{w: w, f: newFolder(root, teamName), on: on, cancel: cancel, done: make(chan struct{})}
 	o.watch()
-	o.fold()
 	go o.follow(ctx)
 	return o, nil
 }
@@ -81,6 +82,7 @@ func (o *Observer) Last() State {
 // events are drained first, so a burst of rewrites costs one fold.
 func (o *Observer) follow(ctx context.Context) {
 	defer close(o.done)
+	o.fold()
 	for {
 		select {
 		case <-ctx.Done():

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,4 +302,51 @@ func TestClaudeActionsWithoutPermissions(t *testing.T) {
 	if b, _ := os.ReadFile(claudeteam.InboxPath(root, "alpha", "alice")); b != nil {
 		t.Errorf("alice's inbox written: %s", b)
 	}
+}
+
+// `huddle claude attach` through tui.Run itself: the observer's first fold
+// is handed to a program that is not running yet, without a deadlock.
+func TestClaudeAttachRunsTheUI(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	in, inW := io.Pipe()
+	defer inW.Close()
+	var out lockedBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	opts := claudeRunOptions(root, "alpha", false)
+	opts.Input, opts.Output = in, &out
+	done := make(chan error, 1)
+	go func() { done <- tui.Run(ctx, opts) }()
+	// Without a terminal the program learns no size and draws no panes;
+	// the window title says the first fold reached it.
+	waitClaude(t, "the team's snapshot in the program", func() bool {
+		return strings.Contains(out.String(), "huddle (1 pending)")
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("tui.Run: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("tui.Run did not return after its context ended")
+	}
+}
+
+// lockedBuffer is an io.Writer the test reads while the program writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
