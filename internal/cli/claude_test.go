@@ -230,7 +230,7 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 		}, teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
 	key := func(s string) { tm.Send(tea.KeyPressMsg{Code: []rune(s)[0], Text: s}) }
-	screen("claude code team alpha", "alice", "bob", "plan-1@alice", "perm-2")
+	screen("claude code team alpha", "alice", "bob", "plan-1@alice", "perm-2", "no deadline")
 
 	key("2")
 	for range 4 {
