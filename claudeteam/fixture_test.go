@@ -72,7 +72,8 @@ func claudeRewrite(path string, change func([]map[string]any) []map[string]any) 
 		f.Close()
 	}
 	lp := path + ".lock"
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	delay := 5 * time.Millisecond
 	for {
 		err := os.Mkdir(lp, 0o700)
 		if err == nil {
@@ -81,7 +82,10 @@ func claudeRewrite(path string, change func([]map[string]any) []map[string]any) 
 		if !errors.Is(err, os.ErrExist) || time.Now().After(deadline) {
 			return err
 		}
-		time.Sleep(time.Millisecond) // a lock retry, as proper-lockfile's backoff
+		// proper-lockfile's retry, as Claude Code configures it: 5 ms,
+		// doubling, at most 100 ms apart.
+		time.Sleep(delay)
+		delay = min(2*delay, 100*time.Millisecond)
 	}
 	defer os.Remove(lp)
 	b, err := os.ReadFile(path)

@@ -12,7 +12,8 @@ import (
 // (atomic), retried 10 times 5–100 ms apart; a lock whose directory mtime is
 // older than 10 s is stale and taken over (removed, then mkdir again); the
 // holder refreshes the mtime every 5 s; release is rmdir. huddle takes the
-// same lock the same way (docs/claude-teams.md).
+// same lock the same way, retrying 5–50 ms apart for up to lockWait
+// (docs/claude-teams.md).
 
 // lockWait is how long huddle waits for a held inbox lock before saying so.
 const lockWait = 3 * time.Second
@@ -63,7 +64,7 @@ func lockInbox(ctx context.Context, path string, wait time.Duration) (*inboxLock
 			return nil, ctx.Err()
 		case <-t.C:
 		}
-		delay = min(delay*2, 100*time.Millisecond)
+		delay = min(delay*2, 50*time.Millisecond)
 	}
 }
 
