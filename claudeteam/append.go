@@ -43,6 +43,11 @@ func spliceInto(path string, e Entry, l *inboxLock) error {
 			mode = fi.Mode().Perm()
 		}
 	}
+	if len(bytes.TrimSpace(old)) == 0 {
+		// Just created by a Claude Code writer that has not written its []
+		// yet (it creates the file outside the lock): an empty inbox.
+		old = []byte("[]")
+	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(old, &elems); err != nil {
 		return fmt.Errorf("inbox %s is not a JSON array, so nothing was appended: %w", path, err)

@@ -1,6 +1,7 @@
 package claudeteam
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -93,8 +94,12 @@ func claudeRewrite(path string, change func([]map[string]any) []map[string]any) 
 		return err
 	}
 	var es []map[string]any
-	if err := json.Unmarshal(b, &es); err != nil {
-		return err
+	// Empty: another writer created the file and has not written its []
+	// yet (Claude Code creates it with the wx flag, outside the lock).
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := json.Unmarshal(b, &es); err != nil {
+			return err
+		}
 	}
 	out, _ := json.MarshalIndent(change(es), "", "  ")
 	return os.WriteFile(path, out, 0o600) // in place, as fs.writeFile

@@ -147,3 +147,21 @@ func TestObserverFoldsOnlyForItsTeam(t *testing.T) {
 		t.Error("a change of the team is not relevant")
 	}
 }
+
+// An inbox file just created and still empty (Claude Code creates it, then
+// writes its [], outside the lock) takes huddle's append as [].
+func TestAppendToAJustCreatedInbox(t *testing.T) {
+	root := t.TempDir()
+	writeConfig(t, root, "alpha", "alice")
+	if err := os.WriteFile(inbox(root, "alpha", "alice"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, err := RequestShutdown(t.Context(), root, "alpha", "alice", "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Read(root, "alpha")
+	if r := request(s, id); r == nil || r.Status != protocol.RequestPending {
+		t.Errorf("the shutdown in a just-created inbox: %+v", s.Snapshot.Requests)
+	}
+}
