@@ -19,6 +19,13 @@ func TestRewritesRacingTheReader(t *testing.T) {
 	root := t.TempDir()
 	writeConfig(t, root, "alpha", "alice", "bob", "carol")
 	path := inbox(root, "alpha", "alice")
+	// The inbox exists before the writers race: Claude Code creates it
+	// outside the lock (open with wx, then write []), so two first writers
+	// at once can tear it; that window is Claude Code's, not what this
+	// test is about.
+	if err := os.WriteFile(path, []byte("[]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	const perWriter, huddleAppends = 60, 8
 
 	var maxSeen sync.Map // every snapshot: no message twice
