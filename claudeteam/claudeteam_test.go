@@ -63,7 +63,10 @@ func TestRosterAndStatus(t *testing.T) {
 		t.Errorf("tasks %+v", s.Tasks)
 	}
 	if len(s.Snapshot.Messages) != 3 {
-		t.Errorf("%d messages, want 3", len(s.Snapshot.Messages))
+		t.Fatalf("%d messages, want 3", len(s.Snapshot.Messages))
+	}
+	if m := s.Snapshot.Messages[0].Msg; m.Type != protocol.TypeStatus || m.Status != protocol.MemberIdle || m.Content != "(available)" || m.From != "alice" || m.To != LeadName {
+		t.Errorf("an idle notification shown as %+v", m)
 	}
 }
 
@@ -92,6 +95,9 @@ func TestPlanApprovalPendingThenResolved(t *testing.T) {
 	r = request(o.Last(), "plan-1@alice")
 	if r.ResolvedBy != LeadName || r.Feedback != "add tests" || len(r.History) != 2 || r.History[1].Note != "add tests" {
 		t.Fatalf("resolved plan %+v", r)
+	}
+	if a := memberOf(o.Last(), "alice"); a.Status != protocol.MemberWorking || a.Activity != "got a plan answer from team-lead" {
+		t.Errorf("alice after the answer: %+v", a)
 	}
 	if o.Last().Snapshot.Pending != 0 {
 		t.Errorf("pending %d after the answer", o.Last().Snapshot.Pending)

@@ -190,7 +190,8 @@ func (m *message) view() protocol.Message {
 		approve, why := shutdownAnswer(p)
 		v.Type, v.RequestID, v.Approve, v.Reason, v.Content = protocol.TypeShutdownResponse, p.id(), protocol.Bool(approve), why, ""
 	case typeIdle:
-		v.Type, v.Status, v.Content = protocol.TypeStatus, protocol.MemberIdle, readable(p, m.entry.Text)
+		// The pane says "status idle" before it: the rest is why.
+		v.Type, v.Status, v.Content = protocol.TypeStatus, protocol.MemberIdle, strings.TrimPrefix(readable(p, m.entry.Text), "idle ")
 	default:
 		v.Content = readable(p, m.entry.Text)
 	}

@@ -83,9 +83,31 @@ func signsOf(m *message) map[string]sign {
 			return out
 		}
 	}
-	out[from] = sign{protocol.MemberWorking, "sent " + p.Type + " to " + to, m.at}
-	out[to] = sign{protocol.MemberWorking, "got " + p.Type + " from " + from, m.at}
+	what := words(p.Type)
+	out[from] = sign{protocol.MemberWorking, "sent " + what + " to " + to, m.at}
+	out[to] = sign{protocol.MemberWorking, "got " + what + " from " + from, m.at}
 	return out
+}
+
+// words names a protocol message for the roster's activity.
+func words(typ string) string {
+	switch typ {
+	case typePlanRequest:
+		return "a plan"
+	case typePlanResponse:
+		return "a plan answer"
+	case typePermissionRequest:
+		return "a permission request"
+	case typePermissionResponse:
+		return "a permission answer"
+	case typeShutdownRequest:
+		return "a shutdown request"
+	case typeShutdownApproved, typeShutdownRejected, typeShutdownResponse:
+		return "a shutdown answer"
+	case typeTaskAssignment:
+		return "a task"
+	}
+	return typ
 }
 
 func (f *folder) memberView(name string, cfg Config, s sign, tasks []Task) team.MemberView {
