@@ -40,12 +40,18 @@ func (m *Model) act(do func(Actions) (string, error)) tea.Cmd {
 	}
 }
 
-// refuses is why the Actions will not decide r, if they say so.
-func (m *Model) refuses(r *protocol.Request) string {
-	if rf, ok := m.actions.(Refuser); ok {
-		return rf.Refuses(r)
+// refused reports whether the Actions will not decide r, and says why in
+// the flash line, before a key acts or opens a dialog.
+func (m *Model) refused(r *protocol.Request) bool {
+	rf, ok := m.actions.(Refuser)
+	if !ok {
+		return false
 	}
-	return ""
+	why := rf.Refuses(r)
+	if why != "" {
+		m.flash, m.flashBad = why, true
+	}
+	return why != ""
 }
 
 func (m *Model) approve(id string) tea.Cmd {

@@ -46,14 +46,14 @@ const grace = 400 * time.Millisecond
 type Options struct {
 	// Dir is the team directory the actions write to.
 	Dir string
+	// Actions are what the keys do; nil: act on the team directory Dir.
+	Actions Actions
 	// Styles; zero means NewStyles(true, true).
 	Styles *Styles
 	// Now is the clock (tests fix it).
 	Now func() time.Time
 	// Footer says where the UI runs (the directory, attach or runtime).
 	Footer string
-	// Actions are what the keys do; nil: act on the team directory Dir.
-	Actions Actions
 }
 
 // common is what the root model shares with its panes: they read it, only
@@ -91,9 +91,8 @@ type component interface {
 // Model is the root model: it owns focus, layout and the dialog stack.
 type Model struct {
 	common
-	dir     string
-	footer  string
-	actions Actions
+	dir    string
+	footer string
 
 	width, height int
 	right         pane // the pane the right column shows: requests, traces or messages
@@ -107,11 +106,14 @@ type Model struct {
 	dialog   *dialog
 	flash    string
 	flashBad bool
+
+	// actions are what the keys do (Options.Actions; nil: dirActions).
+	actions Actions
 }
 
 // New builds the root model.
 func New(opts Options) *Model {
-	m := &Model{dir: opts.Dir, footer: opts.Footer, actions: opts.Actions, right: paneRequests}
+	m := &Model{dir: opts.Dir, footer: opts.Footer, right: paneRequests}
 	m.keys, m.now, m.focus = DefaultKeyMap(), opts.Now, paneRequests
 	if m.now == nil {
 		m.now = time.Now
@@ -122,6 +124,7 @@ func New(opts Options) *Model {
 		m.styles = NewStyles(true, true)
 	}
 	m.clock = m.now()
+	m.actions = opts.Actions
 	m.roster = newRosterPane(&m.common)
 	m.requests = newRequestsPane(&m.common)
 	m.traces = newTracesPane(&m.common)
@@ -321,11 +324,6 @@ func (m *Model) decidable() *protocol.Request {
 		return nil
 	}
 	r, why := m.requests.decidable()
-	if r != nil && why == "" {
-		if why = m.refuses(r); why != "" {
-			r = nil
-		}
-	}
 	if why != "" {
 		m.flash, m.flashBad = why, true
 	}
@@ -334,7 +332,7 @@ func (m *Model) decidable() *protocol.Request {
 
 func (m *Model) approveSelected() tea.Cmd {
 	r := m.decidable()
-	if r == nil {
+	if r == nil || m.refused(r) {
 		return nil
 	}
 	m.flash, m.flashBad = "approving "+r.ID+"…", false
@@ -343,7 +341,7 @@ func (m *Model) approveSelected() tea.Cmd {
 
 func (m *Model) rejectSelected() tea.Cmd {
 	r := m.decidable()
-	if r == nil {
+	if r == nil || m.refused(r) {
 		return nil
 	}
 	m.dialog = newInputDialog(dialogReject, r.ID, "feedback for "+r.From+" (required)", m.styles)

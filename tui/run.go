@@ -61,7 +61,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, Actions: opts.Actions})
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))
@@ -69,6 +69,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if opts.Output != nil {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
 	}
+	m.actions = opts.Actions
 	p := tea.NewProgram(m, progOpts...)
 	connect := opts.Connect
 	if connect == nil {
