@@ -23,8 +23,9 @@ var allowedImports = map[string][]string{
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
+	"claudeteam":    {"protocol", "team"},
 	"tui":           {"protocol", "ipc/trace", "team"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "tui"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "tui"},
 	".":             {"internal/cli"},
 }
 

@@ -12,6 +12,10 @@ type RequestKind string
 const (
 	KindShutdown RequestKind = "shutdown"
 	KindPlan     RequestKind = "plan"
+	// KindPermission is a Claude Code teammate's permission_request, as the
+	// claudeteam package folds it for the UI; never a record in requests/
+	// (Validate refuses it there).
+	KindPermission RequestKind = "permission"
 )
 
 // RequestStatus is a state of the request state machine (docs/DESIGN.md §5).

@@ -46,6 +46,8 @@ const grace = 400 * time.Millisecond
 type Options struct {
 	// Dir is the team directory the actions write to.
 	Dir string
+	// Actions are what the keys do; nil: act on the team directory Dir.
+	Actions Actions
 	// Styles; zero means NewStyles(true, true).
 	Styles *Styles
 	// Now is the clock (tests fix it).
@@ -111,6 +113,9 @@ type Model struct {
 	dialog   *dialog
 	flash    string
 	flashBad bool
+
+	// actions are what the keys do (Options.Actions; nil: dirActions).
+	actions Actions
 }
 
 // New builds the root model.
@@ -126,6 +131,7 @@ func New(opts Options) *Model {
 		m.styles = NewStyles(true, true)
 	}
 	m.clock = m.now()
+	m.actions = opts.Actions
 	m.roster = newRosterPane(&m.common)
 	m.requests = newRequestsPane(&m.common)
 	m.traces = newTracesPane(&m.common)
@@ -437,7 +443,7 @@ func (m *Model) decidable() *protocol.Request {
 
 func (m *Model) approveSelected() tea.Cmd {
 	r := m.decidable()
-	if r == nil {
+	if r == nil || m.refused(r) {
 		return nil
 	}
 	m.flash, m.flashBad = "approving "+r.ID+"…", false
@@ -446,7 +452,7 @@ func (m *Model) approveSelected() tea.Cmd {
 
 func (m *Model) rejectSelected() tea.Cmd {
 	r := m.decidable()
-	if r == nil {
+	if r == nil || m.refused(r) {
 		return nil
 	}
 	m.dialog = newInputDialog(dialogReject, r.ID, "feedback for "+r.From+" (required)", m.styles)

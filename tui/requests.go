@@ -174,8 +174,10 @@ func (p *requestsPane) decidable() (*protocol.Request, string) {
 		return nil, "" // swallowed: it just arrived under the cursor
 	case r.Status.IsTerminal():
 		return nil, fmt.Sprintf("%s is already %s by %s", r.ID, r.Status, r.ResolvedBy)
-	case r.Kind != protocol.KindPlan:
+	case r.Kind == protocol.KindShutdown:
 		return nil, fmt.Sprintf("%s asks %s to shut down: only %s answers it", r.ID, r.To, r.To)
+	case r.Kind != protocol.KindPlan && r.Kind != protocol.KindPermission:
+		return nil, fmt.Sprintf("%s is a %s request: the UI answers plans", r.ID, r.Kind)
 	}
 	return r, ""
 }
@@ -221,7 +223,10 @@ func (p *requestsPane) rows(w, h int) []string {
 			head = fmt.Sprintf("%s %-15s %-8s %s → %s", ms.Render(mark), r.ID, r.Kind, r.From, r.To)
 		}
 		var tail string
-		if r.Status == protocol.RequestPending {
+		if r.Status == protocol.RequestPending && r.Deadline.IsZero() {
+			// A Claude Code team's requests have no deadline.
+			tail = p.styles.Muted.Render(age(now.Sub(r.Created))+" ago · ") + "no deadline"
+		} else if r.Status == protocol.RequestPending {
 			left := r.Deadline.Sub(now)
 			tail = age(left) + " left"
 			if p.snap.Down {
@@ -262,6 +267,8 @@ func (p *requestsPane) detail(w int) []string {
 	when := fmt.Sprintf("created %s (%s ago)", r.Created.Local().Format("15:04:05"), age(p.clock.Sub(r.Created)))
 	if r.Status == protocol.RequestPending && p.snap.Down {
 		when += fmt.Sprintf(" · deadline paused with %s left (team not running)", age(team.LeftWhenPaused(r, p.snap.Runtime)))
+	} else if r.Status == protocol.RequestPending && r.Deadline.IsZero() {
+		when += " · no deadline"
 	} else if r.Status == protocol.RequestPending {
 		when += fmt.Sprintf(" · deadline %s", r.Deadline.Local().Format("15:04:05"))
 	} else if r.ResolvedBy != "" {

@@ -32,6 +32,14 @@ type RunOptions struct {
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
+	// Connect, when set, feeds the UI instead of the observer of Dir (the
+	// snapshots of a Claude Code team, for `huddle claude attach`); it has
+	// the shape of the package's Connect without the directory.
+	Connect func(ctx context.Context, send func(tea.Msg)) (stop func() error, err error)
+	// Actions, when set, are what the keys do instead of acting on Dir.
+	Actions Actions
+	// Footer, when set, says what the UI shows instead of "attached to Dir".
+	Footer string
 }
 
 // Run opens the UI on the team in opts.Dir until the person quits or ctx
@@ -48,6 +56,9 @@ func Run(ctx context.Context, opts RunOptions) error {
 		}
 		footer = "running the team in " + opts.Dir
 	}
+	if opts.Footer != "" {
+		footer = opts.Footer
+	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
 	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil})
@@ -58,8 +69,15 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if opts.Output != nil {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
 	}
+	m.actions = opts.Actions
 	p := tea.NewProgram(m, progOpts...)
-	stop, err := Connect(ctx, opts.Dir, p.Send)
+	connect := opts.Connect
+	if connect == nil {
+		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
+			return Connect(ctx, opts.Dir, send)
+		}
+	}
+	stop, err := connect(ctx, p.Send)
 	if err != nil {
 		return err
 	}

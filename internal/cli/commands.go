@@ -153,6 +153,12 @@ var commands = []command{
 		flags: tracesFlags,
 	},
 	{
+		name: "claude", synopsis: claudeSynopsis,
+		summary: "show a Claude Code agent team (teams, status, requests, attach) and ask its members to shut down",
+		about:   claudeAbout,
+		flags:   claudeFlags,
+	},
+	{
 		name: "validate", synopsis: "PATH [--json]",
 		summary: "check the IPC setup of a Puruto repo, a team or a config file",
 		about: "Check the IPC setup at PATH as Puruto's validate.py does, with huddle's additions:\n" +

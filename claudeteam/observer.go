@@ -1,0 +1,149 @@
+package claudeteam
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+
+	"huddle/team"
+)
+
+// Observer follows one Claude Code team: fsnotify watches on its
+// directories, and a new fold after every change (and after a watcher
+// overflow or error, a full rescan). No polling.
+type Observer struct {
+	w      *fsnotify.Watcher
+	f      *folder
+	on     func(State)
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	last   State
+}
+
+// Observe starts following team under root and calls on with every fold,
+// from its own goroutine (the first one too: on may block until its
+// receiver runs, as a Bubble Tea program's Send does before Run). Close
+// stops it.
+func Observe(ctx context.Context, root, teamName string, on func(State)) (*Observer, error) {
+	if err := CheckName("team", teamName); err != nil {
+		return nil, err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("claude team %s: watch: %w", teamName, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	o := &Observer{w: w, f: newFolder(root, teamName), on: on, cancel: cancel, done: make(chan struct{})}
+	o.watch()
+	go o.follow(ctx)
+	return o, nil
+}
+
+// ObserveSnapshots is Observe for the UI: it hands on only the snapshot.
+func ObserveSnapshots(ctx context.Context, root, teamName string, on func(team.Snapshot)) (*Observer, error) {
+	return Observe(ctx, root, teamName, func(s State) { on(s.Snapshot) })
+}
+
+// watch adds a watch on every directory the team lives in that exists now;
+// one that does not (yet, or any more) is added at a later rescan, when its
+// parent's watch says it appeared.
+func (o *Observer) watch() {
+	root, t := o.f.root, o.f.team
+	for _, d := range []string{
+		root, filepath.Join(root, "teams"), teamDir(root, t), inboxesDir(root, t),
+		filepath.Join(root, "tasks"), tasksDir(root, t),
+	} {
+		_ = o.w.Add(d) // missing now: its parent's event brings a rescan
+	}
+}
+
+func (o *Observer) fold() {
+	st := o.f.fold()
+	o.mu.Lock()
+	o.last = st
+	o.mu.Unlock()
+	o.on(st)
+}
+
+// Last is the latest fold.
+func (o *Observer) Last() State {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.last
+}
+
+// follow folds again after every batch of events; the watcher's buffered
+// events are drained first, so a burst of rewrites costs one fold.
+func (o *Observer) follow(ctx context.Context) {
+	defer close(o.done)
+	o.fold()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-o.w.Events:
+			if !ok {
+				return
+			}
+			if !o.relevant(ev.Name) {
+				continue // ROOT is watched only to see teams/ and tasks/ appear
+			}
+		case err, ok := <-o.w.Errors:
+			if !ok {
+				return
+			}
+			_ = err // an overflow or a watch error: the rescan below covers it
+		}
+		o.drain()
+		o.watch()
+		o.fold()
+	}
+}
+
+// relevant reports whether a change at path can change the fold: teams/ or
+// tasks/ themselves, or anything of this team's under them.
+func (o *Observer) relevant(path string) bool {
+	rel, err := filepath.Rel(o.f.root, path)
+	if err != nil {
+		return true
+	}
+	parts := strings.SplitN(filepath.ToSlash(rel), "/", 3)
+	if parts[0] != "teams" && parts[0] != "tasks" {
+		return false
+	}
+	return len(parts) == 1 || parts[1] == o.f.team
+}
+
+func (o *Observer) drain() {
+	for {
+		select {
+		case _, ok := <-o.w.Events:
+			if !ok {
+				return
+			}
+		case _, ok := <-o.w.Errors:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// Close stops the observer and waits for it.
+func (o *Observer) Close() error {
+	o.cancel()
+	err := o.w.Close()
+	<-o.done
+	if errors.Is(err, fsnotify.ErrClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,402 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/user"
+	"text/tabwriter"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"huddle/claudeteam"
+	"huddle/protocol"
+	"huddle/team"
+	"huddle/tui"
+)
+
+const claudeSynopsis = "teams | status [TEAM] [--json] | requests [TEAM] [--all] [--json] | attach [TEAM] [--experimental-permissions] | shutdown TEAM MEMBER [--reason R]  [--root DIR]"
+
+const claudeAbout = "Show a Claude Code agent team (ROOT/teams/TEAM/, ROOT/tasks/TEAM/) as huddle shows its own.\n" +
+	"ROOT is --root, else $CLAUDE_CONFIG_DIR, else ~/.claude. With exactly one team, TEAM may be\n" +
+	"left out.\n" +
+	"  teams      the teams under ROOT\n" +
+	"  status     each member: idle, working, stopped or unknown, from its idle notifications and\n" +
+	"             inbox traffic, and its task in progress\n" +
+	"  requests   pending plan, permission and shutdown requests (--all: the answered ones too)\n" +
+	"  attach     the UI on the team, live; s asks a member to shut down. a/r answer permission\n" +
+	"             requests only with --experimental-permissions; plans are the lead's to decide\n" +
+	"  shutdown   append a shutdown_request from team-lead to MEMBER's inbox and print its id\n" +
+	"huddle never flips a read flag or rewrites a message; its appends take Claude Code's inbox\n" +
+	"lock (docs/claude-teams.md)."
+
+func claudeFlags(fs *flag.FlagSet) runFunc {
+	o := claudeOpts{}
+	fs.StringVar(&o.root, "root", "", "Claude Code's configuration `directory` ($CLAUDE_CONFIG_DIR, else ~/.claude)")
+	fs.BoolVar(&o.json, "json", false, "status, requests, teams: print JSON")
+	fs.BoolVar(&o.all, "all", false, "requests: the answered ones too")
+	fs.StringVar(&o.reason, "reason", "asked from huddle", "shutdown: why, for the member")
+	fs.BoolVar(&o.permissions, "experimental-permissions", false, "attach: let a and r answer permission requests (experimental: see the README)")
+	return func(cl *cmdline) int { return runClaude(cl, o) }
+}
+
+type claudeOpts struct {
+	root        string
+	json, all   bool
+	reason      string
+	permissions bool
+}
+
+// claudeFlagsOf says which subcommands take each flag (--root: all).
+var claudeFlagsOf = map[string][]string{
+	"json":                     {"teams", "status", "requests"},
+	"all":                      {"requests"},
+	"reason":                   {"shutdown"},
+	"experimental-permissions": {"attach"},
+}
+
+func runClaude(cl *cmdline, o claudeOpts) int {
+	if code, ok := cl.wantArgs(1, -1, "a subcommand (teams, status, requests, attach, shutdown)"); !ok {
+		return code
+	}
+	sub := cl.args[0]
+	run, ok := map[string]func(*cmdline, string, claudeOpts) int{
+		"teams": claudeTeams, "status": claudeStatus, "requests": claudeRequests,
+		"attach": claudeAttach, "shutdown": claudeShutdown,
+	}[sub]
+	if !ok {
+		return cl.usageError("no subcommand %q: want teams, status, requests, attach or shutdown", sub)
+	}
+	for name, subs := range claudeFlagsOf {
+		if cl.flagGiven(name) && !contains(subs, sub) {
+			return cl.usageError("--%s does not go with %s", name, sub)
+		}
+	}
+	root := o.root
+	if root == "" {
+		var err error
+		if root, err = claudeteam.DefaultRoot(); err != nil {
+			return cl.fail(err)
+		}
+	}
+	cl.args = cl.args[1:]
+	return run(cl, root, o)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// pickTeam is the TEAM argument (optional with one team under root).
+func pickTeam(cl *cmdline, root string) (string, int, bool) {
+	if code, ok := cl.wantArgs(0, 1, ""); !ok {
+		return "", code, false
+	}
+	name := ""
+	if len(cl.args) == 1 {
+		name = cl.args[0]
+	}
+	t, err := claudeteam.PickTeam(root, name)
+	if err != nil {
+		return "", cl.fail(err), false
+	}
+	return t, 0, true
+}
+
+type claudeTeamRow struct {
+	Name    string `json:"name"`
+	Members int    `json:"members"`
+	Pending int    `json:"pending"`
+	Error   string `json:"error,omitempty"`
+}
+
+func claudeTeams(cl *cmdline, root string, o claudeOpts) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	names, err := claudeteam.Teams(root)
+	if err != nil {
+		return cl.fail(err)
+	}
+	rows := []claudeTeamRow{}
+	for _, n := range names {
+		st, err := claudeteam.Read(root, n)
+		if err != nil {
+			return cl.fail(err)
+		}
+		rows = append(rows, claudeTeamRow{Name: n, Members: len(st.Config.Members), Pending: st.Snapshot.Pending, Error: st.Snapshot.TeamErr})
+	}
+	if o.json {
+		return cl.printJSON(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(cl.stdout, "no Claude Code team under %s\n", root)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d members\t%d pending\t%s\n", r.Name, r.Members, r.Pending, r.Error)
+	}
+	return flushed(cl, tw)
+}
+
+func flushed(cl *cmdline, tw *tabwriter.Writer) int {
+	if err := tw.Flush(); err != nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}
+
+func (cl *cmdline) printJSON(v any) int {
+	if err := writeJSON(cl.stdout, v); err != nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}
+
+type claudeMemberRow struct {
+	Name     string     `json:"name"`
+	Role     string     `json:"role,omitempty"`
+	Status   string     `json:"status"`
+	Activity string     `json:"activity,omitempty"`
+	Since    *time.Time `json:"since,omitempty"`
+	Unread   int        `json:"unread"`
+}
+
+type claudeStatusOut struct {
+	Team    string            `json:"team"`
+	Error   string            `json:"error,omitempty"`
+	Members []claudeMemberRow `json:"members"`
+	Tasks   []claudeteam.Task `json:"tasks"`
+	Pending int               `json:"pending"`
+}
+
+func claudeStatus(cl *cmdline, root string, o claudeOpts) int {
+	name, code, ok := pickTeam(cl, root)
+	if !ok {
+		return code
+	}
+	st, err := claudeteam.Read(root, name)
+	if err != nil {
+		return cl.fail(err)
+	}
+	out := claudeStatusOut{Team: name, Error: st.Snapshot.TeamErr, Members: []claudeMemberRow{}, Tasks: st.Tasks, Pending: st.Snapshot.Pending}
+	if out.Tasks == nil {
+		out.Tasks = []claudeteam.Task{}
+	}
+	for _, mv := range st.Snapshot.Members {
+		r := mv.Record
+		row := claudeMemberRow{Name: r.Name, Role: r.Role, Status: string(r.Status), Activity: r.Activity, Unread: mv.Unread}
+		if !r.Since.IsZero() {
+			since := r.Since
+			row.Since = &since
+		}
+		out.Members = append(out.Members, row)
+	}
+	if o.json {
+		return cl.printJSON(out)
+	}
+	if out.Error != "" {
+		fmt.Fprintf(cl.stderr, "huddle: claude: warning: team %s: %s\n", name, out.Error)
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "claude team %s (%d pending)\n", name, out.Pending)
+	fmt.Fprintln(tw, "MEMBER\tSTATUS\tSINCE\tUNREAD\tACTIVITY")
+	for _, m := range out.Members {
+		since := "-"
+		if m.Since != nil {
+			since = now.Sub(*m.Since).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.Name, m.Status, since, m.Unread, oneLine(m.Activity))
+	}
+	for _, t := range out.Tasks {
+		if !t.Internal() {
+			fmt.Fprintf(tw, "task #%s\t%s\t%s\t\t%s\n", t.ID, t.Status, t.Owner, oneLine(t.Subject))
+		}
+	}
+	return flushed(cl, tw)
+}
+
+func claudeRequests(cl *cmdline, root string, o claudeOpts) int {
+	name, code, ok := pickTeam(cl, root)
+	if !ok {
+		return code
+	}
+	st, err := claudeteam.Read(root, name)
+	if err != nil {
+		return cl.fail(err)
+	}
+	reqs := []protocol.Request{}
+	for _, r := range st.Snapshot.Requests {
+		if o.all || r.Status == protocol.RequestPending {
+			reqs = append(reqs, r)
+		}
+	}
+	if o.json {
+		return cl.printJSON(reqs)
+	}
+	if len(reqs) == 0 {
+		fmt.Fprintf(cl.stdout, "no pending requests in claude team %s\n", name)
+		return exitOK
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tWHAT")
+	for _, r := range reqs {
+		status := string(r.Status)
+		if r.ResolvedBy != "" {
+			status += " by " + r.ResolvedBy
+		}
+		what := r.Plan + r.Reason
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, r.Kind, r.From, r.To, status, now.Sub(r.Created).Round(time.Second), clipLine(oneLine(what), 60))
+	}
+	return flushed(cl, tw)
+}
+
+func clipLine(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func claudeShutdown(cl *cmdline, root string, o claudeOpts) int {
+	if code, ok := cl.wantArgs(2, 2, "TEAM and MEMBER"); !ok {
+		return code
+	}
+	name, member := cl.args[0], cl.args[1]
+	if err := claudeteam.CheckName("team", name); err != nil {
+		return cl.usageError("%v", err)
+	}
+	if err := claudeteam.CheckName("member", member); err != nil {
+		return cl.usageError("%v", err)
+	}
+	if _, err := claudeteam.PickTeam(root, name); err != nil {
+		return cl.fail(err)
+	}
+	id, err := claudeteam.RequestShutdown(context.Background(), root, name, member, o.reason, time.Now())
+	if err != nil {
+		return cl.fail(err)
+	}
+	fmt.Fprintf(cl.stdout, "%s\nasked %s to shut down; its answer shows in 'huddle claude requests %s --all'\n", id, member, name)
+	return exitOK
+}
+
+func claudeAttach(cl *cmdline, root string, o claudeOpts) int {
+	name, code, ok := pickTeam(cl, root)
+	if !ok {
+		return code
+	}
+	if !isTerminal(cl.stdout) {
+		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle claude status' prints the team instead)")
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	opts := claudeRunOptions(root, name, o.permissions)
+	if err := tui.Run(ctx, opts); err != nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}
+
+// claudeRunOptions is the UI on a Claude Code team: fed by its observer,
+// acting through claudeActions.
+func claudeRunOptions(root, name string, permissions bool) tui.RunOptions {
+	footer := fmt.Sprintf("claude code team %s (%s)", name, root)
+	if permissions {
+		footer += " · experimental: a/r answer permission requests"
+	}
+	return tui.RunOptions{
+		Dir:    root,
+		Footer: footer,
+		Connect: func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
+			obs, err := claudeteam.ObserveSnapshots(ctx, root, name, func(s team.Snapshot) { send(tui.SnapshotMsg(s)) })
+			if err != nil {
+				return nil, err
+			}
+			return obs.Close, nil
+		},
+		Actions: claudeActions{root: root, team: name, permissions: permissions, by: answerer()},
+	}
+}
+
+// answerer is who answers from huddle, recorded in a permission_response.
+func answerer() string {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	return "huddle:" + name
+}
+
+// claudeActions are the UI's keys on a Claude Code team.
+type claudeActions struct {
+	root, team  string
+	permissions bool
+	by          string
+}
+
+// planRefusal says why huddle does not decide a Claude Code team's plans.
+const planRefusal = "a Claude Code team's plans are decided by its lead (today it approves them itself, anthropics/claude-code#27265): huddle shows them and does not answer"
+
+const permissionsOff = "answering permission requests from huddle is experimental: run 'huddle claude attach --experimental-permissions'"
+
+func (a claudeActions) Refuses(r *protocol.Request) string {
+	switch {
+	case r.Kind == protocol.KindPlan:
+		return planRefusal
+	case r.Kind == protocol.KindPermission && !a.permissions:
+		return permissionsOff
+	}
+	return ""
+}
+
+func (a claudeActions) Approve(id string) (string, error) { return a.answer(id, true, "") }
+
+func (a claudeActions) Reject(id, feedback string) (string, error) {
+	return a.answer(id, false, feedback)
+}
+
+func (a claudeActions) answer(id string, approve bool, reason string) (string, error) {
+	if !a.permissions {
+		return "", errors.New(permissionsOff)
+	}
+	r, err := claudeteam.AnswerPermission(context.Background(), a.root, a.team, id, approve, a.by, reason)
+	if err != nil {
+		if r.Kind == protocol.KindPlan {
+			return "", errors.New(planRefusal)
+		}
+		return "", err
+	}
+	verb := "allowed"
+	if !approve {
+		verb = "denied"
+	}
+	return fmt.Sprintf("%s %s for %s (as %s)", verb, id, r.From, a.by), nil
+}
+
+func (a claudeActions) Shutdown(member string) (string, error) {
+	id, err := claudeteam.RequestShutdown(context.Background(), a.root, a.team, member, "asked from the huddle UI", time.Now())
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("asked %s to shut down (%s)", member, id), nil
+}
+
+const sendRefusal = "huddle writes to a Claude Code team only shutdown requests (and, with --experimental-permissions, permission answers): message its members from the lead's session"
+
+func (a claudeActions) Send(string, string) (string, error) { return "", errors.New(sendRefusal) }
+func (a claudeActions) Broadcast(string) (string, error)    { return "", errors.New(sendRefusal) }

@@ -1,0 +1,352 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"huddle/claudeteam"
+	"huddle/protocol"
+	"huddle/tui"
+)
+
+// claudeFixture writes a Claude Code team under root the way Claude Code
+// lays it out: config.json with members, inboxes as JSON arrays.
+func claudeFixture(t *testing.T, root, name string, members []string, inboxes map[string][]claudeteam.Entry) {
+	t.Helper()
+	dir := filepath.Join(root, "teams", name)
+	if err := os.MkdirAll(filepath.Join(dir, "inboxes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var ms []map[string]any
+	for _, m := range append([]string{claudeteam.LeadName}, members...) {
+		ms = append(ms, map[string]any{"agentId": m + "@" + name, "name": m, "agentType": "general-purpose", "model": "claude-sonnet-4-6"})
+	}
+	b, _ := json.MarshalIndent(map[string]any{"name": name, "leadAgentId": "team-lead@" + name, "members": ms}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for member, es := range inboxes {
+		b, _ := json.MarshalIndent(es, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, "inboxes", member+".json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func claudeText(fields map[string]any) string {
+	b, _ := json.Marshal(fields)
+	return string(b)
+}
+
+// alphaTeam: alice idle with a pending plan, bob asked a permission that
+// the lead allowed.
+func alphaTeam(t *testing.T, root string) {
+	t.Helper()
+	at := claudeteam.Stamp(time.Now().Add(-time.Minute))
+	claudeFixture(t, root, "alpha", []string{"alice", "bob"}, map[string][]claudeteam.Entry{
+		claudeteam.LeadName: {
+			{From: "alice", Text: claudeText(map[string]any{"type": "idle_notification", "from": "alice", "idleReason": "available"}), Timestamp: at},
+			{From: "alice", Text: claudeText(map[string]any{"type": "plan_approval_request", "requestId": "plan-1@alice", "from": "alice", "planContent": "refactor the parser", "planFilePath": "/p.md"}), Timestamp: at},
+			{From: "bob", Text: claudeText(map[string]any{"type": "permission_request", "request_id": "perm-1", "agent_id": "bob", "tool_name": "Bash", "description": "run tests", "input": map[string]any{"command": "go test"}}), Timestamp: at},
+		},
+		"bob": {
+			{From: claudeteam.LeadName, Text: claudeText(map[string]any{"type": "permission_response", "request_id": "perm-1", "subtype": "success", "response": map[string]any{}}), Timestamp: at, Read: true},
+		},
+	})
+}
+
+func TestClaudeTeams(t *testing.T) {
+	root := t.TempDir()
+	r := huddle(t, "claude", "teams", "--root", root).wantOK(t)
+	if !strings.Contains(r.stdout, "no Claude Code team under "+root) {
+		t.Errorf("no teams: %q", r.stdout)
+	}
+	alphaTeam(t, root)
+	claudeFixture(t, root, "beta", nil, nil)
+	r = huddle(t, "claude", "teams", "--root", root, "--json").wantOK(t)
+	var rows []struct {
+		Name    string `json:"name"`
+		Members int    `json:"members"`
+		Pending int    `json:"pending"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(rows) != 2 || rows[0].Name != "alpha" || rows[0].Members != 3 || rows[0].Pending != 1 || rows[1].Name != "beta" {
+		t.Errorf("teams %+v", rows)
+	}
+	// $CLAUDE_CONFIG_DIR is the root without --root.
+	r = huddleIn(t, t.TempDir(), []string{"CLAUDE_CONFIG_DIR=" + root}, "claude", "teams")
+	if r.code != exitOK || !strings.Contains(r.stdout, "alpha") || !strings.Contains(r.stdout, "beta") {
+		t.Errorf("with CLAUDE_CONFIG_DIR: %+v", r)
+	}
+}
+
+func TestClaudeStatus(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	r := huddle(t, "claude", "status", "--root", root, "--json").wantOK(t)
+	var out struct {
+		Team    string `json:"team"`
+		Pending int    `json:"pending"`
+		Members []struct {
+			Name, Status, Activity string
+			Unread                 int
+		} `json:"members"`
+		Tasks []any `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if out.Team != "alpha" || out.Pending != 1 || len(out.Members) != 3 || out.Tasks == nil {
+		t.Fatalf("status %+v", out)
+	}
+	want := map[string]string{claudeteam.LeadName: "working", "alice": "working", "bob": "working"}
+	for _, m := range out.Members {
+		if m.Status != want[m.Name] {
+			t.Errorf("%s: %s (%s), want %s", m.Name, m.Status, m.Activity, want[m.Name])
+		}
+	}
+	if out.Members[0].Unread != 3 {
+		t.Errorf("team-lead unread %d, want 3", out.Members[0].Unread)
+	}
+	r = huddle(t, "claude", "status", "alpha", "--root", root).wantOK(t)
+	if !strings.Contains(r.stdout, "claude team alpha (1 pending)") || !strings.Contains(r.stdout, "alice") {
+		t.Errorf("status:\n%s", r.stdout)
+	}
+	claudeFixture(t, root, "beta", nil, nil)
+	huddle(t, "claude", "status", "--root", root).wantError(t, exitFail, "2 Claude Code teams under "+root+", name one: alpha, beta")
+	huddle(t, "claude", "status", "gamma", "--root", root).wantError(t, exitFail, `no Claude Code team "gamma"`)
+	huddle(t, "claude", "status", "a", "b", "--root", root).wantError(t, exitUsage, `unexpected argument "b"`)
+}
+
+func TestClaudeRequests(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	r := huddle(t, "claude", "requests", "--root", root).wantOK(t)
+	if !strings.Contains(r.stdout, "plan-1@alice") || strings.Contains(r.stdout, "perm-1") {
+		t.Errorf("pending:\n%s", r.stdout)
+	}
+	r = huddle(t, "claude", "requests", "--root", root, "--all", "--json").wantOK(t)
+	var reqs []protocol.Request
+	if err := json.Unmarshal([]byte(r.stdout), &reqs); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(reqs) != 2 || reqs[0].ID != "plan-1@alice" || reqs[0].Status != protocol.RequestPending || reqs[0].Plan != "refactor the parser" ||
+		reqs[1].ID != "perm-1" || reqs[1].Kind != protocol.KindPermission || reqs[1].Status != protocol.RequestApproved || len(reqs[1].History) != 2 {
+		t.Errorf("requests %+v", reqs)
+	}
+	r = huddle(t, "claude", "requests", "--root", root, "--json").wantOK(t)
+	if err := json.Unmarshal([]byte(r.stdout), &reqs); err != nil || len(reqs) != 1 {
+		t.Errorf("pending json: %v %s", err, r.stdout)
+	}
+}
+
+func TestClaudeShutdown(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	inbox := claudeteam.InboxPath(root, "alpha", "alice")
+	r := huddle(t, "claude", "shutdown", "alpha", "alice", "--reason", "all done", "--root", root).wantOK(t)
+	id := strings.SplitN(r.stdout, "\n", 2)[0]
+	if !strings.HasPrefix(id, "shutdown-") || !strings.HasSuffix(id, "@alice") {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	b, err := os.ReadFile(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []claudeteam.Entry
+	if err := json.Unmarshal(b, &es); err != nil || len(es) != 1 || es[0].From != claudeteam.LeadName || es[0].Read ||
+		!strings.Contains(es[0].Text, `"type":"shutdown_request"`) || !strings.Contains(es[0].Text, id) || !strings.Contains(es[0].Text, "all done") {
+		t.Fatalf("alice's inbox: %s (%v)", b, err)
+	}
+	r = huddle(t, "claude", "requests", "alpha", "--root", root, "--json").wantOK(t)
+	if !strings.Contains(r.stdout, id) {
+		t.Errorf("the shutdown is not among the requests: %s", r.stdout)
+	}
+	huddle(t, "claude", "shutdown", "alpha", "mallory", "--root", root).wantError(t, exitFail, `no member "mallory"`)
+	huddle(t, "claude", "shutdown", "alpha", "--root", root).wantError(t, exitUsage, "TEAM and MEMBER is required")
+	huddle(t, "claude", "shutdown", "alpha", "../x", "--root", root).wantError(t, exitUsage, "may not start with a dot")
+	huddle(t, "claude", "shutdown", "alpha", "alice", "--json", "--root", root).wantError(t, exitUsage, "--json does not go with shutdown")
+	huddle(t, "claude", "frobnicate", "--root", root).wantError(t, exitUsage, `no subcommand "frobnicate"`)
+	huddle(t, "claude", "--root", root).wantError(t, exitUsage, "a subcommand")
+	huddle(t, "claude", "attach", "--root", root).wantError(t, exitUsage, "stdout is not a terminal")
+	huddle(t, "claude", "status", "--experimental-permissions", "--root", root).wantError(t, exitUsage, "--experimental-permissions does not go with status")
+}
+
+// The UI on a Claude Code team, wired as `huddle claude attach` wires it:
+// its roster and its pending plan show, a on the plan says why huddle does
+// not answer it, s asks a member to shut down, and with the flag a and r
+// answer a permission request.
+func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	at := claudeteam.Stamp(time.Now())
+	lead := claudeteam.InboxPath(root, "alpha", claudeteam.LeadName)
+	b, _ := os.ReadFile(lead)
+	var es []claudeteam.Entry
+	_ = json.Unmarshal(b, &es)
+	es = append(es, claudeteam.Entry{From: "alice", Text: claudeText(map[string]any{"type": "permission_request", "request_id": "perm-2", "agent_id": "alice", "tool_name": "Edit", "description": "edit main.go"}), Timestamp: at})
+	b, _ = json.MarshalIndent(es, "", "  ")
+	if err := os.WriteFile(lead, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	opts := claudeRunOptions(root, "alpha", true)
+	st := tui.NewStyles(false, true)
+	tm := teatest.NewTestModel(t, tui.New(tui.Options{Dir: root, Styles: &st, Footer: opts.Footer, Actions: opts.Actions}), teatest.WithInitialTermSize(140, 40))
+	stop, err := opts.Connect(t.Context(), tm.Send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		tm.Quit()
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	// screen waits until the program has drawn every text; what it reads
+	// is consumed, so each wait names all it needs of one stretch.
+	screen := func(texts ...string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			for _, text := range texts {
+				if !bytes.Contains(b, []byte(text)) {
+					return false
+				}
+			}
+			return true
+		}, teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	key := func(s string) { tm.Send(tea.KeyPressMsg{Code: []rune(s)[0], Text: s}) }
+	screen("claude code team alpha", "alice", "bob", "plan-1@alice", "perm-2", "no deadline")
+
+	key("2")
+	for range 4 {
+		key("k") // to the oldest pending request, the plan; a moved cursor has no grace
+	}
+	key("a")
+	screen("decided") // "… plans are decided by its lead …"
+
+	key("j") // perm-2, alice's pending permission request
+	key("r")
+	screen("feedback for alice")
+	for _, r := range "not in main" {
+		key(string(r))
+	}
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	screen("denied") // "denied perm-2 for alice (as huddle:…)"
+	waitClaude(t, "the denial in alice's inbox", func() bool {
+		b, _ := os.ReadFile(claudeteam.InboxPath(root, "alpha", "alice"))
+		return bytes.Contains(b, []byte(`\"request_id\":\"perm-2\"`)) && bytes.Contains(b, []byte("not in main")) && bytes.Contains(b, []byte(`answeredBy`))
+	})
+
+	key("1")
+	key("j") // alice, after team-lead
+	key("s")
+	key("y")
+	var id string
+	waitClaude(t, "the shutdown in alice's inbox", func() bool {
+		st, _ := claudeteam.Read(root, "alpha")
+		for _, r := range st.Snapshot.Requests {
+			if r.Kind == protocol.KindShutdown && r.To == "alice" {
+				id = r.ID
+			}
+		}
+		return id != ""
+	})
+	screen(id) // the request on screen, pending
+}
+
+func waitClaude(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Without --experimental-permissions, a and r refuse a permission request.
+func TestClaudeActionsWithoutPermissions(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	a := claudeRunOptions(root, "alpha", false).Actions.(claudeActions)
+	plan := &protocol.Request{ID: "plan-1@alice", Kind: protocol.KindPlan}
+	perm := &protocol.Request{ID: "perm-9", Kind: protocol.KindPermission}
+	if why := a.Refuses(plan); !strings.Contains(why, "#27265") {
+		t.Errorf("plan: %q", why)
+	}
+	if why := a.Refuses(perm); !strings.Contains(why, "--experimental-permissions") {
+		t.Errorf("permission: %q", why)
+	}
+	if _, err := a.Approve("perm-9"); err == nil {
+		t.Error("approved without the flag")
+	}
+	if _, err := a.Send("alice", "hi"); err == nil {
+		t.Error("sent a message to a Claude Code team")
+	}
+	if b, _ := os.ReadFile(claudeteam.InboxPath(root, "alpha", "alice")); b != nil {
+		t.Errorf("alice's inbox written: %s", b)
+	}
+}
+
+// `huddle claude attach` through tui.Run itself: the observer's first fold
+// is handed to a program that is not running yet, without a deadlock.
+func TestClaudeAttachRunsTheUI(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	in, inW := io.Pipe()
+	defer inW.Close()
+	var out lockedBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	opts := claudeRunOptions(root, "alpha", false)
+	opts.Input, opts.Output = in, &out
+	done := make(chan error, 1)
+	go func() { done <- tui.Run(ctx, opts) }()
+	// Without a terminal the program learns no size and draws no panes;
+	// the window title says the first fold reached it.
+	waitClaude(t, "the team's snapshot in the program", func() bool {
+		return strings.Contains(out.String(), "huddle (1 pending)")
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("tui.Run: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("tui.Run did not return after its context ended")
+	}
+}
+
+// lockedBuffer is an io.Writer the test reads while the program writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
