@@ -36,8 +36,11 @@ const (
 // what a replaced follower still delivers is dropped.
 type memberView struct {
 	*common
-	dir  string
-	open bool
+	dir string
+	// noFeed is set when the team is not a huddle team directory (a Claude
+	// Code team): huddle keeps no log or transcript of its members.
+	noFeed bool
+	open   bool
 	name string // the member shown
 
 	gen     int
@@ -90,6 +93,11 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	v.lines, v.tailErr = nil, ""
 	v.history, v.movedAt = nil, ""
 	stop = tea.Batch(stop, v.refreshHistory(mv))
+	if v.noFeed {
+		v.feed = team.Feed{What: "log"}
+		v.tailErr = "huddle keeps no log of a member it does not run"
+		return stop
+	}
 	feed, err := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind)
 	v.feed = feed
 	if err != nil {

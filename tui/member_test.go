@@ -322,3 +322,29 @@ func TestCrashedRowEndsWithTheLastLogLine(t *testing.T) {
 		}
 	}
 }
+
+// fakeActions stand for another kind of team's actions (a Claude Code
+// team's).
+type fakeActions struct{}
+
+func (fakeActions) Approve(string) (string, error)        { return "", nil }
+func (fakeActions) Reject(string, string) (string, error) { return "", nil }
+func (fakeActions) Shutdown(string) (string, error)       { return "", nil }
+func (fakeActions) Send(string, string) (string, error)   { return "", nil }
+func (fakeActions) Broadcast(string) (string, error)      { return "", nil }
+
+// TestMemberViewOfATeamHuddleDoesNotRun: a member of a team that is not a
+// huddle team directory has no log huddle keeps; the view says so and
+// reads no file.
+func TestMemberViewOfATeamHuddleDoesNotRun(t *testing.T) {
+	st := NewStyles(false, true)
+	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: (&testClock{now: t0}).Now, Actions: fakeActions{}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	writeTranscript(t, m.dir, finanzasTranscript...) // there, but not this team's
+	m.Update(SnapshotMsg(llmSnapshot(t)))
+	openMember(t, m, 1)
+	screen := ansi.Strip(m.View().Content)
+	if !strings.Contains(screen, "huddle keeps no log of a member it does not run") || strings.Contains(screen, "ls invoices/") {
+		t.Errorf("the member view of another kind of team:\n%s", screen)
+	}
+}
