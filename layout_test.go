@@ -23,8 +23,9 @@ var allowedImports = map[string][]string{
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
-	"tui":           {"protocol", "ipc/trace", "team"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "tui"},
+	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
+	"tui":           {"protocol", "ipc/trace", "team", "replay"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "replay", "tui"},
 	".":             {"internal/cli"},
 }
 
