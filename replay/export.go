@@ -59,18 +59,18 @@ func ReadExport(r io.Reader, name string) (*Timeline, error) {
 	br := bufio.NewReader(r)
 	first, err := readLine(br)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("replay: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var h header
 	if json.Unmarshal(first, &h) != nil || h.Format != Format {
-		return nil, fmt.Errorf("replay: %s is not a huddle export (its first line is not a %q header)", name, Format)
+		return nil, fmt.Errorf("%s is not a huddle export (its first line is not a %q header)", name, Format)
 	}
 	if h.Version != FormatVersion {
-		return nil, fmt.Errorf("replay: %s is a %s of version %d; this huddle reads version %d", name, Format, h.Version, FormatVersion)
+		return nil, fmt.Errorf("%s is a %s of version %d; this huddle reads version %d", name, Format, h.Version, FormatVersion)
 	}
 	t, err := team.Parse(h.Team)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %s: header: %w", name, err)
+		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}
 	tl := &Timeline{TeamJSON: []byte(h.Team), Team: t}
 	for n := 2; ; n++ {
@@ -78,7 +78,7 @@ func ReadExport(r io.Reader, name string) (*Timeline, error) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			var e Event
 			if uerr := json.Unmarshal(line, &e); uerr != nil {
-				return nil, fmt.Errorf("replay: %s: line %d: %w", name, n, uerr)
+				return nil, fmt.Errorf("%s: line %d: %w", name, n, uerr)
 			}
 			tl.Events = append(tl.Events, e)
 		}
@@ -86,7 +86,7 @@ func ReadExport(r io.Reader, name string) (*Timeline, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("replay: %s: line %d: %w", name, n, err)
+			return nil, fmt.Errorf("%s: line %d: %w", name, n, err)
 		}
 	}
 	sortEvents(tl.Events)
@@ -115,14 +115,14 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 func Open(path string) (*Timeline, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if st.IsDir() {
 		return Read(path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer f.Close()
 	return ReadExport(f, path)

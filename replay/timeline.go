@@ -31,13 +31,13 @@ func Read(dir string) (*Timeline, error) {
 	b, err := os.ReadFile(teamdir.ConfigPath(dir))
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("replay: %s is not a team directory (no team.json)", dir)
+			return nil, fmt.Errorf("%s is not a team directory (no team.json)", dir)
 		}
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("timeline: %w", err)
 	}
 	t, err := team.Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %s: %w", dir, err)
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	tl := &Timeline{TeamJSON: b, Team: t}
 	statuses, err := statusEvents(dir, t)
@@ -107,7 +107,7 @@ func statusEvents(dir string, t *team.Team) ([]Event, error) {
 		}
 		changes, err := team.ReadStatusHistory(dir, name, 0)
 		if err != nil && !os.IsNotExist(err) {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("timeline: %w", err)
 		}
 		if len(changes) == 0 && rec != nil && rec.Status != "" {
 			changes = []team.StatusChange{{TS: rec.Since, Status: rec.Status, Activity: rec.Activity, Error: rec.Error}}
@@ -126,7 +126,7 @@ func statusEvents(dir string, t *team.Team) ([]Event, error) {
 func requestEvents(dir string) ([]Event, error) {
 	reqs, err := team.ListRequests(dir)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("timeline: %w", err)
 	}
 	var out []Event
 	for i := range reqs {
@@ -192,10 +192,10 @@ func messageEvents(dir string, t *team.Team) ([]Event, error) {
 			out = append(out, Event{At: msg.TS, Kind: KindMessage, Inbox: name, Offset: d.Offset, Message: &msg})
 		})
 		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("timeline: %w", err)
 		}
 		if err := obs.Drain(); err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("timeline: %w", err)
 		}
 	}
 	return out, nil
@@ -206,7 +206,7 @@ func messageEvents(dir string, t *team.Team) ([]Event, error) {
 func spanEvents(dir string) ([]Event, error) {
 	spans, err := trace.NewTraceReader(dir).Read()
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("timeline: %w", err)
 	}
 	out := make([]Event, len(spans))
 	for i := range spans {
