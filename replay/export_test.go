@@ -11,7 +11,6 @@ import (
 
 	"huddle/team"
 	"testing"
-
 )
 
 func compactJSON(t *testing.T, b []byte) []byte {

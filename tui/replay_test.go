@@ -154,7 +154,9 @@ func TestFlowReplayPauseStepAndReadOnly(t *testing.T) {
 	}
 	// Playing from the start shows the events again, by itself.
 	tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
-	probe.waitFor(t, "playing again", func(s string) bool { return strings.Contains(s, "checking availability") && strings.Contains(s, "· playing") })
+	probe.waitFor(t, "playing again", func(s string) bool {
+		return strings.Contains(s, "checking availability") && strings.Contains(s, "· playing")
+	})
 	pressKey(tm, "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
