@@ -231,7 +231,7 @@ func TestTimelineOfARealSession(t *testing.T) {
 		}
 	}
 	// The plan: pending until its decision, approved from it on.
-	var created, decided int = -1, -1
+	created, decided := -1, -1
 	for i, e := range tl.Events {
 		if e.Kind == KindRequest && e.Request.ID == ss.planID {
 			switch e.Request.Status {

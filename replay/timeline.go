@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"huddle/inbox"
 	"huddle/ipc/trace"
@@ -214,21 +213,4 @@ func spanEvents(dir string) ([]Event, error) {
 		out[i] = Event{At: s.TS, Kind: KindSpan, Span: &s}
 	}
 	return out, nil
-}
-
-// Start and End are the times of the first and last events (zero when
-// there are none).
-func (tl *Timeline) Start() time.Time {
-	if len(tl.Events) == 0 {
-		return time.Time{}
-	}
-	return tl.Events[0].At
-}
-
-// End is the time of the last event.
-func (tl *Timeline) End() time.Time {
-	if len(tl.Events) == 0 {
-		return time.Time{}
-	}
-	return tl.Events[len(tl.Events)-1].At
 }

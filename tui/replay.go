@@ -46,9 +46,9 @@ func defaultReplayKeys() replayKeys {
 // status line is the replay's, and whose actions do nothing.
 type ReplayModel struct {
 	*Model
-	player *replay.Player
-	keys   replayKeys
-	gen    int
+	player   *replay.Player
+	controls replayKeys
+	gen      int
 }
 
 // NewReplay builds the UI over player. opts.Now is replaced by the replayed
@@ -56,8 +56,8 @@ type ReplayModel struct {
 func NewReplay(player *replay.Player, opts Options) *ReplayModel {
 	opts.Now = player.Now
 	opts.RunsTeam = false
-	r := &ReplayModel{Model: New(opts), player: player, keys: defaultReplayKeys()}
-	r.Model.footer = player.Status()
+	r := &ReplayModel{Model: New(opts), player: player, controls: defaultReplayKeys()}
+	r.footer = player.Status()
 	return r
 }
 
@@ -77,7 +77,7 @@ func (r *ReplayModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		r.player.Advance()
 		return r, tea.Batch(r.show(), r.schedule())
 	case tea.KeyPressMsg:
-		if r.Model.dialog == nil {
+		if r.dialog == nil {
 			if cmd, ok := r.key(msg); ok {
 				return r, cmd
 			}
@@ -89,10 +89,10 @@ func (r *ReplayModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // key handles a key of the replay; ok is false for a key the Model takes.
 func (r *ReplayModel) key(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
-	p, km := r.player, r.keys
+	p, km := r.player, r.controls
 	switch {
-	case key.Matches(k, r.Model.keys.Approve, r.Model.keys.Reject, r.Model.keys.Shutdown, r.Model.keys.Message, r.Model.keys.Broadcast):
-		r.Model.flash, r.Model.flashBad = ReadOnlyFlash, true
+	case key.Matches(k, r.keys.Approve, r.keys.Reject, r.keys.Shutdown, r.keys.Message, r.keys.Broadcast):
+		r.flash, r.flashBad = ReadOnlyFlash, true
 		return nil, true
 	case key.Matches(k, km.Pause):
 		if p.AtEnd() {
@@ -127,7 +127,7 @@ func (r *ReplayModel) key(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 // restart drops the pending tick and, when playing, schedules the next.
 func (r *ReplayModel) restart() tea.Cmd {
 	r.gen++
-	r.Model.footer = r.player.Status()
+	r.footer = r.player.Status()
 	return r.schedule()
 }
 
@@ -147,11 +147,11 @@ func (r *ReplayModel) schedule() tea.Cmd {
 
 // show puts the snapshot at the player's position on screen.
 func (r *ReplayModel) show() tea.Cmd {
-	if r.Model.flash == ReadOnlyFlash {
-		r.Model.flash = ""
+	if r.flash == ReadOnlyFlash {
+		r.flash = ""
 	}
-	cmd := r.Model.applySnapshot(r.player.Snapshot())
-	r.Model.footer = r.player.Status() + "   space pause · n/p step · +/- speed · g/G start/end · q quit"
+	cmd := r.applySnapshot(r.player.Snapshot())
+	r.footer = r.player.Status() + "   space pause · n/p step · +/- speed · g/G start/end · q quit"
 	return cmd
 }
 
