@@ -158,8 +158,8 @@ func (r *ReplayModel) show() tea.Cmd {
 // ReplayOptions say what to replay and where.
 type ReplayOptions struct {
 	Timeline *replay.Timeline
-	// Dir is the team directory replayed, if it is one: the member view
-	// reads its logs there. Empty for an export.
+	// Dir is the team directory replayed: the member view reads its logs
+	// there. For an export, the export's path (nothing is under it).
 	Dir   string
 	Speed float64
 	// Input and Output default to the terminal.

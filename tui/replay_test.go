@@ -82,7 +82,7 @@ func notesTimeline(t *testing.T, n int) *replay.Timeline {
 var replayPos = regexp.MustCompile(`replay (\d+)/(\d+) · (\d\d:\d\d:\d\d) · ×([0-9.]+) · (\w+)`)
 
 func TestFlowReplayPauseStepAndReadOnly(t *testing.T) {
-	const n = 12
+	const n = 30
 	tl := notesTimeline(t, n)
 	st := NewStyles(false, true)
 	probe := &screenProbe{Model: NewReplay(replay.NewPlayer(tl, 1), Options{Styles: &st})}
@@ -99,8 +99,9 @@ func TestFlowReplayPauseStepAndReadOnly(t *testing.T) {
 	}
 	// The header's clock and the status line show the replayed time.
 	shown := tl.Events[pos-1].At.Local().Format("15:04:05")
-	if strings.Count(s, shown) < 2 {
-		t.Fatalf("the replayed time %s is not in the header and the status line:\n%s", shown, s)
+	header, _, _ := strings.Cut(s, "\n")
+	if !strings.HasSuffix(strings.TrimSpace(header), shown) || !strings.Contains(replayPos.FindString(s), shown) {
+		t.Fatalf("the replayed time %s is not the header's clock and in the status line:\n%s", shown, s)
 	}
 
 	// → shows one event more: the next note.

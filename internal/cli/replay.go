@@ -94,13 +94,11 @@ func runReplay(cl *cmdline, speed float64) int {
 	if !isTerminal(cl.stdout) {
 		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle export' writes the timeline as JSON lines instead)")
 	}
-	dir := ""
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		dir = path
-	}
 	ctx, stop := signalContext()
 	defer stop()
-	if err := tui.RunReplay(ctx, tui.ReplayOptions{Timeline: tl, Dir: dir, Speed: speed}); err != nil {
+	// The member view reads logs under Dir: for an export, its path, under
+	// which there is nothing (never the working directory).
+	if err := tui.RunReplay(ctx, tui.ReplayOptions{Timeline: tl, Dir: path, Speed: speed}); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK
