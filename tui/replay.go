@@ -54,7 +54,12 @@ type ReplayModel struct {
 // NewReplay builds the UI over player. opts.Now is replaced by the replayed
 // time; opts.Dir, when set, is the team directory member views read from.
 func NewReplay(player *replay.Player, opts Options) *ReplayModel {
-	opts.Now = player.Now
+	opts.Now = func() time.Time {
+		if t := player.Now(); !t.IsZero() {
+			return t
+		}
+		return time.Now() // a session without events: the clock goes on
+	}
 	opts.RunsTeam = false
 	r := &ReplayModel{Model: New(opts), player: player, controls: defaultReplayKeys()}
 	r.footer = player.Status()
