@@ -161,3 +161,24 @@ func TestFlowReplayPauseStepAndReadOnly(t *testing.T) {
 	pressKey(tm, "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
+
+// TestReplayOfAnEmptySession: a team that never ran replays as its roster,
+// and no key moves it anywhere or breaks it.
+func TestReplayOfAnEmptySession(t *testing.T) {
+	tm, err := team.Parse(team.DemoTeam())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStyles(false, true)
+	m := NewReplay(replay.NewPlayer(&replay.Timeline{TeamJSON: team.DemoTeam(), Team: tm}, 1), Options{Styles: &st})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	m.Init()
+	for _, k := range []string{"n", "p", "right", "left", "G", "g", "+", "-"} {
+		m.Update(press(k))
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	s := ansi.Strip(m.View().Content)
+	if !strings.Contains(s, "replay 0/0") || !strings.Contains(s, "· end") || !strings.Contains(s, "reservas") {
+		t.Fatalf("an empty session:\n%s", s)
+	}
+}
