@@ -24,8 +24,9 @@ var allowedImports = map[string][]string{
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
 	"claudeteam":    {"protocol", "team"},
-	"tui":           {"protocol", "ipc/trace", "team"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "tui"},
+	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
+	"tui":           {"protocol", "ipc/trace", "team", "replay"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "tui"},
 	".":             {"internal/cli"},
 }
 

@@ -38,6 +38,15 @@ func appendStatusHistory(dir string, rec *protocol.Member) error {
 	return nil
 }
 
+// recordMove appends the status rec has just moved to, for a move made
+// outside setStatusIf (a member's first record, an external member's
+// report, a stale record stopped); a failure is said in the events.
+func (rt *Runtime) recordMove(rec *protocol.Member) {
+	if err := appendStatusHistory(rt.dir, rec); err != nil {
+		rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
+	}
+}
+
 // ReadStatusHistory returns the last n status changes of member name,
 // oldest first (all of them when n <= 0). Lines that are not a change (a
 // torn last line after a crash) are skipped.

@@ -77,7 +77,10 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 				rec.Runtime = "target:" + t.Kind
 				rec.Activity = "called at " + t.URL + strings.Join(t.Command, " ")
 			}
-			return WriteMember(rt.dir, &rec)
+			if err := WriteMember(rt.dir, &rec); err != nil {
+				return err
+			}
+			rt.recordMove(&rec)
 		}
 		return nil
 	}
@@ -90,6 +93,10 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 	if err := mt.write(); err != nil {
 		return err
 	}
+	mt.mu.Lock()
+	first := mt.rec
+	mt.mu.Unlock()
+	rt.recordMove(&first)
 	rt.emit(Event{"event": "member_status", "member": spec.Name, "status": string(protocol.MemberStarting)})
 	if spec.Runtime.Kind == RuntimeScript {
 		mt.answerShutdown = mt.scriptAnswer

@@ -184,6 +184,7 @@ func (rt *Runtime) settleLastRun() {
 			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
 			continue
 		}
+		rt.recordMove(rec)
 		rt.emit(Event{"event": "member_status", "member": rec.Name, "status": string(rec.Status), "activity": rec.Activity})
 		// As when a member stops (finish): what was pending from or to it
 		// can no longer be answered.
@@ -372,12 +373,16 @@ func (rt *Runtime) statusReported(d inbox.Delivery) error {
 	if err != nil {
 		rec = &protocol.Member{Name: m.From, Role: spec.Role, Runtime: RuntimeExternal}
 	}
-	if rec.Status != m.Status {
+	moved := rec.Status != m.Status
+	if moved {
 		rec.Since = time.Now().UTC()
 	}
 	rec.Status, rec.Activity = m.Status, m.Content
 	if err := WriteMember(rt.dir, rec); err != nil {
 		return err
+	}
+	if moved {
+		rt.recordMove(rec)
 	}
 	rt.emit(Event{"event": "member_status", "member": m.From, "status": string(m.Status), "activity": m.Content})
 	return nil

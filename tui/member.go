@@ -41,7 +41,7 @@ type memberView struct {
 	// Code team): huddle keeps no log or transcript of its members.
 	noFeed bool
 	open   bool
-	name string // the member shown
+	name   string // the member shown
 
 	gen     int
 	feed    team.Feed

@@ -145,7 +145,7 @@ func TestHelpListsEveryCommandInOrder(t *testing.T) {
 		listed = append(listed, m[1])
 	}
 	want := []string{"init", "up", "attach", "status", "logs", "requests", "approve", "reject", "shutdown", "send", "broadcast",
-		"call", "invoke", "serve", "traces", "claude", "validate", "agent", "help"}
+		"call", "invoke", "serve", "traces", "claude", "validate", "export", "replay", "agent", "help"}
 	if !reflect.DeepEqual(listed, want) {
 		t.Fatalf("help lists %q\nwant       %q\n%s", listed, want, r.stdout)
 	}

@@ -171,6 +171,24 @@ var commands = []command{
 		flags: validateFlags,
 	},
 	{
+		name: "export", synopsis: "[DIR] [-o FILE] [--dir D]", teamDir: true,
+		summary: "write a team's history as one JSON-lines file that replay plays",
+		about: "Write the history of the team directory DIR (default --dir) as one self-contained file:\n" +
+			"a header line (format, version, export time and team.json), then one event per line in\n" +
+			"time order: member status changes, request transitions, messages and call spans. Attach\n" +
+			"it to a bug report; 'huddle replay FILE' plays it on any machine. Reads only.",
+		flags: exportFlags,
+	},
+	{
+		name: "replay", synopsis: "[DIR|FILE] [--speed N] [--dir D]", teamDir: true,
+		summary: "play a team's history (a team directory or an export) in the UI, read-only",
+		about: "Play the history of a team directory, or of a file 'huddle export' wrote, in the UI as it\n" +
+			"happened, read-only. --speed N plays N seconds of the session per second (default 1); an\n" +
+			"idle spell lasts at most 2s on screen. Keys: space pause/play, →/n step, ←/p step back,\n" +
+			"+/- speed ×2 ÷2, g/G start/end; a, r, s, m and b do nothing. Needs a terminal.",
+		flags: replayFlags,
+	},
+	{
 		name: "agent", synopsis: "echo [--misbehave N]",
 		summary: "built-in exec teammates: echo",
 		about: "Run a built-in exec teammate on stdin and stdout, so a team can have an exec member\n" +

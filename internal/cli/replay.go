@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"huddle/replay"
+	"huddle/tui"
+)
+
+func exportFlags(fs *flag.FlagSet) runFunc {
+	out := fs.String("o", "", "write the export to `FILE` (default: stdout)")
+	return func(cl *cmdline) int { return runExport(cl, *out) }
+}
+
+// runExport is 'huddle export [DIR] [-o FILE]'.
+func runExport(cl *cmdline, out string) int {
+	if code, ok := cl.wantArgs(0, 1, "DIR"); !ok {
+		return code
+	}
+	dir := cl.dir
+	if len(cl.args) == 1 {
+		dir = cl.args[0]
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return cl.fail(fmt.Errorf("%s is not a team directory", dir))
+	}
+	tl, err := replay.Read(dir)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if out == "" || out == "-" {
+		if err := replay.Export(cl.stdout, tl, time.Now()); err != nil {
+			return cl.fail(err)
+		}
+		return exitOK
+	}
+	if err := writeExport(out, tl); err != nil {
+		return cl.fail(err)
+	}
+	fmt.Fprintf(cl.stderr, "exported %d events of team %s to %s\n", len(tl.Events), tl.Team.Name, out)
+	return exitOK
+}
+
+// writeExport writes the export next to path and renames it there, so a
+// failed export leaves no half file behind.
+func writeExport(path string, tl *replay.Timeline) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	err = replay.Export(f, tl, time.Now())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+func replayFlags(fs *flag.FlagSet) runFunc {
+	speed := fs.Float64("speed", 1, "seconds of the session per second on screen (idle spells last at most 2s)")
+	return func(cl *cmdline) int { return runReplay(cl, *speed) }
+}
+
+// runReplay is 'huddle replay [DIR|FILE] [--speed N]'.
+func runReplay(cl *cmdline, speed float64) int {
+	if code, ok := cl.wantArgs(0, 1, "DIR or FILE"); !ok {
+		return code
+	}
+	if speed <= 0 {
+		return cl.usageError("--speed must be more than 0")
+	}
+	path := cl.dir
+	if len(cl.args) == 1 {
+		path = cl.args[0]
+	}
+	tl, err := replay.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return cl.fail(fmt.Errorf("%s: no such team directory or export", path))
+	}
+	if err != nil {
+		return cl.fail(err)
+	}
+	if !isTerminal(cl.stdout) {
+		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle export' writes the timeline as JSON lines instead)")
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	// The member view reads logs under Dir: for an export, its path, under
+	// which there is nothing (never the working directory).
+	if err := tui.RunReplay(ctx, tui.ReplayOptions{Timeline: tl, Dir: path, Speed: speed}); err != nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}
