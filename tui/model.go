@@ -57,6 +57,9 @@ type Options struct {
 	// RunsTeam is set when quitting the UI stops the team (huddle up, the
 	// demo): q asks first while there is work going on.
 	RunsTeam bool
+	// Controls, when set, make the UI read-only (a replay): the footer
+	// offers them instead of the keys that act on the team.
+	Controls []key.Binding
 }
 
 // common is what the root model shares with its panes: they read it, only
@@ -97,6 +100,7 @@ type Model struct {
 	dir      string
 	footer   string
 	runsTeam bool
+	controls []key.Binding // a read-only UI's keys (Options.Controls)
 
 	width, height int
 	right         pane // the pane the right column shows: requests, traces or messages
@@ -120,7 +124,7 @@ type Model struct {
 
 // New builds the root model.
 func New(opts Options) *Model {
-	m := &Model{dir: opts.Dir, footer: opts.Footer, runsTeam: opts.RunsTeam, right: paneRequests}
+	m := &Model{dir: opts.Dir, footer: opts.Footer, runsTeam: opts.RunsTeam, controls: opts.Controls, right: paneRequests}
 	m.keys, m.now, m.focus = DefaultKeyMap(), opts.Now, paneRequests
 	if m.now == nil {
 		m.now = time.Now

@@ -61,7 +61,9 @@ func NewReplay(player *replay.Player, opts Options) *ReplayModel {
 		return time.Now() // a session without events: the clock goes on
 	}
 	opts.RunsTeam = false
-	r := &ReplayModel{Model: New(opts), player: player, controls: defaultReplayKeys()}
+	controls := defaultReplayKeys()
+	opts.Controls = []key.Binding{controls.Pause, controls.Next, controls.Prev, controls.Faster, controls.Slower}
+	r := &ReplayModel{Model: New(opts), player: player, controls: controls}
 	r.footer = player.Status()
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -226,5 +227,28 @@ func TestRequestsOpenOnThePendingOne(t *testing.T) {
 	send(m, "j", "2") // staying in the pane keeps the person's choice
 	if r := m.selectedRequest(); r == nil || r.Status != protocol.RequestRejected {
 		t.Fatalf("pressing 2 in the pane moved the cursor to %+v", r)
+	}
+}
+
+// TestReadOnlyFooterOffersNoAction: a read-only UI (a replay) offers its
+// controls in the footer and none of the keys that act on the team.
+func TestReadOnlyFooterOffersNoAction(t *testing.T) {
+	st := NewStyles(false, true)
+	pause := key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pause/play"))
+	m := New(Options{Dir: t.TempDir(), Styles: &st, Controls: []key.Binding{pause}})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	for _, keys := range [][]string{{"2"}, {"1"}, {"3", "j"}, {"4"}} {
+		send(m, keys...)
+		lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+		footer := lines[len(lines)-2]
+		if !strings.Contains(footer, "space pause/play") {
+			t.Errorf("pane %s: the footer %q lacks the controls", keys[0], footer)
+		}
+		for _, act := range []string{"a approve", "r reject", "m message", "s shut down", "b broadcast"} {
+			if strings.Contains(footer, act) {
+				t.Errorf("pane %s: the read-only footer %q offers %q", keys[0], footer, act)
+			}
+		}
 	}
 }

@@ -357,6 +357,10 @@ func (m *Model) helpLine(w int) string {
 	}
 	keys = append(keys, m.memberKeys()...)
 	keys = append(keys, pane...)
+	if m.controls != nil {
+		// Read-only: no key that would act on the team is offered.
+		keys = append(append([]key.Binding(nil), m.controls...), withoutActions(pane, m.keys)...)
+	}
 	head := m.bindingHelp(m.keys.NextPane)
 	tail := m.bindingHelp(m.keys.Help) + "  " + m.bindingHelp(m.keys.Quit)
 	parts := make([]string, 0, len(keys))
@@ -394,4 +398,19 @@ func (m *Model) overlay(screen, box string, w, h int) string {
 		lipgloss.NewLayer(screen),
 		lipgloss.NewLayer(box).X(max((w-bw)/2, 0)).Y(max((h-bh)/2, 0)).Z(1),
 	).Render()
+}
+
+// withoutActions is keys without those that act on the team.
+func withoutActions(keys []key.Binding, km KeyMap) []key.Binding {
+	acts := map[string]bool{}
+	for _, b := range []key.Binding{km.Approve, km.Reject, km.Shutdown, km.Message, km.Broadcast} {
+		acts[b.Help().Key] = true
+	}
+	var out []key.Binding
+	for _, b := range keys {
+		if !acts[b.Help().Key] {
+			out = append(out, b)
+		}
+	}
+	return out
 }
