@@ -37,9 +37,10 @@ const (
 type memberView struct {
 	*common
 	dir string
-	// noFeed is set when the team is not a huddle team directory (a Claude
-	// Code team): huddle keeps no log or transcript of its members.
-	noFeed bool
+	// noFeed, when set, says why there is no log or transcript to read:
+	// the team is not a huddle team directory (a Claude Code team, a
+	// replayed export).
+	noFeed string
 	open   bool
 	name   string // the member shown
 
@@ -93,9 +94,9 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	v.lines, v.tailErr = nil, ""
 	v.history, v.movedAt = nil, ""
 	stop = tea.Batch(stop, v.refreshHistory(mv))
-	if v.noFeed {
+	if v.noFeed != "" {
 		v.feed = team.Feed{What: "log"}
-		v.tailErr = "huddle keeps no log of a member it does not run"
+		v.tailErr = v.noFeed
 		return stop
 	}
 	feed, err := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind)

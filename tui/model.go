@@ -142,7 +142,9 @@ func New(opts Options) *Model {
 	m.messages = newMessagesPane(&m.common)
 	m.panes = [paneCount]component{m.roster, m.requests, m.traces, m.messages}
 	m.member = newMemberView(&m.common, opts.Dir)
-	m.member.noFeed = opts.Actions != nil // another kind of team: no members/<name>.log
+	if opts.Actions != nil { // another kind of team: no members/<name>.log
+		m.member.noFeed = "huddle keeps no log of a member it does not run"
+	}
 	return m
 }
 

@@ -64,6 +64,10 @@ func NewReplay(player *replay.Player, opts Options) *ReplayModel {
 	controls := defaultReplayKeys()
 	opts.Controls = []key.Binding{controls.Pause, controls.Next, controls.Prev, controls.Faster, controls.Slower}
 	r := &ReplayModel{Model: New(opts), player: player, controls: controls}
+	if fi, err := os.Stat(opts.Dir); err != nil || !fi.IsDir() {
+		// An export holds no logs: nothing is read beside it.
+		r.member.noFeed = "an exported session holds no logs or transcripts (replay the team directory for them)"
+	}
 	r.footer = player.Status()
 	return r
 }
