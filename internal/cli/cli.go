@@ -25,6 +25,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], stdout, stderr)
+	case "--version", "-version":
+		return lookup("version").execute(args[1:], stdout, stderr)
 	}
 	if c := lookup(args[0]); c != nil {
 		return c.execute(args[1:], stdout, stderr)

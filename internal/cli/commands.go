@@ -173,6 +173,14 @@ var commands = []command{
 			"every shutdown. In team.json: \"runtime\": {\"kind\": \"exec\", \"command\": [\"huddle\", \"agent\", \"echo\"]}.",
 		flags: agentFlags,
 	},
+	{
+		name: "version", synopsis: "",
+		summary: "print huddle's version, commit and Go version (also: huddle --version)",
+		about: "Print the version this binary was built as, from what the Go toolchain recorded in it:\n" +
+			"the module version ((devel) when built from a checkout), the commit, its time and whether\n" +
+			"the tree had uncommitted changes, and the Go version. go run records no commit.",
+		flags: versionFlags,
+	},
 }
 
 // lookup is the command called name, or nil.
