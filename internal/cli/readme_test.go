@@ -103,7 +103,7 @@ func TestReadmeFlagsExist(t *testing.T) {
 			any["--"+n] = true
 		}
 	}
-	for _, m := range regexp.MustCompile(`(?:^|[\s\[|(` + "`" + `])(--[a-z][a-z0-9-]*)`).FindAllStringSubmatch(text, -1) {
+	for _, m := range regexp.MustCompile(`(?:^|[\s\[|(`+"`"+`])(--[a-z][a-z0-9-]*)`).FindAllStringSubmatch(text, -1) {
 		if !any[m[1]] && readmeForeignFlags[m[1]] == "" {
 			t.Errorf("README mentions %s, which no huddle command has", m[1])
 		}
