@@ -89,6 +89,7 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	}
 	fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
 		team.ConfigPath(cl.dir), strings.Join(names, ", "))
+	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s\n", cl.dir)
 	return exitOK
 }
 
@@ -105,7 +106,7 @@ func initLLM(cl *cmdline) int {
 	}
 	fmt.Fprintf(cl.stdout, "wrote %s: planner, coder and reviewer on %s at %s, %s; edit it to make it yours\n",
 		team.ConfigPath(cl.dir), v.Model, v.BaseURL, key)
-	fmt.Fprintf(cl.stdout, "run it: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
+	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
 	return exitOK
 }
 
