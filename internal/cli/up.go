@@ -72,4 +72,3 @@ func runAttach(cl *cmdline) int {
 	}
 	return exitOK
 }
-
