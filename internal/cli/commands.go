@@ -153,6 +153,12 @@ var commands = []command{
 		flags: tracesFlags,
 	},
 	{
+		name: "deadletters", synopsis: "[--member M] [--json] [--dir D]", teamDir: true,
+		summary: "list the input huddle refused: who caused it, when, why",
+		about:   deadLettersAbout,
+		flags:   deadLettersFlags,
+	},
+	{
 		name: "validate", synopsis: "PATH [--json]",
 		summary: "check the IPC setup of a Puruto repo, a team or a config file",
 		about: "Check the IPC setup at PATH as Puruto's validate.py does, with huddle's additions:\n" +
