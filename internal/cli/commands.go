@@ -159,6 +159,12 @@ var commands = []command{
 		flags:   deadLettersFlags,
 	},
 	{
+		name: "show", synopsis: "ID [--json] [--dir D]", teamDir: true,
+		summary: "show a request, a chain, a call or an execution by its id",
+		about:   showAbout,
+		flags:   showFlags,
+	},
+	{
 		name: "validate", synopsis: "PATH [--json]",
 		summary: "check the IPC setup of a Puruto repo, a team or a config file",
 		about: "Check the IPC setup at PATH as Puruto's validate.py does, with huddle's additions:\n" +
