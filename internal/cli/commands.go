@@ -94,10 +94,14 @@ var commands = []command{
 		flags: rejectFlags,
 	},
 	{
-		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--dir D]", teamDir: true,
+		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--wait [--timeout D]] [--dir D]", teamDir: true,
 		summary: "ask a teammate to shut down",
 		about: "Ask a teammate to shut down and print the request id. The teammate answers: it may\n" +
-			"refuse while busy. A member that is already stopped gets a request cancelled at once.",
+			"refuse while busy. A member that is already stopped gets a request cancelled at once.\n" +
+			"With --wait, wait for the answer and print it (\"approved by M: …\", \"refused by M: …\",\n" +
+			"\"expired: …\", \"cancelled: …\"); exit 0 when the teammate agreed, 1 otherwise, also when\n" +
+			"--timeout passes first. While the team is not running its deadline is paused, so without\n" +
+			"--timeout the wait lasts until the team runs again and the teammate answers.",
 		flags: shutdownFlags,
 	},
 	{
