@@ -197,6 +197,12 @@ var commands = []command{
 			"the tree had uncommitted changes, and the Go version. go run records no commit.",
 		flags: versionFlags,
 	},
+	{
+		name: "completion", synopsis: "bash|zsh|fish",
+		summary: "print a shell completion script for huddle's commands and flags",
+		about:   completionAbout,
+		flags:   completionFlags,
+	},
 }
 
 // lookup is the command called name, or nil.
