@@ -37,7 +37,7 @@ func TestCompletionNamesEveryCommandAndFlag(t *testing.T) {
 				if shell == "bash" {
 					// The flags of the command's own line.
 					line := regexp.MustCompile(`(?m)^\t` + c.name + `\) flags='([^']*)'`).FindStringSubmatch(script)
-					if line == nil || !regexp.MustCompile(`(^| )--?` + f.Name + `( |$)`).MatchString(line[1]) {
+					if line == nil || !regexp.MustCompile(`(^| )--?`+f.Name+`( |$)`).MatchString(line[1]) {
 						t.Errorf("bash completion of %s lacks --%s: %v", c.name, f.Name, line)
 					}
 					return
