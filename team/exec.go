@@ -97,14 +97,24 @@ func (mt *mate) startProcess() error {
 	if err != nil {
 		return fmt.Errorf("%s: log: %w", mt.spec.Name, err)
 	}
+	// The process runs in the member's dir (relative to the team
+	// directory), else in the team directory itself, whatever directory
+	// huddle runs in: a command that names a file next to team.json works
+	// from anywhere. HUDDLE_DIR is absolute, so it holds in that directory.
+	teamDir, err := filepath.Abs(mt.rt.dir)
+	if err != nil {
+		lf.Close()
+		return fmt.Errorf("%s: %w", mt.spec.Name, err)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = teamDir
 	if mt.spec.Dir != "" {
 		cmd.Dir = mt.spec.Dir
 		if !filepath.IsAbs(cmd.Dir) {
-			cmd.Dir = filepath.Join(mt.rt.dir, cmd.Dir)
+			cmd.Dir = filepath.Join(teamDir, cmd.Dir)
 		}
 	}
-	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+mt.rt.dir, "HUDDLE_MEMBER="+mt.spec.Name)
+	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+teamDir, "HUDDLE_MEMBER="+mt.spec.Name)
 	cmd.Stderr = lf
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
