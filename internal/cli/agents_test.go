@@ -180,3 +180,73 @@ func TestExecAgentGets(t *testing.T) {
 		t.Errorf("after the stop probe is %+v", m)
 	}
 }
+
+// TestAgentsDocExamples: every line docs/agents.md shows is what it says:
+// an inbox message huddle's decoder accepts (and re-encodes the same), or
+// an exec action with only team.ExecLine's fields; its complete agent is
+// the README's, byte for byte.
+func TestAgentsDocExamples(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	messages, actions := 0, 0
+	for _, block := range strings.Split(doc, "```json\n")[1:] {
+		block = block[:strings.Index(block, "```")]
+		if strings.HasPrefix(block, `{"name"`) { // a member of team.json
+			var m team.MemberSpec
+			dec := json.NewDecoder(strings.NewReader(block))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&m); err != nil || m.Runtime.Kind != team.RuntimeExec {
+				t.Errorf("not an exec member: %s: %v", block, err)
+			}
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+			var probe struct {
+				Type   string `json:"type"`
+				Action string `json:"action"`
+			}
+			if err := json.Unmarshal([]byte(line), &probe); err != nil {
+				t.Errorf("not JSON: %s", line)
+				continue
+			}
+			switch {
+			case probe.Type != "":
+				messages++
+				m, err := protocol.Decode([]byte(line), protocol.Fallback{})
+				if err != nil {
+					t.Errorf("huddle would refuse %s: %v", line, err)
+					continue
+				}
+				if again, _ := protocol.Encode(&m); string(again) != line {
+					t.Errorf("huddle writes\n  %s\nnot\n  %s", again, line)
+				}
+			case probe.Action != "":
+				actions++
+				var l team.ExecLine
+				dec := json.NewDecoder(strings.NewReader(line))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&l); err != nil {
+					t.Errorf("not an exec line: %s: %v", line, err)
+				}
+				if l.Result != nil {
+					if err := l.Result.Validate(); err != nil {
+						t.Errorf("not a valid result: %s: %v", line, err)
+					}
+				}
+			}
+		}
+	}
+	if messages < 11 || actions < 7 {
+		t.Errorf("read %d messages and %d actions from docs/agents.md: the parsing broke", messages, actions)
+	}
+	agent, err := os.ReadFile(filepath.Join("..", "..", "team", "testdata", "agent.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc, "```python\n"+string(agent)+"```") {
+		t.Error("docs/agents.md's complete agent is not team/testdata/agent.py (the README's)")
+	}
+}
