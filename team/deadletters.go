@@ -20,16 +20,19 @@ import (
 // is always there ("" or 0 when not known).
 type DeadLetter struct {
 	At time.Time `json:"at"`
-	// Source is where the input was read: inbox/<member>.jsonl, or
-	// exec:<member> for a line an exec member wrote on its stdout.
+	// Source is where the input was read: inbox/<member>.jsonl,
+	// exec:<member> for a line an exec member wrote on its stdout, or
+	// restart/<member> for a restart the runtime refused.
 	Source string `json:"source"`
-	// Member is whose inbox or whose stdout it came through.
+	// Member is whose inbox or stdout it came through, or who was to be
+	// restarted.
 	Member string `json:"member"`
-	// By is who caused it: the sender of a refused message ("from"), or the
-	// exec member that wrote the line; "" when the input does not say.
+	// By is who caused it: the sender of a refused message ("from"), the
+	// exec member that wrote the line, or who asked for the restart; ""
+	// when the input does not say.
 	By string `json:"by"`
-	// MessageID and Type are the refused message's id and type, or the
-	// exec line's action; "" when the input is not one.
+	// MessageID and Type are the refused message's id and type, the exec
+	// line's action, or "restart"; "" when the input is not one.
 	MessageID string `json:"message_id"`
 	Type      string `json:"type"`
 	Offset    int64  `json:"offset"` // where in the source (logical offset of the inbox, or of the stdout)
@@ -96,6 +99,7 @@ func parseDeadLetter(line []byte) (DeadLetter, bool) {
 		Type   string `json:"type"`
 		From   string `json:"from"`
 		Action string `json:"action"`
+		By     string `json:"by"` // a restart request's
 	}
 	_ = json.Unmarshal([]byte(l.Raw), &raw) // not JSON (or cut): nothing more is known
 	switch {
@@ -105,6 +109,9 @@ func parseDeadLetter(line []byte) (DeadLetter, bool) {
 	case strings.HasPrefix(l.Source, teamdir.InboxDir+"/") && strings.HasSuffix(l.Source, ".jsonl"):
 		d.Member = strings.TrimSuffix(strings.TrimPrefix(l.Source, teamdir.InboxDir+"/"), ".jsonl")
 		d.By, d.MessageID, d.Type = raw.From, raw.ID, raw.Type
+	case strings.HasPrefix(l.Source, teamdir.RestartDir+"/"):
+		d.Member = strings.TrimPrefix(l.Source, teamdir.RestartDir+"/")
+		d.By, d.Type = raw.By, "restart"
 	}
 	return d, true
 }

@@ -30,6 +30,7 @@ func TestReadDeadLetters(t *testing.T) {
 	must(inbox.WriteDeadLetter(dir, teamdir.InboxRel(protocol.Lead), 7, "not JSON", []byte("garbage")))
 	must(teamdir.AppendLine(teamdir.DeadLetterPath(dir), []byte("{not a dead letter\n")))
 	must(inbox.WriteDeadLetter(dir, "exec:auditor", 42, `unknown action "dance"`, []byte(`{"action":"dance"}`)))
+	must(inbox.WriteDeadLetter(dir, "restart/idler", 0, "restart: idler is idle; only a stopped or crashed member is restarted", []byte(`{"at":"2026-11-30T10:00:00.000000Z","by":"lead"}`+"\n")))
 	f, err := os.OpenFile(teamdir.DeadLetterPath(dir), os.O_APPEND|os.O_WRONLY, 0)
 	must(err)
 	_, err = f.WriteString(`{"ts":"2026-11-30T10:00:00.000000Z","source":"exec:x"`) // being written
@@ -38,7 +39,7 @@ func TestReadDeadLetters(t *testing.T) {
 
 	letters, skipped, err := ReadDeadLetters(dir)
 	must(err)
-	if skipped != 1 || len(letters) != 3 {
+	if skipped != 1 || len(letters) != 4 {
 		t.Fatalf("read %d letters, skipped %d: %+v", len(letters), skipped, letters)
 	}
 	want := []DeadLetter{
@@ -46,6 +47,8 @@ func TestReadDeadLetters(t *testing.T) {
 			Reason: "plan_approval_response from finanzas; only the lead decides plans", Raw: msg},
 		{Source: "inbox/lead.jsonl", Member: "lead", Offset: 7, Reason: "not JSON", Raw: "garbage"},
 		{Source: "exec:auditor", Member: "auditor", By: "auditor", Type: "dance", Offset: 42, Reason: `unknown action "dance"`, Raw: `{"action":"dance"}`},
+		{Source: "restart/idler", Member: "idler", By: "lead", Type: "restart", Reason: "restart: idler is idle; only a stopped or crashed member is restarted",
+			Raw: `{"at":"2026-11-30T10:00:00.000000Z","by":"lead"}` + "\n"},
 	}
 	for i := range want {
 		got := letters[i]

@@ -145,8 +145,8 @@ func (mt *mate) startProcess() error {
 // sendToProcess is the exec teammate's inbox handler's last step: it
 // returns once the message is written to the process, so the consumer
 // commits only what the process was given. When the process can take no
-// more it waits for the runtime to stop without committing: the next run's
-// process gets the message.
+// more it waits without committing for the runtime to stop (the next run's
+// process gets the message) or for a restart (the new process gets it).
 func (mt *mate) sendToProcess(ctx context.Context, d inbox.Delivery) error {
 	select {
 	case <-mt.replayDone:
@@ -158,8 +158,14 @@ func (mt *mate) sendToProcess(ctx context.Context, d inbox.Delivery) error {
 	}
 	err := mt.proc.send(ctx, &d.Msg)
 	if errors.Is(err, errGone) {
-		<-ctx.Done()
-		return ctx.Err()
+		// Uncommitted until the runtime stops (the next run's process gets
+		// it), or until a restart runs a new process, which gets it now.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-mt.replaced:
+			return mt.rt.mate(mt.spec.Name).dispatch(ctx, d)
+		}
 	}
 	return err
 }

@@ -46,6 +46,32 @@ func WaitRequest(ctx context.Context, dir, id string) (*protocol.Request, error)
 	}
 }
 
+// WaitMember waits until member's status record satisfies done and returns
+// it, or ctx's error. Like WaitRequest it watches (members/), rereading the
+// record at each event that names the member; a record not there yet or
+// being replaced is read again at the next event.
+func WaitMember(ctx context.Context, dir, member string, done func(*protocol.Member) bool) (*protocol.Member, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("wait for %s: %w", member, err)
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Join(dir, teamdir.MembersDir)); err != nil {
+		return nil, fmt.Errorf("wait for %s: %w", member, err)
+	}
+	for {
+		if m, err := LoadMember(dir, member); err == nil && done(m) {
+			return m, nil
+		}
+		if err := nextChange(ctx, w, member); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // currentRequest is id's record with its decision applied (the decision
 // file is the truth when the record's rewrite was interrupted).
 func currentRequest(dir, id string) (*protocol.Request, error) {
@@ -61,8 +87,8 @@ func currentRequest(dir, id string) (*protocol.Request, error) {
 	return r, nil
 }
 
-// nextChange returns at the next event that names id, or at a watcher
-// error (then the caller rereads), or with ctx's error.
+// nextChange returns at the next event whose file name holds id, or at a
+// watcher error (then the caller rereads), or with ctx's error.
 func nextChange(ctx context.Context, w *fsnotify.Watcher, id string) error {
 	for {
 		select {
@@ -70,16 +96,16 @@ func nextChange(ctx context.Context, w *fsnotify.Watcher, id string) error {
 			return ctx.Err()
 		case ev, ok := <-w.Events:
 			if !ok {
-				return errors.New("the watch of requests/ ended")
+				return errors.New("the watch ended")
 			}
 			// <id>.json, <id>.decision, and the temporary files of their
-			// writes.
+			// writes; members/<name>.json and its.
 			if strings.Contains(filepath.Base(ev.Name), id) {
 				return nil
 			}
 		case _, ok := <-w.Errors:
 			if !ok {
-				return errors.New("the watch of requests/ ended")
+				return errors.New("the watch ended")
 			}
 			return nil // an overflow: reread
 		}

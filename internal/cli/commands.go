@@ -105,6 +105,15 @@ var commands = []command{
 		flags: shutdownFlags,
 	},
 	{
+		name: "restart", synopsis: "MEMBER [--timeout D] [--dir D]", teamDir: true,
+		summary: "run a stopped or crashed member again, in the runtime that runs the team",
+		about: "Ask the runtime that runs the team (huddle up) to run a stopped or crashed member again,\n" +
+			"and wait until it has (--timeout, default 10s). It asks by writing restart/MEMBER in the team\n" +
+			"directory, which the runtime reads within half a second. Without a runtime it says so and\n" +
+			"exits 1: 'huddle up' starts every member. A member that runs is not restarted (exit 1).",
+		flags: restartFlags,
+	},
+	{
 		name: "send", synopsis: "MEMBER TEXT... [--from NAME] [--dir D]", teamDir: true,
 		summary: "send a message to a member",
 		about: "Append a message to a member's inbox. The words of TEXT are joined by spaces;\n" +

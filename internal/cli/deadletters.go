@@ -12,11 +12,13 @@ import (
 
 // deadLettersAbout is the help of huddle deadletters, with its JSON shape.
 const deadLettersAbout = "List the team's dead letters (deadletter.jsonl), oldest first: input huddle refused, when,\n" +
-	"who caused it (the sender of a message, or the exec member that wrote the line), whose inbox\n" +
-	"or stdout it came through, and why. --member M lists those M caused or received.\n" +
+	"who caused it (the sender of a message, the exec member that wrote the line, who asked for a\n" +
+	"restart), whose inbox or stdout it came through (or who was to be restarted), and why.\n" +
+	"--member M lists those M caused or received.\n" +
 	"--json prints an array of objects, every key always present (\"\" or 0 when not known):\n" +
-	"  {\"at\": time, \"source\": \"inbox/NAME.jsonl\" | \"exec:NAME\", \"member\": NAME, \"by\": NAME,\n" +
-	"   \"message_id\": ID, \"type\": the message's type or the line's action, \"offset\": N,\n" +
+	"  {\"at\": time, \"source\": \"inbox/NAME.jsonl\" | \"exec:NAME\" | \"restart/NAME\", \"member\": NAME,\n" +
+	"   \"by\": NAME, \"message_id\": ID, \"type\": the message's type, the line's action or \"restart\",\n" +
+	"   \"offset\": N,\n" +
 	"   \"reason\": TEXT, \"raw\": the refused input, cut to 4 KiB}"
 
 func deadLettersFlags(fs *flag.FlagSet) runFunc {
