@@ -97,14 +97,14 @@ var (
 func TestReadmeFlagsExist(t *testing.T) {
 	text := readme(t)
 	flags := huddleFlags()
-	any := map[string]bool{"--version": true} // Main's, not a FlagSet's (TestVersionSaysWhatTheBuildRecorded)
+	known := map[string]bool{"--version": true} // Main's, not a FlagSet's (TestVersionSaysWhatTheBuildRecorded)
 	for _, names := range flags {
 		for n := range names {
-			any["--"+n] = true
+			known["--"+n] = true
 		}
 	}
 	for _, m := range regexp.MustCompile(`(?:^|[\s\[|(`+"`"+`])(--[a-z][a-z0-9-]*)`).FindAllStringSubmatch(text, -1) {
-		if !any[m[1]] && readmeForeignFlags[m[1]] == "" {
+		if !known[m[1]] && readmeForeignFlags[m[1]] == "" {
 			t.Errorf("README mentions %s, which no huddle command has", m[1])
 		}
 	}
