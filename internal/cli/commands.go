@@ -78,6 +78,18 @@ var commands = []command{
 		flags: requestsFlags,
 	},
 	{
+		name: "deadletters", synopsis: "[--member M] [--json] [--dir D]", teamDir: true,
+		summary: "list the input huddle refused: who caused it, when, why",
+		about:   deadLettersAbout,
+		flags:   deadLettersFlags,
+	},
+	{
+		name: "show", synopsis: "ID [--json] [--dir D]", teamDir: true,
+		summary: "show a request, a chain, a call or an execution by its id",
+		about:   showAbout,
+		flags:   showFlags,
+	},
+	{
 		name: "approve", synopsis: "ID [--feedback TEXT] [--dir D]", teamDir: true,
 		summary: "approve a teammate's plan",
 		about: "Approve a teammate's pending plan as the lead; the teammate is told at once (when the\n" +
@@ -164,18 +176,6 @@ var commands = []command{
 			"then one line per call, indented by its depth in the chain (caller → target.action,\n" +
 			"hop, status, duration). Lines that are not valid spans are skipped and counted.",
 		flags: tracesFlags,
-	},
-	{
-		name: "deadletters", synopsis: "[--member M] [--json] [--dir D]", teamDir: true,
-		summary: "list the input huddle refused: who caused it, when, why",
-		about:   deadLettersAbout,
-		flags:   deadLettersFlags,
-	},
-	{
-		name: "show", synopsis: "ID [--json] [--dir D]", teamDir: true,
-		summary: "show a request, a chain, a call or an execution by its id",
-		about:   showAbout,
-		flags:   showFlags,
 	},
 	{
 		name: "validate", synopsis: "PATH [--json]",
