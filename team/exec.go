@@ -98,14 +98,24 @@ func (mt *mate) startProcess() error {
 	if err != nil {
 		return fmt.Errorf("%s: log: %w", mt.spec.Name, err)
 	}
+	// The process runs in the member's dir (relative to the team
+	// directory), else in the team directory itself, whatever directory
+	// huddle runs in: a command that names a file next to team.json works
+	// from anywhere. HUDDLE_DIR is absolute, so it holds in that directory.
+	teamDir, err := filepath.Abs(mt.rt.dir)
+	if err != nil {
+		lf.Close()
+		return fmt.Errorf("%s: %w", mt.spec.Name, err)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = teamDir
 	if mt.spec.Dir != "" {
 		cmd.Dir = mt.spec.Dir
 		if !filepath.IsAbs(cmd.Dir) {
-			cmd.Dir = filepath.Join(mt.rt.dir, cmd.Dir)
+			cmd.Dir = filepath.Join(teamDir, cmd.Dir)
 		}
 	}
-	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+mt.rt.dir, "HUDDLE_MEMBER="+mt.spec.Name)
+	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+teamDir, "HUDDLE_MEMBER="+mt.spec.Name)
 	cmd.Stderr = lf
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -136,8 +146,8 @@ func (mt *mate) startProcess() error {
 // sendToProcess is the exec teammate's inbox handler's last step: it
 // returns once the message is written to the process, so the consumer
 // commits only what the process was given. When the process can take no
-// more it waits for the runtime to stop without committing: the next run's
-// process gets the message.
+// more it waits without committing for the runtime to stop (the next run's
+// process gets the message) or for a restart (the new process gets it).
 func (mt *mate) sendToProcess(ctx context.Context, d inbox.Delivery) error {
 	select {
 	case <-mt.replayDone:
@@ -149,8 +159,14 @@ func (mt *mate) sendToProcess(ctx context.Context, d inbox.Delivery) error {
 	}
 	err := mt.proc.send(ctx, &d.Msg)
 	if errors.Is(err, errGone) {
-		<-ctx.Done()
-		return ctx.Err()
+		// Uncommitted until the runtime stops (the next run's process gets
+		// it), or until a restart runs a new process, which gets it now.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-mt.replaced:
+			return mt.rt.mate(mt.spec.Name).dispatch(ctx, d)
+		}
 	}
 	return err
 }

@@ -59,10 +59,23 @@ type mate struct {
 	answering map[string]answering
 	// llm is an llm teammate's loop and key (nil for other kinds).
 	llm *llmState
+	// replaced is closed when a restart put a new mate in this one's place
+	// (team/restart.go): a message this one holds goes to the new one.
+	replaced chan struct{}
+	// finished is closed when the run goroutine has recorded how the run
+	// ended (finish): only then may a restart replace the mate.
+	finished chan struct{}
 }
 
 func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
-	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	return rt.run(ctx, spec, true)
+}
+
+// run starts a teammate: its record, its process or loop, and its run
+// goroutine; consume starts the consumer of its inbox, which hands each
+// message to whichever mate runs the member now (a restart replaces it).
+func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error {
+	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{}), replaced: make(chan struct{}), finished: make(chan struct{})}
 	mt.activity.Store("")
 	prev, _ := LoadMember(rt.dir, spec.Name)
 	mt.rec = protocol.Member{Name: spec.Name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: protocol.MemberStarting, Since: time.Now().UTC(), PID: os.Getpid(), RunID: protocol.NewCorrelationID()[5:]}
@@ -107,12 +120,16 @@ func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
 	} else if mt.proc != nil {
 		mt.collectReplay(prev)
 	}
-	if err := rt.w.Consume(spec.Name, mt.handle); err != nil {
-		return err
+	if consume {
+		name := spec.Name
+		if err := rt.w.Consume(name, func(ctx context.Context, d inbox.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
+			return err
+		}
 	}
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
+		defer close(mt.finished)
 		var err error
 		switch spec.Runtime.Kind {
 		case RuntimeScript:
@@ -245,9 +262,15 @@ func (mt *mate) count(f func(c *protocol.Counters)) {
 
 // handle is the teammate's inbox handler.
 func (mt *mate) handle(ctx context.Context, d inbox.Delivery) error {
-	m := d.Msg
 	mt.rt.delivered(mt.spec.Name, d)
 	mt.count(func(c *protocol.Counters) { c.Received++ })
+	return mt.dispatch(ctx, d)
+}
+
+// dispatch acts on one message of the teammate's inbox, delivered and
+// counted already.
+func (mt *mate) dispatch(ctx context.Context, d inbox.Delivery) error {
+	m := d.Msg
 	switch m.Type {
 	case protocol.TypeShutdownRequest:
 		return mt.shutdownArrived(ctx, d)

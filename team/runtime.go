@@ -112,6 +112,10 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	if err := teamdir.Sweep(dir); err != nil {
 		rt.emit(Event{"event": "error", "error": err.Error()})
 	}
+	// Restarts asked of an earlier runtime are moot: every member starts.
+	if err := os.RemoveAll(teamdir.RestartDirPath(dir)); err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+	}
 	fail := func(err error) (*Runtime, error) {
 		cancel()
 		rt.wg.Wait()
@@ -146,6 +150,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 				done = true
 			case <-tick.C:
 				rt.expire()
+				rt.restartAsked()
 			case <-beat.C:
 				if err := teamdir.Heartbeat(dir); err != nil {
 					rt.emit(Event{"event": "error", "error": err.Error()})

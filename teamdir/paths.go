@@ -13,6 +13,7 @@ const (
 	RuntimeLockFile = "runtime.lock"
 	InboxDir        = "inbox"
 	DeadLetterFile  = "deadletter.jsonl"
+	RestartDir      = "restart"
 	MembersDir      = "members"
 	RequestsDir     = "requests"
 	TracesFile      = "traces.jsonl"
@@ -51,6 +52,15 @@ func MembersDirPath(dir string) string { return filepath.Join(dir, MembersDir) }
 
 // RequestsDirPath is the directory of the request records.
 func RequestsDirPath(dir string) string { return filepath.Join(dir, RequestsDir) }
+
+// RestartDirPath is restart/, where a file restart/<member> asks the
+// runtime to run a stopped or crashed member again (huddle restart).
+func RestartDirPath(dir string) string { return filepath.Join(dir, RestartDir) }
+
+// RestartPath is restart/<member>.
+func RestartPath(dir, member string) (string, error) {
+	return memberFile(dir, RestartDir, member, "")
+}
 
 // InboxPath is inbox/<member>.jsonl.
 func InboxPath(dir, member string) (string, error) {

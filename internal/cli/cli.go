@@ -12,19 +12,18 @@ import (
 )
 
 // Main runs huddle with args (the command line without the program's name)
-// and returns its exit code. Without arguments it runs the demo on a
-// terminal and prints the usage otherwise.
+// and returns its exit code. Without a command it opens the team of the
+// directory, or runs the demo, on a terminal (withoutCommand), and prints
+// the usage otherwise.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		if isTerminal(stdout) {
-			return runDemo(stdout, stderr)
-		}
-		printUsage(stdout)
-		return exitOK
+	if len(args) == 0 || (len(args) == 1 && args[0] == "--keep") {
+		return withoutCommand(len(args) == 1, os.Stdin, stdout, stderr)
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], stdout, stderr)
+	case "--version", "-version":
+		return lookup("version").execute(args[1:], stdout, stderr)
 	}
 	if c := lookup(args[0]); c != nil {
 		return c.execute(args[1:], stdout, stderr)
@@ -57,7 +56,9 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "huddle: a terminal supervisor for teams of agents")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "usage: huddle <command> [arguments and flags]")
-	fmt.Fprintln(w, "       huddle            (on a terminal: the demo team, run and shown live)")
+	fmt.Fprintln(w, "       huddle            (on a terminal: the team of $HUDDLE_DIR or .huddle if there is one,")
+	fmt.Fprintln(w, "                         attached if it runs, else run after asking; elsewhere the demo team)")
+	fmt.Fprintln(w, "       huddle --keep     (the demo team, keeping its directory: it is removed on exit otherwise)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	for _, c := range commands {
@@ -83,6 +84,12 @@ func (c *command) printHelp(w io.Writer) {
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// isTerminalInput reports whether r is a terminal.
+func isTerminalInput(r io.Reader) bool {
+	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }
 

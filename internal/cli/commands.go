@@ -78,6 +78,18 @@ var commands = []command{
 		flags: requestsFlags,
 	},
 	{
+		name: "deadletters", synopsis: "[--member M] [--json] [--dir D]", teamDir: true,
+		summary: "list the input huddle refused: who caused it, when, why",
+		about:   deadLettersAbout,
+		flags:   deadLettersFlags,
+	},
+	{
+		name: "show", synopsis: "ID [--json] [--dir D]", teamDir: true,
+		summary: "show a request, a chain, a call or an execution by its id",
+		about:   showAbout,
+		flags:   showFlags,
+	},
+	{
 		name: "approve", synopsis: "ID [--feedback TEXT] [--dir D]", teamDir: true,
 		summary: "approve a teammate's plan",
 		about: "Approve a teammate's pending plan as the lead; the teammate is told at once (when the\n" +
@@ -94,11 +106,24 @@ var commands = []command{
 		flags: rejectFlags,
 	},
 	{
-		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--dir D]", teamDir: true,
+		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--wait [--timeout D]] [--dir D]", teamDir: true,
 		summary: "ask a teammate to shut down",
 		about: "Ask a teammate to shut down and print the request id. The teammate answers: it may\n" +
-			"refuse while busy. A member that is already stopped gets a request cancelled at once.",
+			"refuse while busy. A member that is already stopped gets a request cancelled at once.\n" +
+			"With --wait, wait for the answer and print it (\"approved by M: …\", \"refused by M: …\",\n" +
+			"\"expired: …\", \"cancelled: …\"); exit 0 when the teammate agreed, 1 otherwise, also when\n" +
+			"--timeout passes first. While the team is not running its deadline is paused, so without\n" +
+			"--timeout the wait lasts until the team runs again and the teammate answers.",
 		flags: shutdownFlags,
+	},
+	{
+		name: "restart", synopsis: "MEMBER [--timeout D] [--dir D]", teamDir: true,
+		summary: "run a stopped or crashed member again, in the runtime that runs the team",
+		about: "Ask the runtime that runs the team (huddle up) to run a stopped or crashed member again,\n" +
+			"and wait until it has (--timeout, default 10s). It asks by writing restart/MEMBER in the team\n" +
+			"directory, which the runtime reads within half a second. Without a runtime it says so and\n" +
+			"exits 1: 'huddle up' starts every member. A member that runs is not restarted (exit 1).",
+		flags: restartFlags,
 	},
 	{
 		name: "send", synopsis: "MEMBER TEXT... [--from NAME] [--dir D]", teamDir: true,
@@ -196,6 +221,20 @@ var commands = []command{
 			"every message with an echo and every invocation with \"audited: PROMPT\", and approves\n" +
 			"every shutdown. In team.json: \"runtime\": {\"kind\": \"exec\", \"command\": [\"huddle\", \"agent\", \"echo\"]}.",
 		flags: agentFlags,
+	},
+	{
+		name: "version", synopsis: "",
+		summary: "print huddle's version, commit and Go version (also: huddle --version)",
+		about: "Print the version this binary was built as, from what the Go toolchain recorded in it:\n" +
+			"the module version ((devel) when built from a checkout), the commit, its time and whether\n" +
+			"the tree had uncommitted changes, and the Go version. go run records no commit.",
+		flags: versionFlags,
+	},
+	{
+		name: "completion", synopsis: "bash|zsh|fish",
+		summary: "print a shell completion script for huddle's commands and flags",
+		about:   completionAbout,
+		flags:   completionFlags,
 	},
 }
 

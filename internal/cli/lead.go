@@ -4,6 +4,7 @@ package cli
 // it works the same whether or not a team is running in another terminal.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -89,6 +90,7 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	}
 	fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
 		team.ConfigPath(cl.dir), strings.Join(names, ", "))
+	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s\n", cl.dir)
 	return exitOK
 }
 
@@ -105,7 +107,7 @@ func initLLM(cl *cmdline) int {
 	}
 	fmt.Fprintf(cl.stdout, "wrote %s: planner, coder and reviewer on %s at %s, %s; edit it to make it yours\n",
 		team.ConfigPath(cl.dir), v.Model, v.BaseURL, key)
-	fmt.Fprintf(cl.stdout, "run it: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
+	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
 	return exitOK
 }
 
@@ -392,15 +394,23 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 
 func shutdownFlags(fs *flag.FlagSet) runFunc {
 	reason := fs.String("reason", "", "why the lead asks, sent to the teammate")
-	return func(cl *cmdline) int { return runShutdown(cl, *reason) }
+	wait := fs.Bool("wait", false, "wait for the answer and print it: exit 0 when the teammate agrees, 1 otherwise")
+	timeout := fs.Duration("timeout", 0, "with --wait: stop waiting after `D` (e.g. 30s; 0: until the request ends)")
+	return func(cl *cmdline) int { return runShutdown(cl, *reason, *wait, *timeout) }
 }
 
-func runShutdown(cl *cmdline, reason string) int {
+func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) int {
 	if code, ok := cl.wantArgs(1, 1, "a MEMBER"); !ok {
 		return code
 	}
 	if err := protocol.ValidateMemberName(cl.args[0]); err != nil {
 		return cl.usageError("%v", err)
+	}
+	if cl.flagGiven("timeout") && !wait {
+		return cl.usageError("--timeout goes with --wait")
+	}
+	if timeout < 0 {
+		return cl.usageError("--timeout must be 0 or more")
 	}
 	r, err := team.RequestShutdown(cl.dir, cl.args[0], reason)
 	if err != nil {
@@ -409,10 +419,53 @@ func runShutdown(cl *cmdline, reason string) int {
 	fmt.Fprintln(cl.stdout, r.ID)
 	if r.Status == protocol.RequestCancelled {
 		fmt.Fprintf(cl.stdout, "cancelled: %s\n", oneLine(r.ResponseReason))
+		if wait {
+			return exitFail
+		}
+		return exitOK
 	} else if rt := runtimeState(cl.dir); team.Down(rt) {
 		fmt.Fprintf(cl.stdout, "%s: %s is asked when it starts, and the deadline counts from then\n", team.NotRunning(rt), cl.args[0])
 	}
-	return exitOK
+	if !wait {
+		return exitOK
+	}
+	return waitShutdown(cl, r.ID, timeout)
+}
+
+// waitShutdown waits for the answer to shutdown request id and prints it:
+// exit 0 when the teammate agreed, 1 when it refused, the request expired
+// or was cancelled, or the wait ended first (--timeout, Ctrl-C).
+func waitShutdown(cl *cmdline, id string, timeout time.Duration) int {
+	ctx, stop := signalContext()
+	defer stop()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	r, err := team.WaitRequest(ctx, cl.dir, id)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return cl.fail(fmt.Errorf("no answer within %v: %s is still pending", timeout, id))
+	case errors.Is(err, context.Canceled):
+		return cl.fail(fmt.Errorf("stopped waiting: %s is still pending", id))
+	case err != nil:
+		return cl.fail(err)
+	}
+	what := oneLine(r.ResponseReason)
+	if what == "" {
+		what = "no reason given"
+	}
+	switch r.Status {
+	case protocol.RequestApproved:
+		fmt.Fprintf(cl.stdout, "approved by %s: %s\n", r.ResolvedBy, what)
+		return exitOK
+	case protocol.RequestRejected:
+		fmt.Fprintf(cl.stdout, "refused by %s: %s\n", r.ResolvedBy, what)
+	default:
+		fmt.Fprintf(cl.stdout, "%s: %s\n", r.Status, what)
+	}
+	return exitFail
 }
 
 func sendFlags(fs *flag.FlagSet) runFunc {

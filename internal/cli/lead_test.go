@@ -108,8 +108,8 @@ func TestCLIInitWritesTheTeamOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".huddle")
 	r := mustHuddle(t, "init", "--dir", dir)
 	path := team.ConfigPath(dir)
-	if !strings.Contains(r.stdout, path) || strings.Count(r.stdout, "\n") != 1 {
-		t.Errorf("init said %q, want one line naming %s", r.stdout, path)
+	if !strings.Contains(r.stdout, path) || strings.Count(r.stdout, "\n") != 2 || !strings.HasSuffix(r.stdout, "\nnext: huddle up --dir "+dir+"\n") {
+		t.Errorf("init said %q, want a line naming %s, then the next step", r.stdout, path)
 	}
 	info, err := os.Stat(path)
 	if err != nil {

@@ -3,8 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
-	"io"
 	"os"
 	"sync"
 
@@ -71,30 +69,6 @@ func runAttach(cl *cmdline) int {
 	defer stop()
 	if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir}); err != nil {
 		return cl.fail(err)
-	}
-	return exitOK
-}
-
-// runDemo is `huddle` with no arguments on a terminal: the embedded demo
-// team in a fresh directory, run and shown in this process.
-func runDemo(stdout, stderr io.Writer) int {
-	dir, err := os.MkdirTemp("", "huddle-demo-")
-	if err != nil {
-		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
-	}
-	if err := team.Init(dir); err != nil {
-		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	opts := runtimeOptions(false)
-	err = tui.Run(ctx, tui.RunOptions{Dir: dir, Runtime: &opts})
-	fmt.Fprintf(stdout, "the demo team's directory was %s\n(huddle attach --dir %s looks at it again; huddle up --dir %s runs it again)\n", dir, dir, dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
 	}
 	return exitOK
 }

@@ -25,7 +25,14 @@ type upProcess struct {
 
 func startUp(t *testing.T, dir string) *upProcess {
 	t.Helper()
+	return startUpIn(t, "", dir)
+}
+
+// startUpIn is startUp run in the directory cwd ("": this one).
+func startUpIn(t *testing.T, cwd, dir string) *upProcess {
+	t.Helper()
 	cmd := exec.Command(huddleBinary(t), "up", "--headless", "--dir", dir)
+	cmd.Dir = cwd
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -191,3 +191,29 @@ func (s *Store) RewriteWith(current func() []*execution) error {
 	}
 	return nil
 }
+
+// Recorded is an execution as executions.jsonl last recorded it: its
+// status as GET /status answers it, who asked, and its output once
+// completed. For `huddle show`.
+type Recorded struct {
+	Status
+	CallerID string          `json:"caller_id"`
+	Output   json.RawMessage `json:"output,omitempty"`
+}
+
+// Find is execution id as the file last recorded it, or nil when the file
+// holds none. An execution recorded as accepted or running may belong to a
+// server that has stopped since (it fails it with SERVER_RESTARTED when it
+// starts again).
+func (s *Store) Find(id string) (*Recorded, error) {
+	loaded, err := s.Load(time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range loaded.Executions {
+		if e.ID == id {
+			return &Recorded{Status: e.status(), CallerID: e.CallerID, Output: e.Output}, nil
+		}
+	}
+	return nil, nil
+}

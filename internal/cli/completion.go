@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// completionAbout is the help of huddle completion.
+const completionAbout = "Print a completion script for bash, zsh or fish, made from the command table that\n" +
+	"'huddle help' is made from: the commands, and each command's flags (--dir completes\n" +
+	"directories). Load it in the shell's start-up file:\n" +
+	"  bash  source <(huddle completion bash)                 (in ~/.bashrc)\n" +
+	"  zsh   source <(huddle completion zsh)                  (in ~/.zshrc, after compinit)\n" +
+	"  fish  huddle completion fish > ~/.config/fish/completions/huddle.fish"
+
+func completionFlags(fs *flag.FlagSet) runFunc {
+	return runCompletion // no flags of its own
+}
+
+func runCompletion(cl *cmdline) int {
+	if code, ok := cl.wantArgs(1, 1, "a shell (bash, zsh or fish)"); !ok {
+		return code
+	}
+	write, ok := map[string]func(io.Writer, []completed){
+		"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion,
+	}[cl.args[0]]
+	if !ok {
+		return cl.usageError("no completion for %q: want bash, zsh or fish", cl.args[0])
+	}
+	write(cl.stdout, completionTable())
+	return exitOK
+}
+
+// completed is a command as a completion script needs it.
+type completed struct {
+	name, summary string
+	flags         []completedFlag
+}
+
+type completedFlag struct {
+	name  string // without dashes
+	usage string // its description, one line
+	takes string // the name of its value ("" for a bool flag)
+}
+
+// dashed is the flag as typed: -f for a one-letter flag, --name otherwise
+// (as 'huddle help' and the README write them).
+func (f completedFlag) dashed() string {
+	if len(f.name) == 1 {
+		return "-" + f.name
+	}
+	return "--" + f.name
+}
+
+// completionCommands is the command table, set once the table is: the
+// table holds completion, so completion cannot name it directly (an
+// initialization cycle).
+var completionCommands []command
+
+func init() { completionCommands = commands }
+
+// completionTable is every command with its flags, from the command table,
+// then help.
+func completionTable() []completed {
+	var out []completed
+	for _, c := range completionCommands {
+		fs := c.flagSet()
+		c.flags(fs)
+		cc := completed{name: c.name, summary: c.summary}
+		fs.VisitAll(func(f *flag.Flag) {
+			takes, usage := flag.UnquoteUsage(f)
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				takes = ""
+			} else if takes == "" {
+				takes = "value"
+			}
+			cc.flags = append(cc.flags, completedFlag{name: f.Name, usage: oneLine(usage), takes: takes})
+		})
+		sort.Slice(cc.flags, func(i, j int) bool { return cc.flags[i].name < cc.flags[j].name })
+		out = append(out, cc)
+	}
+	return append(out, completed{name: "help", summary: "show this help, or a command's: huddle help <command>"})
+}
+
+func commandNames(cs []completed) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.name
+	}
+	return strings.Join(names, " ")
+}
+
+func bashCompletion(w io.Writer, cs []completed) {
+	fmt.Fprintln(w, "# bash completion for huddle; load it with: source <(huddle completion bash)")
+	fmt.Fprintln(w, "_huddle() {")
+	fmt.Fprintln(w, `	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" flags=""`)
+	fmt.Fprintln(w, `	if [[ $COMP_CWORD -eq 1 ]]; then`)
+	fmt.Fprintf(w, "\t\tCOMPREPLY=($(compgen -W '%s --version --keep' -- \"$cur\"))\n", commandNames(cs))
+	fmt.Fprintln(w, "\t\treturn")
+	fmt.Fprintln(w, "\tfi")
+	fmt.Fprintln(w, `	case "${COMP_WORDS[1]}" in`)
+	for _, c := range cs {
+		if c.name == "help" {
+			fmt.Fprintf(w, "\thelp)\n\t\tCOMPREPLY=($(compgen -W '%s' -- \"$cur\"))\n\t\treturn\n\t\t;;\n", commandNames(cs[:len(cs)-1]))
+			continue
+		}
+		var dashed []string
+		for _, f := range c.flags {
+			dashed = append(dashed, f.dashed())
+		}
+		fmt.Fprintf(w, "\t%s) flags='%s' ;;\n", c.name, strings.Join(append(dashed, "-h"), " "))
+	}
+	fmt.Fprintln(w, "\tesac")
+	fmt.Fprintln(w, `	case "$prev" in`)
+	fmt.Fprintln(w, "\t--dir | -dir)")
+	fmt.Fprintln(w, `		COMPREPLY=($(compgen -d -- "$cur"))`)
+	fmt.Fprintln(w, "\t\treturn")
+	fmt.Fprintln(w, "\t\t;;")
+	fmt.Fprintln(w, "\tesac")
+	fmt.Fprintln(w, `	if [[ $cur == -* ]]; then`)
+	fmt.Fprintln(w, `		COMPREPLY=($(compgen -W "$flags" -- "$cur"))`)
+	fmt.Fprintln(w, "\telse")
+	fmt.Fprintln(w, `		COMPREPLY=($(compgen -f -- "$cur"))`)
+	fmt.Fprintln(w, "\tfi")
+	fmt.Fprintln(w, "}")
+	fmt.Fprintln(w, "complete -F _huddle huddle")
+}
+
+// zshQuote is s inside single quotes for zsh.
+func zshQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// zshDescription is s escaped for the [description] of an _arguments spec,
+// where brackets and colons are syntax.
+func zshDescription(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, ":", `\:`).Replace(s)
+}
+
+func zshCompletion(w io.Writer, cs []completed) {
+	fmt.Fprintln(w, "#compdef huddle")
+	fmt.Fprintln(w, "# zsh completion for huddle; load it with: source <(huddle completion zsh)")
+	fmt.Fprintln(w, "_huddle() {")
+	fmt.Fprintln(w, "\tlocal -a commands")
+	fmt.Fprintln(w, "\tcommands=(")
+	for _, c := range cs {
+		fmt.Fprintf(w, "\t\t%s\n", zshQuote(c.name+":"+c.summary))
+	}
+	fmt.Fprintln(w, "\t)")
+	fmt.Fprintln(w, "\tif (( CURRENT == 2 )); then")
+	fmt.Fprintln(w, "\t\t_describe -t commands 'huddle command' commands")
+	fmt.Fprintln(w, "\t\treturn")
+	fmt.Fprintln(w, "\tfi")
+	fmt.Fprintln(w, "\tcase $words[2] in")
+	for _, c := range cs {
+		if c.name == "help" {
+			fmt.Fprintln(w, "\thelp)\n\t\t_describe -t commands 'huddle command' commands\n\t\t;;")
+			continue
+		}
+		fmt.Fprintf(w, "\t%s)\n\t\t_arguments", c.name)
+		for _, f := range c.flags {
+			spec := f.dashed() + "[" + zshDescription(f.usage) + "]"
+			switch {
+			case f.name == "dir":
+				spec += ":" + f.takes + ":_files -/"
+			case f.takes != "":
+				spec += ":" + f.takes + ":"
+			}
+			fmt.Fprintf(w, " \\\n\t\t\t%s", zshQuote(spec))
+		}
+		fmt.Fprint(w, " \\\n\t\t\t'*:argument:_files'\n\t\t;;\n")
+	}
+	fmt.Fprintln(w, "\tesac")
+	fmt.Fprintln(w, "}")
+	fmt.Fprintln(w, `if [[ $zsh_eval_context[-1] == loadautofunc ]]; then`)
+	fmt.Fprintln(w, `	_huddle "$@"`)
+	fmt.Fprintln(w, "else")
+	fmt.Fprintln(w, "\tcompdef _huddle huddle")
+	fmt.Fprintln(w, "fi")
+}
+
+// fishQuote is s inside single quotes for fish.
+func fishQuote(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
+
+func fishCompletion(w io.Writer, cs []completed) {
+	fmt.Fprintln(w, "# fish completion for huddle; save it as ~/.config/fish/completions/huddle.fish")
+	fmt.Fprintln(w, "complete -c huddle -e")
+	fmt.Fprintf(w, "complete -c huddle -n __fish_use_subcommand -l version -d %s\n", fishQuote("print huddle's version"))
+	fmt.Fprintf(w, "complete -c huddle -n __fish_use_subcommand -l keep -d %s\n", fishQuote("run the demo team and keep its directory"))
+	for _, c := range cs {
+		fmt.Fprintf(w, "complete -c huddle -f -n __fish_use_subcommand -a %s -d %s\n", c.name, fishQuote(c.summary))
+	}
+	fmt.Fprintf(w, "complete -c huddle -f -n '__fish_seen_subcommand_from help' -a %s\n", fishQuote(commandNames(cs[:len(cs)-1])))
+	for _, c := range cs {
+		for _, f := range c.flags {
+			opt := "-l " + f.name
+			if len(f.name) == 1 {
+				opt = "-s " + f.name
+			}
+			value := ""
+			switch {
+			case f.name == "dir":
+				value = " -r -f -a '(__fish_complete_directories)'"
+			case f.takes != "":
+				value = " -r"
+			}
+			fmt.Fprintf(w, "complete -c huddle -n '__fish_seen_subcommand_from %s' %s%s -d %s\n", c.name, opt, value, fishQuote(f.usage))
+		}
+	}
+}

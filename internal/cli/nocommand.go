@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"huddle/team"
+	"huddle/tui"
+)
+
+// withoutCommand is `huddle` alone. Off a terminal it prints the usage. On
+// one, in a directory whose team directory ($HUDDLE_DIR, else .huddle)
+// holds a team.json, it opens that team: attached when a runtime runs it,
+// otherwise run after asking on the terminal. Elsewhere, or with --keep,
+// it runs the demo team.
+func withoutCommand(keep bool, stdin io.Reader, stdout, stderr io.Writer) int {
+	if !isTerminal(stdout) {
+		printUsage(stdout)
+		return exitOK
+	}
+	dir := defaultTeamDir()
+	if _, err := os.Stat(team.ConfigPath(dir)); err == nil && !keep {
+		return openTeam(dir, stdin, stdout, stderr)
+	}
+	return runDemo(keep, stdout, stderr)
+}
+
+// openTeam attaches to the team in dir when a runtime holds its lock, and
+// otherwise asks whether to run it: `huddle up` on yes. Without a terminal
+// to ask on it refuses rather than start a team nobody agreed to.
+func openTeam(dir string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if st, err := team.ProbeRuntime(dir); err == nil && st.Running {
+		return lookup("attach").execute([]string{"--dir", dir}, stdout, stderr)
+	}
+	if !isTerminalInput(stdin) {
+		fmt.Fprintf(stderr, "huddle: %s holds a team that is not running, and stdin is not a terminal to ask whether to run it (run 'huddle up --dir %s')\n", dir, dir)
+		return exitFail
+	}
+	name := dir
+	if t, err := team.Load(dir); err == nil {
+		name = t.Name + " (" + dir + ")"
+	}
+	fmt.Fprintf(stdout, "the team %s is not running. run it? [Y/n] ", name)
+	answer, err := bufio.NewReader(stdin).ReadString('\n')
+	switch {
+	case errors.Is(err, io.EOF) && answer == "":
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stderr, "huddle: no answer: the team was not started")
+		return exitFail
+	case err != nil && !errors.Is(err, io.EOF):
+		fmt.Fprintf(stderr, "huddle: reading the answer: %v\n", err)
+		return exitFail
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "", "y", "yes":
+		return lookup("up").execute([]string{"--dir", dir}, stdout, stderr)
+	case "n", "no":
+		fmt.Fprintf(stdout, "not started ('huddle up --dir %s' runs it, 'huddle --keep' runs the demo)\n", dir)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "huddle: %q is not an answer: the team was not started (answer y or n)\n", strings.TrimSpace(answer))
+	return exitUsage
+}
+
+// runDemo runs the embedded demo team in a fresh directory and shows it in
+// this process. The directory is removed on exit unless keep, when where it
+// is and how to look at it again are printed.
+func runDemo(keep bool, stdout, stderr io.Writer) int {
+	dir, err := os.MkdirTemp("", "huddle-demo-")
+	if err != nil {
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
+		return exitFail
+	}
+	code := runDemoIn(dir, stderr)
+	if keep {
+		fmt.Fprintf(stdout, "the demo team's directory is kept: %s\n(huddle attach --dir %s looks at it again; huddle up --dir %s runs it again)\n", dir, dir, dir)
+		return code
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(stderr, "huddle: removing the demo's directory: %v\n", err)
+		return exitFail
+	}
+	return code
+}
+
+func runDemoIn(dir string, stderr io.Writer) int {
+	if err := team.Init(dir); err != nil {
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
+		return exitFail
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	opts := runtimeOptions(false)
+	if err := tui.Run(ctx, tui.RunOptions{Dir: dir, Runtime: &opts}); err != nil {
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"huddle/protocol"
+	"huddle/team"
+)
+
+func restartFlags(fs *flag.FlagSet) runFunc {
+	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the runtime to restart it (`D`)")
+	return func(cl *cmdline) int { return runRestart(cl, *timeout) }
+}
+
+func runRestart(cl *cmdline, timeout time.Duration) int {
+	if code, ok := cl.wantArgs(1, 1, "a MEMBER"); !ok {
+		return code
+	}
+	member := cl.args[0]
+	if err := protocol.ValidateMemberName(member); err != nil {
+		return cl.usageError("%v", err)
+	}
+	if timeout <= 0 {
+		return cl.usageError("--timeout must be more than 0")
+	}
+	before, err := team.RequestRestart(cl.dir, member)
+	if err != nil {
+		return cl.fail(err)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	asked := time.Now().Add(-time.Second)
+	after, err := team.WaitMember(ctx, cl.dir, member, func(m *protocol.Member) bool { return m.RunID != before.RunID })
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return cl.fail(fmt.Errorf("asked the runtime to restart %s; not restarted after %v%s", member, timeout, refusal(cl.dir, member, asked)))
+		}
+		return cl.fail(err)
+	}
+	was := string(before.Status)
+	if before.Error != "" {
+		was += " (" + oneLine(before.Error) + ")"
+	}
+	fmt.Fprintf(cl.stdout, "restarted %s, which was %s: now %s\n", member, was, after.Status)
+	return exitOK
+}
+
+// refusal is why the runtime refused to restart member since asked, from
+// the dead letters, or "" when it says nothing.
+func refusal(dir, member string, asked time.Time) string {
+	letters, _, err := team.ReadDeadLetters(dir)
+	if err != nil {
+		return ""
+	}
+	for i := len(letters) - 1; i >= 0; i-- {
+		d := letters[i]
+		if d.Source == "restart/"+member && !d.At.Before(asked) {
+			return ": " + d.Reason
+		}
+	}
+	return " (is the runtime stuck? 'huddle deadletters --member " + member + "' says what it refused)"
+}

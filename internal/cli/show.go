@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"huddle/ipc/blueprint"
+	"huddle/ipc/trace"
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// showAbout is the help of huddle show, with its JSON shape.
+const showAbout = "Show one thing the team directory knows by its id:\n" +
+	"  pl-… sd-…   a plan or shutdown request: who asked whom, its status, the plan or the reason,\n" +
+	"              the feedback or answer, and its history (every transition, when, by whom)\n" +
+	"  corr-…      a correlation chain: its calls as a tree, as 'huddle traces' prints them\n" +
+	"  req-…       one invocation: the call in full (prompt, result, error), then its chain\n" +
+	"  exec-…      an execution of 'huddle serve': its status, timestamps, and output or error\n" +
+	"An id of another form is looked up as each of these. An id found nowhere is one line, exit 1.\n" +
+	"--json prints {\"type\": \"request\"|\"chain\"|\"call\"|\"execution\", \"id\": ID, and one of:\n" +
+	"  \"request\": the record of requests/ID.json; \"chain\": a chain as 'huddle traces --json' prints\n" +
+	"  one; \"call\" and \"chain\": the call and its chain; \"execution\": {execution_id, skill_id,\n" +
+	"  status, error?, timestamps, caller_id, output?}}."
+
+func showFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print what the id names as JSON (the shape above)")
+	return func(cl *cmdline) int { return runShow(cl, *asJSON) }
+}
+
+// shown is the JSON of huddle show.
+type shown struct {
+	Type      string              `json:"type"`
+	ID        string              `json:"id"`
+	Request   *protocol.Request   `json:"request,omitempty"`
+	Call      *trace.Call         `json:"call,omitempty"`
+	Chain     *trace.Chain        `json:"chain,omitempty"`
+	Execution *blueprint.Recorded `json:"execution,omitempty"`
+}
+
+func runShow(cl *cmdline, asJSON bool) int {
+	if code, ok := cl.wantArgs(1, 1, "an ID"); !ok {
+		return code
+	}
+	id := cl.args[0]
+	if err := protocol.ValidateID(id); err != nil {
+		return cl.usageError("%v", err)
+	}
+	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
+		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
+	}
+	s, err := find(cl.dir, id)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if s == nil {
+		return cl.fail(fmt.Errorf("no request, chain, call or execution %s in %s", id, cl.dir))
+	}
+	if asJSON {
+		if err := writeJSON(cl.stdout, s); err != nil {
+			return cl.fail(err)
+		}
+		return exitOK
+	}
+	switch s.Type {
+	case "request":
+		printRequest(cl.stdout, s.Request, runtimeState(cl.dir))
+	case "chain":
+		printChain(cl.stdout, s.Chain)
+	case "call":
+		printOneCall(cl.stdout, s.Call)
+		fmt.Fprintln(cl.stdout)
+		printChain(cl.stdout, s.Chain)
+	case "execution":
+		printExecution(cl.stdout, s.Execution)
+	}
+	return exitOK
+}
+
+// find looks id up as what its prefix says first, then as the rest; nil
+// when it is none of them.
+func find(dir, id string) (*shown, error) {
+	lookups := []func(dir, id string) (*shown, error){findRequest, findInTraces, findExecution}
+	switch {
+	case strings.HasPrefix(id, "corr-"), strings.HasPrefix(id, "req-"):
+		lookups[0], lookups[1] = lookups[1], lookups[0]
+	case strings.HasPrefix(id, "exec-"):
+		lookups[0], lookups[2] = lookups[2], lookups[0]
+	}
+	for _, look := range lookups {
+		s, err := look(dir, id)
+		if s != nil || err != nil {
+			return s, err
+		}
+	}
+	return nil, nil
+}
+
+func findRequest(dir, id string) (*shown, error) {
+	r, err := team.LoadRequest(dir, id)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == protocol.RequestPending {
+		// The decision file is the truth: finish a resolution whose rewrite
+		// of the record was interrupted.
+		if applied, err := team.ApplyDecision(dir, id); err == nil {
+			r = applied
+		}
+	}
+	return &shown{Type: "request", ID: id, Request: r}, nil
+}
+
+func findInTraces(dir, id string) (*shown, error) {
+	chains, _, err := trace.ReadChains(dir)
+	if err != nil {
+		return nil, err
+	}
+	for i := range chains {
+		ch := &chains[i]
+		if ch.CorrelationID == id {
+			return &shown{Type: "chain", ID: id, Chain: ch}, nil
+		}
+		for _, row := range ch.Rows {
+			if row.Call != nil && row.Call.RequestID == id {
+				return &shown{Type: "call", ID: id, Call: row.Call, Chain: ch}, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+func findExecution(dir, id string) (*shown, error) {
+	e, err := blueprint.NewStore(dir).Find(id)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return &shown{Type: "execution", ID: id, Execution: e}, nil
+}
+
+// clock is a time in the local zone, to the second.
+func clock(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// printText prints a heading and text under it, indented, line by line as
+// written: nothing escaped, nothing cut.
+func printText(w io.Writer, heading, text string) {
+	if text == "" {
+		return
+	}
+	fmt.Fprintln(w, heading)
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintln(w, "  "+line)
+	}
+}
+
+func printRequest(w io.Writer, r *protocol.Request, rt team.RuntimeState) {
+	fmt.Fprintf(w, "%s %s · %s → %s\n", r.Kind, r.ID, dash(r.From), dash(r.To))
+	status := string(r.Status)
+	if r.ResolvedBy != "" {
+		status += " by " + r.ResolvedBy
+	}
+	if r.ResolvedAt != nil {
+		status += " at " + clock(*r.ResolvedAt)
+	}
+	fmt.Fprintf(w, "status    %s\n", status)
+	fmt.Fprintf(w, "created   %s\n", clock(r.Created))
+	deadline := clock(r.Deadline)
+	if r.Status == protocol.RequestPending {
+		if team.Down(rt) {
+			deadline += " (paused: " + shortDuration(team.LeftWhenPaused(r, rt)) + " left when the team starts)"
+		} else {
+			if left := time.Until(r.Deadline); left > 0 {
+				deadline += " (" + shortDuration(left) + " left)"
+			} else {
+				deadline += " (overdue " + shortDuration(left) + ")"
+			}
+		}
+	}
+	fmt.Fprintf(w, "deadline  %s\n", deadline)
+	if r.Kind == protocol.KindPlan {
+		printText(w, "plan", r.Plan)
+		printText(w, "feedback", r.Feedback)
+	} else {
+		printText(w, "reason", r.Reason)
+		printText(w, "answer", r.ResponseReason)
+	}
+	if r.Kind == protocol.KindPlan && r.ResponseReason != "" {
+		printText(w, "ended", r.ResponseReason)
+	}
+	fmt.Fprintln(w, "history")
+	for _, tr := range r.History {
+		from := string(tr.From)
+		if from == "" {
+			from = "·"
+		}
+		line := fmt.Sprintf("  %s  %s → %s  by %s", clock(tr.At), from, tr.To, dash(tr.By))
+		if tr.Note != "" {
+			line += "  " + tr.Note
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func printChain(w io.Writer, ch *trace.Chain) {
+	started := "-"
+	if !ch.Start.IsZero() {
+		started = ch.Start.Local().Format("15:04:05")
+	}
+	fmt.Fprintf(w, "%s started %s\n", ch.CorrelationID, started)
+	for _, row := range ch.Rows {
+		fmt.Fprintf(w, "%s%s\n", strings.Repeat("  ", row.Depth+1), callLine(row.Call))
+	}
+}
+
+func printOneCall(w io.Writer, c *trace.Call) {
+	fmt.Fprintf(w, "call %s · %s\n", c.RequestID, callLine(c))
+	fmt.Fprintf(w, "chain     %s (hop %d", c.CorrelationID, c.Hop)
+	if c.ParentRequestID != "" {
+		fmt.Fprintf(w, ", called by %s", c.ParentRequestID)
+	}
+	fmt.Fprintln(w, ")")
+	if !c.Start.IsZero() {
+		fmt.Fprintf(w, "started   %s\n", clock(c.Start))
+	}
+	if !c.End.IsZero() {
+		fmt.Fprintf(w, "ended     %s\n", clock(c.End))
+	}
+	printText(w, "prompt", c.Prompt)
+	if c.ErrorCode != "" {
+		printText(w, "error", c.ErrorCode+": "+c.ErrorMessage)
+	}
+	printText(w, "result", c.Result)
+}
+
+func printExecution(w io.Writer, e *blueprint.Recorded) {
+	fmt.Fprintf(w, "execution %s · %s · called by %s\n", e.ExecutionID, e.SkillID, dash(e.CallerID))
+	status := e.Status.Status
+	if status == blueprint.StateAccepted || status == blueprint.StateRunning {
+		status += " (as last recorded: a server that stopped since fails it with SERVER_RESTARTED when it starts)"
+	}
+	fmt.Fprintf(w, "status    %s\n", status)
+	fmt.Fprintf(w, "created   %s\n", clock(e.Timestamps.CreatedAt))
+	if e.Timestamps.StartedAt != nil {
+		fmt.Fprintf(w, "started   %s\n", clock(*e.Timestamps.StartedAt))
+	}
+	if e.Timestamps.CompletedAt != nil {
+		fmt.Fprintf(w, "ended     %s\n", clock(*e.Timestamps.CompletedAt))
+	}
+	if e.Error != nil {
+		b, _ := json.Marshal(e.Error.Details)
+		printText(w, "error", e.Error.Code+": "+e.Error.Message+"\ndetails: "+string(b))
+	}
+	if len(e.Output) > 0 {
+		printText(w, "output", string(e.Output))
+	}
+}

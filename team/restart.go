@@ -1,0 +1,139 @@
+package team
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+	"huddle/teamdir"
+)
+
+// Restarting a member (huddle restart, the UI's R): the CLI writes
+// restart/<member>, and the runtime that runs the team, on its next tick,
+// removes the file and runs the member again if it is stopped or crashed.
+// A request it refuses is dead-lettered with source restart/<member> and
+// the reason. The file is the whole protocol: no runtime, no restart (the
+// next huddle up starts every member anyway, and removes what is left).
+
+// ErrNotRunning is returned by RequestRestart when no runtime runs the team.
+var ErrNotRunning = errors.New("no runtime runs the team")
+
+// restartAsk is the content of restart/<member>: when and by whom.
+type restartAsk struct {
+	At string `json:"at"`
+	By string `json:"by"`
+}
+
+// RequestRestart asks the runtime that runs the team in dir to run member
+// again. It checks what it can before asking — the member is huddle's to
+// run, a runtime runs the team, the member is stopped or crashed — and
+// returns the member's record as it was, whose RunID changes when the
+// runtime has restarted it (WaitMember).
+func RequestRestart(dir, member string) (*protocol.Member, error) {
+	if err := protocol.ValidateMemberName(member); err != nil {
+		return nil, err
+	}
+	t, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := t.Member(member)
+	if !ok {
+		return nil, fmt.Errorf("no member %q in team %s", member, t.Name)
+	}
+	if k := spec.Runtime.Kind; k != RuntimeScript && k != RuntimeExec && k != RuntimeLLM {
+		return nil, fmt.Errorf("%s is not run by huddle (runtime %q)", member, k)
+	}
+	st, err := ProbeRuntime(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Running {
+		return nil, fmt.Errorf("%w %s ('huddle up' starts every member)", ErrNotRunning, t.Name)
+	}
+	rec, err := LoadMember(dir, member)
+	if err != nil {
+		return nil, fmt.Errorf("%s has no status record yet: %w", member, err)
+	}
+	if !rec.Status.IsTerminal() {
+		return nil, fmt.Errorf("%s is %s; only a stopped or crashed member is restarted", member, rec.Status)
+	}
+	p, err := teamdir.RestartPath(dir, member)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), teamdir.DirMode); err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(restartAsk{At: protocol.FormatTime(time.Now()), By: protocol.Lead})
+	if err := teamdir.WriteFileAtomic(p, append(b, '\n')); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// restartAsked runs on the runtime's tick: every restart/<member> asks for
+// that member to run again. The file goes first, so a request is acted on
+// once; a refused one is dead-lettered with why.
+func (rt *Runtime) restartAsked() {
+	entries, err := os.ReadDir(teamdir.RestartDirPath(rt.dir))
+	if err != nil {
+		return // none asked: no directory
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, teamdir.TempPrefix) || e.IsDir() {
+			continue // a write in progress (Sweep removes what a crash left)
+		}
+		p := filepath.Join(teamdir.RestartDirPath(rt.dir), name)
+		raw, _ := os.ReadFile(p)
+		if err := os.Remove(p); err != nil {
+			rt.emit(Event{"event": "error", "error": fmt.Sprintf("restart of %s: %v", name, err)})
+			continue
+		}
+		if err := rt.restart(name); err != nil {
+			if derr := inbox.WriteDeadLetter(rt.dir, teamdir.RestartDir+"/"+name, 0, err.Error(), raw); derr != nil {
+				rt.emit(Event{"event": "error", "member": name, "error": derr.Error()})
+			}
+			rt.emit(Event{"event": "dead_letter", "member": name, "reason": err.Error()})
+		}
+	}
+}
+
+// restart runs member name again in this runtime, if huddle runs it and its
+// run is over (stopped or crashed). The new run takes the member's inbox
+// from where the old one stopped; a message the old process could not take
+// goes to the new one.
+func (rt *Runtime) restart(name string) error {
+	if err := protocol.ValidateMemberName(name); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	if rt.ctx.Err() != nil {
+		return errors.New("restart: the runtime is stopping")
+	}
+	spec, ok := rt.team.Member(name)
+	if !ok {
+		return fmt.Errorf("restart: no member %q in team %s", name, rt.team.Name)
+	}
+	old := rt.mate(name)
+	if old == nil {
+		return fmt.Errorf("restart: %s is not run by huddle (runtime %q)", name, spec.Runtime.Kind)
+	}
+	select {
+	case <-old.finished:
+	default:
+		return fmt.Errorf("restart: %s is %s; only a stopped or crashed member is restarted", name, old.status())
+	}
+	if err := rt.run(rt.ctx, spec, false); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	close(old.replaced)
+	rt.emit(Event{"event": "member_restarted", "member": name})
+	return nil
+}

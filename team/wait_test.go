@@ -1,0 +1,67 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+)
+
+// TestWaitRequestSeesTheDecision: a wait started before the decision
+// returns the decided record; one on a decided (and archived) request
+// returns at once; ctx ends a wait on a pending one.
+func TestWaitRequestSeesTheDecision(t *testing.T) {
+	dir := t.TempDir()
+	r := protocol.NewRequest(protocol.KindPlan, "pl-waitwaitwait", "alice", protocol.Lead, time.Now(), time.Hour)
+	r.Plan = "p"
+	if err := CreateRequest(dir, &r); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *protocol.Request, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() { // owner: this test; ends with the decision or ctx
+		rec, err := WaitRequest(ctx, dir, r.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- rec
+	}()
+	if _, err := Decide(dir, r.ID, protocol.EventApprove, `say "ok"`, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	if rec := <-got; rec == nil || rec.Status != protocol.RequestApproved || rec.Feedback != `say "ok"` {
+		t.Fatalf("waited for %+v", rec)
+	}
+	if err := Archive(dir, loadOrFail(t, dir, r.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := WaitRequest(ctx, dir, r.ID); err != nil || rec.Status != protocol.RequestApproved {
+		t.Fatalf("archived: %+v %v", rec, err)
+	}
+
+	p := protocol.NewRequest(protocol.KindPlan, "pl-stillpending", "alice", protocol.Lead, time.Now(), time.Hour)
+	p.Plan = "p"
+	if err := CreateRequest(dir, &p); err != nil {
+		t.Fatal(err)
+	}
+	short, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer stop()
+	if _, err := WaitRequest(short, dir, p.ID); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a pending request past ctx: %v", err)
+	}
+	if _, err := WaitRequest(ctx, dir, "../x"); err == nil {
+		t.Fatal("a bad id was waited for")
+	}
+}
+
+func loadOrFail(t *testing.T, dir, id string) *protocol.Request {
+	t.Helper()
+	r, err := LoadRequest(dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
