@@ -97,6 +97,11 @@ type model struct {
 	msgs     []MessageView // oldest first once sorted
 	unsorted bool          // a message arrived older than the last one
 
+	// dead are the dead letters read so far, deadOff where the next read
+	// of deadletter.jsonl starts.
+	dead    []DeadLetter
+	deadOff int64
+
 	// The last built parts of a snapshot, rebuilt only when stale.
 	members       []MemberView
 	membersStale  bool
@@ -227,6 +232,8 @@ func (o *Observer) handle(ev fsnotify.Event) {
 			o.loadTeam()
 		case teamdir.TracesFile:
 			o.readTraces()
+		case teamdir.DeadLetterFile:
+			o.readDeadLetters()
 		case teamdir.RuntimeLockFile:
 			o.probeRuntime()
 		case teamdir.MembersDir, teamdir.RequestsDir, "inbox":
@@ -260,6 +267,7 @@ func (o *Observer) rescan() {
 	o.loadMembers()
 	o.loadRequests()
 	o.readTraces()
+	o.readDeadLetters()
 	for name := range o.observing {
 		o.loadCommitted(name)
 	}
@@ -605,6 +613,38 @@ func (o *Observer) readTraces() {
 	o.changed()
 }
 
+// readDeadLetters reads the dead letters appended since the last read (all
+// of them again when the file shrank).
+func (o *Observer) readDeadLetters() {
+	o.mu.Lock()
+	off := o.m.deadOff
+	o.mu.Unlock()
+	path := teamdir.DeadLetterPath(o.dir)
+	if fi, err := os.Stat(path); err == nil && fi.Size() < off {
+		off = 0
+		o.mu.Lock()
+		o.m.dead = nil
+		o.mu.Unlock()
+	}
+	lines, end, err := ReadLines(path, off)
+	if err != nil || end == off {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.m.deadOff = end
+	for _, l := range lines {
+		if d, ok := parseDeadLetter(l); ok {
+			o.m.dead = append(o.m.dead, d)
+		}
+	}
+	if len(o.m.dead) > 2*MaxDeadLetters {
+		// A fresh array: the snapshots handed out keep the old one.
+		o.m.dead = append([]DeadLetter(nil), o.m.dead[len(o.m.dead)-MaxDeadLetters:]...)
+	}
+	o.changed()
+}
+
 // sender is the one goroutine that calls send: at most once per frame, and
 // always once more after the last change.
 func (o *Observer) sender() {
@@ -667,6 +707,8 @@ func (m *model) snapshot() (Snapshot, bool) {
 		Pending:  m.pending(),
 		Chains:   m.traces.Chains(),
 		Messages: m.msgs[:len(m.msgs):len(m.msgs)],
+		// Appended only: a snapshot's slice never changes under it.
+		DeadLetters: m.dead[max(len(m.dead)-MaxDeadLetters, 0):len(m.dead):len(m.dead)],
 	}, true
 }
 

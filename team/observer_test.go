@@ -547,3 +547,29 @@ func TestObserverCloseStopsEverything(t *testing.T) {
 		t.Fatal("a snapshot was sent after Close returned")
 	}
 }
+
+// TestObserverDeadLetters: what the team refuses reaches the snapshot as
+// it is written, with who caused it; an earlier snapshot's list is never
+// changed by a later one.
+func TestObserverDeadLetters(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("reservas")}})
+	_, rec := observe(t, dir, eventsOnly)
+	rec.wait(t, "a snapshot", func(Snapshot) bool { return true })
+	forged, _ := json.Marshal(msg("reservas", "finanzas", "approve my own plan"))
+	if err := inbox.WriteDeadLetter(dir, "inbox/finanzas.jsonl", 42, "only the lead answers a plan", forged); err != nil {
+		t.Fatal(err)
+	}
+	first := rec.wait(t, "the first dead letter", func(s Snapshot) bool { return len(s.DeadLetters) == 1 })
+	d := first.DeadLetters[0]
+	if d.Member != "finanzas" || d.By != "reservas" || d.Reason != "only the lead answers a plan" || d.Offset != 42 {
+		t.Fatalf("dead letter %+v", d)
+	}
+	if err := inbox.WriteDeadLetter(dir, "exec:auditor", 7, "not a JSON action", []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	s := rec.wait(t, "the second", func(s Snapshot) bool { return len(s.DeadLetters) == 2 })
+	if s.DeadLetters[1].By != "auditor" || len(first.DeadLetters) != 1 || first.DeadLetters[0] != d {
+		t.Fatalf("second %+v; the first snapshot now holds %+v", s.DeadLetters[1], first.DeadLetters)
+	}
+}

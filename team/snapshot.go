@@ -37,7 +37,14 @@ type Snapshot struct {
 	// Messages is the inbox traffic of every member and the lead, oldest
 	// first, bounded to the most recent MaxMessages.
 	Messages []MessageView
+
+	// DeadLetters are the input the team refused (deadletter.jsonl), oldest
+	// first, the most recent MaxDeadLetters.
+	DeadLetters []DeadLetter
 }
+
+// MaxDeadLetters bounds Snapshot.DeadLetters.
+const MaxDeadLetters = 1000
 
 // MaxMessages bounds Snapshot.Messages.
 const MaxMessages = 5000

@@ -7,7 +7,7 @@ import "charm.land/bubbles/v2/key"
 type KeyMap struct {
 	NextPane, PrevPane            key.Binding
 	Roster, Requests, Traces      key.Binding
-	Messages                      key.Binding
+	Messages, DeadLetters         key.Binding
 	Up, Down                      key.Binding
 	PageUp, PageDown              key.Binding
 	Open, Back                    key.Binding
@@ -24,35 +24,36 @@ func DefaultKeyMap() KeyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return KeyMap{
-		NextPane:  b("tab", "next pane", "tab"),
-		PrevPane:  b("shift+tab", "previous pane", "shift+tab"),
-		Roster:    b("1", "roster", "1"),
-		Requests:  b("2", "requests", "2"),
-		Traces:    b("3", "traces", "3"),
-		Messages:  b("4", "messages", "4"),
-		Up:        b("↑/k", "up", "up", "k"),
-		Down:      b("↓/j", "down", "down", "j"),
-		PageUp:    b("pgup", "scroll details up", "pgup", "ctrl+u"),
-		PageDown:  b("pgdn", "scroll details down", "pgdown", "ctrl+d"),
-		Open:      b("enter", "details", "enter"),
-		Back:      b("esc", "back", "esc"),
-		FullLog:   b("l", "full log", "l"),
-		Approve:   b("a", "approve", "a"),
-		Reject:    b("r", "reject", "r"),
-		Shutdown:  b("s", "shut down member", "s"),
-		Message:   b("m", "message member", "m"),
-		Broadcast: b("b", "broadcast", "b"),
-		Filter:    b("/", "filter", "/"),
-		Help:      b("?", "help", "?"),
-		Quit:      b("q", "quit", "q"),
-		ForceQuit: b("ctrl+c", "quit", "ctrl+c"),
+		NextPane:    b("tab", "next pane", "tab"),
+		PrevPane:    b("shift+tab", "previous pane", "shift+tab"),
+		Roster:      b("1", "roster", "1"),
+		Requests:    b("2", "requests", "2"),
+		Traces:      b("3", "traces", "3"),
+		Messages:    b("4", "messages", "4"),
+		DeadLetters: b("5", "dead letters", "5"),
+		Up:          b("↑/k", "up", "up", "k"),
+		Down:        b("↓/j", "down", "down", "j"),
+		PageUp:      b("pgup", "scroll details up", "pgup", "ctrl+u"),
+		PageDown:    b("pgdn", "scroll details down", "pgdown", "ctrl+d"),
+		Open:        b("enter", "details", "enter"),
+		Back:        b("esc", "back", "esc"),
+		FullLog:     b("l", "full log", "l"),
+		Approve:     b("a", "approve", "a"),
+		Reject:      b("r", "reject", "r"),
+		Shutdown:    b("s", "shut down member", "s"),
+		Message:     b("m", "message member", "m"),
+		Broadcast:   b("b", "broadcast", "b"),
+		Filter:      b("/", "filter", "/"),
+		Help:        b("?", "help", "?"),
+		Quit:        b("q", "quit", "q"),
+		ForceQuit:   b("ctrl+c", "quit", "ctrl+c"),
 	}
 }
 
 // navHelp is the ? column of the keys that move the focus; they work on
 // every pane.
 func (k KeyMap) navHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.PrevPane, k.Roster, k.Requests, k.Traces, k.Messages}
+	return []key.Binding{k.NextPane, k.PrevPane, k.Roster, k.Requests, k.Traces, k.Messages, k.DeadLetters}
 }
 
 // listHelp is the ? column of a list with details under it.

@@ -300,6 +300,7 @@ func (v *memberView) card(mv *team.MemberView, w int) []string {
 	}
 	out = append(out, v.moves(w)...)
 	out = append(out, v.calls(w)...)
+	out = append(out, v.deadLetters(w)...)
 	return append(out, v.mail(w)...)
 }
 
@@ -375,6 +376,24 @@ func (v *memberView) calls(w int) []string {
 		out = append(out, wrapText(last.ErrorCode+" "+last.Target+"."+last.Action+": "+last.ErrorMessage, w)...)
 	}
 	return out
+}
+
+// deadLetters counts the input refused that the member caused or that came
+// through it, and says the last one's reason.
+func (v *memberView) deadLetters(w int) []string {
+	n := 0
+	var last *team.DeadLetter
+	for i := range v.snap.DeadLetters {
+		if d := &v.snap.DeadLetters[i]; d.Caused(v.name) {
+			n, last = n+1, d
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	st := v.styles
+	line := st.Muted.Render(fmt.Sprintf("%-8s", "refused")) + st.Danger.Render(plural(n, "dead letter")) + st.Muted.Render(" (5) · last: ") + team.Printable(last.Reason)
+	return []string{fit(line, w)}
 }
 
 // mail is the member's newest messages in and out, one line each.

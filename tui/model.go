@@ -20,10 +20,11 @@ const (
 	paneRequests
 	paneTraces
 	paneMessages
+	paneDeadLetters
 	paneCount
 )
 
-var paneNames = [paneCount]string{"Roster", "Requests", "Traces", "Messages"}
+var paneNames = [paneCount]string{"Roster", "Requests", "Traces", "Messages", "Dead letters"}
 
 // SnapshotMsg carries a new fold of the team directory.
 type SnapshotMsg team.Snapshot
@@ -109,6 +110,7 @@ type Model struct {
 	requests *requestsPane
 	traces   *tracesPane
 	messages *messagesPane
+	dead     *deadLettersPane
 	panes    [paneCount]component
 	// member, when open, fills the right column with the member under the
 	// roster's cursor.
@@ -140,7 +142,8 @@ func New(opts Options) *Model {
 	m.requests = newRequestsPane(&m.common)
 	m.traces = newTracesPane(&m.common)
 	m.messages = newMessagesPane(&m.common)
-	m.panes = [paneCount]component{m.roster, m.requests, m.traces, m.messages}
+	m.dead = newDeadLettersPane(&m.common)
+	m.panes = [paneCount]component{m.roster, m.requests, m.traces, m.messages, m.dead}
 	m.member = newMemberView(&m.common, opts.Dir)
 	if opts.Actions != nil { // another kind of team: no members/<name>.log
 		m.member.noFeed = "huddle keeps no log of a member it does not run"
@@ -196,6 +199,7 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 	landed := m.requests.refresh()
 	m.traces.refresh()
 	m.messages.refresh()
+	m.dead.refresh()
 	if landed {
 		// A request landing under the cursor puts the details on screen
 		// back at their top, whichever pane shows them.
@@ -293,6 +297,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.setFocus(paneTraces)
 	case key.Matches(k, km.Messages):
 		return m.setFocus(paneMessages)
+	case key.Matches(k, km.DeadLetters):
+		return m.setFocus(paneDeadLetters)
 	case key.Matches(k, km.Up, km.Down):
 		cmd := m.focused().HandleKey(k)
 		// Moving any cursor, the roster's too, puts the details on

@@ -102,7 +102,7 @@ func TestPanesSwitchWithTabAndDigits(t *testing.T) {
 	if m.focus != paneRequests {
 		t.Fatalf("starts on %v, want requests", m.focus)
 	}
-	want := []pane{paneTraces, paneMessages, paneRoster, paneRequests}
+	want := []pane{paneTraces, paneMessages, paneDeadLetters, paneRoster, paneRequests}
 	for _, p := range want {
 		send(m, "tab")
 		if m.focus != p {
@@ -113,7 +113,7 @@ func TestPanesSwitchWithTabAndDigits(t *testing.T) {
 	if m.focus != paneRoster {
 		t.Fatalf("shift+tab: focus %v, want roster", m.focus)
 	}
-	for d, p := range map[string]pane{"1": paneRoster, "2": paneRequests, "3": paneTraces, "4": paneMessages} {
+	for d, p := range map[string]pane{"1": paneRoster, "2": paneRequests, "3": paneTraces, "4": paneMessages, "5": paneDeadLetters} {
 		send(m, d)
 		if m.focus != p {
 			t.Fatalf("%s: focus %v, want %v", d, m.focus, p)

@@ -38,6 +38,10 @@ func (m *Model) actedOn() string {
 		if mv := m.messages.selectedMessage(); mv != nil {
 			names = []string{mv.Msg.From, mv.Msg.To}
 		}
+	case paneDeadLetters:
+		if d := m.dead.selectedLetter(); d != nil {
+			names = []string{d.By, d.Member}
+		}
 	}
 	for _, n := range names {
 		if m.isMember(n) {
