@@ -20,6 +20,12 @@ type Actions interface {
 	Broadcast(text string) (string, error)
 }
 
+// Restarter is an optional part of Actions: running a stopped or crashed
+// member again (R). Without it, R says the team cannot.
+type Restarter interface {
+	Restart(member string) (string, error)
+}
+
 // Refuser is an optional part of Actions: why a request may not be decided
 // from this UI at all ("" when it may), checked before a key opens a
 // dialog.
@@ -125,4 +131,22 @@ func (d dirActions) Broadcast(text string) (string, error) {
 		return "", fmt.Errorf("broadcast reached %d members, then: %w", n, err)
 	}
 	return fmt.Sprintf("broadcast to %d members", n), nil
+}
+
+func (d dirActions) Restart(member string) (string, error) {
+	if _, err := team.RequestRestart(d.dir, member); err != nil {
+		return "", err
+	}
+	return "asked the runtime to run " + member + " again", nil
+}
+
+// restart asks for member to run again, when the team's actions can.
+func (m *Model) restart(member string) tea.Cmd {
+	return m.act(func(a Actions) (string, error) {
+		r, ok := a.(Restarter)
+		if !ok {
+			return "", fmt.Errorf("this team's members cannot be restarted from huddle")
+		}
+		return r.Restart(member)
+	})
 }

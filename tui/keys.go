@@ -14,6 +14,7 @@ type KeyMap struct {
 	FullLog                       key.Binding
 	Approve, Reject               key.Binding
 	Shutdown, Message, Broadcast  key.Binding
+	Restart                       key.Binding
 	Filter, Help, Quit, ForceQuit key.Binding
 }
 
@@ -43,6 +44,7 @@ func DefaultKeyMap() KeyMap {
 		Shutdown:    b("s", "shut down member", "s"),
 		Message:     b("m", "message member", "m"),
 		Broadcast:   b("b", "broadcast", "b"),
+		Restart:     b("R", "restart member", "R"),
 		Filter:      b("/", "filter", "/"),
 		Help:        b("?", "help", "?"),
 		Quit:        b("q", "quit", "q"),
@@ -64,7 +66,7 @@ func (k KeyMap) listHelp() []key.Binding {
 // actionHelp is the ? column of the actions. They answer on every pane: s
 // and m act on the roster's member, a and r say where the requests are.
 func (k KeyMap) actionHelp() []key.Binding {
-	return []key.Binding{k.Approve, k.Reject, k.Shutdown, k.Message, k.Broadcast}
+	return []key.Binding{k.Approve, k.Reject, k.Shutdown, k.Message, k.Broadcast, k.Restart}
 }
 
 // generalHelp is the last ? column: filter, help and quit, on every pane.

@@ -353,6 +353,14 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return m.dialog.input.Focus()
 		}
 		m.flash, m.flashBad = "this row names no member to message", true
+	case key.Matches(k, km.Restart):
+		name := m.actedOn()
+		if name == "" {
+			m.flash, m.flashBad = "this row names no member to restart", true
+			return nil
+		}
+		m.flash, m.flashBad = "asking to restart "+name+"…", false
+		return m.restart(name)
 	case key.Matches(k, km.Broadcast):
 		m.dialog = newInputDialog(dialogBroadcast, "", "broadcast to every member", m.styles)
 		return m.dialog.input.Focus()

@@ -71,7 +71,11 @@ func (m *Model) memberKeys() []key.Binding {
 	if name == "" {
 		return nil
 	}
-	return []key.Binding{memberKey(m.keys.Message, "message "+name), memberKey(m.keys.Shutdown, "shut down "+name)}
+	keys := []key.Binding{memberKey(m.keys.Message, "message "+name), memberKey(m.keys.Shutdown, "shut down "+name)}
+	if m.runOver(name) {
+		keys = append([]key.Binding{memberKey(m.keys.Restart, "restart "+name)}, keys...)
+	}
+	return keys
 }
 
 // rosterPlan is the pending plan of the roster's selected member, for a
@@ -92,4 +96,17 @@ func (m *Model) rosterPlan() (*protocol.Request, string) {
 		}
 	}
 	return nil, fmt.Sprintf("%s has no plan waiting for approval", name)
+}
+
+// runOver reports whether the member's run is over (stopped or crashed):
+// then R, which runs it again, is worth offering.
+func (m *Model) runOver(name string) bool {
+	for i := range m.snap.Members {
+		mv := &m.snap.Members[i]
+		if memberName(mv) == name {
+			st := mv.Record.Status
+			return st == protocol.MemberStopped || st == protocol.MemberCrashed
+		}
+	}
+	return false
 }

@@ -252,3 +252,28 @@ func TestReadOnlyFooterOffersNoAction(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartFromTheUI: R on a crashed member asks the running runtime to
+// run it again, which it does (a new run id); on a member still running it
+// says why not.
+func TestRestartFromTheUI(t *testing.T) {
+	dir, tm := startDemo(t) // its exec member, auditor, crashes: no huddle binary here
+	waitDisk(t, "auditor crashed", func() bool {
+		rec, err := team.LoadMember(dir, "auditor")
+		return err == nil && rec.Status == protocol.MemberCrashed
+	})
+	before, _ := team.LoadMember(dir, "auditor")
+	waitScreen(t, tm, "crashed")
+	for _, k := range []string{"1", "j", "j", "j"} { // auditor is the fourth member
+		pressKey(tm, k)
+	}
+	waitScreen(t, tm, "R restart auditor")
+	pressKey(tm, "R")
+	waitDisk(t, "auditor run again", func() bool {
+		rec, err := team.LoadMember(dir, "auditor")
+		return err == nil && rec.RunID != before.RunID
+	})
+	pressKey(tm, "k") // data: running
+	pressKey(tm, "R")
+	waitScreen(t, tm, "only a stopped or crashed member is restarted")
+}
