@@ -130,7 +130,7 @@ func (p *tracesPane) rows(w, h int) []string {
 			statusW = max(statusW, sw)
 		}
 	}
-	statusW = min(statusW, max(w/3, 7))
+	statusW = min(statusW, max(w*2/5, 7))
 	var out []string
 	for i := top; i < end; i++ {
 		tr := p.list.rows[i]
