@@ -3,7 +3,9 @@ package tui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +32,7 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 		t.Fatal(err)
 	}
 	st := NewStyles(false, true)
-	tm = teatest.NewTestModel(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}), teatest.WithInitialTermSize(120, 36))
+	tm = probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}))
 	stop, err := Connect(ctx, dir, tm.Send)
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +46,38 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 	return dir, tm
 }
 
-// waitScreen waits until the program has drawn text.
+// probes are the screen probes of the programs probed started.
+var probes sync.Map // *teatest.TestModel → *screenProbe
+
+// probed starts a 120×36 test program on m whose screen waitScreen reads
+// from what the model last drew: the renderer's byte stream carries only
+// the cells that changed, so a text on screen may never be in it whole.
+func probed(t *testing.T, m tea.Model) *teatest.TestModel {
+	t.Helper()
+	p := &screenProbe{Model: m}
+	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(120, 36))
+	probes.Store(tm, p)
+	t.Cleanup(func() { probes.Delete(tm) })
+	return tm
+}
+
+// finalModel is the program's model once it has quit.
+func finalModel(t *testing.T, tm *teatest.TestModel) *Model {
+	t.Helper()
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second))
+	if p, ok := m.(*screenProbe); ok {
+		m = p.Model
+	}
+	return m.(*Model)
+}
+
+// waitScreen waits until the program's screen shows text.
 func waitScreen(t *testing.T, tm *teatest.TestModel, text string) {
 	t.Helper()
+	if p, ok := probes.Load(tm); ok {
+		p.(*screenProbe).waitFor(t, fmt.Sprintf("%q on screen", text), func(s string) bool { return strings.Contains(s, text) })
+		return
+	}
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
 		teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 }
@@ -110,7 +141,7 @@ func TestFlowApproveFromTheUI(t *testing.T) {
 	})
 	waitScreen(t, tm, "may go on")
 	tm.Send(tea.QuitMsg{})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	final := finalModel(t, tm)
 	if !strings.Contains(final.View().Content, "approved "+r.ID) {
 		t.Fatalf("the screen does not say it was approved:\n%s", final.View().Content)
 	}
@@ -147,7 +178,7 @@ func TestFlowDialogClosesWhenTheCLIApproves(t *testing.T) {
 	}
 	waitScreen(t, tm, "resolved by lead")
 	tm.Send(tea.QuitMsg{})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	final := finalModel(t, tm)
 	if final.dialog != nil {
 		t.Fatal("the dialog is still open")
 	}

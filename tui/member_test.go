@@ -11,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"huddle/protocol"
 	"huddle/team"
@@ -243,7 +242,7 @@ func TestMemberViewFollowsTheTranscriptLive(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTranscript(t, dir, finanzasTranscript[:2]...)
 	st := NewStyles(false, true)
-	tm := teatest.NewTestModel(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}), teatest.WithInitialTermSize(120, 36))
+	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}))
 	t.Cleanup(func() { tm.Quit() })
 	tm.Send(SnapshotMsg(llmSnapshot(t)))
 	waitScreen(t, tm, "finanzas")
