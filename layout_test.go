@@ -24,7 +24,8 @@ var allowedImports = map[string][]string{
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
 	"tui":           {"protocol", "ipc/trace", "team"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "tui"},
+	"agents":        {"protocol", "team"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "tui", "agents"},
 	".":             {"internal/cli"},
 }
 
