@@ -83,6 +83,7 @@ type agent struct {
 	activity chan string
 	done     chan turnDone
 	said     [2]string // the last status and activity reported, so repeats are not written
+	stopped  bool      // a shutdown was approved: the adapter exits
 	broken   error     // stdout failed: huddle is gone
 }
 
@@ -126,9 +127,10 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out, log io.Writer) erro
 		case s := <-a.activity:
 			a.report(s)
 		case d := <-a.done:
-			if a.finished(d) {
-				return a.broken
-			}
+			a.finished(d)
+		}
+		if a.stopped {
+			return a.broken
 		}
 		if a.broken != nil {
 			a.abort()
@@ -329,6 +331,7 @@ func (a *agent) planDecided(m protocol.Message) {
 func (a *agent) shutdownAsked(m protocol.Message) {
 	if a.running == nil {
 		a.approveShutdowns([]string{m.RequestID}, "idle: stopping now")
+		a.stopped = true
 		return
 	}
 	a.shutdown = append(a.shutdown, m.RequestID)
@@ -361,8 +364,8 @@ func (a *agent) invocationCancelled(id string) {
 	}
 }
 
-// finished acts on a turn that ended; it reports whether the agent stops.
-func (a *agent) finished(d turnDone) bool {
+// finished acts on a turn that ended.
+func (a *agent) finished(d turnDone) {
 	a.running = nil
 	a.cancel()
 	if d.out.Session != "" {
@@ -376,7 +379,8 @@ func (a *agent) finished(d turnDone) bool {
 	}
 	if len(a.shutdown) > 0 {
 		a.stopAfter(d)
-		return true
+		a.stopped = true
+		return
 	}
 	switch d.job.kind {
 	case jobPlan, jobRevise:
@@ -388,7 +392,6 @@ func (a *agent) finished(d turnDone) bool {
 	case jobInvocation:
 		a.returnResult(d)
 	}
-	return false
 }
 
 // stopAfter approves the shutdowns the lead asked for during the turn d,
