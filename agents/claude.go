@@ -2,7 +2,6 @@ package agents
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 )
 
@@ -80,13 +79,15 @@ func newClaudeStream(cwd string) stream { return &claudeStream{cwd: cwd} }
 func (s *claudeStream) outcome() Outcome { return s.out }
 
 func (s *claudeStream) feed(line []byte) (string, error) {
-	var ev claudeEvent
-	if err := json.Unmarshal(line, &ev); err != nil {
+	typ, err := eventType(line)
+	if err != nil {
 		return "", err
 	}
-	if ev.Type == "" {
-		return "", errors.New("an event without a type")
+	var ev claudeEvent
+	if json.Unmarshal(line, &ev) != nil {
+		return "", nil // a known type in a shape this adapter does not know: ignored
 	}
+	ev.Type = typ
 	if ev.SessionID != "" {
 		s.out.Session = ev.SessionID
 	}

@@ -2,7 +2,6 @@ package agents
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -70,13 +69,15 @@ func newCodexStream(cwd string) stream { return &codexStream{cwd: cwd} }
 func (s *codexStream) outcome() Outcome { return s.out }
 
 func (s *codexStream) feed(line []byte) (string, error) {
-	var ev codexEvent
-	if err := json.Unmarshal(line, &ev); err != nil {
+	typ, err := eventType(line)
+	if err != nil {
 		return "", err
 	}
-	switch ev.Type {
-	case "":
-		return "", errors.New("an event without a type")
+	var ev codexEvent
+	if json.Unmarshal(line, &ev) != nil {
+		return "", nil // a known type in a shape this adapter does not know: ignored
+	}
+	switch typ {
 	case "thread.started":
 		if ev.ThreadID != "" {
 			s.out.Session = ev.ThreadID

@@ -1,6 +1,8 @@
 package agents
 
 import (
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -54,4 +56,19 @@ func shortPath(p, cwd string) string {
 		return rel
 	}
 	return p
+}
+
+// eventType reads the type of one line of a CLI's stream: an error when the
+// line is not a JSON object with a string "type" (garbage, not an event).
+func eventType(line []byte) (string, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		return "", err
+	}
+	if head.Type == "" {
+		return "", errors.New("an event without a type")
+	}
+	return head.Type, nil
 }
