@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/team"
 )
 
 const (
@@ -315,5 +316,38 @@ func TestInvocationIsATurn(t *testing.T) {
 	}
 	if run := f.starts()[1]; !strings.Contains(run[1], "explain the flag") || !hasArgs(run, "--resume", claudeSession) {
 		t.Errorf("invocation run args = %q", run)
+	}
+}
+
+// TestShutdownThatExpiredDuringTheTurn: a shutdown request that reached
+// its deadline before the turn ended is not answered, and the agent goes
+// on; a later one, while idle, is approved at once.
+func TestShutdownThatExpiredDuringTheTurn(t *testing.T) {
+	teamDir := t.TempDir()
+	f := newFake(t, "claude", "claude/plan.jsonl", "claude/work.jsonl")
+	h := startAdapterIn(t, teamDir, f, "claude")
+	h.expect("plan")
+	h.decide(true, "")
+	waitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
+	r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown), protocol.Lead, "coder", time.Now(), 2*time.Minute)
+	if err := team.CreateRequest(teamDir, &r); err != nil {
+		t.Fatal(err)
+	}
+	h.shutdown(r.ID)
+	h.expectStatus("finishing its work turn, then stopping")
+	if _, err := team.Resolve(teamDir, r.ID, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"}); err != nil {
+		t.Fatal(err)
+	}
+	f.touch(t, "release")
+	h.expectStatus("done: Added --verbose")
+	h.shutdown("sd-later")
+	if resp := h.expect("shutdown_response"); resp.RequestID != "sd-later" {
+		t.Errorf("answered %+v, want only sd-later", resp)
+	}
+	if err := h.ended(); err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	if !strings.Contains(h.log.String(), "shutdown request "+r.ID+" is expired already: going on") {
+		t.Errorf("log:\n%s", h.log.String())
 	}
 }

@@ -24,6 +24,10 @@ type Config struct {
 	// Dir is the working directory, which activities name paths against
 	// ("": the process's).
 	Dir string
+	// TeamDir is the team directory ($HUDDLE_DIR), read to see whether a
+	// shutdown request asked during a turn is still open when the turn
+	// ends ("": assume it is).
+	TeamDir string
 }
 
 // phase is where the adapter stands with its plan.
@@ -377,7 +381,7 @@ func (a *agent) finished(d turnDone) {
 	if d.err != nil {
 		a.log.printf("%s: %s turn failed: %v", a.cfg.CLI.Name, d.job.kind, d.err)
 	}
-	if len(a.shutdown) > 0 {
+	if a.stillAsked() {
 		a.stopAfter(d)
 		a.stopped = true
 		return
@@ -392,6 +396,29 @@ func (a *agent) finished(d turnDone) {
 	case jobInvocation:
 		a.returnResult(d)
 	}
+}
+
+// stillAsked reports whether a shutdown asked during the turn is still
+// open: one that reached its deadline (huddle tells the agent nothing of
+// that) no longer asks anything, and the agent goes on.
+func (a *agent) stillAsked() bool {
+	if len(a.shutdown) == 0 {
+		return false
+	}
+	if a.cut || a.cfg.TeamDir == "" {
+		return true
+	}
+	open := a.shutdown[:0]
+	for _, id := range a.shutdown {
+		r, err := team.LoadRequest(a.cfg.TeamDir, id)
+		if err == nil && r.Status.IsTerminal() {
+			a.log.printf("agent: shutdown request %s is %s already: going on", id, r.Status)
+			continue
+		}
+		open = append(open, id)
+	}
+	a.shutdown = open
+	return len(open) > 0
 }
 
 // stopAfter approves the shutdowns the lead asked for during the turn d,

@@ -49,6 +49,12 @@ const task = "add a --verbose flag"
 
 func startAdapter(t *testing.T, f *fake, cliName string, extra ...string) *harness {
 	t.Helper()
+	return startAdapterIn(t, "", f, cliName, extra...)
+}
+
+// startAdapterIn starts an adapter whose team directory is teamDir.
+func startAdapterIn(t *testing.T, teamDir string, f *fake, cliName string, extra ...string) *harness {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	h := &harness{t: t, fake: f, stdin: inW, lines: make(chan team.ExecLine, 64), log: &syncBuffer{}, done: make(chan error, 1)}
@@ -59,7 +65,7 @@ func startAdapter(t *testing.T, f *fake, cliName string, extra ...string) *harne
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		err := agents.Run(ctx, agents.Config{CLI: c, Bin: bin, Task: task, Extra: extra, Dir: "/work/repo"}, inR, outW, h.log)
+		err := agents.Run(ctx, agents.Config{CLI: c, Bin: bin, Task: task, Extra: extra, Dir: "/work/repo", TeamDir: teamDir}, inR, outW, h.log)
 		outW.Close()
 		h.done <- err
 	}()

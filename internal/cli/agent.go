@@ -54,7 +54,7 @@ func runAgent(cl *cmdline, misbehave int, task, bin string) int {
 	}
 	ctx, stop := signalContext() // huddle stops a member with SIGINT: the CLI's turn is killed with it
 	defer stop()
-	cfg := agents.Config{CLI: c, Bin: path, Task: task, Extra: cl.args[1:]}
+	cfg := agents.Config{CLI: c, Bin: path, Task: task, Extra: cl.args[1:], TeamDir: os.Getenv("HUDDLE_DIR")}
 	if err := agents.Run(ctx, cfg, os.Stdin, cl.stdout, cl.stderr); err != nil {
 		return cl.fail(err)
 	}
