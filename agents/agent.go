@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -337,6 +338,9 @@ func (a *agent) shutdownAsked(m protocol.Message) {
 		a.approveShutdowns([]string{m.RequestID}, "idle: stopping now")
 		a.stopped = true
 		return
+	}
+	if slices.Contains(a.shutdown, m.RequestID) {
+		return // the same request again (a redelivery), not the lead insisting
 	}
 	a.shutdown = append(a.shutdown, m.RequestID)
 	if len(a.shutdown) == 1 {

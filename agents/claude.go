@@ -84,7 +84,7 @@ func (s *claudeStream) feed(line []byte) (string, error) {
 		return "", err
 	}
 	var ev claudeEvent
-	if json.Unmarshal(line, &ev) != nil {
+	if !decodes(line, &ev) {
 		return "", nil // a known type in a shape this adapter does not know: ignored
 	}
 	ev.Type = typ

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -74,7 +73,7 @@ func (s *codexStream) feed(line []byte) (string, error) {
 		return "", err
 	}
 	var ev codexEvent
-	if json.Unmarshal(line, &ev) != nil {
+	if !decodes(line, &ev) {
 		return "", nil // a known type in a shape this adapter does not know: ignored
 	}
 	switch typ {
