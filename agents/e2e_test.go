@@ -154,6 +154,8 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 	if c.TokensIn != 12+900+1900+16+400+3000 || c.TokensOut != 152+300 || math.Abs(c.CostUSD-(0.0421+0.0875)) > 1e-9 || c.Plans != 1 {
 		t.Errorf("counters %+v", c)
 	}
+	// The record is written before its event is emitted: wait for the event.
+	waitFor(t, 10*time.Second, "the idle event", func() bool { return strings.Contains(rt.activities(), "idle: done: Added --verbose") })
 	acts := rt.activities()
 	for _, want := range []string{"awaiting_approval: waiting for approval of " + plan.ID, "working: plan approved",
 		"working: Edit /work/repo/main.go", "working: running: go test ./...", "idle: done: Added --verbose"} {
