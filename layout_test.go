@@ -25,8 +25,9 @@ var allowedImports = map[string][]string{
 	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
 	"claudeteam":    {"protocol", "team"},
 	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
+	"agents":        {"protocol", "team"},
 	"tui":           {"protocol", "ipc/trace", "team", "replay"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "tui"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui"},
 	".":             {"internal/cli"},
 }
 

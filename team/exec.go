@@ -24,7 +24,7 @@ import (
 // "exec teammates" section). Its kind is the wire field "action"; it is not
 // one of a member's invocable actions (invoke names one of those in Name).
 type ExecLine struct {
-	Kind       string                     `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result
+	Kind       string                     `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result | usage
 	To         string                     `json:"to,omitempty"`
 	Content    string                     `json:"content,omitempty"`
 	Plan       string                     `json:"plan,omitempty"`
@@ -38,6 +38,12 @@ type ExecLine struct {
 	Prompt     string                     `json:"prompt,omitempty"`
 	TimeoutSec int                        `json:"timeout_sec,omitempty"`
 	Result     *protocol.InvocationResult `json:"result,omitempty"` // the answer to an invocation
+	// TokensIn, TokensOut and CostUSD are what a usage line adds to the
+	// member's counters: the tokens and dollars an agent's model spent
+	// since its last usage line.
+	TokensIn  int64   `json:"tokens_in,omitempty"`
+	TokensOut int64   `json:"tokens_out,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
 }
 
 // proc is an exec teammate's process.
@@ -488,6 +494,8 @@ func (mt *mate) carryOut(line []byte) error {
 		return mt.execInvoke(l)
 	case "result":
 		return mt.execResult(l)
+	case "usage":
+		return mt.execUsage(l)
 	case "":
 		return errors.New("action is required")
 	default:
@@ -625,4 +633,23 @@ func (mt *mate) keepLastLogLine() {
 	mt.mu.Lock()
 	mt.rec.LastLog = line
 	mt.mu.Unlock()
+}
+
+// execUsage adds what the teammate's model spent to its counters, which the
+// roster and huddle status show (an exec teammate has no price in team.json:
+// it reports the cost itself, or none).
+func (mt *mate) execUsage(l ExecLine) error {
+	if l.TokensIn < 0 || l.TokensOut < 0 || l.CostUSD < 0 {
+		return errors.New("usage: tokens_in, tokens_out and cost_usd cannot be negative")
+	}
+	if l.TokensIn == 0 && l.TokensOut == 0 && l.CostUSD == 0 {
+		return errors.New("usage: tokens_in, tokens_out or cost_usd is required")
+	}
+	mt.count(func(c *protocol.Counters) {
+		c.TokensIn += l.TokensIn
+		c.TokensOut += l.TokensOut
+		c.CostUSD += l.CostUSD
+	})
+	mt.writeOrSay()
+	return nil
 }

@@ -214,12 +214,17 @@ var commands = []command{
 		flags: replayFlags,
 	},
 	{
-		name: "agent", synopsis: "echo [--misbehave N]",
-		summary: "built-in exec teammates: echo",
-		about: "Run a built-in exec teammate on stdin and stdout, so a team can have an exec member\n" +
-			"without another language installed (the demo team's auditor is one). 'echo' answers\n" +
-			"every message with an echo and every invocation with \"audited: PROMPT\", and approves\n" +
-			"every shutdown. In team.json: \"runtime\": {\"kind\": \"exec\", \"command\": [\"huddle\", \"agent\", \"echo\"]}.",
+		name: "agent", synopsis: "echo [--misbehave N] | claude|codex --task TEXT [--bin PATH] [-- CLI-ARGS...]",
+		summary: "built-in exec teammates: echo, and Claude Code and Codex behind the plan gate",
+		about: "Run a built-in exec teammate on stdin and stdout. 'echo' answers every message with an echo\n" +
+			"and every invocation with \"audited: PROMPT\", and approves every shutdown (the demo's auditor).\n" +
+			"'claude' and 'codex' drive Claude Code (claude -p --output-format stream-json) or Codex\n" +
+			"(codex exec --json): the CLI plans the task read-only and the plan goes to the lead; a\n" +
+			"rejection revises it on the same session, still read-only; only after approval does the\n" +
+			"session resume with edits allowed. Its tools become the member's activity, its tokens and\n" +
+			"cost the member's counters, its final answers messages. Arguments after '--' go to the CLI.\n" +
+			"docs/agents.md has the commands it runs and what is verified.\n" +
+			"In team.json: \"runtime\": {\"kind\": \"exec\", \"command\": [\"huddle\", \"agent\", \"claude\", \"--task\", \"TEXT\"]}.",
 		flags: agentFlags,
 	},
 	{

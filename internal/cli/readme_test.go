@@ -11,11 +11,12 @@ import (
 // readmeForeignFlags are the flags the README mentions that are not
 // huddle's, each with where it comes from.
 var readmeForeignFlags = map[string]string{
-	"--verbose":      "the flag the llm template's example task asks the coder to add to work/main.go",
-	"--reuid":        "setpriv's, in the untrusted-agent example",
-	"--regid":        "setpriv's, in the untrusted-agent example",
-	"--clear-groups": "setpriv's, in the untrusted-agent example",
-	"--merges":       "git log's, in how the history benchmark was measured",
+	"--verbose":       "the flag the llm template's example task asks the coder to add to work/main.go",
+	"--reuid":         "setpriv's, in the untrusted-agent example",
+	"--regid":         "setpriv's, in the untrusted-agent example",
+	"--clear-groups":  "setpriv's, in the untrusted-agent example",
+	"--merges":        "git log's, in how the history benchmark was measured",
+	"--output-format": "Claude Code's (claude -p), in the Claude Code and Codex teammates section",
 }
 
 // huddleFlags is every flag of every command, by command, as the command

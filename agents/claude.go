@@ -1,0 +1,192 @@
+package agents
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// claudeArgs is Claude Code's command line for turn t: headless (-p) with
+// the JSON event stream (stream-json needs --verbose with -p), in plan mode
+// (read-only) or acceptEdits, resuming t.Session if set. docs/agents.md
+// cites the documentation of each flag.
+func claudeArgs(t Turn, extra []string) []string {
+	mode := "plan"
+	if t.Edits {
+		mode = "acceptEdits"
+	}
+	args := []string{"-p", t.Prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", mode}
+	if t.Session != "" {
+		args = append(args, "--resume", t.Session)
+	}
+	return append(args, extra...)
+}
+
+// claudeEvent is the part of a Claude Code stream-json line the adapter
+// reads; every other field and event type is ignored.
+type claudeEvent struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	Message   *struct {
+		Content []claudeBlock `json:"content"`
+	} `json:"message"`
+	// The result event's.
+	IsError           bool         `json:"is_error"`
+	Result            string       `json:"result"`
+	TotalCostUSD      float64      `json:"total_cost_usd"`
+	Errors            []string     `json:"errors"`
+	Usage             *claudeUsage `json:"usage"`
+	PermissionDenials []struct {
+		ToolName  string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	} `json:"permission_denials"`
+}
+
+type claudeUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+}
+
+type claudeBlock struct {
+	Type  string          `json:"type"` // text | tool_use | thinking | …
+	Text  string          `json:"text"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// claudeToolInput is the part of a tool's input an activity names.
+type claudeToolInput struct {
+	FilePath     string `json:"file_path"`
+	NotebookPath string `json:"notebook_path"`
+	Path         string `json:"path"`
+	Command      string `json:"command"`
+	Pattern      string `json:"pattern"`
+	URL          string `json:"url"`
+	Query        string `json:"query"`
+	Description  string `json:"description"`
+	Plan         string `json:"plan"`
+}
+
+type claudeStream struct {
+	cwd string
+	out Outcome
+}
+
+func newClaudeStream(cwd string) stream { return &claudeStream{cwd: cwd} }
+
+func (s *claudeStream) outcome() Outcome { return s.out }
+
+func (s *claudeStream) feed(line []byte) (string, error) {
+	typ, err := eventType(line)
+	if err != nil {
+		return "", err
+	}
+	var ev claudeEvent
+	if !decodes(line, &ev) {
+		return "", nil // a known type in a shape this adapter does not know: ignored
+	}
+	ev.Type = typ
+	if ev.SessionID != "" {
+		s.out.Session = ev.SessionID
+	}
+	switch ev.Type {
+	case "assistant":
+		if ev.Message == nil {
+			return "", nil
+		}
+		activity := ""
+		for _, b := range ev.Message.Content {
+			if a := s.block(b); a != "" {
+				activity = a
+			}
+		}
+		return activity, nil
+	case "result":
+		s.result(ev)
+	}
+	return "", nil
+}
+
+// block reads one content block of an assistant message and returns the
+// activity it shows.
+func (s *claudeStream) block(b claudeBlock) string {
+	switch b.Type {
+	case "text":
+		if strings.TrimSpace(b.Text) != "" {
+			s.out.Final = b.Text
+		}
+		return ""
+	case "thinking":
+		return "thinking"
+	case "tool_use":
+		var in claudeToolInput
+		_ = json.Unmarshal(b.Input, &in) // a tool whose input is not an object still has a name
+		if b.Name == "ExitPlanMode" && in.Plan != "" {
+			s.out.Plan = in.Plan
+		}
+		return claudeActivity(b.Name, in, s.cwd)
+	}
+	return ""
+}
+
+// claudeActivity says what a tool call does: the tool and what it works on.
+func claudeActivity(name string, in claudeToolInput, cwd string) string {
+	var what string
+	switch name {
+	case "Bash":
+		return oneLine("running: "+in.Command, maxActivity)
+	case "ExitPlanMode":
+		return "putting forward the plan"
+	case "TodoWrite":
+		return "updating its todo list"
+	case "Read", "Edit", "MultiEdit", "Write":
+		what = shortPath(in.FilePath, cwd)
+	case "NotebookEdit", "NotebookRead":
+		what = shortPath(in.NotebookPath, cwd)
+	case "Grep", "Glob":
+		what = in.Pattern
+	case "LS":
+		what = shortPath(in.Path, cwd)
+	case "WebFetch":
+		what = in.URL
+	case "WebSearch":
+		what = in.Query
+	case "Task", "Agent":
+		what = in.Description
+	}
+	return oneLine(strings.TrimSpace(name+" "+what), maxActivity)
+}
+
+// result reads the event that ends a run: the final answer, the session,
+// tokens and cost, and whether it failed. A plan denied in headless plan
+// mode (ExitPlanMode has nobody to approve it) is listed in
+// permission_denials with its input.
+func (s *claudeStream) result(ev claudeEvent) {
+	s.out.Completed = true
+	if ev.Result != "" {
+		s.out.Final = ev.Result
+	}
+	s.out.CostUSD = ev.TotalCostUSD
+	if u := ev.Usage; u != nil {
+		s.out.TokensIn = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		s.out.TokensOut = u.OutputTokens
+	}
+	for _, d := range ev.PermissionDenials {
+		var in claudeToolInput
+		if d.ToolName == "ExitPlanMode" && json.Unmarshal(d.ToolInput, &in) == nil && in.Plan != "" {
+			s.out.Plan = in.Plan
+		}
+	}
+	if ev.IsError || (ev.Subtype != "" && ev.Subtype != "success") {
+		why := ev.Subtype
+		if ev.Result != "" {
+			why += ": " + ev.Result
+		}
+		if len(ev.Errors) > 0 {
+			why += ": " + strings.Join(ev.Errors, "; ")
+		}
+		s.out.Failure = oneLine(why, 300)
+	}
+}

@@ -1,0 +1,250 @@
+package agents_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+	"huddle/team"
+	"huddle/teamdir"
+)
+
+// runtime runs a team through the real runtime; its exec members run
+// `huddle agent …` through this test binary (huddleEnv).
+type runtime struct {
+	dir    string
+	mu     sync.Mutex
+	events []team.Event
+}
+
+func startRuntime(t *testing.T, command ...string) *runtime {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(huddleEnv, "1")
+	rt := &runtime{dir: t.TempDir()}
+	spec := map[string]any{"name": "agents", "members": []any{map[string]any{
+		"name": "coder", "role": "writes the change", "runtime": map[string]any{"kind": "exec", "command": command}}}}
+	b, _ := json.Marshal(spec)
+	if err := os.WriteFile(teamdir.ConfigPath(rt.dir), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- team.Run(ctx, rt.dir, team.Options{Executable: exe, Tick: 20 * time.Millisecond, OnEvent: rt.add})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("team.Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("team.Run did not stop")
+		}
+	})
+	return rt
+}
+
+func (rt *runtime) add(e team.Event) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.events = append(rt.events, e)
+}
+
+// activities are the activities of coder's member_status events.
+func (rt *runtime) activities() string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var out []string
+	for _, e := range rt.events {
+		if e["event"] == "member_status" && e["member"] == "coder" {
+			a, _ := e["activity"].(string)
+			out = append(out, e["status"].(string)+": "+a)
+		}
+	}
+	return strings.Join(out, " | ")
+}
+
+func (rt *runtime) member(t *testing.T) *protocol.Member {
+	t.Helper()
+	m, err := team.LoadMember(rt.dir, "coder")
+	if err != nil {
+		return &protocol.Member{} // not written yet
+	}
+	return m
+}
+
+// pendingPlan waits for coder's plan to await the lead.
+func (rt *runtime) pendingPlan(t *testing.T) protocol.Request {
+	t.Helper()
+	var plan protocol.Request
+	waitFor(t, 30*time.Second, "coder's plan pending", func() bool {
+		rs, _, _ := team.ReadPendingRequests(rt.dir)
+		for _, r := range rs {
+			if r.Kind == protocol.KindPlan && r.From == "coder" {
+				plan = r
+				return true
+			}
+		}
+		return false
+	})
+	return plan
+}
+
+// leadInbox is the lead's inbox, decoded.
+func (rt *runtime) leadInbox(t *testing.T) []protocol.Message {
+	t.Helper()
+	p, _ := teamdir.InboxPath(rt.dir, protocol.Lead)
+	b, _ := os.ReadFile(p)
+	var out []protocol.Message
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if m, err := protocol.Decode([]byte(l), protocol.Fallback{}); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (rt *runtime) deadLetters() string {
+	b, _ := os.ReadFile(teamdir.DeadLetterPath(rt.dir))
+	return string(b)
+}
+
+// TestClaudeTeammateThroughTheRuntime: `huddle agent claude` as an exec
+// member of a team the real runtime runs. Its plan is a plan request the
+// member awaits; approved with team.Decide, the work runs with edits, the
+// member's activity follows the tools, its counters get the tokens and
+// cost, the lead gets the final answer, and a shutdown stops it.
+func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
+	f := newFake(t, "claude", "claude/plan.jsonl", "claude/work.jsonl")
+	f.touch(t, "release")
+	rt := startRuntime(t, "huddle", "agent", "claude", "--task", task, "--bin", f.bin)
+
+	plan := rt.pendingPlan(t)
+	if plan.Plan != claudePlan {
+		t.Errorf("plan request %q, want %q", plan.Plan, claudePlan)
+	}
+	waitFor(t, 10*time.Second, "coder awaiting approval", func() bool { return rt.member(t).Status == protocol.MemberAwaitingApproval })
+	if n := len(f.starts()); n != 1 {
+		t.Fatalf("claude ran %d times before the approval", n)
+	}
+	if _, err := team.Decide(rt.dir, plan.ID, protocol.EventApprove, "keep it small", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "coder idle after the work", func() bool {
+		m := rt.member(t)
+		return m.Status == protocol.MemberIdle && strings.HasPrefix(m.Activity, "done: Added --verbose")
+	})
+	if work := f.starts()[1]; !hasArgs(work, "--permission-mode", "acceptEdits") || !hasArgs(work, "--resume", claudeSession) ||
+		!strings.Contains(work[1], "keep it small") {
+		t.Errorf("work run args %q", work)
+	}
+	c := rt.member(t).Counters
+	if c.TokensIn != 12+900+1900+16+400+3000 || c.TokensOut != 152+300 || math.Abs(c.CostUSD-(0.0421+0.0875)) > 1e-9 || c.Plans != 1 {
+		t.Errorf("counters %+v", c)
+	}
+	// The record is written before its event is emitted: wait for the event.
+	waitFor(t, 10*time.Second, "the idle event", func() bool { return strings.Contains(rt.activities(), "idle: done: Added --verbose") })
+	acts := rt.activities()
+	for _, want := range []string{"awaiting_approval: waiting for approval of " + plan.ID, "working: plan approved",
+		"working: Edit /work/repo/main.go", "working: running: go test ./...", "idle: done: Added --verbose"} {
+		if !strings.Contains(acts, want) {
+			t.Errorf("coder's statuses lack %q: %s", want, acts)
+		}
+	}
+	var answer string
+	for _, m := range rt.leadInbox(t) {
+		if m.Type == protocol.TypeMessage && m.From == "coder" {
+			answer = m.Content
+		}
+	}
+	if answer != "Added --verbose to main.go; go test ./... passes." {
+		t.Errorf("the lead got %q", answer)
+	}
+	if dl := rt.deadLetters(); dl != "" {
+		t.Errorf("lines of the adapter were refused:\n%s", dl)
+	}
+
+	sd, err := team.RequestShutdown(rt.dir, "coder", "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "coder stopped", func() bool { return rt.member(t).Status == protocol.MemberStopped })
+	if r, _ := team.LoadRequest(rt.dir, sd.ID); r.Status != protocol.RequestApproved || r.ResolvedBy != "coder" {
+		t.Errorf("shutdown request %+v", r)
+	}
+}
+
+// TestCodexRejectedPlanThroughTheRuntime: a plan rejected with team.Decide
+// is revised on the same thread, read-only, while the member is revising;
+// the revised plan is a new request, and its approval lets the work run.
+func TestCodexRejectedPlanThroughTheRuntime(t *testing.T) {
+	f := newFake(t, "codex", "codex/plan.jsonl", "codex/revise.jsonl", "codex/work.jsonl")
+	rt := startRuntime(t, "huddle", "agent", "codex", "--task", task, "--bin", f.bin, "--", "--skip-git-repo-check")
+
+	first := rt.pendingPlan(t)
+	if _, err := team.Decide(rt.dir, first.ID, protocol.EventReject, "also document it in the README", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	var second protocol.Request
+	waitFor(t, 30*time.Second, "the revised plan pending", func() bool {
+		second = rt.pendingPlan(t)
+		return second.ID != first.ID
+	})
+	if !strings.Contains(second.Plan, "Document it in README.md") {
+		t.Errorf("revised plan %q", second.Plan)
+	}
+	revise := f.starts()[1]
+	if !hasArgs(revise, "-c", `sandbox_mode="read-only"`, "--skip-git-repo-check", "resume", codexThread) ||
+		!strings.Contains(revise[len(revise)-1], "also document it in the README") {
+		t.Errorf("revision run args %q", revise)
+	}
+	if _, err := team.Decide(rt.dir, second.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "coder idle after the work", func() bool {
+		return strings.HasPrefix(rt.member(t).Activity, "done: Added --verbose and documented it")
+	})
+	if work := f.starts()[2]; !hasArgs(work, "-c", `sandbox_mode="workspace-write"`) {
+		t.Errorf("work run args %q", work)
+	}
+	acts := rt.activities()
+	for _, want := range []string{"revising: revising: also document it in the README", "revising: thinking: Adding the README step", "working: editing: "} {
+		if !strings.Contains(acts, want) {
+			t.Errorf("coder's statuses lack %q: %s", want, acts)
+		}
+	}
+	if c := rt.member(t).Counters; c.TokensIn != 24763+25100+30000 || c.TokensOut != 122+90+400 || c.Plans != 2 {
+		t.Errorf("counters %+v", c)
+	}
+	if dl := rt.deadLetters(); dl != "" {
+		t.Errorf("lines of the adapter were refused:\n%s", dl)
+	}
+}
+
+// TestMissingBinaryCrashesTheMember: a binary that is not there is one
+// line in the member's log naming it, and the member is crashed.
+func TestMissingBinaryCrashesTheMember(t *testing.T) {
+	rt := startRuntime(t, "huddle", "agent", "claude", "--task", task, "--bin", "/nonexistent/claude")
+	waitFor(t, 20*time.Second, "coder crashed", func() bool { return rt.member(t).Status == protocol.MemberCrashed })
+	logPath, _ := teamdir.MemberLogPath(rt.dir, "coder")
+	b, _ := os.ReadFile(logPath)
+	want := `huddle: agent: claude binary "/nonexistent/claude" (from --bin): not found; install claude or name it with --bin or HUDDLE_CLAUDE_BIN` + "\n"
+	if string(b) != want {
+		t.Errorf("members/coder.log = %q, want the one line %q", b, want)
+	}
+	if m := rt.member(t); !strings.Contains(m.Error, "exit status 1") {
+		t.Errorf("crash error %q", m.Error)
+	}
+}

@@ -1,0 +1,147 @@
+package agents
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// maxEventLine bounds one line of a CLI's stream; a longer line (a huge
+// tool output) is skipped and counted, never held in memory whole.
+const maxEventLine = 8 << 20
+
+// waitDelay is how long a CLI's output may stay open after it exited (a
+// child it left holds it) before it is closed under them.
+const waitDelay = 2 * time.Second
+
+// garbageShown is how many lines that are not JSON events a turn logs.
+const garbageShown = 3
+
+// runner runs one turn of a CLI at a time.
+type runner struct {
+	cli   *CLI
+	bin   string
+	extra []string
+	cwd   string
+	log   *lockedWriter
+}
+
+// lockedWriter is the agent's log (its stderr, which huddle appends to
+// members/<name>.log): the loop and a CLI's stderr write to it at once.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) printf(format string, a ...any) {
+	_, _ = fmt.Fprintf(l, format+"\n", a...) // nowhere else to say it
+}
+
+// run runs turn t until the CLI exits or ctx ends (which kills it), calling
+// onActivity for each activity its stream shows, and returns what it said.
+// The error says why the turn failed: the CLI could not start, exited
+// non-zero, reported a failure, or ended without the event that ends a turn.
+func (r *runner) run(ctx context.Context, t Turn, onActivity func(string)) (Outcome, error) {
+	cmd := exec.CommandContext(ctx, r.bin, r.cli.Args(t, r.extra)...)
+	cmd.Stdin = nil // the prompt is an argument; the CLI must not wait for input
+	cmd.Stderr = r.log
+	cmd.WaitDelay = waitDelay
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		return Outcome{}, fmt.Errorf("start %s: %w", r.bin, err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		_ = pw.Close() // ends the read below
+		waited <- err
+	}()
+	s := r.cli.newStream(r.cwd)
+	lines, garbage := r.read(pr, s, onActivity)
+	werr := <-waited
+	out := s.outcome()
+	switch {
+	case ctx.Err() != nil:
+		return out, fmt.Errorf("%s stopped: %w", r.cli.Name, context.Cause(ctx))
+	case werr != nil:
+		why := fmt.Sprintf("%s exited: %v", r.cli.Name, werr)
+		if out.Failure != "" {
+			why += " (" + out.Failure + ")"
+		}
+		return out, errors.New(why)
+	case out.Failure != "":
+		return out, fmt.Errorf("%s reported a failure: %s", r.cli.Name, out.Failure)
+	case !out.Completed:
+		return out, fmt.Errorf("%s ended without finishing the turn (%d lines, %d not JSON events)", r.cli.Name, lines, garbage)
+	}
+	return out, nil
+}
+
+// read feeds every line of out to s until out ends, and returns how many
+// lines it read and how many were not JSON events (the first few of those
+// are logged).
+func (r *runner) read(out io.Reader, s stream, onActivity func(string)) (lines, garbage int) {
+	br := bufio.NewReaderSize(out, 64<<10)
+	for {
+		line, tooLong, err := readEventLine(br)
+		if len(line) > 0 || tooLong {
+			lines++
+			if tooLong {
+				r.log.printf("%s: skipped a line of more than %d bytes", r.cli.Name, maxEventLine)
+			} else if activity, ferr := s.feed(line); ferr != nil {
+				garbage++
+				if garbage <= garbageShown {
+					r.log.printf("%s: not a JSON event (%v): %s", r.cli.Name, ferr, oneLine(string(line), 200))
+				}
+			} else if activity != "" {
+				onActivity(activity)
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				r.log.printf("%s: reading its output: %v", r.cli.Name, err)
+			}
+			_, _ = io.Copy(io.Discard, out) // let it exit
+			return lines, garbage
+		}
+	}
+}
+
+// readEventLine reads one line without its newline; a line longer than
+// maxEventLine is read to its end and dropped (tooLong).
+func readEventLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > maxEventLine {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(buf) > 0 && buf[len(buf)-1] == '\n' {
+			buf = buf[:len(buf)-1]
+		}
+		if len(buf) > 0 && buf[len(buf)-1] == '\r' {
+			buf = buf[:len(buf)-1]
+		}
+		return buf, tooLong, err
+	}
+}

@@ -1,0 +1,196 @@
+package agents
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// feedFile feeds a recorded stream (testdata, the fake's directives
+// skipped) to s and returns the activities it showed and the lines it
+// refused.
+func feedFile(t *testing.T, s stream, name string) (activities []string, refused int) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "#") {
+			continue
+		}
+		a, err := s.feed(sc.Bytes())
+		if err != nil {
+			refused++
+			continue
+		}
+		if a != "" {
+			activities = append(activities, a)
+		}
+	}
+	return activities, refused
+}
+
+func TestClaudeStream(t *testing.T) {
+	const session = "9b2f6c1e-4d7a-4e8b-a1c3-5f6e7d8c9b0a"
+	for _, tc := range []struct {
+		file       string
+		activities string
+		want       Outcome
+	}{
+		{"claude/plan.jsonl", "Read main.go | putting forward the plan", Outcome{Session: session,
+			Final: "The plan is ready for your approval.", Plan: "1. Add a --verbose flag to main.go.\n2. Print each step when it is set.\n3. Run go test ./... to check.",
+			TokensIn: 12 + 900 + 1900, TokensOut: 152, CostUSD: 0.0421, Completed: true}},
+		{"claude/revise.jsonl", "Grep verbose", Outcome{Session: session,
+			Final:    "Revised plan:\n1. Add a --verbose flag to main.go.\n2. Document it in README.md.\n3. Run go test ./... to check.",
+			TokensIn: 8 + 2000, TokensOut: 70, CostUSD: 0.0113, Completed: true}},
+		{"claude/work.jsonl", "thinking | Edit main.go | running: go test ./...", Outcome{Session: session,
+			Final: "Added --verbose to main.go; go test ./... passes.", TokensIn: 16 + 400 + 3000, TokensOut: 300, CostUSD: 0.0875, Completed: true}},
+		{"claude/error_result.jsonl", "", Outcome{Session: session, TokensIn: 10, TokensOut: 5, CostUSD: 0.002, Completed: true,
+			Failure: "error_max_turns: Reached maximum number of turns (10)"}},
+	} {
+		s := newClaudeStream("/work/repo")
+		acts, refused := feedFile(t, s, tc.file)
+		if refused != 0 {
+			t.Errorf("%s: %d lines refused", tc.file, refused)
+		}
+		if got := strings.Join(acts, " | "); got != tc.activities {
+			t.Errorf("%s: activities %q, want %q", tc.file, got, tc.activities)
+		}
+		if got := s.outcome(); got != tc.want {
+			t.Errorf("%s: outcome\n%+v\nwant\n%+v", tc.file, got, tc.want)
+		}
+	}
+}
+
+func TestCodexStream(t *testing.T) {
+	const thread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+	for _, tc := range []struct {
+		file       string
+		activities string
+		want       Outcome
+	}{
+		{"codex/plan.jsonl", "thinking | thinking: Reading the entry point | running: bash -lc 'cat main.go' | running: bash -lc 'cat main.go' | todo list: 1 of 2 done",
+			Outcome{Session: thread, Final: "Plan:\n1. Add a --verbose flag to main.go.\n2. Run go test ./... to check.", TokensIn: 24763, TokensOut: 122, Completed: true}},
+		{"codex/work.jsonl", "thinking | editing: main.go, README.md | running: bash -lc 'go test ./...' | running: bash -lc 'go test ./...' | tool: docs.search",
+			Outcome{Session: thread, Final: "Added --verbose and documented it; go test ./... passes.", TokensIn: 30000, TokensOut: 400, Completed: true}},
+		{"codex/failed.jsonl", "thinking",
+			Outcome{Session: thread, Failure: "stream disconnected before completion: retry limit reached"}},
+	} {
+		s := newCodexStream("/work/repo")
+		acts, refused := feedFile(t, s, tc.file)
+		if refused != 0 {
+			t.Errorf("%s: %d lines refused", tc.file, refused)
+		}
+		if got := strings.Join(acts, " | "); got != tc.activities {
+			t.Errorf("%s: activities %q, want %q", tc.file, got, tc.activities)
+		}
+		if got := s.outcome(); got != tc.want {
+			t.Errorf("%s: outcome\n%+v\nwant\n%+v", tc.file, got, tc.want)
+		}
+	}
+}
+
+// TestStreamsTolerateUnknownEvents: an event of a type or with fields the
+// adapter does not know is no error and changes nothing; a line that is not
+// a JSON object with a type is refused.
+func TestStreamsTolerateUnknownEvents(t *testing.T) {
+	for name, s := range map[string]stream{"claude": newClaudeStream(""), "codex": newCodexStream("")} {
+		for _, l := range []string{
+			`{"type":"future_event","payload":{"x":[1,2]}}`,
+			`{"type":"assistant","message":{"content":[{"type":"server_tool_use","name":"web","input":"not an object"}]}}`,
+			`{"type":"item.completed","item":{"id":"i","type":"collab_tool_call","tool":"spawn_agent"}}`,
+			`{"type":"item.started"}`,
+			`{"type":"system","subtype":"compact_boundary","compact_metadata":{"trigger":"auto"}}`,
+		} {
+			if _, err := s.feed([]byte(l)); err != nil {
+				t.Errorf("%s: %s refused: %v", name, l, err)
+			}
+		}
+		if got := s.outcome(); got != (Outcome{}) {
+			t.Errorf("%s: unknown events made %+v", name, got)
+		}
+		for _, l := range []string{`not json`, `[1]`, `{"no_type":1}`, `{"type":"result"`} {
+			if _, err := s.feed([]byte(l)); err == nil {
+				t.Errorf("%s: %q accepted", name, l)
+			}
+		}
+	}
+}
+
+func TestClaudeArgs(t *testing.T) {
+	for _, tc := range []struct {
+		turn Turn
+		want string
+	}{
+		{Turn{Prompt: "P"}, "-p P --output-format stream-json --verbose --permission-mode plan --model sonnet"},
+		{Turn{Prompt: "P", Session: "S"}, "-p P --output-format stream-json --verbose --permission-mode plan --resume S --model sonnet"},
+		{Turn{Prompt: "P", Session: "S", Edits: true}, "-p P --output-format stream-json --verbose --permission-mode acceptEdits --resume S --model sonnet"},
+	} {
+		if got := strings.Join(claudeArgs(tc.turn, []string{"--model", "sonnet"}), " "); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.turn, got, tc.want)
+		}
+	}
+}
+
+func TestCodexArgs(t *testing.T) {
+	for _, tc := range []struct {
+		turn Turn
+		want string
+	}{
+		{Turn{Prompt: "P"}, "exec --json --sandbox read-only -m o3 P"},
+		{Turn{Prompt: "P", Edits: true}, "exec --json --sandbox workspace-write -m o3 P"},
+		{Turn{Prompt: "P", Session: "S"}, `exec --json -c sandbox_mode="read-only" -m o3 resume S P`},
+		{Turn{Prompt: "P", Session: "S", Edits: true}, `exec --json -c sandbox_mode="workspace-write" -m o3 resume S P`},
+	} {
+		if got := strings.Join(codexArgs(tc.turn, []string{"-m", "o3"}), " "); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.turn, got, tc.want)
+		}
+	}
+}
+
+// TestBinNamesTheBinary: a binary that cannot be found or run is one error
+// naming it and where it came from.
+func TestBinNamesTheBinary(t *testing.T) {
+	c := CLIs["claude"]
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("HUDDLE_CLAUDE_BIN", "")
+	if _, err := c.Bin(""); err == nil || !strings.Contains(err.Error(), `claude binary "claude" (from PATH): not found on PATH`) {
+		t.Errorf("Bin without claude on PATH: %v", err)
+	}
+	if _, err := c.Bin("/nonexistent/claude"); err == nil || !strings.Contains(err.Error(), `claude binary "/nonexistent/claude" (from --bin): not found`) {
+		t.Errorf("Bin(/nonexistent/claude): %v", err)
+	}
+	notExec := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HUDDLE_CLAUDE_BIN", notExec)
+	if _, err := c.Bin(""); err == nil || !strings.Contains(err.Error(), "(from $HUDDLE_CLAUDE_BIN): not executable") {
+		t.Errorf("Bin of a file that is not executable: %v", err)
+	}
+	if err := os.Chmod(notExec, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Bin(""); err != nil || got != notExec {
+		t.Errorf("Bin from $HUDDLE_CLAUDE_BIN = %q, %v", got, err)
+	}
+}
+
+func TestActivityIsOneShortLine(t *testing.T) {
+	got := claudeActivity("Bash", claudeToolInput{Command: "for f in *.go; do\n  gofmt -l \"$f\"\ndone " + strings.Repeat("x", 200)}, "")
+	if strings.Contains(got, "\n") || len([]rune(got)) != maxActivity || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, "running: for f in *.go; do gofmt") {
+		t.Errorf("activity %q", got)
+	}
+	if got := claudeActivity("Write", claudeToolInput{FilePath: "/elsewhere/x.go"}, "/work/repo"); got != "Write /elsewhere/x.go" {
+		t.Errorf("a path outside the directory: %q", got)
+	}
+	if got := claudeActivity("mcp__github__create_pr", claudeToolInput{}, ""); got != "mcp__github__create_pr" {
+		t.Errorf("an unknown tool: %q", got)
+	}
+}
