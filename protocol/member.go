@@ -107,7 +107,7 @@ type Counters struct {
 	Sent     int `json:"sent"`
 	Plans    int `json:"plans"`
 	Calls    int `json:"calls"`
-	// TokensIn and TokensOut are an llm teammate's model tokens, and
+	// TokensIn and TokensOut are an llm or exec teammate's model tokens (an exec one reports them with a usage line), and
 	// CostUSD what they cost at the price team.json gives (0: none given).
 	TokensIn  int64   `json:"tokens_in,omitempty"`
 	TokensOut int64   `json:"tokens_out,omitempty"`
