@@ -107,8 +107,10 @@ type Counters struct {
 	Sent     int `json:"sent"`
 	Plans    int `json:"plans"`
 	Calls    int `json:"calls"`
-	// TokensIn and TokensOut are an llm or exec teammate's model tokens (an exec one reports them with a usage line), and
-	// CostUSD what they cost at the price team.json gives (0: none given).
+	// TokensIn and TokensOut are an llm or exec teammate's model tokens (an
+	// exec one reports them with a usage line), and CostUSD what they cost:
+	// at the price team.json gives (0: none given), or as the exec teammate
+	// reports it.
 	TokensIn  int64   `json:"tokens_in,omitempty"`
 	TokensOut int64   `json:"tokens_out,omitempty"`
 	CostUSD   float64 `json:"cost_usd,omitempty"`
