@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -185,4 +187,127 @@ func TestFlowDialogClosesWhenTheCLIApproves(t *testing.T) {
 	if got, _ := team.LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
 		t.Fatalf("record %s", got.Status)
 	}
+}
+
+// TestFlowMessageFromTheRequestsPane: m on a pending plan messages the
+// plan's teammate, not the roster's hidden cursor.
+func TestFlowMessageFromTheRequestsPane(t *testing.T) {
+	dir, tm := startDemo(t)
+	selectRequest(t, tm, dir, "finanzas") // the roster's cursor stays on reservas
+	waitScreen(t, tm, "m message finanzas")
+	pressKey(tm, "m")
+	waitScreen(t, tm, "message to finanzas")
+	tm.Type("move the reserve on Monday")
+	pressKey(tm, "enter")
+	waitDisk(t, "the message in finanzas's inbox", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "inbox", "finanzas.jsonl"))
+		return bytes.Contains(b, []byte("move the reserve on Monday"))
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, "inbox", "reservas.jsonl")); bytes.Contains(b, []byte("move the reserve on Monday")) {
+		t.Fatal("the message went to the roster's member")
+	}
+}
+
+// TestFlowSelectionKeptAcrossArrivals: a message selected in a running
+// team stays selected while the team's traffic goes on.
+func TestFlowSelectionKeptAcrossArrivals(t *testing.T) {
+	dir, tm := startDemo(t)
+	for _, from := range []string{"reservas", "finanzas"} { // the team goes to work
+		var r *protocol.Request
+		waitDisk(t, "a plan from "+from, func() bool { r = pendingFrom(dir, from); return r != nil })
+		if _, err := team.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for enough := false; !enough; {
+		inLoop(t, tm, func(m *Model) { enough = len(m.snap.Messages) >= 3 })
+		if time.Now().After(deadline) {
+			t.Fatal("the team sent no messages")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A call: chains are listed newest first, so new ones land above it.
+	for enough := false; !enough; {
+		inLoop(t, tm, func(m *Model) { enough = len(m.snap.Chains) >= 1 })
+		if time.Now().After(deadline) {
+			t.Fatal("the team made no calls")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pressKey(tm, "3")
+	pressKey(tm, "j") // the newest chain's first call
+	var call string
+	var chains int
+	inLoop(t, tm, func(m *Model) {
+		if c := m.traces.selectedCall(); c != nil {
+			call = c.RequestID
+		}
+		chains = len(m.snap.Chains)
+	})
+	pressKey(tm, "4")
+	pressKey(tm, "k") // off the newest: no longer following
+	var id string
+	var n int
+	inLoop(t, tm, func(m *Model) {
+		if mv := m.messages.selectedMessage(); mv != nil {
+			id = mv.Msg.ID
+		}
+		n = len(m.snap.Messages)
+	})
+	if id == "" || call == "" {
+		t.Fatalf("nothing selected: message %q, call %q", id, call)
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for more := false; !more; {
+		inLoop(t, tm, func(m *Model) { more = len(m.snap.Messages) > n+1 && len(m.snap.Chains) > chains })
+		if time.Now().After(deadline) {
+			t.Fatal("no new messages and calls arrived")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	inLoop(t, tm, func(m *Model) {
+		if mv := m.messages.selectedMessage(); mv == nil || mv.Msg.ID != id {
+			t.Errorf("the selected message moved from %s to %+v as messages arrived", id, mv)
+		}
+		if c := m.traces.selectedCall(); c == nil || c.RequestID != call {
+			t.Errorf("the selected call moved from %s to %+v as calls arrived", call, c)
+		}
+	})
+}
+
+// TestFlowQuitAsksWhileTheTeamWorks: q in a UI that runs the team asks
+// first while a plan waits; n stays, y quits.
+func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
+	dir := t.TempDir()
+	if err := team.Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rt, err := team.Start(ctx, dir, team.Options{Executable: "/nonexistent/huddle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStyles(false, true)
+	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", RunsTeam: true}))
+	stop, err := Connect(ctx, dir, tm.Send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); stop(); rt.Wait() })
+	waitDisk(t, "a pending plan", func() bool { return pendingFrom(dir, "reservas") != nil })
+	waitScreen(t, tm, "pending")
+	pressKey(tm, "q")
+	waitScreen(t, tm, "Stop the team?")
+	pressKey(tm, "n")
+	inLoop(t, tm, func(m *Model) {
+		if m.dialog != nil {
+			t.Error("n did not close the question")
+		}
+	})
+	pressKey(tm, "q")
+	waitScreen(t, tm, "Stop the team?")
+	pressKey(tm, "y")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }

@@ -28,8 +28,37 @@ type screenProbe struct {
 }
 
 func (p *screenProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if do, ok := msg.(probeDo); ok {
+		do.fn(p.Model) // on the program's loop: no race with Update
+		close(do.done)
+		return p, nil
+	}
 	_, cmd := p.Model.Update(msg)
 	return p, cmd
+}
+
+// probeDo runs fn on the model inside the program's loop.
+type probeDo struct {
+	fn   func(tea.Model)
+	done chan struct{}
+}
+
+// inLoop runs fn on the model of a running test program, between two
+// updates, and waits for it.
+func inLoop(t *testing.T, tm *teatest.TestModel, fn func(m *Model)) {
+	t.Helper()
+	done := make(chan struct{})
+	tm.Send(probeDo{fn: func(m tea.Model) {
+		if r, ok := m.(*ReplayModel); ok {
+			m = r.Model
+		}
+		fn(m.(*Model))
+	}, done: done})
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the program did not run the probe")
+	}
 }
 
 func (p *screenProbe) View() tea.View {
