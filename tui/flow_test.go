@@ -297,7 +297,14 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 	}
 	t.Cleanup(func() { cancel(); stop(); rt.Wait() })
 	waitDisk(t, "a pending plan", func() bool { return pendingFrom(dir, "reservas") != nil })
-	waitScreen(t, tm, "pending")
+	deadline := time.Now().Add(15 * time.Second)
+	for work := ""; work == ""; { // the UI has seen the work going on
+		inLoop(t, tm, func(m *Model) { work = m.workGoingOn() })
+		if time.Now().After(deadline) {
+			t.Fatal("the UI never saw the team at work")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	pressKey(tm, "q")
 	waitScreen(t, tm, "Stop the team?")
 	pressKey(tm, "n")
