@@ -277,3 +277,20 @@ func TestRestartFromTheUI(t *testing.T) {
 	pressKey(tm, "R")
 	waitScreen(t, tm, "only a stopped or crashed member is restarted")
 }
+
+// TestTracesFollowTheNewestUntilChosen: a traces pane nobody moved keeps
+// the newest chain selected as new ones arrive on top.
+func TestTracesFollowTheNewestUntilChosen(t *testing.T) {
+	m, _ := newTestModel(t, 140, 40)
+	snap := busySnapshot(t)
+	m.Update(SnapshotMsg(snap))
+	send(m, "3")
+	next := snap
+	newer := *snap.Chains[0].Rows[0].Call
+	newer.RequestID, newer.CorrelationID = "req-000000000009", "corr-dddddddddddd"
+	next.Chains = append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains...)
+	m.Update(SnapshotMsg(next))
+	if tr, ok := m.traces.list.selected(); !ok || m.snap.Chains[tr.chain].CorrelationID != "corr-dddddddddddd" {
+		t.Fatalf("the unmoved pane selects %+v, want the newest chain", tr)
+	}
+}

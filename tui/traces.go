@@ -20,7 +20,8 @@ const barWidth = 10
 // trace types.
 type tracesPane struct {
 	*common
-	list list[traceRow]
+	list   list[traceRow]
+	pinned bool // the person chose the selected row (else the newest is)
 }
 
 // traceRow is one row of the traces pane: a chain's header (row < 0) or one
@@ -45,6 +46,11 @@ func newTracesPane(c *common) *tracesPane {
 // stays selected while new ones arrive above it.
 func (p *tracesPane) refresh() {
 	p.refilter()
+	if !p.pinned {
+		// Nobody chose a row: the newest, on top, stays selected.
+		p.list.home()
+		return
+	}
 	p.list.reselect(func(traceRow) bool { return true })
 }
 
@@ -76,7 +82,11 @@ func (p *tracesPane) setFilter(f string) {
 	p.refilter()
 }
 
-func (p *tracesPane) home()             { p.list.home() }
+// home selects the newest, on top, and follows the new ones.
+func (p *tracesPane) home() {
+	p.list.home()
+	p.pinned = false
+}
 func (p *tracesPane) details() *details { return &p.list.details }
 
 // selectedCall is the call under the cursor; nil on a chain's header.
@@ -89,7 +99,11 @@ func (p *tracesPane) selectedCall() *trace.Call {
 }
 
 func (p *tracesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
-	p.list.handleKey(&p.keys, k)
+	if p.list.handleKey(&p.keys, k) {
+		// The person chose a row: it stays selected as new ones arrive
+		// above it, unless it is the newest.
+		p.pinned = p.list.cursor > 0
+	}
 	return nil
 }
 
