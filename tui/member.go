@@ -89,24 +89,24 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	if v.open && name == v.name {
 		return nil
 	}
-	stop := v.stopTail()
+	v.stopTail()
 	v.open, v.name, v.up = true, name, 0
 	v.lines, v.tailErr = nil, ""
 	v.history, v.movedAt = nil, ""
-	stop = tea.Batch(stop, v.refreshHistory(mv))
+	history := v.refreshHistory(mv)
 	if v.noFeed != "" {
 		v.feed = team.Feed{What: "log"}
 		v.tailErr = v.noFeed
-		return stop
+		return history
 	}
 	feed, err := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind)
 	v.feed = feed
 	if err != nil {
 		v.tailErr = err.Error()
-		return stop
+		return history
 	}
 	v.gen++
-	return tea.Batch(stop, openTail(v.gen, feed))
+	return tea.Batch(history, openTail(v.gen, feed))
 }
 
 // refreshHistory reads the member's status history again when its record
@@ -132,30 +132,31 @@ func (v *memberView) historyRead(msg historyMsg) {
 }
 
 // close closes the view and stops its follower.
-func (v *memberView) close() tea.Cmd {
+func (v *memberView) close() {
 	v.open, v.full = false, false
-	return v.stopTail()
+	v.stopTail()
 }
 
-// stopTail forgets the follower and returns the command that closes it.
-func (v *memberView) stopTail() tea.Cmd {
-	f := v.tail
+// stopTail closes the follower and forgets it.
+//
+// The follower is closed here, not by a command: closing an inotify watch
+// does not wait on the disk, and a close left to a command that never runs
+// (the program quitting, a dropped command) would keep the watch — the
+// kernel allows a user only so many. Its waiting read returns, and its
+// message is dropped (gen).
+func (v *memberView) stopTail() {
+	if v.tail != nil {
+		_ = v.tail.Close()
+	}
 	v.tail = nil
 	v.gen++
-	if f == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		_ = f.Close() // its waiting read returns, and its message is dropped
-		return nil
-	}
 }
 
 // opened takes the end of the feed and starts following it.
 func (v *memberView) opened(msg tailOpenedMsg) tea.Cmd {
 	if msg.gen != v.gen {
 		if msg.f != nil {
-			return func() tea.Msg { _ = msg.f.Close(); return nil }
+			_ = msg.f.Close() // a member the view has left
 		}
 		return nil
 	}

@@ -96,7 +96,7 @@ func openMember(t *testing.T, m *Model, downs int) {
 			m.Update(msg)
 		}
 	}
-	t.Cleanup(func() { run(m.member.close()) })
+	t.Cleanup(m.member.close)
 }
 
 // TestGoldenMemberView: the member view of an llm teammate, its card over
@@ -218,7 +218,7 @@ func TestMemberViewDropsAReplacedFeed(t *testing.T) {
 			m.Update(msg)
 		}
 	}
-	t.Cleanup(func() { run(m.member.close()) })
+	t.Cleanup(m.member.close)
 	var closed bool
 	for _, msg := range stale {
 		if o, ok := msg.(tailOpenedMsg); ok {
@@ -261,7 +261,57 @@ func TestMemberViewFollowsTheTranscriptLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitScreen(t, tm, "a note from the lead arrived while working")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
+	inLoop(t, tm, func(m *Model) { m.member.close() }) // before the program quits: its watch goes
+}
+
+// inotifyWatches counts this process's inotify instances.
+func inotifyWatches(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMemberViewLeavesNoWatch: opening, moving through and closing member
+// views many times, in every way the view closes, leaves no inotify watch
+// behind (the kernel allows a user only 128 by default).
+func TestMemberViewLeavesNoWatch(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	writeTranscript(t, m.dir, finanzasTranscript...)
+	m.Update(SnapshotMsg(llmSnapshot(t)))
+	deliver := func(cmd tea.Cmd) {
+		for _, msg := range run(cmd) {
+			if msg != nil {
+				m.Update(msg)
+			}
+		}
+	}
+	before := inotifyWatches(t)
+	for range 40 {
+		deliver(send(m, "1", "j", "enter")) // finanzas: a follower
+		deliver(send(m, "j"))               // data: finanzas's closes, data's opens
+		send(m, "esc")                      // closed by a key
+		deliver(send(m, "l"))               // opened whole
+		send(m, "2")                        // closed by moving the focus
+		stale := run(send(m, "1", "enter")) // opened, its feed still on its way…
+		send(m, "esc")                      // …when the view closes
+		for _, msg := range stale {
+			if msg != nil {
+				m.Update(msg) // the late follower is closed on arrival
+			}
+		}
+	}
+	if after := inotifyWatches(t); after != before {
+		t.Fatalf("%d inotify watches before, %d after 40 rounds of member views", before, after)
+	}
 }
 
 // TestAgentTextNeverReachesTheTerminalRaw: an escape sequence an agent

@@ -286,19 +286,19 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Help):
 		m.dialog = &dialog{kind: dialogHelp}
 	case key.Matches(k, km.NextPane):
-		return m.setFocus((m.focus + 1) % paneCount)
+		m.setFocus((m.focus + 1) % paneCount)
 	case key.Matches(k, km.PrevPane):
-		return m.setFocus((m.focus + paneCount - 1) % paneCount)
+		m.setFocus((m.focus + paneCount - 1) % paneCount)
 	case key.Matches(k, km.Roster):
-		return m.setFocus(paneRoster)
+		m.setFocus(paneRoster)
 	case key.Matches(k, km.Requests):
-		return m.setFocus(paneRequests)
+		m.setFocus(paneRequests)
 	case key.Matches(k, km.Traces):
-		return m.setFocus(paneTraces)
+		m.setFocus(paneTraces)
 	case key.Matches(k, km.Messages):
-		return m.setFocus(paneMessages)
+		m.setFocus(paneMessages)
 	case key.Matches(k, km.DeadLetters):
-		return m.setFocus(paneDeadLetters)
+		m.setFocus(paneDeadLetters)
 	case key.Matches(k, km.Up, km.Down):
 		cmd := m.focused().HandleKey(k)
 		// Moving any cursor, the roster's too, puts the details on
@@ -334,7 +334,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Back):
 		m.flash = ""
 		if m.member.open {
-			return m.member.close()
+			m.member.close()
+			return nil
 		}
 		return m.focused().HandleKey(k)
 	case key.Matches(k, km.Approve):
@@ -383,7 +384,7 @@ func memberName(mv *team.MemberView) string {
 
 // setFocus moves the focus to p; moving it closes the details, and
 // focusing a pane of the right column closes the member view.
-func (m *Model) setFocus(p pane) tea.Cmd {
+func (m *Model) setFocus(p pane) {
 	if p != m.focus {
 		for _, c := range m.panes {
 			c.details().reset()
@@ -395,9 +396,8 @@ func (m *Model) setFocus(p pane) tea.Cmd {
 	m.focus = p
 	if p != paneRoster {
 		m.right = p
-		return m.member.close()
+		m.member.close()
 	}
-	return nil
 }
 
 // workGoingOn says what quitting would interrupt: members at work or
@@ -424,7 +424,8 @@ func (m *Model) workGoingOn() string {
 // closes it.
 func (m *Model) toggleMember() tea.Cmd {
 	if m.member.open {
-		return m.member.close()
+		m.member.close()
+		return nil
 	}
 	mv := m.selectedMember()
 	if mv == nil {
