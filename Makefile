@@ -49,6 +49,9 @@ bench:
 	go test -run '^$$' -bench 'TracesFold' ./ipc/trace
 	go test -run '^$$' -bench 'View' -benchtime 200x ./tui
 	go test -run '^$$' -bench 'KeystrokeUnderLoad' -benchtime 1000x ./tui
+	go test -run '^$$' -bench 'TurnOverhead|Loopback' -benchtime 2s -benchmem ./llm
+	go test -run '^$$' -bench 'IdleAgents' -benchtime 5x ./llm
+	go test -run '^$$' -bench . ./replay
 
 ci:
 	bash .ci/run
