@@ -169,3 +169,43 @@ func BenchmarkKeystrokeUnderLoad(b *testing.B) {
 	b.ReportMetric(float64(changes.Load())/elapsed.Seconds(), "changes/s")
 	b.ReportMetric(float64(snaps)/elapsed.Seconds(), "snapshots/s")
 }
+
+// spanSnapshot is the demo team with chains holding spans spans (two calls
+// a chain, a start and an end span a call), the newest first.
+func spanSnapshot(tb testing.TB, spans int) team.Snapshot {
+	s := busySnapshot(tb)
+	s.Chains = nil
+	for i := range spans / 4 {
+		a := &trace.Call{RequestID: fmt.Sprintf("req-%d-a", i), CorrelationID: fmt.Sprintf("corr-%d", i), Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Start: t0, Status: trace.CallOK, DurationMS: 40}
+		b := &trace.Call{RequestID: fmt.Sprintf("req-%d-b", i), CorrelationID: a.CorrelationID, ParentRequestID: a.RequestID, Caller: "finanzas", Target: "data", Action: "escribir", Hop: 1, Start: t0, Status: trace.CallError, ErrorCode: "DENIED", ErrorReason: "max_hops", DurationMS: 1}
+		s.Chains = append(s.Chains, trace.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []trace.Row{{Call: a}, {Call: b, Depth: 1}}})
+	}
+	slices.Reverse(s.Chains)
+	return s
+}
+
+// BenchmarkSnapshotApplyView measures what one change costs the UI: a new
+// snapshot applied (every pane rebuilds its rows) and the frame drawn, with
+// the traces pane on screen, at 1k, 10k and 100k spans. Each iteration
+// applies the other of two snapshots, so every apply is a change.
+func BenchmarkSnapshotApplyView(b *testing.B) {
+	for _, spans := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("spans=%d", spans), func(b *testing.B) {
+			m, _ := newTestModel(b, 120, 36)
+			m.styles = NewStyles(true, true)
+			one, two := spanSnapshot(b, spans), spanSnapshot(b, spans)
+			two.Version = 2
+			two.Chains = two.Chains[1:] // the newest chain differs
+			m.Update(SnapshotMsg(one))
+			send(m, "3", "j")
+			snaps := [2]team.Snapshot{one, two}
+			b.ResetTimer()
+			start := time.Now()
+			for i := range b.N {
+				m.Update(SnapshotMsg(snaps[i%2]))
+				_ = m.View()
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/change")
+		})
+	}
+}
