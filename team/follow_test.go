@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -135,5 +136,34 @@ func TestLastLineIsTheLastWords(t *testing.T) {
 	appendFile(t, path, strings.Repeat("x", 300)+"\n")
 	if got := LastLine(path); len([]rune(got)) != 201 || !strings.HasSuffix(got, "…") {
 		t.Fatalf("a long line: %d runes %q", len([]rune(got)), got)
+	}
+}
+
+// TestReadStatusHistoryTail: the last n changes, oldest first; a torn
+// last line (a crash mid-append) and a line that is not a change are
+// skipped; no file is no history.
+func TestReadStatusHistoryTail(t *testing.T) {
+	dir := t.TempDir()
+	if h, err := ReadStatusHistory(dir, "alice", 3); err != nil || len(h) != 0 {
+		t.Fatalf("no file: %+v %v", h, err)
+	}
+	path := filepath.Join(dir, "members", "alice.history.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC()
+	var lines []string
+	for i, st := range []string{"starting", "working", "awaiting_approval", "revising", "awaiting_approval", "working"} {
+		lines = append(lines, fmt.Sprintf(`{"ts":%q,"status":%q,"activity":"step %d"}`, at.Add(time.Duration(i)*time.Second).Format(time.RFC3339Nano), st, i))
+	}
+	lines = append(lines[:3], append([]string{"not a change"}, lines[3:]...)...)
+	appendFile(t, path, strings.Join(lines, "\n")+"\n"+`{"ts":"2026-`) // torn
+	all, err := ReadStatusHistory(dir, "alice", 0)
+	if err != nil || len(all) != 6 {
+		t.Fatalf("all: %d changes, %v", len(all), err)
+	}
+	last, err := ReadStatusHistory(dir, "alice", 2)
+	if err != nil || len(last) != 2 || last[0] != all[4] || last[1] != all[5] || last[1].Activity != "step 5" {
+		t.Fatalf("the last 2: %+v, %v", last, err)
 	}
 }
