@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -52,10 +53,71 @@ type memberView struct {
 	up      int  // lines scrolled up from the newest
 	full    bool // the feed fills the view, without the card (l)
 
+	// facts are what the card shows that takes a pass over the snapshot,
+	// gathered when a snapshot arrives, not at every frame.
+	facts memberFacts
+
 	// history is the member's latest status changes, read again when its
 	// record says it moved (movedAt).
 	history []team.StatusChange
 	movedAt string
+}
+
+// memberFacts are the parts of the snapshot that concern the member shown.
+// They point into the snapshot, which is never modified.
+type memberFacts struct {
+	mv            *team.MemberView // nil once the member left the team
+	pending       *protocol.Request
+	calls, failed int
+	lastFailed    *trace.Call
+	dead          int
+	lastDead      *team.DeadLetter
+	mail          []*team.MessageView // the newest recentMail, oldest first
+}
+
+// gather takes the member's facts from the newest snapshot.
+func (v *memberView) gather() {
+	f := memberFacts{}
+	for i := range v.snap.Members {
+		if memberName(&v.snap.Members[i]) == v.name {
+			f.mv = &v.snap.Members[i]
+			break
+		}
+	}
+	for i := range v.snap.Requests {
+		r := &v.snap.Requests[i]
+		if r.Status == protocol.RequestPending && (r.From == v.name || (r.Kind == protocol.KindShutdown && r.To == v.name)) {
+			f.pending = r
+			break
+		}
+	}
+	for _, ch := range v.snap.Chains {
+		for _, row := range ch.Rows {
+			c := row.Call
+			if c == nil || c.Caller != v.name {
+				continue
+			}
+			f.calls++
+			if c.Status == trace.CallError {
+				f.failed++
+				if f.lastFailed == nil || c.Start.After(f.lastFailed.Start) {
+					f.lastFailed = c
+				}
+			}
+		}
+	}
+	for i := range v.snap.DeadLetters {
+		if d := &v.snap.DeadLetters[i]; d.Caused(v.name) {
+			f.dead, f.lastDead = f.dead+1, d
+		}
+	}
+	for i := len(v.snap.Messages) - 1; i >= 0 && len(f.mail) < recentMail; i-- {
+		if m := &v.snap.Messages[i]; m.Msg.From == v.name || m.Msg.To == v.name {
+			f.mail = append(f.mail, m)
+		}
+	}
+	slices.Reverse(f.mail)
+	v.facts = f
 }
 
 // historyMsg brings a member's latest status changes.
@@ -83,16 +145,19 @@ type tailMsg struct {
 func newMemberView(c *common, dir string) *memberView { return &memberView{common: c, dir: dir} }
 
 // show opens the view on mv, or keeps it on mv when it is already there;
-// it returns the commands that read the new member's feed.
+// either way the member's facts are gathered from the newest snapshot. It
+// returns the commands that read a new member's feed.
 func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	name := memberName(mv)
 	if v.open && name == v.name {
+		v.gather()
 		return nil
 	}
 	v.stopTail()
 	v.open, v.name, v.up = true, name, 0
 	v.lines, v.tailErr = nil, ""
 	v.history, v.movedAt = nil, ""
+	v.gather()
 	history := v.refreshHistory(mv)
 	if v.noFeed != "" {
 		v.feed = team.Feed{What: "log"}
@@ -233,7 +298,7 @@ func readable(raw [][]byte, feed team.Feed) []string {
 // Render draws the view w×h: the member's card on top (at most half of
 // h), then its feed, newest at the bottom.
 func (v *memberView) Render(w, h int) string {
-	mv := v.member()
+	mv := v.facts.mv
 	if mv == nil {
 		return v.styles.Muted.Render(v.name + " is no longer in the team")
 	}
@@ -246,16 +311,6 @@ func (v *memberView) Render(w, h int) string {
 	}
 	out := append(card, v.rule(w))
 	return strings.Join(append(out, v.feedLines(w, h-len(out))...), "\n")
-}
-
-// member is the shown member in the newest snapshot.
-func (v *memberView) member() *team.MemberView {
-	for i := range v.snap.Members {
-		if memberName(&v.snap.Members[i]) == v.name {
-			return &v.snap.Members[i]
-		}
-	}
-	return nil
 }
 
 // card is who the member is and what it is doing.
@@ -291,7 +346,7 @@ func (v *memberView) card(mv *team.MemberView, w int) []string {
 	}
 	c := rec.Counters
 	field("counts", fmt.Sprintf("received %d · sent %d · plans %d · calls %d", c.Received, c.Sent, c.Plans, c.Calls))
-	if r := v.pendingRequest(); r != nil {
+	if r := v.facts.pending; r != nil {
 		what := r.Plan
 		if r.Kind == protocol.KindShutdown {
 			what = r.Reason
@@ -337,43 +392,16 @@ func runtimeLine(spec team.MemberSpec) string {
 	return rt.Kind
 }
 
-// pendingRequest is the member's open request, if any.
-func (v *memberView) pendingRequest() *protocol.Request {
-	for i := range v.snap.Requests {
-		r := &v.snap.Requests[i]
-		if r.Status == protocol.RequestPending && (r.From == v.name || (r.Kind == protocol.KindShutdown && r.To == v.name)) {
-			return r
-		}
-	}
-	return nil
-}
-
 // calls counts the member's calls and says the last failure in full.
 func (v *memberView) calls(w int) []string {
-	n, failed := 0, 0
-	var last *trace.Call
-	for _, ch := range v.snap.Chains {
-		for _, row := range ch.Rows {
-			c := row.Call
-			if c == nil || c.Caller != v.name {
-				continue
-			}
-			n++
-			if c.Status == trace.CallError {
-				failed++
-				if last == nil || c.Start.After(last.Start) {
-					last = c
-				}
-			}
-		}
-	}
-	if n == 0 {
+	f := &v.facts
+	if f.calls == 0 {
 		return nil
 	}
 	st := v.styles
-	line := st.Muted.Render(fmt.Sprintf("%-8s", "calls")) + fmt.Sprintf("%d made, %d failed", n, failed)
+	line := st.Muted.Render(fmt.Sprintf("%-8s", "calls")) + fmt.Sprintf("%d made, %d failed", f.calls, f.failed)
 	out := []string{fit(line, w)}
-	if last != nil {
+	if last := f.lastFailed; last != nil {
 		out = append(out, wrapText(last.ErrorCode+" "+last.Target+"."+last.Action+": "+last.ErrorMessage, w)...)
 	}
 	return out
@@ -382,37 +410,24 @@ func (v *memberView) calls(w int) []string {
 // deadLetters counts the input refused that the member caused or that came
 // through it, and says the last one's reason.
 func (v *memberView) deadLetters(w int) []string {
-	n := 0
-	var last *team.DeadLetter
-	for i := range v.snap.DeadLetters {
-		if d := &v.snap.DeadLetters[i]; d.Caused(v.name) {
-			n, last = n+1, d
-		}
-	}
-	if n == 0 {
+	f := &v.facts
+	if f.dead == 0 {
 		return nil
 	}
 	st := v.styles
-	line := st.Muted.Render(fmt.Sprintf("%-8s", "refused")) + st.Danger.Render(plural(n, "dead letter")) + st.Muted.Render(" (5) · last: ") + team.Printable(last.Reason)
+	line := st.Muted.Render(fmt.Sprintf("%-8s", "refused")) + st.Danger.Render(plural(f.dead, "dead letter")) + st.Muted.Render(" (5) · last: ") + team.Printable(f.lastDead.Reason)
 	return []string{fit(line, w)}
 }
 
 // mail is the member's newest messages in and out, one line each.
 func (v *memberView) mail(w int) []string {
-	var mine []*team.MessageView
-	for i := len(v.snap.Messages) - 1; i >= 0 && len(mine) < recentMail; i-- {
-		m := &v.snap.Messages[i]
-		if m.Msg.From == v.name || m.Msg.To == v.name {
-			mine = append(mine, m)
-		}
-	}
-	if len(mine) == 0 {
+	if len(v.facts.mail) == 0 {
 		return nil
 	}
 	st := v.styles
 	out := []string{st.Muted.Render("mail")}
-	for i := len(mine) - 1; i >= 0; i-- {
-		msg := &mine[i].Msg
+	for _, mv := range v.facts.mail {
+		msg := &mv.Msg
 		dir := st.Muted.Render("← ") + msg.From
 		if msg.From == v.name {
 			dir = st.Muted.Render("→ ") + msg.To

@@ -221,10 +221,15 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 		cmds = append(cmds, tea.Raw("\a"))
 	}
 	if m.member.open {
-		// The roster's rows may have moved under the view, and the member
-		// may have moved.
-		cmds = append(cmds, m.followRoster())
-		if mv := m.member.member(); mv != nil {
+		// The roster's rows may have moved under the view (show gathers
+		// the facts of the member it shows from this snapshot), and the
+		// member may have moved.
+		if mv := m.selectedMember(); mv != nil {
+			cmds = append(cmds, m.member.show(mv))
+		} else {
+			m.member.gather()
+		}
+		if mv := m.member.facts.mv; mv != nil {
 			cmds = append(cmds, m.member.refreshHistory(mv))
 		}
 	}
