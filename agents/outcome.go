@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"huddle/team"
 )
 
 // Outcome is what one run of a CLI said, read from its JSON stream.
@@ -36,9 +38,10 @@ type stream interface {
 // maxActivity bounds an activity line: it is one roster line.
 const maxActivity = 100
 
-// oneLine is s on one line, cut to n runes with an ellipsis.
+// oneLine is s on one line with no control character (team.Printable), cut
+// to n runes with an ellipsis.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = team.Printable(s)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

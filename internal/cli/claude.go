@@ -216,11 +216,11 @@ func claudeStatus(cl *cmdline, root string, o claudeOpts) int {
 		if m.Since != nil {
 			since = now.Sub(*m.Since).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.Name, m.Status, since, m.Unread, oneLine(m.Activity))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.Name, m.Status, since, m.Unread, team.Printable(m.Activity))
 	}
 	for _, t := range out.Tasks {
 		if !t.Internal() {
-			fmt.Fprintf(tw, "task #%s\t%s\t%s\t\t%s\n", t.ID, t.Status, t.Owner, oneLine(t.Subject))
+			fmt.Fprintf(tw, "task #%s\t%s\t%s\t\t%s\n", t.ID, t.Status, t.Owner, team.Printable(t.Subject))
 		}
 	}
 	return flushed(cl, tw)
@@ -257,7 +257,7 @@ func claudeRequests(cl *cmdline, root string, o claudeOpts) int {
 			status += " by " + r.ResolvedBy
 		}
 		what := r.Plan + r.Reason
-		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, r.Kind, r.From, r.To, status, now.Sub(r.Created).Round(time.Second), clipLine(oneLine(what), 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, r.Kind, r.From, r.To, status, now.Sub(r.Created).Round(time.Second), clipLine(team.Printable(what), 60))
 	}
 	return flushed(cl, tw)
 }

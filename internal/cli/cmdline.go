@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+
+	"huddle/team"
 )
 
 // Exit codes shared by every command.
@@ -94,7 +95,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // exit reports what went wrong in one line and returns code.
 func (cl *cmdline) exit(code int, format string, a ...any) int {
-	fmt.Fprintf(cl.stderr, "huddle: %s: %s\n", cl.name, oneLine(fmt.Sprintf(format, a...)))
+	fmt.Fprintf(cl.stderr, "huddle: %s: %s\n", cl.name, team.Printable(fmt.Sprintf(format, a...)))
 	return code
 }
 
@@ -125,6 +126,3 @@ func (cl *cmdline) flagGiven(name string) bool {
 	cl.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
 }
-
-// oneLine is s with every run of white space, newlines too, made one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"huddle/team"
 )
 
 // completionAbout is the help of huddle completion.
@@ -77,7 +79,7 @@ func completionTable() []completed {
 			} else if takes == "" {
 				takes = "value"
 			}
-			cc.flags = append(cc.flags, completedFlag{name: f.Name, usage: oneLine(usage), takes: takes})
+			cc.flags = append(cc.flags, completedFlag{name: f.Name, usage: team.Printable(usage), takes: takes})
 		})
 		sort.Slice(cc.flags, func(i, j int) bool { return cc.flags[i].name < cc.flags[j].name })
 		out = append(out, cc)

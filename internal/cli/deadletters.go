@@ -69,7 +69,7 @@ func runDeadLetters(cl *cmdline, asJSON bool, member string) int {
 		if !d.At.IsZero() {
 			at = d.At.Local().Format("2006-01-02 15:04:05")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", at, dash(d.By), d.Source, dash(d.Type), oneLine(d.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", at, dash(d.By), d.Source, dash(d.Type), team.Printable(d.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return cl.fail(err)

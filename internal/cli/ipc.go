@@ -65,7 +65,7 @@ func isFile(path string) bool {
 func printReport(w io.Writer, r ipc.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, f := range r.Findings {
-		fmt.Fprintf(tw, "%-7s %s\t%s: %s\n", f.Level, f.Code, f.Path, oneLine(f.Message))
+		fmt.Fprintf(tw, "%-7s %s\t%s: %s\n", f.Level, f.Code, f.Path, team.Printable(f.Message))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -45,7 +45,7 @@ func runtimeState(dir string) team.RuntimeState {
 // warnCorrupt says, one line each, which records cannot be read.
 func warnCorrupt(cl *cmdline, bad []team.CorruptError) {
 	for i := range bad {
-		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, oneLine(bad[i].Error()))
+		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(bad[i].Error()))
 	}
 }
 
@@ -210,7 +210,7 @@ func runStatus(cl *cmdline, asJSON bool) int {
 		if r.Since != nil {
 			since = r.Since.Local().Format("15:04:05") + " (" + shortDuration(now.Sub(*r.Since)) + " ago)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Role), r.Runtime, r.Status, dash(tokensText(r.TokensIn, r.TokensOut, r.CostUSD)), dash(oneLine(activity)), since)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Role), r.Runtime, r.Status, dash(tokensText(r.TokensIn, r.TokensOut, r.CostUSD)), dash(team.Printable(activity)), since)
 	}
 	var in, out int64
 	var cost float64
@@ -331,7 +331,7 @@ func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
 		status, left, age := string(r.Status), "-", shortDuration(now.Sub(r.Created))
 		switch {
 		case r.Status == team.StatusCorrupt:
-			status, age = "corrupt: "+oneLine(r.ResponseReason), "-"
+			status, age = "corrupt: "+team.Printable(r.ResponseReason), "-"
 		case r.Status == protocol.RequestPending && down:
 			left = "paused, " + leftText(team.LeftWhenPaused(&r, rt))
 		case r.Status == protocol.RequestPending:
@@ -418,7 +418,7 @@ func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) i
 	}
 	fmt.Fprintln(cl.stdout, r.ID)
 	if r.Status == protocol.RequestCancelled {
-		fmt.Fprintf(cl.stdout, "cancelled: %s\n", oneLine(r.ResponseReason))
+		fmt.Fprintf(cl.stdout, "cancelled: %s\n", team.Printable(r.ResponseReason))
 		if wait {
 			return exitFail
 		}
@@ -452,7 +452,7 @@ func waitShutdown(cl *cmdline, id string, timeout time.Duration) int {
 	case err != nil:
 		return cl.fail(err)
 	}
-	what := oneLine(r.ResponseReason)
+	what := team.Printable(r.ResponseReason)
 	if what == "" {
 		what = "no reason given"
 	}

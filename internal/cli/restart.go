@@ -45,7 +45,7 @@ func runRestart(cl *cmdline, timeout time.Duration) int {
 	}
 	was := string(before.Status)
 	if before.Error != "" {
-		was += " (" + oneLine(before.Error) + ")"
+		was += " (" + team.Printable(before.Error) + ")"
 	}
 	fmt.Fprintf(cl.stdout, "restarted %s, which was %s: now %s\n", member, was, after.Status)
 	return exitOK

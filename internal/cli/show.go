@@ -157,7 +157,9 @@ func printText(w io.Writer, heading, text string) {
 		return
 	}
 	fmt.Fprintln(w, heading)
-	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+	// As written, line by line, but what an agent wrote never reaches the
+	// terminal as a control sequence.
+	for _, line := range strings.Split(strings.TrimRight(team.PrintableText(text), "\n"), "\n") {
 		fmt.Fprintln(w, "  "+line)
 	}
 }
@@ -204,7 +206,7 @@ func printRequest(w io.Writer, r *protocol.Request, rt team.RuntimeState) {
 		}
 		line := fmt.Sprintf("  %s  %s → %s  by %s", clock(tr.At), from, tr.To, dash(tr.By))
 		if tr.Note != "" {
-			line += "  " + tr.Note
+			line += "  " + team.PrintableText(tr.Note)
 		}
 		fmt.Fprintln(w, line)
 	}

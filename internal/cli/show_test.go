@@ -187,3 +187,21 @@ func TestShowRefusals(t *testing.T) {
 	huddle(t, "show", "--dir", dir).wantError(t, exitUsage, "an ID is required", "show")
 	huddle(t, "show", "pl-x", "--dir", t.TempDir()+"/none").wantError(t, exitFail, "no team directory", "show in no directory")
 }
+
+// TestCommandsPrintAgentTextSafely: what an agent wrote (a plan, a
+// rejection's feedback as history note) reaches the terminal through show
+// and requests with its control characters marked, never as an escape.
+func TestCommandsPrintAgentTextSafely(t *testing.T) {
+	dir := demoTeam(t)
+	createPlan(t, dir, "pl-bbbbbbbbbbbb", "reservas")
+	mustHuddle(t, "reject", "pl-bbbbbbbbbbbb", "--feedback", "no \x1b[2J please", "--dir", dir)
+	for _, args := range [][]string{{"show", "pl-bbbbbbbbbbbb"}, {"requests", "--all"}} {
+		r := mustHuddle(t, append(args, "--dir", dir)...)
+		if strings.Contains(r.stdout, "\x1b") {
+			t.Errorf("huddle %s printed an escape sequence:\n%q", args[0], r.stdout)
+		}
+	}
+	if r := mustHuddle(t, "show", "pl-bbbbbbbbbbbb", "--dir", dir); !strings.Contains(r.stdout, "no ?[2J please") {
+		t.Errorf("show does not mark the control character:\n%s", r.stdout)
+	}
+}

@@ -57,7 +57,7 @@ func TestShutdownWaitPrintsTheAnswer(t *testing.T) {
 
 	r = huddle(t, "shutdown", "idler", "--wait", "--timeout", "30s", "--dir", dir)
 	lines = strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != exitOK || r.stderr != "" || len(lines) != 2 || lines[1] != "approved by idler: "+oneLine(loadRequest(t, dir, lines[0]).ResponseReason) {
+	if r.code != exitOK || r.stderr != "" || len(lines) != 2 || lines[1] != "approved by idler: "+team.Printable(loadRequest(t, dir, lines[0]).ResponseReason) {
 		t.Fatalf("shutdown idler --wait: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	waitingFor(t, dir, "idler", protocol.MemberStopped)
