@@ -1,13 +1,9 @@
 package team
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -59,23 +55,11 @@ type deadLetterLine struct {
 // without any has none; a last line without its newline is being written
 // and is left for the next read.
 func ReadDeadLetters(dir string) (letters []DeadLetter, skipped int, err error) {
-	f, err := os.Open(teamdir.DeadLetterPath(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
-	}
+	lines, _, err := ReadLines(teamdir.DeadLetterPath(dir), 0)
 	if err != nil {
 		return nil, 0, fmt.Errorf("dead letters: %w", err)
 	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return letters, skipped, nil
-		}
-		if err != nil {
-			return letters, skipped, fmt.Errorf("dead letters: %w", err)
-		}
+	for _, line := range lines {
 		d, ok := parseDeadLetter(line)
 		if !ok {
 			skipped++
@@ -83,6 +67,7 @@ func ReadDeadLetters(dir string) (letters []DeadLetter, skipped int, err error) 
 		}
 		letters = append(letters, d)
 	}
+	return letters, skipped, nil
 }
 
 // parseDeadLetter reads one line, and who caused it from its source and
