@@ -3,7 +3,6 @@ package replay
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -182,38 +181,11 @@ func (f *Fold) buildRequests() ([]protocol.Request, int) {
 			pending++
 		}
 	}
-	slices.SortFunc(rs, requestOrder)
+	slices.SortFunc(rs, team.RequestOrder)
 	rs = rs[:min(len(rs), pending+team.MaxHistory)]
 	out := make([]protocol.Request, len(rs))
 	for i, r := range rs {
 		out[i] = *r
 	}
 	return out, pending
-}
-
-// requestOrder is the order of team.Snapshot.Requests (the observer's).
-func requestOrder(a, b *protocol.Request) int {
-	ap, bp := a.Status == protocol.RequestPending, b.Status == protocol.RequestPending
-	switch {
-	case ap && !bp:
-		return -1
-	case bp && !ap:
-		return 1
-	case ap:
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-	default:
-		if c := resolvedAt(b).Compare(resolvedAt(a)); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(a.ID, b.ID)
-}
-
-func resolvedAt(r *protocol.Request) time.Time {
-	if r.ResolvedAt != nil {
-		return *r.ResolvedAt
-	}
-	return r.Created
 }

@@ -523,12 +523,12 @@ func (o *Observer) setRequest(id string, r *protocol.Request) {
 		return
 	}
 	if had {
-		i, _ := slices.BinarySearchFunc(o.m.byOrder, old, requestOrder)
+		i, _ := slices.BinarySearchFunc(o.m.byOrder, old, RequestOrder)
 		o.m.byOrder = slices.Delete(o.m.byOrder, i, i+1)
 		delete(o.m.reqs, id)
 	}
 	if r != nil {
-		i, _ := slices.BinarySearchFunc(o.m.byOrder, r, requestOrder)
+		i, _ := slices.BinarySearchFunc(o.m.byOrder, r, RequestOrder)
 		o.m.byOrder = slices.Insert(o.m.byOrder, i, r)
 		o.m.reqs[id] = r
 	}
@@ -784,8 +784,10 @@ func (m *model) pending() int {
 	return n
 }
 
-// requestOrder is the order of Snapshot.Requests.
-func requestOrder(a, b *protocol.Request) int {
+// RequestOrder is the order of Snapshot.Requests: pending first, oldest
+// first; then the final ones, newest resolution first. A replay orders its
+// snapshots' requests with it too.
+func RequestOrder(a, b *protocol.Request) int {
 	ap, bp := a.Status == protocol.RequestPending, b.Status == protocol.RequestPending
 	switch {
 	case ap && !bp:
