@@ -22,28 +22,16 @@ func WaitRequest(ctx context.Context, dir, id string) (*protocol.Request, error)
 	if err := protocol.ValidateID(id); err != nil {
 		return nil, err
 	}
-	w, err := fsnotify.NewWatcher()
+	var r *protocol.Request
+	err := waitIn(ctx, teamdir.RequestsDirPath(dir), id, func() (bool, error) {
+		var err error
+		r, err = currentRequest(dir, id)
+		return err == nil && r.Status != protocol.RequestPending, err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("wait for %s: %w", id, err)
+		return nil, err
 	}
-	defer w.Close()
-	if err := w.Add(teamdir.RequestsDirPath(dir)); err != nil {
-		return nil, fmt.Errorf("wait for %s: %w", id, err)
-	}
-	// The first read comes after the watch is in place: an answer written
-	// in between is seen by one or the other.
-	for {
-		r, err := currentRequest(dir, id)
-		if err != nil {
-			return nil, err
-		}
-		if r.Status != protocol.RequestPending {
-			return r, nil
-		}
-		if err := nextChange(ctx, w, id); err != nil {
-			return nil, err
-		}
-	}
+	return r, nil
 }
 
 // WaitMember waits until member's status record satisfies done and returns
@@ -54,20 +42,37 @@ func WaitMember(ctx context.Context, dir, member string, done func(*protocol.Mem
 	if err := protocol.ValidateName(member); err != nil {
 		return nil, err
 	}
+	var m *protocol.Member
+	err := waitIn(ctx, teamdir.MembersDirPath(dir), member, func() (bool, error) {
+		var err error
+		m, err = LoadMember(dir, member)
+		return err == nil && done(m), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// waitIn watches the directory watched and calls settled first and then at
+// every event whose file name holds name, until it reports true or an
+// error, or ctx ends. The first call comes after the watch is in place: a
+// change written in between is seen by one or the other.
+func waitIn(ctx context.Context, watched, name string, settled func() (bool, error)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return nil, fmt.Errorf("wait for %s: %w", member, err)
+		return fmt.Errorf("wait for %s: %w", name, err)
 	}
 	defer w.Close()
-	if err := w.Add(filepath.Join(dir, teamdir.MembersDir)); err != nil {
-		return nil, fmt.Errorf("wait for %s: %w", member, err)
+	if err := w.Add(watched); err != nil {
+		return fmt.Errorf("wait for %s: %w", name, err)
 	}
 	for {
-		if m, err := LoadMember(dir, member); err == nil && done(m) {
-			return m, nil
+		if ok, err := settled(); ok || err != nil {
+			return err
 		}
-		if err := nextChange(ctx, w, member); err != nil {
-			return nil, err
+		if err := nextChange(ctx, w, name); err != nil {
+			return err
 		}
 	}
 }
