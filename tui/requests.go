@@ -23,9 +23,8 @@ type requestsPane struct {
 	// new request, or the one before was resolved); zero when the person
 	// moved the cursor.
 	landedAt time.Time
-	// seen are the pending request ids already announced with a bell;
-	// seenAt when each was first seen.
-	seen   map[string]bool
+	// seenAt are the pending request ids already announced with a bell,
+	// and when each was first seen.
 	seenAt map[string]time.Time
 	// pendingBefore is the pending set of the previous snapshot.
 	pendingBefore map[string]bool
@@ -35,7 +34,7 @@ type requestsPane struct {
 }
 
 func newRequestsPane(c *common) *requestsPane {
-	p := &requestsPane{common: c, seen: map[string]bool{}, seenAt: map[string]time.Time{}}
+	p := &requestsPane{common: c, seenAt: map[string]time.Time{}}
 	p.list.idOf = func(i int) string { return p.snap.Requests[i].ID }
 	return p
 }
@@ -97,8 +96,7 @@ func (p *requestsPane) announce() bool {
 		if r.Status != protocol.RequestPending {
 			break // pending come first
 		}
-		if !p.seen[r.ID] {
-			p.seen[r.ID] = true
+		if _, seen := p.seenAt[r.ID]; !seen {
 			p.seenAt[r.ID] = p.now()
 			fresh = true
 		}
