@@ -14,8 +14,7 @@ import (
 // details of the one under the cursor: every row leads to why.
 type deadLettersPane struct {
 	*common
-	list   list[int] // indices into snap.DeadLetters, newest first
-	pinned bool      // the person chose the selected row (else the newest is)
+	list list[int] // indices into snap.DeadLetters, newest first
 }
 
 func newDeadLettersPane(c *common) *deadLettersPane {
@@ -30,12 +29,7 @@ func newDeadLettersPane(c *common) *deadLettersPane {
 // refresh rebuilds the rows; the selected dead letter stays selected.
 func (p *deadLettersPane) refresh() {
 	p.refilter()
-	if !p.pinned {
-		// Nobody chose a row: the newest, on top, stays selected.
-		p.list.home()
-		return
-	}
-	p.list.reselect(func(int) bool { return true })
+	p.list.followNewestFirst()
 }
 
 func (p *deadLettersPane) refilter() {
@@ -56,11 +50,7 @@ func (p *deadLettersPane) setFilter(f string) {
 	p.refilter()
 }
 
-// home selects the newest, on top, and follows the new ones.
-func (p *deadLettersPane) home() {
-	p.list.home()
-	p.pinned = false
-}
+func (p *deadLettersPane) home()             { p.list.home() }
 func (p *deadLettersPane) details() *details { return &p.list.details }
 
 // selectedLetter is the dead letter under the cursor, if any.
@@ -69,11 +59,7 @@ func (p *deadLettersPane) selectedLetter() *team.DeadLetter {
 }
 
 func (p *deadLettersPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
-	if p.list.handleKey(&p.keys, k) {
-		// The person chose a row: it stays selected as new ones arrive
-		// above it, unless it is the newest.
-		p.pinned = p.list.cursor > 0
-	}
+	p.list.handleKey(&p.keys, k)
 	return nil
 }
 

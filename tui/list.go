@@ -18,6 +18,10 @@ type list[T any] struct {
 	// that moves the row.
 	id   string
 	idOf func(T) string
+	// pinned is set while the person has chosen a row other than the
+	// first: a newest-first list then keeps that row, else the newest
+	// (followNewestFirst).
+	pinned bool
 	details
 }
 
@@ -48,13 +52,25 @@ func (l *list[T]) selected() (T, bool) {
 func (l *list[T]) move(d int) {
 	l.scroll = 0
 	l.cursor = clamp(l.cursor+d, 0, len(l.rows)-1)
+	l.pinned = l.cursor > 0
 	l.remember()
 }
 
 // home puts the cursor on the first row.
 func (l *list[T]) home() {
 	l.cursor = 0
+	l.pinned = false
 	l.remember()
+}
+
+// followNewestFirst keeps a newest-first list's selection after its rows
+// changed: the row the person chose while it is there, else the newest.
+func (l *list[T]) followNewestFirst() {
+	if !l.pinned {
+		l.home()
+		return
+	}
+	l.reselect(func(T) bool { return true })
 }
 
 // toEnd puts the cursor on the last row (-1 when there is none).

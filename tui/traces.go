@@ -20,8 +20,7 @@ const barWidth = 10
 // trace types.
 type tracesPane struct {
 	*common
-	list   list[traceRow]
-	pinned bool // the person chose the selected row (else the newest is)
+	list list[traceRow]
 }
 
 // traceRow is one row of the traces pane: a chain's header (row < 0) or one
@@ -46,12 +45,7 @@ func newTracesPane(c *common) *tracesPane {
 // stays selected while new ones arrive above it.
 func (p *tracesPane) refresh() {
 	p.refilter()
-	if !p.pinned {
-		// Nobody chose a row: the newest, on top, stays selected.
-		p.list.home()
-		return
-	}
-	p.list.reselect(func(traceRow) bool { return true })
+	p.list.followNewestFirst()
 }
 
 // refilter keeps a chain, whole, when its correlation id or one of its
@@ -82,11 +76,7 @@ func (p *tracesPane) setFilter(f string) {
 	p.refilter()
 }
 
-// home selects the newest, on top, and follows the new ones.
-func (p *tracesPane) home() {
-	p.list.home()
-	p.pinned = false
-}
+func (p *tracesPane) home()             { p.list.home() }
 func (p *tracesPane) details() *details { return &p.list.details }
 
 // selectedCall is the call under the cursor; nil on a chain's header.
@@ -99,11 +89,7 @@ func (p *tracesPane) selectedCall() *trace.Call {
 }
 
 func (p *tracesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
-	if p.list.handleKey(&p.keys, k) {
-		// The person chose a row: it stays selected as new ones arrive
-		// above it, unless it is the newest.
-		p.pinned = p.list.cursor > 0
-	}
+	p.list.handleKey(&p.keys, k)
 	return nil
 }
 
