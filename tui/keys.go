@@ -63,8 +63,10 @@ func (k KeyMap) listHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Open, k.Back}
 }
 
-// actionHelp is the ? column of the actions. They answer on every pane: s
-// and m act on the roster's member, a and r say where the requests are.
+// actionHelp is the keys that act on the team, the ? column of the
+// actions: s, m and R act on the member the focused row names, a and r on
+// the selected request (or a roster row's pending plan). A read-only UI
+// (a replay) offers none of them.
 func (k KeyMap) actionHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.Reject, k.Shutdown, k.Message, k.Broadcast, k.Restart}
 }

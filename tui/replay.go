@@ -102,7 +102,7 @@ func (r *ReplayModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (r *ReplayModel) key(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	p, km := r.player, r.controls
 	switch {
-	case key.Matches(k, r.keys.Approve, r.keys.Reject, r.keys.Shutdown, r.keys.Message, r.keys.Broadcast, r.keys.Restart):
+	case key.Matches(k, r.keys.actionHelp()...):
 		r.flash, r.flashBad = ReadOnlyFlash, true
 		return nil, true
 	case key.Matches(k, km.Pause):

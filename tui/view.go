@@ -403,7 +403,7 @@ func (m *Model) overlay(screen, box string, w, h int) string {
 // withoutActions is keys without those that act on the team.
 func withoutActions(keys []key.Binding, km KeyMap) []key.Binding {
 	acts := map[string]bool{}
-	for _, b := range []key.Binding{km.Approve, km.Reject, km.Shutdown, km.Message, km.Broadcast, km.Restart} {
+	for _, b := range km.actionHelp() {
 		acts[b.Help().Key] = true
 	}
 	var out []key.Binding
