@@ -153,7 +153,7 @@ func TestFlowReplayPauseStepAndReadOnly(t *testing.T) {
 	}
 
 	// The actions refuse, and nothing moves.
-	for _, k := range []string{"a", "r", "s", "m", "b"} {
+	for _, k := range []string{"a", "r", "s", "m", "b", "R"} {
 		pressKey(tm, "esc")
 		probe.waitFor(t, "the flash cleared", func(s string) bool { return !strings.Contains(s, ReadOnlyFlash) })
 		pressKey(tm, k)

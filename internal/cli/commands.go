@@ -210,7 +210,7 @@ var commands = []command{
 		about: "Play the history of a team directory, or of a file 'huddle export' wrote, in the UI as it\n" +
 			"happened, read-only. --speed N plays N seconds of the session per second (default 1); an\n" +
 			"idle spell lasts at most 2s on screen. Keys: space pause/play, →/n step, ←/p step back,\n" +
-			"+/- speed ×2 ÷2, g/G start/end; a, r, s, m and b do nothing. Needs a terminal.",
+			"+/- speed ×2 ÷2, g/G start/end; a, r, s, m, b and R do nothing. Needs a terminal.",
 		flags: replayFlags,
 	},
 	{
