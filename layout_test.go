@@ -23,7 +23,7 @@ var allowedImports = map[string][]string{
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
-	"claudeteam":    {"protocol", "team"},
+	"claudeteam":    {"protocol", "teamdir", "team"},
 	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
 	"agents":        {"protocol", "team"},
 	"tui":           {"protocol", "ipc/trace", "team", "replay"},

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"huddle/teamdir"
 )
 
 // appendEntry appends e to the inbox at path as Claude Code's writers do:
@@ -67,7 +69,12 @@ func spliceInto(path string, e Entry, l *inboxLock) error {
 	if !l.fresh() {
 		return fmt.Errorf("inbox %s: huddle held the lock too long to be sure it is still its own: nothing written", path)
 	}
-	return replace(path, next, mode)
+	// A temp file beside it (a dot name: Claude Code's readers skip it),
+	// renamed over it with its mode kept.
+	if err := teamdir.ReplaceFileMode(path, next, mode); err != nil {
+		return fmt.Errorf("inbox %s: write: %w", path, err)
+	}
+	return nil
 }
 
 // splice puts elem as the last element of the array in old.
@@ -88,29 +95,4 @@ func splice(old, elem []byte, empty bool) ([]byte, error) {
 	b.Write(elem)
 	b.WriteString("\n]")
 	return b.Bytes(), nil
-}
-
-// replace writes b to a temp file beside path (a dot name: readers of the
-// directory skip it) and renames it over path.
-func replace(path string, b []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".huddle-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("inbox %s: write: %w", path, err)
-	}
-	return nil
 }

@@ -20,15 +20,24 @@ func CreateTemp(path string) (*os.File, error) {
 
 // WriteFileAtomic writes data to path by write-temp + fsync + rename, the
 // way every whole-file rewrite in a team directory is made (docs/DESIGN.md §3).
-func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
+func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true, 0) }
 
 // ReplaceFile writes data to path by write-temp + rename, without the fsync:
 // a reader never sees a torn file and a process crash loses nothing, but
 // after a power loss the file may hold an older version. For records that
 // are rewritten all the time and rebuilt on start (a member's live status).
-func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false) }
+func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false, 0) }
 
-func replaceFile(path string, data []byte, sync bool) error {
+// ReplaceFileMode is ReplaceFile leaving path with the mode mode: a file
+// another program owns keeps its mode (a Claude Code inbox).
+func ReplaceFileMode(path string, data []byte, mode os.FileMode) error {
+	return replaceFile(path, data, false, mode)
+}
+
+// replaceFile writes data to a temp file beside path, fsync'd when sync,
+// with mode when it is not 0 (CreateTemp's 0600 otherwise), and renames it
+// over path.
+func replaceFile(path string, data []byte, sync bool, mode os.FileMode) error {
 	tmp, err := CreateTemp(path)
 	if err != nil {
 		return err
@@ -37,6 +46,12 @@ func replaceFile(path string, data []byte, sync bool) error {
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
+	}
+	if mode != 0 {
+		if err := tmp.Chmod(mode); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if sync {
 		if err := tmp.Sync(); err != nil {
