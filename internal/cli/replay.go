@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"huddle/replay"
+	"huddle/teamdir"
 	"huddle/tui"
 )
 
@@ -46,22 +47,15 @@ func runExport(cl *cmdline, out string) int {
 	return exitOK
 }
 
-// writeExport writes the export next to path and renames it there, so a
-// failed export leaves no half file behind.
+// writeExport writes the export through a temp file renamed over path
+// (teamdir.ReplaceFile), so a failed export leaves no half file behind.
 func writeExport(path string, tl *replay.Timeline) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	err = replay.Export(f, tl, time.Now())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	var b bytes.Buffer
+	err := replay.Export(&b, tl, time.Now())
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = teamdir.ReplaceFile(path, b.Bytes())
 	}
 	if err != nil {
-		_ = os.Remove(f.Name())
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
