@@ -1,10 +1,17 @@
 package inbox
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,13 +20,23 @@ import (
 	"huddle/protocol"
 )
 
-// BenchmarkAppend measures append throughput of one writer.
+// The benchmarks of docs/pending/perf-inbox.md:
+//
+//	go test -run '^$' -bench . -benchtime 20000x ./inbox
+//
+// (BenchmarkConsumerHeap measures 1,000 consumers once per call, whatever
+// -benchtime says.)
+
+// benchLine is the content of an ordinary message.
+const benchLine = "a message of an ordinary length, about as long as a short status line"
+
+// BenchmarkAppend measures one writer calling Append, one message per call:
+// each call opens, locks, writes and closes.
 func BenchmarkAppend(b *testing.B) {
 	team := b.TempDir()
-	m := msg("alice", "bob", "a message of an ordinary length, about as long as a short status line")
-	b.ResetTimer()
+	m := msg("alice", "bob", benchLine)
 	start := time.Now()
-	for range b.N {
+	for b.Loop() {
 		if err := Append(team, "bob", m); err != nil {
 			b.Fatal(err)
 		}
@@ -27,87 +44,346 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 }
 
-// BenchmarkDelivery measures the latency from Append returning to the
-// watching consumer's handler receiving the message, and in the same run the
-// floor: a plain file write to the fsnotify event arriving, no huddle code.
-func BenchmarkDelivery(b *testing.B) {
+// benchWrite is how the delivery benchmarks' writer appends one message.
+type benchWrite func(m *protocol.Message) error
+
+// openBenchWriter is the writer a long-lived sender uses: one append per
+// message through a descriptor kept open.
+func openBenchWriter(team, member string) (benchWrite, func() error, error) {
+	return func(m *protocol.Message) error { return Append(team, member, m) }, func() error { return nil }, nil
+}
+
+// BenchmarkDeliveryInProcess measures, in one process, the latency from the
+// moment before a writer appends a message to the moment the watching
+// consumer's handler runs, interleaved one for one with the floor: a plain
+// write to a kept-open file until its fsnotify event arrives, no huddle
+// code. Both clocks start before the write. p50-ratio and p99-ratio are
+// huddle's percentile over the floor's.
+func BenchmarkDeliveryInProcess(b *testing.B) {
 	team := b.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// A long rescan period: every delivery here is pushed by fsnotify.
-	w, err := NewWatcher(ctx, team, Options{Rescan: time.Hour})
+	rig := newDeliveryRig(b, team)
+	defer rig.close(b)
+	write, closeWriter, err := openBenchWriter(team, "bob")
 	if err != nil {
 		b.Fatal(err)
 	}
-	got := make(chan time.Time, 1)
-	if err := w.Consume("bob", func(context.Context, Delivery) error { got <- time.Now(); return nil }); err != nil {
+	defer closeWriter()
+	floor, err := os.OpenFile(rig.floorPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
 		b.Fatal(err)
 	}
-	m := msg("alice", "bob", "ping")
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
+	defer floor.Close()
+	rig.awaitFloor(b) // the create
+	m := msg("alice", "bob", benchLine)
+	floorLine := floorLine()
+	var huddle, fl []time.Duration
+	for b.Loop() {
 		m.ID = protocol.NewMessageID()
-		if err := Append(team, "bob", m); err != nil {
+		t0 := time.Now().UnixNano()
+		if err := write(m); err != nil {
 			b.Fatal(err)
 		}
-		sent := time.Now()
-		select {
-		case at := <-got:
-			lat = append(lat, at.Sub(sent))
-		case <-time.After(10 * time.Second):
-			b.Fatal("no delivery within 10s")
+		huddle = append(huddle, time.Duration(rig.awaitHandler(b)-t0))
+
+		t0 = time.Now().UnixNano()
+		if _, err := floor.Write(floorLine); err != nil {
+			b.Fatal(err)
 		}
+		fl = append(fl, time.Duration(rig.awaitFloor(b)-t0))
 	}
 	b.StopTimer()
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	floor := fsnotifyFloor(b, b.N)
-	b.ReportMetric(pct(lat, 50), "p50-us")
-	b.ReportMetric(pct(lat, 99), "p99-us")
-	b.ReportMetric(pct(floor, 99), "floor-p99-us")
+	reportLatency(b, huddle, fl)
 }
 
-// fsnotifyFloor times n plain appends to a file until fsnotify reports each.
-func fsnotifyFloor(b *testing.B, n int) []time.Duration {
+// BenchmarkDeliveryAcrossProcesses measures the same as
+// BenchmarkDeliveryInProcess with the writer in another process (this test
+// binary re-executed as benchWriterRole), as in a team: the CLI or another
+// runtime writes, the runtime consumes. The writer takes the time just
+// before each write and sends it on its stdout after; this process takes
+// the time when the handler runs or the floor's event arrives.
+//
+// The two timestamps are wall-clock (time.Now().UnixNano(), CLOCK_REALTIME
+// through the vDSO) because Go's monotonic clock readings cannot be carried
+// to another process. On one machine both processes read the same clock, so
+// the difference is exact to the clock's resolution; only a step of the
+// clock (settimeofday, an NTP step, never a slew) during a sample would
+// spoil it, and it would show as one absurd sample, not a bias.
+func BenchmarkDeliveryAcrossProcesses(b *testing.B) {
+	team := b.TempDir()
+	rig := newDeliveryRig(b, team)
+	defer rig.close(b)
+	wr := startBenchWriter(b, team, rig.floorPath)
+	defer wr.stop(b)
+	rig.awaitFloor(b) // the create
+	var huddle, fl []time.Duration
+	for b.Loop() {
+		wr.ask(b, 'h')
+		at := rig.awaitHandler(b)
+		huddle = append(huddle, time.Duration(at-wr.sentAt(b)))
+
+		wr.ask(b, 'f')
+		at = rig.awaitFloor(b)
+		fl = append(fl, time.Duration(at-wr.sentAt(b)))
+	}
+	b.StopTimer()
+	reportLatency(b, huddle, fl)
+}
+
+// deliveryRig is a watcher with a consumer of bob's inbox whose handler
+// stamps the time of each delivery, and the floor: an fsnotify watch of a
+// directory of its own.
+type deliveryRig struct {
+	cancel    context.CancelFunc
+	w         *Watcher
+	got       chan int64
+	fw        *fsnotify.Watcher
+	floorPath string
+}
+
+func newDeliveryRig(b *testing.B, team string) *deliveryRig {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := NewWatcher(ctx, team, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &deliveryRig{cancel: cancel, w: w, got: make(chan int64, 1)}
+	if err := w.Consume("bob", func(context.Context, Delivery) error {
+		r.got <- time.Now().UnixNano()
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
 	dir := b.TempDir()
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
+	if r.fw, err = fsnotify.NewWatcher(); err != nil {
 		b.Fatal(err)
 	}
-	defer fw.Close()
-	if err := fw.Add(dir); err != nil {
+	if err := r.fw.Add(dir); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "x.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	<-fw.Events // the create
-	line := []byte(`{"id":"m-1","type":"message","from":"alice","to":"bob","content":"ping"}` + "\n")
-	out := make([]time.Duration, 0, n)
-	for range n {
-		t0 := time.Now()
-		if _, err := f.Write(line); err != nil {
-			b.Fatal(err)
-		}
-		select {
-		case <-fw.Events:
-			out = append(out, time.Since(t0))
-		case <-time.After(10 * time.Second):
-			b.Fatal("no fsnotify event within 10s")
-		}
-	}
-	return out
+	r.floorPath = filepath.Join(dir, "x.jsonl")
+	return r
 }
 
+func (r *deliveryRig) awaitHandler(b *testing.B) int64 {
+	select {
+	case at := <-r.got:
+		return at
+	case <-time.After(10 * time.Second):
+		b.Fatal("no delivery within 10s")
+		return 0
+	}
+}
+
+func (r *deliveryRig) awaitFloor(b *testing.B) int64 {
+	select {
+	case _, ok := <-r.fw.Events:
+		if !ok {
+			b.Fatal("fsnotify closed")
+		}
+		return time.Now().UnixNano()
+	case err := <-r.fw.Errors:
+		b.Fatal(err)
+	case <-time.After(10 * time.Second):
+		b.Fatal("no fsnotify event within 10s")
+	}
+	return 0
+}
+
+func (r *deliveryRig) close(b *testing.B) {
+	r.fw.Close()
+	r.cancel()
+	if err := r.w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func floorLine() []byte {
+	return []byte(`{"id":"m-1","type":"message","from":"alice","to":"bob","content":"` + benchLine + `"}` + "\n")
+}
+
+// benchWriterRole is this test binary re-executed as the writer of
+// BenchmarkDeliveryAcrossProcesses: for each byte on stdin, 'h' appends a
+// message to bob's inbox and 'f' writes a line to the floor file, and it
+// prints the wall-clock time taken just before that write.
+const benchWriterRole = "benchwriter"
+
+func runBenchWriter() int {
+	team, floorPath := os.Getenv("DIR"), os.Getenv("FLOOR")
+	write, closeWriter, err := openBenchWriter(team, "bob")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer closeWriter()
+	floor, err := os.OpenFile(floorPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer floor.Close()
+	in, out := bufio.NewReader(os.Stdin), bufio.NewWriter(os.Stdout)
+	m := msg("alice", "bob", benchLine)
+	line := floorLine()
+	for {
+		cmd, err := in.ReadByte()
+		if err == io.EOF {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		m.ID = protocol.NewMessageID()
+		t0 := time.Now().UnixNano()
+		switch cmd {
+		case 'h':
+			err = write(m)
+		case 'f':
+			_, err = floor.Write(line)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintf(out, "%d\n", t0)
+		if err := out.Flush(); err != nil {
+			return 1
+		}
+	}
+}
+
+type benchWriter struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func startBenchWriter(b *testing.B, team, floorPath string) *benchWriter {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), roleEnv+"="+benchWriterRole, "DIR="+team, "FLOOR="+floorPath)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return &benchWriter{cmd: cmd, in: in, out: bufio.NewReader(out)}
+}
+
+// ask asks the writer for one write; the time it took before the write
+// is read after the write has arrived (sentAt), off the timed path.
+func (w *benchWriter) ask(b *testing.B, what byte) {
+	if _, err := w.in.Write([]byte{what}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// sentAt reads the time the writer took before its last write.
+func (w *benchWriter) sentAt(b *testing.B) int64 {
+	s, err := w.out.ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t0
+}
+
+func (w *benchWriter) stop(b *testing.B) {
+	w.in.Close()
+	if err := w.cmd.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func reportLatency(b *testing.B, huddle, floor []time.Duration) {
+	h50, h99, f50, f99 := pct(huddle, 50), pct(huddle, 99), pct(floor, 50), pct(floor, 99)
+	b.ReportMetric(h50, "p50-us")
+	b.ReportMetric(h99, "p99-us")
+	b.ReportMetric(f50, "floor-p50-us")
+	b.ReportMetric(f99, "floor-p99-us")
+	if f50 > 0 && f99 > 0 {
+		b.ReportMetric(h50/f50, "p50-ratio")
+		b.ReportMetric(h99/f99, "p99-ratio")
+	}
+}
+
+// pct is the p-th percentile of d in microseconds.
 func pct(d []time.Duration, p int) float64 {
 	if len(d) == 0 {
 		return 0
 	}
 	s := slices.Clone(d)
 	slices.Sort(s)
-	return float64(s[min(len(s)-1, len(s)*p/100)].Microseconds())
+	return float64(s[min(len(s)-1, len(s)*p/100)]) / 1e3
+}
+
+// BenchmarkConsumerHeap measures the heap a watched consumer holds while
+// idle, before any message and after it has received one, with 1,000
+// consumers (one per inbox) under one watcher, as a team of 1,000
+// teammates has.
+func BenchmarkConsumerHeap(b *testing.B) {
+	const consumers = 1000
+	// One measurement per call whatever b.N is: each one is a whole team's
+	// worth of consumers, and the figure is per consumer, not per op.
+	before, after := consumerHeap(b, consumers)
+	b.ReportMetric(before, "heap-B/consumer-before-msg")
+	b.ReportMetric(after, "heap-B/consumer")
+}
+
+func consumerHeap(b *testing.B, consumers int) (before, after float64) {
+	team := b.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base := heapNow()
+	w, err := NewWatcher(ctx, team, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var handled atomic.Int64
+	names := make([]string, consumers)
+	for i := range names {
+		names[i] = fmt.Sprintf("m%04d", i)
+		if err := w.Consume(names[i], func(context.Context, Delivery) error { handled.Add(1); return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	before = float64(heapNow()-base) / float64(consumers)
+	for _, n := range names {
+		if err := Append(team, n, msg("lead", n, benchLine)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for handled.Load() < int64(consumers) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d delivered", handled.Load(), consumers)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	after = float64(heapNow()-base) / float64(consumers)
+	cancel()
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return before, after
+}
+
+// heapNow is the live heap after a full collection.
+func heapNow() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }

@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runConsumer())
 	case "foreign":
 		os.Exit(runForeign())
+	case benchWriterRole:
+		os.Exit(runBenchWriter())
 	}
 	os.Exit(m.Run())
 }
