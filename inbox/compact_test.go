@@ -186,7 +186,7 @@ func TestWatcherStopsEveryGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	team := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := NewWatcher(ctx, team, Options{Rescan: 5 * time.Millisecond})
+	w, err := NewWatcher(ctx, team, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	"huddle/protocol"
@@ -36,10 +38,16 @@ type Handler func(ctx context.Context, d Delivery) error
 // Options tune consumers, observers and the watcher. Zero values take the
 // defaults.
 type Options struct {
-	Rescan    time.Duration // periodic rescan; default 1s
-	CompactAt int64         // compact a fully consumed inbox at this size; default 256 KiB
-	Keep      int           // dedupe window: ids remembered; default 1024
-	Retries   int           // handler attempts before dead-lettering; default 3
+	// Rescan, when above zero, drains every followed inbox that often
+	// besides on events. The default (zero) is none: inotify loses an
+	// event only by overflowing, which the watcher hears and answers by
+	// draining everything. Set it on a file system whose changes made by
+	// other machines inotify never reports (NFS, CIFS/SMB, FUSE mounts such
+	// as sshfs, 9p), where only a rescan sees them.
+	Rescan    time.Duration
+	CompactAt int64 // compact a fully consumed inbox at this size; default 256 KiB
+	Keep      int   // dedupe window: ids remembered; default 1024
+	Retries   int   // handler attempts before dead-lettering; default 3
 	// Warn is told what a consumer recovered from on its own but a person
 	// should know about (a damaged cursor journal). The team runtime turns
 	// it into an event; nil logs it with log/slog.
@@ -47,9 +55,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Rescan <= 0 {
-		o.Rescan = time.Second
-	}
 	if o.CompactAt <= 0 {
 		o.CompactAt = 256 << 10
 	}
@@ -78,9 +83,17 @@ type Consumer struct {
 	// redelivery: what was in the inbox when a damaged journal was opened.
 	redeliverBelow int64
 	delivered      int64
-	sc             scanner
-	anchorBuf      []byte
+	// f is the inbox file, kept open between drains (nil until it exists);
+	// drain checks it is still the file at the path (inboxFile).
+	f *os.File
+	// anchorBuf is scratch space for anchor checks, from anchorPool for the
+	// length of one drain.
+	anchorBuf []byte
 }
+
+// anchorPool holds the anchor checks' scratch space between drains, so an
+// idle consumer holds none.
+var anchorPool = sync.Pool{New: func() any { return new(make([]byte, anchorWindow)) }}
 
 // NewConsumer opens member's cursor under teamDir. Close it when done.
 func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, error) {
@@ -104,7 +117,6 @@ func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, er
 		teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath,
 		source: teamdir.InboxRel(member),
 		h:      h, opts: opts, cur: cur, firstAfterCrash: !cur.startedClean,
-		anchorBuf: make([]byte, anchorWindow),
 	}
 	if cur.damaged != nil {
 		if err := c.recoverDamagedJournal(); err != nil {
@@ -208,28 +220,49 @@ func (p prevFile) Close() error { return p.f.Close() }
 func (c *Consumer) Delivered() int64 { return c.delivered }
 
 // Close records a clean stop.
-func (c *Consumer) Close() error { return c.cur.close(true) }
+func (c *Consumer) Close() error {
+	err := c.cur.close(true)
+	if c.f != nil {
+		c.f.Close()
+		c.f = nil
+	}
+	return err
+}
 
 // Drain handles every complete line from the cursor to the end of the file,
 // then compacts the file if it is fully consumed and large enough.
-func (c *Consumer) Drain(ctx context.Context) error {
-	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
-	if os.IsNotExist(err) {
-		return nil
-	}
+func (c *Consumer) Drain(ctx context.Context) error { return c.drain(ctx, true) }
+
+// drain is Drain; verify asks it to check by path that the kept inbox file
+// is still the one the name points to (the watcher asks when the name was
+// created, removed or renamed, or when events were lost; a file unlinked is
+// seen without asking).
+func (c *Consumer) drain(ctx context.Context, verify bool) error {
+	f, st, err := c.inboxFile(verify)
 	if err != nil {
 		return fmt.Errorf("inbox %s: %w", c.member, err)
 	}
-	defer f.Close()
+	if f == nil {
+		return nil
+	}
+	buf := anchorPool.Get().(*[]byte)
+	c.anchorBuf = *buf
+	defer func() { c.anchorBuf = nil; anchorPool.Put(buf) }()
 	// Lines that land while the consumer catches up would make the
 	// compaction back off, and a truncation by someone else ends a pass
 	// early; a couple more passes give them their chance.
+	replaced := false
 	for pass := 0; pass < 3; pass++ {
-		size, err := c.sameFile(f)
+		if pass > 0 {
+			if st, err = f.Stat(); err != nil {
+				return fmt.Errorf("inbox %s: %w", c.member, err)
+			}
+		}
+		size, err := c.sameFile(f, st.Size(), replaced)
 		if err != nil {
 			return fmt.Errorf("inbox %s: %w", c.member, err)
 		}
-		off, err := c.sc.scanLines(checkedFile{f, c}, c.cur.off, size, func(l line) error {
+		off, err := scanLines(checkedFile{f, c}, c.cur.off, size, func(l line) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -238,9 +271,10 @@ func (c *Consumer) Drain(ctx context.Context) error {
 			}
 			return c.handle(ctx, l)
 		})
+		replaced = errors.Is(err, errReplaced)
 		switch {
-		case errors.Is(err, errReplaced):
-			continue // the next pass starts over in the new content
+		case replaced:
+			continue // the next pass rebases and starts over in the new content
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			return nil
 		case err != nil:
@@ -256,6 +290,52 @@ func (c *Consumer) Drain(ctx context.Context) error {
 	return nil
 }
 
+// inboxFile returns the inbox file, kept open between drains, and its
+// stat; nil when there is none yet. Keeping it open saves an open and a
+// close per wake-up; it stays right across appends and truncations in
+// place (a compaction, a foreign reader), and is opened again when it lost
+// its name (unlinked, or replaced by a rename: no link left) or, when
+// verify is set, when the path names another file.
+func (c *Consumer) inboxFile(verify bool) (*os.File, os.FileInfo, error) {
+	if c.f != nil {
+		st, err := c.f.Stat()
+		if err != nil {
+			return nil, nil, err
+		}
+		if linked(st) && !(verify && !c.isAtPath(st)) {
+			return c.f, st, nil
+		}
+		c.f.Close()
+		c.f = nil
+	}
+	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+	if os.IsNotExist(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	c.f = f
+	return f, st, nil
+}
+
+// isAtPath reports whether the inbox's path names the file of st.
+func (c *Consumer) isAtPath(st os.FileInfo) bool {
+	at, err := os.Stat(c.path)
+	return err == nil && os.SameFile(at, st)
+}
+
+// linked reports whether a file still has a name.
+func linked(st os.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return !ok || sys.Nlink > 0
+}
+
 // errReplaced says the inbox file no longer starts with the line it
 // started with when the committed offset was counted.
 var errReplaced = errors.New("inbox file truncated by another process")
@@ -267,20 +347,24 @@ var errReplaced = errors.New("inbox file truncated by another process")
 // consumer's own compaction cut off by a crash before its rebase), however
 // much was appended since: the consumer starts again from 0 of the new
 // content, with logical offsets that keep growing.
-func (c *Consumer) sameFile(f *os.File) (int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
+//
+// When the file is longer than the offset the anchor is checked by the
+// read that follows (checkedFile), which saves a pread per wake-up; a
+// failed check there ends the pass with errReplaced, and the next pass
+// calls this with recheck set. With nothing past the offset there is no
+// read, so the anchor is checked here: a file replaced by one exactly as
+// long would otherwise go unread.
+func (c *Consumer) sameFile(f *os.File, size int64, recheck bool) (int64, error) {
 	if c.cur.off == 0 {
 		// Nothing of this file is committed: read from 0, where its first
 		// line is anchored afresh (an anchor left by a pass that committed
 		// nothing may be of a file since replaced).
 		c.cur.first = nil
-		return st.Size(), nil
+		return size, nil
 	}
-	same := st.Size() >= c.cur.off
-	if same && c.cur.first != nil {
+	same := size >= c.cur.off
+	if same && c.cur.first != nil && (recheck || size == c.cur.off) {
+		var err error
 		if same, err = c.cur.first.holds(f, c.anchorBuf); err != nil {
 			return 0, err
 		}
@@ -289,13 +373,13 @@ func (c *Consumer) sameFile(f *os.File) (int64, error) {
 		if err := c.cur.rebase(c.cur.base + c.cur.off); err != nil {
 			return 0, err
 		}
-		return st.Size(), nil
+		return size, nil
 	}
 	if c.cur.first == nil {
 		// A journal from before anchors: trust the file as it is now.
 		c.cur.first = c.firstLine(f)
 	}
-	return st.Size(), nil
+	return size, nil
 }
 
 // firstLine fingerprints the first line of f when it ends within the anchor

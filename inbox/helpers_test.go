@@ -71,7 +71,8 @@ func runConsumer() int {
 			}
 		}
 	}
-	opts := Options{Rescan: 50 * time.Millisecond, CompactAt: 64 << 10}
+	// No periodic rescan, as in production: events alone must do.
+	opts := Options{CompactAt: 64 << 10}
 	if p := os.Getenv("WARNLOG"); p != "" {
 		opts.Warn = func(member string, err error) {
 			_ = teamdir.AppendLine(p, []byte(member+": "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n"))

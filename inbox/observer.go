@@ -20,7 +20,6 @@ type Observer struct {
 	cursorPath, prevPath string // the consumer's cursor journal and prev file
 	pos                  int64  // logical offset of the next line to read
 	fn                   func(Delivery)
-	sc                   scanner
 	gaps                 atomic.Int64
 }
 
@@ -137,7 +136,7 @@ func (o *Observer) read() (batch []Delivery, more bool, err error) {
 		// Truncated by someone else: start again from 0 of the new content.
 		phys, o.pos = 0, base
 	}
-	end, err := o.sc.scanLines(f, phys, size, collect(base))
+	end, err := scanLines(f, phys, size, collect(base))
 	if err != nil && err != errBatchFull {
 		return nil, false, err
 	}
@@ -166,7 +165,7 @@ func (o *Observer) readPrev(base int64, collect func(int64) func(line) error) er
 		o.gaps.Add(p.base - o.pos)
 		o.pos = p.base
 	}
-	end, err := o.sc.scanLines(p.content(), o.pos-p.base, p.n, collect(p.base))
+	end, err := scanLines(p.content(), o.pos-p.base, p.n, collect(p.base))
 	o.pos = p.base + end
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"sync"
 
 	"huddle/protocol"
 )
@@ -16,32 +17,38 @@ type line struct {
 	oversize bool
 }
 
-// scanner keeps the buffers of scanLines between calls, so that following
-// an inbox allocates next to nothing per message.
-type scanner struct {
+// scanBufs are the buffers of one scanLines call. They come from a pool
+// and go back when the call returns, so a consumer or observer holds none
+// while idle (a 64 KiB read buffer for each of 1,000 idle teammates would
+// be 64 MiB) and following an inbox still allocates next to nothing per
+// message.
+type scanBufs struct {
 	r   *bufio.Reader
 	acc []byte
 }
+
+var scanPool = sync.Pool{New: func() any { return &scanBufs{r: bufio.NewReaderSize(nil, 64<<10)} }}
 
 // scanLines reads complete lines of f from off up to limit and calls fn for
 // each. A trailing line without a newline is a write in progress: it is not
 // passed on, and the returned offset stays at its start. A line longer than
 // protocol.MaxLine is passed on as oversize once its newline arrives, without
 // being held in memory. fn returning an error stops the scan.
-func (s *scanner) scanLines(f io.ReaderAt, off, limit int64, fn func(line) error) (int64, error) {
+func scanLines(f io.ReaderAt, off, limit int64, fn func(line) error) (int64, error) {
 	if off >= limit {
 		return off, nil
 	}
-	if s.r == nil {
-		s.r = bufio.NewReaderSize(io.NewSectionReader(f, off, limit-off), 64<<10)
-	} else {
-		s.r.Reset(io.NewSectionReader(f, off, limit-off))
-	}
+	s := scanPool.Get().(*scanBufs)
+	s.r.Reset(io.NewSectionReader(f, off, limit-off))
 	r, acc := s.r, s.acc[:0]
 	defer func() {
+		s.r.Reset(nil) // let go of the file
 		if cap(acc) <= 64<<10 {
 			s.acc = acc[:0] // keep small buffers only
+		} else {
+			s.acc = nil
 		}
+		scanPool.Put(s)
 	}()
 	start, pos := off, off
 	oversize := false

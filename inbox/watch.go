@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -16,9 +17,11 @@ import (
 )
 
 // Watcher holds one fsnotify watch on a team's inbox directory and wakes the
-// consumers and observers that follow each inbox. A periodic rescan, and a
-// rescan of everything on watcher overflow or error, make a missed event cost
-// latency, never a message.
+// consumers and observers that follow each inbox. It does nothing while
+// nothing changes: inotify loses no event but by overflowing its queue,
+// which fsnotify reports as an error, and then everything is drained again
+// (kickAll). A periodic rescan is opt-in (Options.Rescan), for file systems
+// whose changes inotify does not see.
 type Watcher struct {
 	teamDir string
 	opts    Options
@@ -27,13 +30,44 @@ type Watcher struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
-	mu    sync.Mutex
-	kicks map[string][]chan struct{}
-	errs  []error
+	mu      sync.Mutex
+	follows map[string][]*follower
+	errs    []error
 
-	// Rescans counts full rescans (periodic and on overflow or error).
+	// rescans counts full rescans (periodic, and on overflow or error).
 	rescans int64
+	// drains counts the drains run by followers (for tests).
+	drains atomic.Int64
 }
+
+// follower is one consumer or observer of an inbox: kick wakes its
+// goroutine, and verify asks its next drain to check the inbox file is
+// still the one at the path (the name was created, removed or renamed, or
+// events were lost).
+type follower struct {
+	kick   chan struct{}
+	verify atomic.Bool
+}
+
+// wake asks the follower for a drain, without blocking: one kick pending is
+// enough, the drain it starts reads everything written before it.
+func (f *follower) wake(verify bool) {
+	if verify {
+		f.verify.Store(true)
+	}
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// drainRetry is how soon a follower whose drain failed tries again: with
+// no periodic rescan, nothing else would until the inbox changes.
+const drainRetry = time.Second
+
+// rewatchEvery is how often a watcher whose inbox directory went away
+// tries to watch it again.
+const rewatchEvery = time.Second
 
 // NewWatcher starts watching teamDir/inbox. Everything it starts stops when
 // ctx ends or Close is called.
@@ -52,7 +86,7 @@ func NewWatcher(ctx context.Context, teamDir string, opts Options) (*Watcher, er
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{
 		teamDir: teamDir, opts: opts.withDefaults(), fsw: fsw,
-		ctx: ctx, cancel: cancel, kicks: make(map[string][]chan struct{}),
+		ctx: ctx, cancel: cancel, follows: make(map[string][]*follower),
 	}
 	w.wg.Add(1)
 	go w.loop()
@@ -61,8 +95,16 @@ func NewWatcher(ctx context.Context, teamDir string, opts Options) (*Watcher, er
 
 func (w *Watcher) loop() {
 	defer w.wg.Done()
-	tick := time.NewTicker(w.opts.Rescan)
-	defer tick.Stop()
+	var rescan <-chan time.Time // nil, so never ready, unless opted in
+	if w.opts.Rescan > 0 {
+		tick := time.NewTicker(w.opts.Rescan)
+		defer tick.Stop()
+		rescan = tick.C
+	}
+	dir := teamdir.InboxDirPath(w.teamDir)
+	rewatch := time.NewTimer(rewatchEvery)
+	rewatch.Stop()
+	defer rewatch.Stop()
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -71,9 +113,15 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
+			if ev.Name == dir && ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
+				// The directory went away and its watch with it: watch it
+				// again once it is back, and drain everything then.
+				rewatch.Reset(rewatchEvery)
+				continue
+			}
 			name := filepath.Base(ev.Name)
 			if member, ok := strings.CutSuffix(name, ".jsonl"); ok && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
-				w.kick(member)
+				w.kick(member, ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0)
 			}
 		case _, ok := <-w.fsw.Errors:
 			if !ok {
@@ -81,20 +129,23 @@ func (w *Watcher) loop() {
 			}
 			// Overflow or another watcher error: events were lost.
 			w.kickAll()
-		case <-tick.C:
+		case <-rescan:
+			w.kickAll()
+		case <-rewatch.C:
+			if err := w.fsw.Add(dir); err != nil {
+				rewatch.Reset(rewatchEvery)
+				continue
+			}
 			w.kickAll()
 		}
 	}
 }
 
-func (w *Watcher) kick(member string) {
+func (w *Watcher) kick(member string, verify bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, k := range w.kicks[member] {
-		select {
-		case k <- struct{}{}:
-		default:
-		}
+	for _, f := range w.follows[member] {
+		f.wake(verify)
 	}
 }
 
@@ -102,27 +153,28 @@ func (w *Watcher) kickAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.rescans++
-	for _, ks := range w.kicks {
-		for _, k := range ks {
-			select {
-			case k <- struct{}{}:
-			default:
-			}
+	for _, fs := range w.follows {
+		for _, f := range fs {
+			f.wake(true)
 		}
 	}
 }
 
-// follow registers a wake-up channel for member and runs drain on every
-// wake-up (and once at the start) until the watcher stops; then stop runs.
-func (w *Watcher) follow(member string, drain func() error, stop func() error) {
-	k := make(chan struct{}, 1)
-	k <- struct{}{}
+// follow registers a follower of member and runs drain on every wake-up
+// (and once at the start) until the watcher stops; then stop runs. A drain
+// that fails is tried again after drainRetry.
+func (w *Watcher) follow(member string, drain func(verify bool) error, stop func() error) {
+	f := &follower{kick: make(chan struct{}, 1)}
+	f.wake(true)
 	w.mu.Lock()
-	w.kicks[member] = append(w.kicks[member], k)
+	w.follows[member] = append(w.follows[member], f)
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		retry := time.NewTimer(drainRetry)
+		retry.Stop()
+		defer retry.Stop()
 		for {
 			select {
 			case <-w.ctx.Done():
@@ -130,8 +182,14 @@ func (w *Watcher) follow(member string, drain func() error, stop func() error) {
 					w.report(stop())
 				}
 				return
-			case <-k:
-				w.report(drain())
+			case <-f.kick:
+			case <-retry.C:
+				f.verify.Store(true)
+			}
+			w.drains.Add(1)
+			if err := drain(f.verify.Swap(false)); err != nil {
+				w.report(err)
+				retry.Reset(drainRetry)
 			}
 		}
 	}()
@@ -155,7 +213,7 @@ func (w *Watcher) Consume(member string, h Handler) error {
 	if err != nil {
 		return err
 	}
-	w.follow(member, func() error { return c.Drain(w.ctx) }, c.Close)
+	w.follow(member, func(verify bool) error { return c.drain(w.ctx, verify) }, c.Close)
 	return nil
 }
 
@@ -165,12 +223,12 @@ func (w *Watcher) Observe(member string, fromStart bool, fn func(Delivery)) (*Ob
 	if err != nil {
 		return nil, err
 	}
-	w.follow(member, o.Drain, nil)
+	w.follow(member, func(bool) error { return o.Drain() }, nil)
 	return o, nil
 }
 
 // Kick wakes the followers of member now, as an event would.
-func (w *Watcher) Kick(member string) { w.kick(member) }
+func (w *Watcher) Kick(member string) { w.kick(member, true) }
 
 // Close stops the watch and every follower, waits for them, and returns the
 // errors they met, if any.
