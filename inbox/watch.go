@@ -65,8 +65,9 @@ func (f *follower) wake(verify bool) {
 // no periodic rescan, nothing else would until the inbox changes.
 const drainRetry = time.Second
 
-// rewatchEvery is how often a watcher whose inbox directory went away
-// tries to watch it again.
+// rewatchEvery is how long after a removal in the inbox directory the
+// watcher checks the directory is still the one it watches, and how often,
+// when it is not, it tries to watch the new one.
 const rewatchEvery = time.Second
 
 // NewWatcher starts watching teamDir/inbox. Everything it starts stops when
@@ -102,6 +103,10 @@ func (w *Watcher) loop() {
 		rescan = tick.C
 	}
 	dir := teamdir.InboxDirPath(w.teamDir)
+	// The watched directory is held open, so that a new one made at the
+	// same path cannot take its inode number and pass for it.
+	watched, _ := os.Open(dir)
+	defer func() { closeDir(watched) }()
 	rewatch := time.NewTimer(rewatchEvery)
 	rewatch.Stop()
 	defer rewatch.Stop()
@@ -113,10 +118,15 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
-			if ev.Name == dir && ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
-				// The directory went away and its watch with it: watch it
-				// again once it is back, and drain everything then.
+			if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
+				// Was the directory removed, taking its watch with it? The
+				// kernel says so of a directory only once nothing holds
+				// files in it open, and consumers keep theirs open; so a
+				// while after anything in it is removed or renamed, the
+				// watcher looks.
 				rewatch.Reset(rewatchEvery)
+			}
+			if ev.Name == dir {
 				continue
 			}
 			name := filepath.Base(ev.Name)
@@ -132,12 +142,37 @@ func (w *Watcher) loop() {
 		case <-rescan:
 			w.kickAll()
 		case <-rewatch.C:
+			if sameDir(dir, watched) {
+				continue
+			}
+			_ = w.fsw.Remove(dir) // the old watch, if the kernel has not dropped it yet
 			if err := w.fsw.Add(dir); err != nil {
 				rewatch.Reset(rewatchEvery)
 				continue
 			}
+			closeDir(watched)
+			watched, _ = os.Open(dir)
 			w.kickAll()
 		}
+	}
+}
+
+// sameDir reports whether dir still names the directory watched is open on.
+func sameDir(dir string, watched *os.File) bool {
+	if watched == nil {
+		return false
+	}
+	held, err := watched.Stat()
+	if err != nil {
+		return false
+	}
+	st, err := os.Stat(dir)
+	return err == nil && os.SameFile(st, held)
+}
+
+func closeDir(f *os.File) {
+	if f != nil {
+		f.Close()
 	}
 }
 
