@@ -302,7 +302,7 @@ func (c *Consumer) inboxFile(verify bool) (*os.File, os.FileInfo, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if linked(st) && !(verify && !c.isAtPath(st)) {
+		if linked(st) && (!verify || c.isAtPath(st)) {
 			return c.f, st, nil
 		}
 		c.f.Close()

@@ -1,7 +1,8 @@
 // Package inbox owns huddle's durable per-member mailboxes (docs/DESIGN.md §3, §6):
 // atomic appends under flock, consumers with a committed cursor and a
 // persisted dedupe set, read-only observers, dead letters, compaction, and
-// one fsnotify watch for all inboxes with a periodic rescan. The paths and
+// one fsnotify watch for all inboxes (a full drain on overflow; a periodic
+// rescan only when asked for). The paths and
 // the write disciplines are teamdir's.
 //
 // Files under the team directory:

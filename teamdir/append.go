@@ -109,8 +109,11 @@ func (a *Appender) Append(lines []byte) error {
 	if err := a.lockLinked(); err != nil {
 		return err
 	}
-	defer flockFD(a.fd, syscall.LOCK_UN)
-	return writeAll(a.fd, a.path, lines)
+	err := writeAll(a.fd, a.path, lines)
+	if uerr := flockFD(a.fd, syscall.LOCK_UN); err == nil && uerr != nil {
+		err = fmt.Errorf("append %s: unlock: %w", filepath.Base(a.path), uerr)
+	}
+	return err
 }
 
 // lockLinked takes the flock of a file that still has its name: a file
@@ -123,7 +126,7 @@ func (a *Appender) lockLinked() error {
 		}
 		var st syscall.Stat_t
 		if err := syscall.Fstat(a.fd, &st); err != nil {
-			flockFD(a.fd, syscall.LOCK_UN)
+			_ = flockFD(a.fd, syscall.LOCK_UN)
 			return fmt.Errorf("append %s: %w", filepath.Base(a.path), err)
 		}
 		if st.Nlink > 0 {
