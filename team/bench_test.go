@@ -126,7 +126,7 @@ func BenchmarkIdleRuntime(b *testing.B) {
 		if err := rt.Wait(); err != nil {
 			b.Fatal(err)
 		}
-		cpu := time.Duration(u1.Utime.Nano()+u1.Stime.Nano()-u0.Utime.Nano()-u0.Stime.Nano())
+		cpu := time.Duration(u1.Utime.Nano() + u1.Stime.Nano() - u0.Utime.Nano() - u0.Stime.Nano())
 		switches := float64(u1.Nvcsw + u1.Nivcsw - u0.Nvcsw - u0.Nivcsw)
 		b.ReportMetric(100*float64(cpu)/float64(wall), "cpu-%")
 		b.ReportMetric(switches/wall.Seconds(), "wakeups/s")

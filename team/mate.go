@@ -67,14 +67,29 @@ type mate struct {
 	finished chan struct{}
 }
 
-func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
-	return rt.run(ctx, spec, true)
+// spawnedMate is a teammate spawned and not launched yet: its record is
+// written, its process or loop started, its inbox consumed; prev is the
+// record of its previous run.
+type spawnedMate struct {
+	mt   *mate
+	prev *protocol.Member
 }
 
-// run starts a teammate: its record, its process or loop, and its run
-// goroutine; consume starts the consumer of its inbox, which hands each
-// message to whichever mate runs the member now (a restart replaces it).
+// run starts a teammate: spawn, then launch.
 func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error {
+	sm, err := rt.spawn(ctx, spec, consume)
+	if err != nil || sm.mt == nil {
+		return err
+	}
+	rt.launch(ctx, sm)
+	return nil
+}
+
+// spawn makes a teammate ready to run: its record, its process or loop;
+// consume starts the consumer of its inbox, which hands each message to
+// whichever mate runs the member now (a restart replaces it). A member
+// huddle does not run spawns nothing (no mate).
+func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (spawnedMate, error) {
 	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{}), replaced: make(chan struct{}), finished: make(chan struct{})}
 	mt.activity.Store("")
 	prev, _ := LoadMember(rt.dir, spec.Name)
@@ -91,11 +106,11 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 				rec.Activity = "called at " + t.URL + strings.Join(t.Command, " ")
 			}
 			if err := WriteMember(rt.dir, &rec); err != nil {
-				return err
+				return spawnedMate{}, err
 			}
 			rt.recordMove(&rec)
 		}
-		return nil
+		return spawnedMate{}, nil
 	}
 	if prev != nil {
 		mt.rec.Counters = prev.Counters
@@ -104,7 +119,7 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 	rt.mates[spec.Name] = mt
 	rt.mu.Unlock()
 	if err := mt.write(); err != nil {
-		return err
+		return spawnedMate{}, err
 	}
 	mt.mu.Lock()
 	first := mt.rec
@@ -116,16 +131,23 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 	} else if spec.Runtime.Kind == RuntimeLLM {
 		mt.startThinker()
 	} else if err := mt.startProcess(); err != nil {
-		return err
+		return spawnedMate{}, err
 	} else if mt.proc != nil {
 		mt.collectReplay(prev)
 	}
 	if consume {
 		name := spec.Name
 		if err := rt.w.Consume(name, func(ctx context.Context, d inbox.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
-			return err
+			return spawnedMate{mt: mt, prev: prev}, err
 		}
 	}
+	return spawnedMate{mt: mt, prev: prev}, nil
+}
+
+// launch starts a spawned teammate's run goroutine, which records how the
+// run ended.
+func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
+	mt, prev, spec := sm.mt, sm.prev, sm.mt.spec
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
@@ -141,7 +163,6 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 		}
 		mt.finish(err)
 	}()
-	return nil
 }
 
 // finish records how the teammate's run ended.
@@ -468,9 +489,14 @@ func (mt *mate) submitPlan(plan string) (string, error) {
 
 // awaitPlan blocks until the plan request id is final (the plan gate: no
 // step runs meanwhile) and returns the final record.
+//
+// It polls nothing: it looks again when poked (mt.wake) — by the decision's
+// line in the inbox (planDecided), by the runtime's expiry, or by the
+// runtime's watch on requests/ when a decision file (or the record) is
+// written by any process, lines or not (watch.go).
 func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, error) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	mt.rt.awaitingPlan(id, mt)
+	defer mt.rt.notAwaiting(id, mt)
 	for {
 		r, err := ApplyDecision(mt.rt.dir, id)
 		var ce *CorruptError
@@ -500,7 +526,6 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-mt.wake:
-		case <-tick.C:
 		}
 	}
 }
