@@ -64,7 +64,7 @@ type Runtime struct {
 	// awaiting are the teammates awaiting a plan decision, by request id.
 	awaiting map[string]*mate
 	wg       sync.WaitGroup
-	evMu          sync.Mutex
+	evMu     sync.Mutex
 }
 
 // Run loads the team in dir and runs it until ctx ends; then it stops every
