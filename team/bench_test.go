@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -80,18 +82,42 @@ func BenchmarkThousandTeammates(b *testing.B) {
 		for range n {
 			<-delivered
 		}
-		runtime.GC()
+		// Stacks shrink by half at most once per collection: three of them
+		// (an idle process gets one every two minutes) bring the run
+		// goroutines' stacks to what they hold while waiting.
+		for range 3 {
+			runtime.GC()
+		}
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		perMate := float64(int64(after.HeapInuse+after.StackInuse)-int64(before.HeapInuse+before.StackInuse)) / n
+		heap := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
+		stack := float64(int64(after.StackInuse)-int64(before.StackInuse)) / n
 		cancel()
 		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(toStarted.Microseconds())/1000, "ms-spawn→team_started")
 		b.ReportMetric(float64(allWorking.Microseconds())/1000, "ms-spawn→all-working")
-		b.ReportMetric(perMate, "heap-B/teammate")
+		b.ReportMetric(heap+stack, "heap-B/teammate")
+		b.ReportMetric(stack, "stack-B/teammate")
+		b.ReportMetric(float64(threads(b)), "os-threads")
 	}
+}
+
+// threads is how many OS threads the process has: each keeps its stacks
+// (counted in StackInuse) for the life of the process.
+func threads(b *testing.B) int {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		if n, ok := strings.CutPrefix(line, "Threads:"); ok {
+			v, _ := strconv.Atoi(strings.TrimSpace(n))
+			return v
+		}
+	}
+	return 0
 }
 
 // BenchmarkIdleRuntime starts 1,000 scripted teammates, waits until every

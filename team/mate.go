@@ -203,6 +203,8 @@ func (mt *mate) write() error {
 	mt.mu.Lock()
 	rec := mt.rec
 	mt.mu.Unlock()
+	mt.rt.takeSlot()
+	defer mt.rt.giveSlot()
 	return WriteMember(mt.rt.dir, &rec)
 }
 
@@ -239,14 +241,8 @@ func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.
 	rec := mt.rec
 	mt.mu.Unlock()
 	mt.activity.Store(activity)
-	if err := WriteMember(mt.rt.dir, &rec); err != nil {
+	if err := mt.rt.writeMove(&rec, cur != next); err != nil {
 		return true, err
-	}
-	if cur != next {
-		// Under writeMu: the history is in the order of the moves.
-		if err := appendStatusHistory(mt.rt.dir, &rec); err != nil {
-			mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
-		}
 	}
 	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
 	if activity != "" {
@@ -532,3 +528,33 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 
 // errStopped ends a run whose shutdown was approved.
 var errStopped = errors.New("shutdown approved")
+
+// writeMove writes a teammate's record and, when its status moved, the
+// line of its history, holding one of the runtime's write slots. Called
+// under the mate's writeMu: the history is in the order of the moves.
+func (rt *Runtime) writeMove(rec *protocol.Member, moved bool) error {
+	rt.takeSlot()
+	defer rt.giveSlot()
+	if err := WriteMember(rt.dir, rec); err != nil {
+		return err
+	}
+	if moved {
+		if err := appendStatusHistory(rt.dir, rec); err != nil {
+			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
+		}
+	}
+	return nil
+}
+
+// writeSlots is how many teammates write their records at once. A write
+// blocks its thread in the kernel, and the Go runtime gives each blocked
+// goroutine a thread of its own, which it keeps for the life of the
+// process (about 50 KiB of stacks each): a thousand teammates moving at
+// once would leave hundreds of threads behind, and contend for the same
+// directory's lock in the kernel anyway.
+const writeSlots = 4
+
+// takeSlot waits for a write slot; giveSlot gives it back.
+func (rt *Runtime) takeSlot() { rt.slots <- struct{}{} }
+
+func (rt *Runtime) giveSlot() { <-rt.slots }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sync/errgroup"
 
 	"huddle/inbox"
 	"huddle/ipc"
@@ -63,8 +64,10 @@ type Runtime struct {
 	live          liveListing
 	// awaiting are the teammates awaiting a plan decision, by request id.
 	awaiting map[string]*mate
-	wg       sync.WaitGroup
-	evMu     sync.Mutex
+	// slots bound the teammates' record writes in flight (takeSlot).
+	slots chan struct{}
+	wg    sync.WaitGroup
+	evMu  sync.Mutex
 }
 
 // Run loads the team in dir and runs it until ctx ends; then it stops every
@@ -113,7 +116,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
-	rt = &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, awaiting: map[string]*mate{}, archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
+	rt = &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	// Under the lock no other runtime writes here: what a crash left goes.
 	if err := teamdir.Sweep(dir); err != nil {
@@ -149,14 +152,14 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	// Every teammate is spawned (record, process, inbox consumer) before
 	// any begins its run: the first ones' work does not slow the spawning
 	// of the rest, and team_started comes as soon as all are there.
-	for _, spec := range t.Members {
-		sm, err := rt.spawn(ctx, spec, true)
-		if err != nil {
-			return fail(err)
-		}
+	sms, err := rt.spawnAll(ctx, t.Members)
+	for _, sm := range sms {
 		if sm.mt != nil {
 			spawned = append(spawned, sm)
 		}
+	}
+	if err != nil {
+		return fail(err)
 	}
 	for _, sm := range spawned {
 		rt.launch(ctx, sm)
@@ -173,6 +176,24 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		rt.emit(Event{"event": "team_stopped", "team": t.Name})
 	}()
 	return rt, nil
+}
+
+// spawnAll spawns every member, writeSlots at a time: a spawn is mostly
+// waiting on the kernel (records, the inbox's cursor), and the waits of a
+// few overlap. It returns what it spawned, in the roster's order, and the
+// first error.
+func (rt *Runtime) spawnAll(ctx context.Context, specs []MemberSpec) ([]spawnedMate, error) {
+	out := make([]spawnedMate, len(specs))
+	var g errgroup.Group
+	g.SetLimit(writeSlots)
+	for i, spec := range specs {
+		g.Go(func() error {
+			sm, err := rt.spawn(ctx, spec, true)
+			out[i] = sm
+			return err
+		})
+	}
+	return out, g.Wait()
 }
 
 // loop is the runtime's own goroutine until ctx ends. It wakes only when
