@@ -494,7 +494,7 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 	mt.rt.awaitingPlan(id, mt)
 	defer mt.rt.notAwaiting(id, mt)
 	for {
-		r, err := ApplyDecision(mt.rt.dir, id)
+		r, err := decidedRequest(mt.rt.dir, id)
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			// A corrupt record does not end the teammate: it says so, acts
