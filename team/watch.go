@@ -86,9 +86,10 @@ func (a *alarm) fired() { a.at = time.Time{} }
 
 // changed acts on one event of the runtime's watch. A restart asked is
 // acted on at once; a request that changed wakes the teammate awaiting it
-// (its decision may be there, or its record repaired) and has the records
-// looked at within Tick (the alarm), which applies decisions, settles exec
-// teammates and archives final records.
+// (its decision may be there, or its record repaired), arms the alarm at
+// its deadline, and has the records looked at within Tick (the alarm),
+// which applies decisions, settles exec teammates and archives final
+// records.
 func (rt *Runtime) changed(ev fsnotify.Event, al *alarm) {
 	if ev.Op&(fsnotify.Create|fsnotify.Write) == 0 {
 		return // a removal or a rename away: nothing new to act on
@@ -101,12 +102,21 @@ func (rt *Runtime) changed(ev fsnotify.Event, al *alarm) {
 	case filepath.Clean(teamdir.RestartDirPath(rt.dir)):
 		rt.restartAsked()
 	case filepath.Clean(teamdir.RequestsDirPath(rt.dir)):
-		id, ok := strings.CutSuffix(name, ".decision")
+		id, decided := strings.CutSuffix(name, ".decision")
+		ok := decided
 		if !ok {
 			id, ok = strings.CutSuffix(name, ".json")
 		}
 		if !ok || protocol.ValidateID(id) != nil {
 			return
+		}
+		if !decided {
+			// A new record (or a new deadline): the alarm goes off at its
+			// deadline at the latest. One being created reads as absent;
+			// its rename into place is the next event.
+			if r, err := LoadRequest(rt.dir, id); err == nil && r.Status == protocol.RequestPending {
+				al.arm(r.Deadline)
+			}
 		}
 		if ev.Op&fsnotify.Write != 0 {
 			// Written in place (a foreign agent): the directory's time did
