@@ -124,14 +124,21 @@ func threads(b *testing.B) int {
 // one is idle, and then measures the whole process over a window of 3 s in
 // which nothing happens: CPU time (user + system, getrusage) as a share of
 // one core's wall time, and context switches (voluntary + involuntary) per
-// second, a count of the process's wake-ups.
+// second, a count of the process's wake-ups. Twice: with the inbox's
+// options as they are by default, and with its periodic rescan put off
+// (a day), which shows what the team runtime itself costs.
 func BenchmarkIdleRuntime(b *testing.B) {
+	b.Run("inbox-defaults", func(b *testing.B) { benchIdle(b, inbox.Options{}) })
+	b.Run("inbox-rescan-off", func(b *testing.B) { benchIdle(b, inbox.Options{Rescan: 24 * time.Hour}) })
+}
+
+func benchIdle(b *testing.B, in inbox.Options) {
 	const n, window = 1000, 3 * time.Second
 	for range b.N {
 		dir := thousandTeam(b, n)
 		idle := make(chan struct{}, n)
 		ctx, cancel := context.WithCancel(context.Background())
-		rt, err := Start(ctx, dir, Options{OnEvent: func(e Event) {
+		rt, err := Start(ctx, dir, Options{Inbox: in, OnEvent: func(e Event) {
 			if e["event"] == "member_status" && e["status"] == string(protocol.MemberIdle) {
 				idle <- struct{}{}
 			}
