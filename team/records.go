@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,13 +24,21 @@ func writeJSONAtomic(path string, v any, durable bool) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), teamdir.DirMode); err != nil {
-		return err
-	}
+	b = append(b, '\n')
+	write := teamdir.ReplaceFile
 	if durable {
-		return teamdir.WriteFileAtomic(path, append(b, '\n'))
+		write = teamdir.WriteFileAtomic
 	}
-	return teamdir.ReplaceFile(path, append(b, '\n'))
+	// The directory is there but for the first write: it is made only
+	// then, not looked up before every write.
+	err = write(path, b)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), teamdir.DirMode); err != nil {
+			return err
+		}
+		err = write(path, b)
+	}
+	return err
 }
 
 // WriteMember rewrites a member's status record atomically.
