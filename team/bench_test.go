@@ -5,40 +5,58 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"huddle/inbox"
 	"huddle/protocol"
 )
 
+// thousandTeam writes a team of n scripted teammates that warm up for a
+// millisecond and then wait for an hour, and returns its directory.
+func thousandTeam(b *testing.B, n int) string {
+	dir := b.TempDir()
+	var members []MemberSpec
+	for i := range n {
+		members = append(members, MemberSpec{Name: fmt.Sprintf("m%04d", i), Runtime: RuntimeSpec{Kind: RuntimeScript,
+			Steps: []Step{{Work: Duration(time.Millisecond), Activity: "warming up"}, {Wait: Duration(time.Hour)}}}})
+	}
+	writeTeamB(b, dir, Team{Name: "big", Members: members})
+	return dir
+}
+
 // BenchmarkThousandTeammates starts 1,000 scripted teammates in one process
-// and reports the time until all are working and the memory each costs
-// while idle.
+// and reports: the time from calling Run to the team_started event (every
+// teammate spawned: record written, inbox consumed, run goroutine started);
+// the time until every teammate is working; and the heap and stack each
+// teammate costs once every one of them has received a message (sent with
+// inbox.Append, each delivered to its handler).
 func BenchmarkThousandTeammates(b *testing.B) {
 	const n = 1000
 	for range b.N {
-		dir := b.TempDir()
-		var members []MemberSpec
-		for i := range n {
-			members = append(members, MemberSpec{Name: fmt.Sprintf("m%04d", i), Runtime: RuntimeSpec{Kind: RuntimeScript,
-				Steps: []Step{{Work: Duration(time.Millisecond), Activity: "warming up"}, {Wait: Duration(time.Hour)}}}})
-		}
-		writeTeamB(b, dir, Team{Name: "big", Members: members})
+		dir := thousandTeam(b, n)
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		working, idle := make(chan struct{}, n), make(chan struct{}, n)
+		started := make(chan time.Time, 1)
+		working, idle, delivered := make(chan struct{}, n), make(chan struct{}, n), make(chan struct{}, n)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
 			done <- Run(ctx, dir, Options{OnEvent: func(e Event) {
-				if e["event"] != "member_status" {
-					return
-				}
 				switch {
+				case e["event"] == "team_started":
+					started <- time.Now()
+				case e["event"] == "message_delivered" && e["from"] == protocol.Lead:
+					delivered <- struct{}{}
+				case e["event"] != "member_status":
 				case e["status"] == string(protocol.MemberWorking) && e["activity"] == "warming up":
 					working <- struct{}{}
 				case e["status"] == string(protocol.MemberIdle):
@@ -46,6 +64,7 @@ func BenchmarkThousandTeammates(b *testing.B) {
 				}
 			}})
 		}()
+		toStarted := (<-started).Sub(start)
 		for range n {
 			<-working
 		}
@@ -53,23 +72,130 @@ func BenchmarkThousandTeammates(b *testing.B) {
 		for range n {
 			<-idle
 		}
-		runtime.GC()
+		for i := range n {
+			m := protocol.NewMessage(protocol.TypeMessage, protocol.Lead, fmt.Sprintf("m%04d", i))
+			m.Content = "hello"
+			if err := inbox.Append(dir, m.To, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for range n {
+			<-delivered
+		}
+		// Stacks shrink by half at most once per collection: three of them
+		// (an idle process gets one every two minutes) bring the run
+		// goroutines' stacks to what they hold while waiting.
+		for range 3 {
+			runtime.GC()
+		}
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		perMate := float64(after.HeapInuse+after.StackInuse-before.HeapInuse-before.StackInuse) / n
+		heap := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
+		stack := float64(int64(after.StackInuse)-int64(before.StackInuse)) / n
 		cancel()
 		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(allWorking.Milliseconds()), "ms-to-all-working")
-		b.ReportMetric(perMate/1024, "KiB/idle-teammate")
+		b.ReportMetric(float64(toStarted.Microseconds())/1000, "ms-spawn→team_started")
+		b.ReportMetric(float64(allWorking.Microseconds())/1000, "ms-spawn→all-working")
+		b.ReportMetric(heap+stack, "heap-B/teammate")
+		b.ReportMetric(stack, "stack-B/teammate")
+		b.ReportMetric(float64(threads(b)), "os-threads")
 	}
 }
 
-// BenchmarkPlanApprovalRoundTrip measures from Decide returning to the
-// teammate's status becoming working.
+// threads is how many OS threads the process has: each keeps its stacks
+// (counted in StackInuse) for the life of the process.
+func threads(b *testing.B) int {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		if n, ok := strings.CutPrefix(line, "Threads:"); ok {
+			v, _ := strconv.Atoi(strings.TrimSpace(n))
+			return v
+		}
+	}
+	return 0
+}
+
+// BenchmarkIdleRuntime starts 1,000 scripted teammates, waits until every
+// one is idle, and then measures the whole process over a window of 3 s in
+// which nothing happens: CPU time (user + system, getrusage) as a share of
+// one core's wall time, and context switches (voluntary + involuntary) per
+// second, a count of the process's wake-ups. Twice: with the inbox's
+// options as they are by default, and with its periodic rescan put off
+// (a day), which shows what the team runtime itself costs.
+func BenchmarkIdleRuntime(b *testing.B) {
+	b.Run("inbox-defaults", func(b *testing.B) { benchIdle(b, inbox.Options{}) })
+	b.Run("inbox-rescan-off", func(b *testing.B) { benchIdle(b, inbox.Options{Rescan: 24 * time.Hour}) })
+}
+
+func benchIdle(b *testing.B, in inbox.Options) {
+	const n, window = 1000, 3 * time.Second
+	for range b.N {
+		dir := thousandTeam(b, n)
+		idle := make(chan struct{}, n)
+		ctx, cancel := context.WithCancel(context.Background())
+		rt, err := Start(ctx, dir, Options{Inbox: in, OnEvent: func(e Event) {
+			if e["event"] == "member_status" && e["status"] == string(protocol.MemberIdle) {
+				idle <- struct{}{}
+			}
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range n {
+			<-idle
+		}
+		// The teammates' last writes may still be settling: what the
+		// garbage collector does after them is not idle work.
+		runtime.GC()
+		u0, t0 := rusage(b), time.Now()
+		idleFor(ctx, window)
+		u1, wall := rusage(b), time.Since(t0)
+		cancel()
+		if err := rt.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		cpu := time.Duration(u1.Utime.Nano() + u1.Stime.Nano() - u0.Utime.Nano() - u0.Stime.Nano())
+		switches := float64(u1.Nvcsw + u1.Nivcsw - u0.Nvcsw - u0.Nivcsw)
+		b.ReportMetric(100*float64(cpu)/float64(wall), "cpu-%")
+		b.ReportMetric(switches/wall.Seconds(), "wakeups/s")
+	}
+}
+
+// idleFor blocks for d without a timer of the benchmark's own waking the
+// process more than once.
+func idleFor(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func rusage(b *testing.B) syscall.Rusage {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return u
+}
+
+// BenchmarkPlanApprovalRoundTrip measures from calling Decide to the
+// teammate's status becoming working, on a real disk (not tmpfs: the
+// decision's fsync is the point), and in the same run, interleaved, the
+// floor: creating, writing and fsyncing a small file on the same disk.
+// It reports both p50 and p99, their difference and their ratio.
 func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
-	dir := b.TempDir()
+	dir := realDiskDir(b)
+	probeDir := filepath.Join(dir, "probe")
+	if err := os.Mkdir(probeDir, 0o700); err != nil {
+		b.Fatal(err)
+	}
 	writeTeamB(b, dir, Team{Name: "rt", Members: []MemberSpec{{Name: "alice", Runtime: RuntimeSpec{Kind: RuntimeScript,
 		Steps: []Step{{Plan: "again and again"}, {Loop: true}}}}}})
 	opened := make(chan string, 16)
@@ -87,9 +213,11 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 		}})
 	}()
 	lat := make([]time.Duration, 0, b.N)
+	floor := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
 		id := <-opened
+		floor = append(floor, fsyncProbe(b, probeDir, i))
 		t0 := time.Now()
 		if _, err := Decide(dir, id, protocol.EventApprove, "", ""); err != nil {
 			b.Fatal(err)
@@ -102,9 +230,75 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
+	p50, p99 := percentiles(lat)
+	f50, f99 := percentiles(floor)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
+	b.ReportMetric(ms(f50), "fsync-p50-ms")
+	b.ReportMetric(ms(f99), "fsync-p99-ms")
+	b.ReportMetric(ms(p99-f99), "p99-minus-fsync-ms")
+	b.ReportMetric(float64(p99)/float64(f99), "p99-ratio")
+}
+
+// fsyncProbe creates a small file in dir, writes it, fsyncs and closes it,
+// and returns how long that took; the file is removed untimed.
+func fsyncProbe(b *testing.B, dir string, i int) time.Duration {
+	p := filepath.Join(dir, fmt.Sprintf("probe-%d", i))
+	data := []byte(`{"event":"approve","by":"lead","at":"2026-01-01T00:00:00Z"}` + "\n")
+	t0 := time.Now()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	d := time.Since(t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.Remove(p)
+	return d
+}
+
+func percentiles(d []time.Duration) (p50, p99 time.Duration) {
+	slices.Sort(d)
+	return d[len(d)/2], d[min(len(d)-1, len(d)*99/100)]
+}
+
+// realDiskDir is a temp directory on a disk an fsync has to reach: the
+// test's own when it is not tmpfs, else one under the home directory
+// (removed at the end).
+func realDiskDir(b *testing.B) string {
+	dir := b.TempDir()
+	if !onTmpfs(dir) {
+		return dir
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err = os.MkdirTemp(home, "huddle-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	if onTmpfs(dir) {
+		b.Skip("no real disk: both the temp and the home directory are tmpfs")
+	}
+	return dir
+}
+
+// onTmpfs tells whether dir is on a tmpfs, whose fsync reaches no disk.
+func onTmpfs(dir string) bool {
+	const tmpfsMagic = 0x01021994
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Type == tmpfsMagic
 }
 
 func writeTeamB(b *testing.B, dir string, tm Team) {

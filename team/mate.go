@@ -67,14 +67,29 @@ type mate struct {
 	finished chan struct{}
 }
 
-func (rt *Runtime) start(ctx context.Context, spec MemberSpec) error {
-	return rt.run(ctx, spec, true)
+// spawnedMate is a teammate spawned and not launched yet: its record is
+// written, its process or loop started, its inbox consumed; prev is the
+// record of its previous run.
+type spawnedMate struct {
+	mt   *mate
+	prev *protocol.Member
 }
 
-// run starts a teammate: its record, its process or loop, and its run
-// goroutine; consume starts the consumer of its inbox, which hands each
-// message to whichever mate runs the member now (a restart replaces it).
+// run starts a teammate: spawn, then launch.
 func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error {
+	sm, err := rt.spawn(ctx, spec, consume)
+	if err != nil || sm.mt == nil {
+		return err
+	}
+	rt.launch(ctx, sm)
+	return nil
+}
+
+// spawn makes a teammate ready to run: its record, its process or loop;
+// consume starts the consumer of its inbox, which hands each message to
+// whichever mate runs the member now (a restart replaces it). A member
+// huddle does not run spawns nothing (no mate).
+func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (spawnedMate, error) {
 	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{}), replaced: make(chan struct{}), finished: make(chan struct{})}
 	mt.activity.Store("")
 	prev, _ := LoadMember(rt.dir, spec.Name)
@@ -91,11 +106,11 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 				rec.Activity = "called at " + t.URL + strings.Join(t.Command, " ")
 			}
 			if err := WriteMember(rt.dir, &rec); err != nil {
-				return err
+				return spawnedMate{}, err
 			}
 			rt.recordMove(&rec)
 		}
-		return nil
+		return spawnedMate{}, nil
 	}
 	if prev != nil {
 		mt.rec.Counters = prev.Counters
@@ -104,7 +119,7 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 	rt.mates[spec.Name] = mt
 	rt.mu.Unlock()
 	if err := mt.write(); err != nil {
-		return err
+		return spawnedMate{}, err
 	}
 	mt.mu.Lock()
 	first := mt.rec
@@ -116,16 +131,23 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 	} else if spec.Runtime.Kind == RuntimeLLM {
 		mt.startThinker()
 	} else if err := mt.startProcess(); err != nil {
-		return err
+		return spawnedMate{}, err
 	} else if mt.proc != nil {
 		mt.collectReplay(prev)
 	}
 	if consume {
 		name := spec.Name
 		if err := rt.w.Consume(name, func(ctx context.Context, d inbox.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
-			return err
+			return spawnedMate{mt: mt, prev: prev}, err
 		}
 	}
+	return spawnedMate{mt: mt, prev: prev}, nil
+}
+
+// launch starts a spawned teammate's run goroutine, which records how the
+// run ended.
+func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
+	mt, prev, spec := sm.mt, sm.prev, sm.mt.spec
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
@@ -141,7 +163,6 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 		}
 		mt.finish(err)
 	}()
-	return nil
 }
 
 // finish records how the teammate's run ended.
@@ -182,6 +203,8 @@ func (mt *mate) write() error {
 	mt.mu.Lock()
 	rec := mt.rec
 	mt.mu.Unlock()
+	mt.rt.takeSlot()
+	defer mt.rt.giveSlot()
 	return WriteMember(mt.rt.dir, &rec)
 }
 
@@ -218,14 +241,8 @@ func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.
 	rec := mt.rec
 	mt.mu.Unlock()
 	mt.activity.Store(activity)
-	if err := WriteMember(mt.rt.dir, &rec); err != nil {
+	if err := mt.rt.writeMove(&rec, cur != next); err != nil {
 		return true, err
-	}
-	if cur != next {
-		// Under writeMu: the history is in the order of the moves.
-		if err := appendStatusHistory(mt.rt.dir, &rec); err != nil {
-			mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
-		}
 	}
 	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
 	if activity != "" {
@@ -468,11 +485,16 @@ func (mt *mate) submitPlan(plan string) (string, error) {
 
 // awaitPlan blocks until the plan request id is final (the plan gate: no
 // step runs meanwhile) and returns the final record.
+//
+// It polls nothing: it looks again when poked (mt.wake) — by the decision's
+// line in the inbox (planDecided), by the runtime's expiry, or by the
+// runtime's watch on requests/ when a decision file (or the record) is
+// written by any process, lines or not (watch.go).
 func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, error) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	mt.rt.awaitingPlan(id, mt)
+	defer mt.rt.notAwaiting(id, mt)
 	for {
-		r, err := ApplyDecision(mt.rt.dir, id)
+		r, err := decidedRequest(mt.rt.dir, id)
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			// A corrupt record does not end the teammate: it says so, acts
@@ -500,10 +522,39 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-mt.wake:
-		case <-tick.C:
 		}
 	}
 }
 
 // errStopped ends a run whose shutdown was approved.
 var errStopped = errors.New("shutdown approved")
+
+// writeMove writes a teammate's record and, when its status moved, the
+// line of its history, holding one of the runtime's write slots. Called
+// under the mate's writeMu: the history is in the order of the moves.
+func (rt *Runtime) writeMove(rec *protocol.Member, moved bool) error {
+	rt.takeSlot()
+	defer rt.giveSlot()
+	if err := WriteMember(rt.dir, rec); err != nil {
+		return err
+	}
+	if moved {
+		if err := appendStatusHistory(rt.dir, rec); err != nil {
+			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
+		}
+	}
+	return nil
+}
+
+// writeSlots is how many teammates write their records at once. A write
+// blocks its thread in the kernel, and the Go runtime gives each blocked
+// goroutine a thread of its own, which it keeps for the life of the
+// process (about 50 KiB of stacks each): a thousand teammates moving at
+// once would leave hundreds of threads behind, and contend for the same
+// directory's lock in the kernel anyway.
+const writeSlots = 4
+
+// takeSlot waits for a write slot; giveSlot gives it back.
+func (rt *Runtime) takeSlot() { rt.slots <- struct{}{} }
+
+func (rt *Runtime) giveSlot() { <-rt.slots }

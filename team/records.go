@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,13 +24,21 @@ func writeJSONAtomic(path string, v any, durable bool) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), teamdir.DirMode); err != nil {
-		return err
-	}
+	b = append(b, '\n')
+	write := teamdir.ReplaceFile
 	if durable {
-		return teamdir.WriteFileAtomic(path, append(b, '\n'))
+		write = teamdir.WriteFileAtomic
 	}
-	return teamdir.ReplaceFile(path, append(b, '\n'))
+	// The directory is there but for the first write: it is made only
+	// then, not looked up before every write.
+	err = write(path, b)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), teamdir.DirMode); err != nil {
+			return err
+		}
+		err = write(path, b)
+	}
+	return err
 }
 
 // WriteMember rewrites a member's status record atomically.
@@ -570,8 +579,23 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 		// record now, and writing r again would bring it back to life.
 		return LoadRequest(dir, id)
 	}
-	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {
+	if err := applyInMemory(r, d); err != nil {
 		return nil, err
+	}
+	p, err := teamdir.RequestPath(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeJSONAtomic(p, r, false); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// applyInMemory moves r to the final state d says, in memory.
+func applyInMemory(r *protocol.Request, d *decision) error {
+	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {
+		return err
 	}
 	switch {
 	case r.Kind == protocol.KindPlan && d.Event.IsAnswer():
@@ -579,11 +603,27 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 	default:
 		r.ResponseReason = d.Text
 	}
-	p, err := teamdir.RequestPath(dir, id)
+	return nil
+}
+
+// decidedRequest is the record of id as its decision makes it, if it has
+// one, without rewriting the record: for a teammate awaiting its plan, so
+// that no write stands between the decision and the teammate's next move.
+// The record is brought in line by its resolver, and, should the resolver
+// die before, by the runtime, which the decision file wakes (team/watch.go).
+func decidedRequest(dir, id string) (*protocol.Request, error) {
+	r, err := LoadRequest(dir, id)
+	if err != nil || r.Status.IsTerminal() {
+		return r, err
+	}
+	d, err := readDecision(dir, id)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errIncomplete) {
+		return r, nil // no decision (yet)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := writeJSONAtomic(p, r, false); err != nil {
+	if err := applyInMemory(r, d); err != nil {
 		return nil, err
 	}
 	return r, nil

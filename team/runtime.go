@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sync/errgroup"
+
 	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
@@ -30,7 +33,10 @@ type Options struct {
 	// so the demo's built-in agent runs from any build.
 	Executable string
 	Inbox      inbox.Options
-	// Tick is how often deadlines are checked; default 500ms.
+	// Tick is how soon after a change in requests/ the runtime looks at
+	// the records (applies decisions, settles exec teammates, archives);
+	// default 500ms. Deadlines and restarts need no tick: a timer and a
+	// watch wake the runtime (team/watch.go).
 	Tick time.Duration
 	// newThinker builds an llm teammate's loop (nil: the real llm.Agent);
 	// tests give a fake.
@@ -56,8 +62,12 @@ type Runtime struct {
 	archiveFailed map[string]bool
 	corrupt       map[string]string
 	live          liveListing
-	wg            sync.WaitGroup
-	evMu          sync.Mutex
+	// awaiting are the teammates awaiting a plan decision, by request id.
+	awaiting map[string]*mate
+	// slots bound the teammates' record writes in flight (takeSlot).
+	slots chan struct{}
+	wg    sync.WaitGroup
+	evMu  sync.Mutex
 }
 
 // Run loads the team in dir and runs it until ctx ends; then it stops every
@@ -106,19 +116,28 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
-	rt = &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
+	rt = &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	// Under the lock no other runtime writes here: what a crash left goes.
 	if err := teamdir.Sweep(dir); err != nil {
 		rt.emit(Event{"event": "error", "error": err.Error()})
 	}
-	// Restarts asked of an earlier runtime are moot: every member starts.
-	if err := os.RemoveAll(teamdir.RestartDirPath(dir)); err != nil {
-		rt.emit(Event{"event": "error", "error": err.Error()})
+	fsw, err := watchRuntimeDirs(dir)
+	if err != nil {
+		cancel()
+		w.Close()
+		unlock()
+		return nil, err
 	}
+	rt.dropRestartsAsked()
+	var spawned []spawnedMate
 	fail := func(err error) (*Runtime, error) {
 		cancel()
+		for _, sm := range spawned {
+			rt.launch(ctx, sm) // its goroutine sees ctx ended and cleans up
+		}
 		rt.wg.Wait()
+		fsw.Close()
 		w.Close()
 		unlock()
 		return nil, err
@@ -130,38 +149,91 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
 		return fail(err)
 	}
-	for _, spec := range t.Members {
-		if err := rt.start(ctx, spec); err != nil {
-			return fail(err)
+	// Every teammate is spawned (record, process, inbox consumer) before
+	// any begins its run: the first ones' work does not slow the spawning
+	// of the rest, and team_started comes as soon as all are there.
+	sms, err := rt.spawnAll(ctx, t.Members)
+	for _, sm := range sms {
+		if sm.mt != nil {
+			spawned = append(spawned, sm)
 		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	for _, sm := range spawned {
+		rt.launch(ctx, sm)
 	}
 	rt.emit(Event{"event": "team_started", "team": t.Name, "members": len(t.Members)})
 	go func() {
 		defer close(rt.done)
 		defer unlock()
 		defer cancel()
-		tick := time.NewTicker(opts.Tick)
-		defer tick.Stop()
-		beat := time.NewTicker(teamdir.HeartbeatEvery)
-		defer beat.Stop()
-		for done := false; !done; {
-			select {
-			case <-ctx.Done():
-				done = true
-			case <-tick.C:
-				rt.expire()
-				rt.restartAsked()
-			case <-beat.C:
-				if err := teamdir.Heartbeat(dir); err != nil {
-					rt.emit(Event{"event": "error", "error": err.Error()})
-				}
-			}
-		}
+		rt.loop(ctx, fsw)
+		fsw.Close()
 		rt.wg.Wait() // teammates see ctx and stop
 		rt.err = w.Close()
 		rt.emit(Event{"event": "team_stopped", "team": t.Name})
 	}()
 	return rt, nil
+}
+
+// spawnAll spawns every member, writeSlots at a time: a spawn is mostly
+// waiting on the kernel (records, the inbox's cursor), and the waits of a
+// few overlap. It returns what it spawned, in the roster's order, and the
+// first error.
+func (rt *Runtime) spawnAll(ctx context.Context, specs []MemberSpec) ([]spawnedMate, error) {
+	out := make([]spawnedMate, len(specs))
+	var g errgroup.Group
+	g.SetLimit(writeSlots)
+	for i, spec := range specs {
+		g.Go(func() error {
+			sm, err := rt.spawn(ctx, spec, true)
+			out[i] = sm
+			return err
+		})
+	}
+	return out, g.Wait()
+}
+
+// loop is the runtime's own goroutine until ctx ends. It wakes only when
+// something is due: a restart asked or a request changed (the watch), the
+// next deadline (the alarm), the heartbeat.
+func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
+	al := newAlarm()
+	defer al.t.Stop()
+	hb := newHeartbeat()
+	defer hb.t.Stop()
+	look := func() {
+		next := rt.expire()
+		al.arm(next)
+		hb.counting(!next.IsZero())
+	}
+	look() // decisions made and deadlines passed while no runtime ran
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-al.t.C:
+			al.fired()
+			look()
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return
+			}
+			rt.changed(ev, al)
+		case err, ok := <-fsw.Errors:
+			if !ok {
+				return
+			}
+			rt.lostEvents(err, al)
+		case <-hb.t.C:
+			if err := teamdir.Heartbeat(rt.dir); err != nil {
+				rt.emit(Event{"event": "error", "error": err.Error()})
+			}
+			hb.beaten()
+		}
+	}
 }
 
 // settleLastRun corrects what a runtime that stopped without cleaning up
@@ -393,29 +465,50 @@ func (rt *Runtime) statusReported(d inbox.Delivery) error {
 	return nil
 }
 
-// expire moves pending requests past their deadline to expired.
-func (rt *Runtime) expire() {
+// expire moves pending requests past their deadline to expired, applies
+// the decisions made elsewhere and settles the exec teammates awaiting
+// them. It returns when it should run next: the earliest deadline still
+// pending (zero: none), or within Tick when a record could not be read or
+// resolved.
+func (rt *Runtime) expire() (next time.Time) {
+	soon := time.Now().Add(rt.opts.Tick)
+	earliest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
 	all, err := rt.pending()
 	if err != nil {
-		return
+		earliest(soon)
+		return next
 	}
 	now := time.Now()
 	for _, r := range all {
 		if nr, err := applyDecision(rt.dir, &r, nil); err != nil || nr.Status.IsTerminal() {
+			if err != nil {
+				earliest(soon)
+			}
 			continue // decided elsewhere, and now written down
 		}
 		if now.Before(r.Deadline) {
+			earliest(r.Deadline)
 			continue
 		}
-		if nr, err := Resolve(rt.dir, r.ID, Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"}); err == nil {
+		nr, err := Resolve(rt.dir, r.ID, Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+		var already *AlreadyError
+		switch {
+		case err == nil:
 			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": "huddle"})
 			if mt := rt.mate(nr.From); mt != nil {
 				mt.poke()
 			}
 			rt.tellPlanEnded(nr)
+		case !errors.As(err, &already):
+			earliest(soon) // try again
 		}
 	}
 	rt.settleAwaited()
+	return next
 }
 
 // settleAwaited moves each exec teammate whose awaited plan is final out of

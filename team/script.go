@@ -12,68 +12,116 @@ import (
 // runScript runs a scripted teammate's steps until its shutdown is approved
 // or the runtime stops. prev is the record of its previous run, if any: a
 // teammate that was waiting on a plan resumes waiting on the same request.
+//
+// Its own frame holds only the loop and the waits; a step runs in
+// scriptStep, whose frame is gone by the time the teammate waits. A
+// waiting teammate's goroutine then uses little enough of its stack for
+// the garbage collector to shrink it to 4 KiB (from 8 KiB): a thousand
+// teammates waiting cost 4 MB less.
 func (mt *mate) runScript(ctx context.Context, prev *protocol.Member) error {
-	spec := mt.spec.Runtime
-	rng := rand.New(rand.NewPCG(uint64(spec.Seed), uint64(len(mt.spec.Name))))
-	jitter := func(d Duration) time.Duration {
-		return time.Duration(float64(d) * (0.8 + 0.4*rng.Float64()))
-	}
-	i, resumeID := resumeAt(prev, spec.Steps)
-	mt.mu.Lock()
-	mt.rec.Step = i
-	mt.mu.Unlock()
-	if err := mt.setStatus(protocol.MemberWorking, "starting"); err != nil {
+	sr, err := mt.startScript(prev)
+	if err != nil {
 		return err
 	}
 	for {
-		if mt.stopping() {
-			return errStopped
-		}
-		if err := ctx.Err(); err != nil {
+		wait, forever, err := mt.scriptStep(ctx, sr)
+		switch {
+		case err != nil:
 			return err
-		}
-		if i >= len(spec.Steps) {
-			// The script has run out: idle until asked to stop.
-			if err := mt.setStatus(protocol.MemberIdle, "done"); err != nil {
+		case forever:
+			return waitStopped(ctx, mt.stop)
+		case wait > 0:
+			if err := sleep(ctx, mt.stop, wait); err != nil {
 				return err
 			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-mt.stop:
-				return errStopped
-			}
 		}
-		// The step is on disk before it runs: a restart resumes here and
-		// repeats none of the steps before it.
-		if err := mt.setStep(i); err != nil {
-			return err
+	}
+}
+
+// scriptRun is where a scripted teammate is in its steps.
+type scriptRun struct {
+	steps    []Step
+	i        int
+	resumeID string
+	rng      *rand.Rand
+}
+
+// jitter is d give or take 20%.
+func (sr *scriptRun) jitter(d Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*sr.rng.Float64()))
+}
+
+// startScript finds where the teammate starts (resumeAt) and says it is
+// working.
+func (mt *mate) startScript(prev *protocol.Member) (*scriptRun, error) {
+	spec := mt.spec.Runtime
+	sr := &scriptRun{steps: spec.Steps, rng: rand.New(rand.NewPCG(uint64(spec.Seed), uint64(len(mt.spec.Name))))}
+	sr.i, sr.resumeID = resumeAt(prev, spec.Steps)
+	mt.mu.Lock()
+	mt.rec.Step = sr.i
+	mt.mu.Unlock()
+	if err := mt.setStatus(protocol.MemberWorking, "starting"); err != nil {
+		return nil, err
+	}
+	return sr, nil
+}
+
+// scriptStep runs the teammate's next step, but for the waiting itself: a
+// wait step returns how long to wait; the end of the script returns
+// forever (idle until asked to stop).
+func (mt *mate) scriptStep(ctx context.Context, sr *scriptRun) (wait time.Duration, forever bool, err error) {
+	if mt.stopping() {
+		return 0, false, errStopped
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, false, err
+	}
+	if sr.i >= len(sr.steps) {
+		// The script has run out: idle until asked to stop.
+		if err := mt.setStatus(protocol.MemberIdle, "done"); err != nil {
+			return 0, false, err
 		}
-		st := spec.Steps[i]
-		kind, _ := st.kind()
-		var err error
-		switch kind {
-		case "plan":
-			err = mt.planStep(ctx, st.Plan, resumeID)
-			resumeID = ""
-		case "work":
-			err = mt.workStep(ctx, jitter(st.Work), st.Activity)
-		case "say":
-			err = mt.sayStep(st.Say, st.Text)
-		case "call":
-			err = mt.callStep(ctx, st)
-		case "wait":
-			if err = mt.setStatus(protocol.MemberIdle, "waiting"); err == nil {
-				err = sleep(ctx, mt.stop, jitter(st.Wait))
-			}
-		case "loop":
-			i = 0
-			continue
+		return 0, true, nil
+	}
+	// The step is on disk before it runs: a restart resumes here and
+	// repeats none of the steps before it.
+	if err := mt.setStep(sr.i); err != nil {
+		return 0, false, err
+	}
+	st := &sr.steps[sr.i]
+	kind, _ := st.kind()
+	switch kind {
+	case "plan":
+		err = mt.planStep(ctx, st.Plan, sr.resumeID)
+		sr.resumeID = ""
+	case "work":
+		err = mt.workStep(ctx, sr.jitter(st.Work), st.Activity)
+	case "say":
+		err = mt.sayStep(st.Say, st.Text)
+	case "call":
+		err = mt.callStep(ctx, *st)
+	case "wait":
+		if err = mt.setStatus(protocol.MemberIdle, "waiting"); err == nil {
+			wait = sr.jitter(st.Wait)
 		}
-		if err != nil {
-			return err
-		}
-		i++
+	case "loop":
+		sr.i = 0
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	sr.i++
+	return wait, false, nil
+}
+
+// waitStopped waits until ctx ends or a shutdown is approved.
+func waitStopped(ctx context.Context, stop <-chan struct{}) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-stop:
+		return errStopped
 	}
 }
 

@@ -28,13 +28,22 @@ type RuntimeState struct {
 	// never ran) or it cannot be read.
 	Last RuntimeRecord
 	// LastAlive is the lock file's modification time: a runtime touches it
-	// every HeartbeatEvery and writes it when it stops, so after a kill -9
-	// it is when the runtime was last seen alive (to within HeartbeatEvery).
+	// every HeartbeatEvery while a request's deadline counts (every
+	// HeartbeatIdleEvery otherwise) and writes it when it stops, so after a
+	// kill -9 it is when the runtime was last seen alive (to within
+	// HeartbeatEvery while a deadline counted).
 	LastAlive time.Time
 }
 
-// HeartbeatEvery is how often a runtime touches runtime.lock.
+// HeartbeatEvery is how often a runtime touches runtime.lock while a
+// pending request's deadline counts: the next runtime gives that request
+// back the time since (team.PausedSince), exact to within this.
 const HeartbeatEvery = 5 * time.Second
+
+// HeartbeatIdleEvery is how often a runtime touches runtime.lock while no
+// deadline counts: then only the "last seen alive" a reader shows uses it,
+// and a minute is precise enough for a person.
+const HeartbeatIdleEvery = time.Minute
 
 // Heartbeat touches runtime.lock: the runtime that holds it is alive now.
 func Heartbeat(dir string) error {

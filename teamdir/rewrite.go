@@ -42,7 +42,15 @@ func replaceFile(path string, data []byte, sync bool, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	// Removed only when it did not become path: a removal of a name the
+	// rename took already fails, but it still locks the directory, which
+	// every writer of a busy directory (members/) waits on.
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
@@ -62,7 +70,11 @@ func replaceFile(path string, data []byte, sync bool, mode os.FileMode) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	renamed = true
+	return nil
 }
 
 // LinkExclusive creates path holding data, or reports false when path

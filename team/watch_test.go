@@ -1,0 +1,156 @@
+package team
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+	"huddle/teamdir"
+)
+
+// noTick is a Tick no test lasts: what these tests wait for comes from the
+// runtime's watch and its deadline timer, never from a periodic look.
+const noTick = time.Hour
+
+// startUntickedTeam starts the team in dir with noTick and returns its
+// events and its Runtime; the team stops when the test ends.
+func startUntickedTeam(t *testing.T, dir string) (*events, *Runtime) {
+	t.Helper()
+	ev := &events{}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := Start(ctx, dir, Options{OnEvent: ev.add, Tick: noTick})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := rt.Wait(); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return ev, rt
+}
+
+// stoppedSleeper runs a team with one scripted member that idles, and
+// shuts it down: it is stopped, so a restart may be asked of it.
+func stoppedSleeper(t *testing.T, dir string) *events {
+	t.Helper()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("sleeper", "", Step{Wait: Duration(time.Hour)})}})
+	ev, _ := startUntickedTeam(t, dir)
+	if _, err := RequestShutdown(dir, "sleeper", "for the test"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
+	return ev
+}
+
+// TestRestartAskedWhileRunningIsSeenByTheWatch: with no tick at all, a
+// restart asked of a stopped member runs it again: the watch on restart/
+// tells the runtime.
+func TestRestartAskedWhileRunningIsSeenByTheWatch(t *testing.T) {
+	dir := t.TempDir()
+	ev := stoppedSleeper(t, dir)
+	before, err := RequestRestart(dir, "sleeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "member_restarted", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "member_restarted" && e["member"] == "sleeper" })
+	})
+	waitFor(t, 10*time.Second, "sleeper running again", func() bool {
+		m, err := LoadMember(dir, "sleeper")
+		return err == nil && m.RunID != before.RunID && !m.Status.IsTerminal()
+	})
+	p, _ := teamdir.RestartPath(dir, "sleeper")
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("restart/sleeper is still there: %v", err)
+	}
+}
+
+// TestRestartAskedWhileDownIsHonouredAtStart: a restart written while no
+// runtime ran is honoured by the next start, which runs every member: the
+// member runs, the request is gone, and nothing is dead-lettered for it.
+func TestRestartAskedWhileDownIsHonouredAtStart(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("sleeper", "", Step{Wait: Duration(time.Hour)})}})
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := Start(ctx, dir, Options{Tick: noTick})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := rt.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	last, err := LoadMember(dir, "sleeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := teamdir.RestartPath(dir, "sleeper")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(`{"at":"`+protocol.FormatTime(time.Now())+`","by":"lead"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ev, _ := startUntickedTeam(t, dir)
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("restart/sleeper is still there after the start: %v", err)
+	}
+	waitFor(t, 10*time.Second, "sleeper running in the new run", func() bool {
+		m, err := LoadMember(dir, "sleeper")
+		return err == nil && m.RunID != last.RunID && m.Status == protocol.MemberIdle && m.Activity == "waiting"
+	})
+	if ev.has(func(e Event) bool { return e["event"] == "dead_letter" || e["event"] == "error" }) {
+		t.Fatalf("the start refused or failed something: %+v", ev.es)
+	}
+}
+
+// TestDeadlineExpiresWithoutATick: with no tick at all, a request written
+// by another process with a short deadline expires: its creation arms the
+// runtime's timer.
+func TestDeadlineExpiresWithoutATick(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Wait: Duration(time.Hour)})}})
+	ev, _ := startUntickedTeam(t, dir)
+	r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown), protocol.Lead, "alice", time.Now(), 200*time.Millisecond)
+	if err := CreateRequest(dir, &r); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the request expired", func() bool {
+		return ev.has(func(e Event) bool {
+			return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == string(protocol.RequestExpired)
+		})
+	})
+	got, err := LoadRequest(dir, r.ID)
+	if err != nil || got.Status != protocol.RequestExpired {
+		t.Fatalf("record: %+v, %v", got, err)
+	}
+}
+
+// TestDecisionFileAloneWakesTheAwaitingTeammate: with no tick at all, a
+// plan decided by writing only its decision (a resolver that died before
+// its line) lets the scripted teammate go on: the watch on requests/ wakes
+// it; nothing polls.
+func TestDecisionFileAloneWakesTheAwaitingTeammate(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}})
+	startUntickedTeam(t, dir)
+	var plan *protocol.Request
+	waitFor(t, 10*time.Second, "alice's plan pending", func() bool {
+		plan = pendingPlan(dir, "alice")
+		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
+	})
+	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "alice past her plan", func() bool {
+		m, err := LoadMember(dir, "alice")
+		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
+	})
+}
