@@ -1,7 +1,9 @@
 package team
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -166,4 +168,76 @@ func BenchmarkObserverFold(b *testing.B) {
 		b.ReportMetric(float64(b.N)/fold.Seconds(), "folded-events/s")
 		b.ReportMetric(float64(fold.Nanoseconds())/float64(b.N)/1000, "fold-us/event")
 	})
+}
+
+// BenchmarkObserverFoldPerChange measures what one change costs the
+// observer as the trace history grows: one op appends one span to
+// traces.jsonl (the start of a call, or the end of the call started before;
+// a new chain every five calls, each call the child of the one before), and
+// the observer folds it as its fsnotify event would be and builds the
+// snapshot it sends. µs/change is that fold and build alone, without the
+// write; it should not grow with the spans already folded (1k, 10k, 100k).
+//
+//	go test -run '^$' -bench ObserverFoldPerChange -benchtime 2000x -count 3 ./team
+func BenchmarkObserverFoldPerChange(b *testing.B) {
+	for _, spans := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("spans=%d", spans), func(b *testing.B) {
+			dir, t0 := b.TempDir(), time.Now().Add(-time.Hour)
+			writeTeamB(b, dir, Team{Name: "bench", Members: []MemberSpec{{Name: "m0001", Runtime: RuntimeSpec{Kind: RuntimeExternal}}}})
+			writeSpansB(b, dir, t0, 0, spans/2)
+			o := newObserver(dir, ObserveOptions{}, nil)
+			o.rescan()
+			first, _ := o.m.snapshot()
+			ev := fsnotify.Event{Name: teamdir.TracesPath(dir), Op: fsnotify.Write}
+			var fold time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				call := benchCallAt(t0, spans/2+i/2)
+				if err := trace.AppendSpan(dir, call[i%2]); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				o.handle(ev)
+				s, ok := o.m.snapshot()
+				fold += time.Since(start)
+				if !ok || s.Version != first.Version+uint64(i)+1 {
+					b.Fatalf("change %d: no new snapshot (version %d)", i, s.Version)
+				}
+			}
+			b.ReportMetric(float64(fold.Nanoseconds())/float64(b.N)/1000, "µs/change")
+		})
+	}
+}
+
+// writeSpansB writes the start and end spans of calls [from, to) to dir's
+// traces.jsonl in one write (benchCallAt's calls).
+func writeSpansB(b *testing.B, dir string, t0 time.Time, from, to int) {
+	b.Helper()
+	var buf []byte
+	for i := from; i < to; i++ {
+		for _, s := range benchCallAt(t0, i) {
+			line, err := json.Marshal(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = append(append(buf, line...), '\n')
+		}
+	}
+	f, err := os.OpenFile(teamdir.TracesPath(dir), os.O_CREATE|os.O_WRONLY|os.O_APPEND, teamdir.FileMode)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(buf); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchCallAt is the start and end span of call i: five calls a chain, each
+// the child of the one before, a millisecond apart from t0.
+func benchCallAt(t0 time.Time, i int) []trace.Span {
+	s := benchCall(i)
+	d := t0.Sub(testTime)
+	s[0].TS, s[1].TS = s[0].TS.Add(d), s[1].TS.Add(d)
+	return s
 }
