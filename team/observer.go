@@ -705,7 +705,7 @@ func (m *model) snapshot() (Snapshot, bool) {
 		Members:  m.members,
 		Requests: m.requests,
 		Pending:  m.pending(),
-		Chains:   m.traces.Chains(),
+		Chains:   m.traces.List(),
 		Messages: m.msgs[:len(m.msgs):len(m.msgs)],
 		// Appended only: a snapshot's slice never changes under it.
 		DeadLetters: m.dead[max(len(m.dead)-MaxDeadLetters, 0):len(m.dead):len(m.dead)],

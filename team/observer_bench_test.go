@@ -96,8 +96,8 @@ func BenchmarkObserverFold(b *testing.B) {
 			o := newObserver(dir, ObserveOptions{}, nil)
 			o.rescan()
 			s, _ := o.m.snapshot()
-			if len(s.Members) != benchMembers || len(s.Chains) < benchSpans/10 {
-				b.Fatalf("snapshot: %d members, %d chains", len(s.Members), len(s.Chains))
+			if len(s.Members) != benchMembers || s.Chains.Len() < benchSpans/10 {
+				b.Fatalf("snapshot: %d members, %d chains", len(s.Members), s.Chains.Len())
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/startup")
@@ -120,8 +120,8 @@ func BenchmarkObserverFold(b *testing.B) {
 			next++
 			o.m.membersStale, o.m.requestsStale, o.m.unsorted, o.m.dirty = true, true, true, true
 			s, _ := o.m.snapshot()
-			if len(s.Members) != benchMembers || len(s.Requests) < benchRequests || len(s.Chains) < benchSpans/10 || len(s.Messages) != MaxMessages {
-				b.Fatalf("snapshot: %d members, %d requests, %d chains, %d messages", len(s.Members), len(s.Requests), len(s.Chains), len(s.Messages))
+			if len(s.Members) != benchMembers || len(s.Requests) < benchRequests || s.Chains.Len() < benchSpans/10 || len(s.Messages) != MaxMessages {
+				b.Fatalf("snapshot: %d members, %d requests, %d chains, %d messages", len(s.Members), len(s.Requests), s.Chains.Len(), len(s.Messages))
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/snapshot")

@@ -87,7 +87,7 @@ func describe(s Snapshot) string {
 	for _, r := range s.Requests {
 		fmt.Fprintf(&b, "{%s %s by %s} ", r.ID, r.Status, r.ResolvedBy)
 	}
-	fmt.Fprintf(&b, "pending=%d chains=%d messages=%d", s.Pending, len(s.Chains), len(s.Messages))
+	fmt.Fprintf(&b, "pending=%d chains=%d messages=%d", s.Pending, s.Chains.Len(), len(s.Messages))
 	return b.String()
 }
 
@@ -334,9 +334,9 @@ func TestObserverTraces(t *testing.T) {
 		}
 	}
 	s := rec.wait(t, "the chain", func(s Snapshot) bool {
-		return len(s.Chains) == 1 && len(s.Chains[0].Rows) == 2 && s.Chains[0].Rows[1].Call.Status == trace.CallError
+		return s.Chains.Len() == 1 && len(s.Chains.At(0).Rows) == 2 && s.Chains.At(0).Rows[1].Call.Status == trace.CallError
 	})
-	rows := s.Chains[0].Rows
+	rows := s.Chains.At(0).Rows
 	if rows[0].Call.Status != trace.CallRunning || rows[0].Depth != 0 || rows[1].Depth != 1 || rows[1].Call.ErrorReason != "max_hops" {
 		t.Fatalf("rows: %+v %+v", *rows[0].Call, *rows[1].Call)
 	}
@@ -345,7 +345,7 @@ func TestObserverTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.wait(t, "the root done", func(s Snapshot) bool {
-		return len(s.Chains) == 1 && s.Chains[0].Rows[0].Call.Status == trace.CallOK && s.Chains[0].Rows[0].Call.DurationMS == 9
+		return s.Chains.Len() == 1 && s.Chains.At(0).Rows[0].Call.Status == trace.CallOK && s.Chains.At(0).Rows[0].Call.DurationMS == 9
 	})
 }
 
@@ -384,11 +384,11 @@ func TestObserverCoalescesRapidChanges(t *testing.T) {
 	}
 	final := rec.wait(t, "the final state", func(s Snapshot) bool {
 		m, _ := member(s, "alice")
-		return m.Record.Counters.Sent == records-1 && len(s.Messages) == messages && len(s.Chains) == spans
+		return m.Record.Counters.Sent == records-1 && len(s.Messages) == messages && s.Chains.Len() == spans
 	})
 	last := final.Messages[len(final.Messages)-1]
-	if last.Msg.Content != fmt.Sprint(messages-1) || final.Chains[0].CorrelationID != fmt.Sprint("corr-", spans-1) {
-		t.Fatalf("final state: last message %q, newest chain %s", last.Msg.Content, final.Chains[0].CorrelationID)
+	if last.Msg.Content != fmt.Sprint(messages-1) || final.Chains.At(0).CorrelationID != fmt.Sprint("corr-", spans-1) {
+		t.Fatalf("final state: last message %q, newest chain %s", last.Msg.Content, final.Chains.At(0).CorrelationID)
 	}
 	if m, _ := member(final, "alice"); m.Unread != messages {
 		t.Fatalf("unread %d, want %d", m.Unread, messages)
@@ -459,7 +459,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 			for _, m := range s.Messages {
 				_ = m.Msg.Content
 			}
-			for _, c := range s.Chains {
+			for _, c := range s.Chains.All() {
 				for _, r := range c.Rows {
 					_ = r.Call.Status
 				}
@@ -470,7 +470,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 		m, _ := member(s, "alice")
 		// 30 to bob, 30 to alice and 10 decisions told to alice.
 		return len(s.Messages) == 70 && len(s.Requests) == 30 && m.Record.Activity == "step 29" &&
-			len(s.Chains) == 1 && len(s.Chains[0].Rows) == 30
+			s.Chains.Len() == 1 && len(s.Chains.At(0).Rows) == 30
 	})
 	for i := 1; i < len(final.Messages); i++ {
 		if final.Messages[i].Msg.TS.Before(final.Messages[i-1].Msg.TS) {

@@ -37,11 +37,13 @@ func bigSnapshot() team.Snapshot {
 		s.Requests = append(s.Requests, r)
 	}
 	s.Pending = 500
+	var chains []trace.Chain
 	for i := range 2500 {
 		a := &trace.Call{RequestID: fmt.Sprintf("req-%d-a", i), CorrelationID: fmt.Sprintf("corr-%d", i), Caller: "m0001", Target: "m0002", Action: "pay", Start: t0, Status: trace.CallOK, DurationMS: 40}
 		b := &trace.Call{RequestID: fmt.Sprintf("req-%d-b", i), CorrelationID: a.CorrelationID, ParentRequestID: a.RequestID, Caller: "m0002", Target: "m0003", Action: "write", Hop: 1, Start: t0, Status: trace.CallError, ErrorCode: "DENIED", DurationMS: 1}
-		s.Chains = append(s.Chains, trace.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []trace.Row{{Call: a}, {Call: b, Depth: 1}}})
+		chains = append(chains, trace.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []trace.Row{{Call: a}, {Call: b, Depth: 1}}})
 	}
+	s.Chains = trace.ChainListOf(chains...)
 	for i := range team.MaxMessages {
 		s.Messages = append(s.Messages, team.MessageView{Inbox: "m0001", Offset: int64(i), Msg: textMessage("m0002", "m0001", "hello "+fmt.Sprint(i), t0)})
 	}
@@ -170,42 +172,71 @@ func BenchmarkKeystrokeUnderLoad(b *testing.B) {
 	b.ReportMetric(float64(snaps)/elapsed.Seconds(), "snapshots/s")
 }
 
-// spanSnapshot is the demo team with chains holding spans spans (two calls
-// a chain, a start and an end span a call), the newest first.
-func spanSnapshot(tb testing.TB, spans int) team.Snapshot {
-	s := busySnapshot(tb)
-	s.Chains = nil
-	for i := range spans / 4 {
-		a := &trace.Call{RequestID: fmt.Sprintf("req-%d-a", i), CorrelationID: fmt.Sprintf("corr-%d", i), Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Start: t0, Status: trace.CallOK, DurationMS: 40}
-		b := &trace.Call{RequestID: fmt.Sprintf("req-%d-b", i), CorrelationID: a.CorrelationID, ParentRequestID: a.RequestID, Caller: "finanzas", Target: "data", Action: "escribir", Hop: 1, Start: t0, Status: trace.CallError, ErrorCode: "DENIED", ErrorReason: "max_hops", DurationMS: 1}
-		s.Chains = append(s.Chains, trace.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []trace.Row{{Call: a}, {Call: b, Depth: 1}}})
+// appSpans are the spans of calls [from, to): two calls a chain (a root
+// and its child, a start and an end span each), a chain a millisecond
+// newer than the one before, from start.
+func appSpans(start time.Time, from, to int) []trace.Span {
+	var out []trace.Span
+	for i := from; i < to; i++ {
+		corr := fmt.Sprintf("corr-%d", i)
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		a := trace.Span{Span: trace.SpanStart, TS: at, RequestID: fmt.Sprintf("req-%d-a", i), CorrelationID: corr,
+			Caller: "reservas", Target: "finanzas", Action: "pagar_factura"}
+		b := trace.Span{Span: trace.SpanStart, TS: at, RequestID: fmt.Sprintf("req-%d-b", i), CorrelationID: corr, ParentRequestID: a.RequestID,
+			Caller: "finanzas", Target: "data", Action: "escribir", Hop: 1}
+		bEnd := b
+		bEnd.Span, bEnd.Status, bEnd.DurationMS = trace.SpanEnd, "error", 1
+		bEnd.Error = &trace.SpanError{Code: "DENIED", Message: "DENIED: max_hops", Details: []byte(`{"reason":"max_hops"}`)}
+		aEnd := a
+		aEnd.Span, aEnd.Status, aEnd.DurationMS = trace.SpanEnd, "ok", 40
+		out = append(out, a, b, bEnd, aEnd)
 	}
-	slices.Reverse(s.Chains)
-	return s
+	return out
 }
 
-// BenchmarkSnapshotApplyView measures what one change costs the UI: a new
-// snapshot applied (every pane rebuilds its rows) and the frame drawn, with
-// the traces pane on screen, at 1k, 10k and 100k spans. Each iteration
-// applies the other of two snapshots, so every apply is a change.
+// BenchmarkSnapshotApplyView measures what one change costs the UI: one
+// span folded beforehand (a new chain's root call, its child, their ends,
+// in turn), the snapshot that shows it applied (every pane takes it) and
+// the frame drawn, with the traces pane on screen and a chain chosen (so
+// the selection is followed), at 1k, 10k and 100k spans. The snapshots
+// come from a real fold (trace.Traces), as an observer's do; their
+// making is not measured.
+//
+//	go test -run '^$' -bench SnapshotApplyView -benchtime 2000x -count 3 ./tui
 func BenchmarkSnapshotApplyView(b *testing.B) {
 	for _, spans := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("spans=%d", spans), func(b *testing.B) {
 			m, _ := newTestModel(b, 120, 36)
 			m.styles = NewStyles(true, true)
-			one, two := spanSnapshot(b, spans), spanSnapshot(b, spans)
-			two.Version = 2
-			two.Chains = two.Chains[1:] // the newest chain differs
-			m.Update(SnapshotMsg(one))
+			base := busySnapshot(b)
+			start := time.Now().Add(-time.Hour)
+			tr := trace.NewTraces()
+			for _, s := range appSpans(start, 0, spans/4) {
+				tr.Add(s)
+			}
+			first := base
+			first.Chains = tr.List()
+			m.Update(SnapshotMsg(first))
 			send(m, "3", "j")
-			snaps := [2]team.Snapshot{one, two}
+			more := appSpans(start, spans/4, spans/4+b.N/4+1)
+			snaps := make([]team.Snapshot, b.N)
+			for i := range snaps {
+				tr.Add(more[i])
+				snaps[i] = base
+				snaps[i].Version = uint64(i) + 2
+				snaps[i].Chains = tr.List()
+			}
 			b.ResetTimer()
-			start := time.Now()
+			t := time.Now()
 			for i := range b.N {
-				m.Update(SnapshotMsg(snaps[i%2]))
+				m.Update(SnapshotMsg(snaps[i]))
 				_ = m.View()
 			}
-			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/change")
+			b.ReportMetric(float64(time.Since(t).Microseconds())/float64(b.N), "µs/change")
+			b.StopTimer()
+			if tr, ok := m.traces.list.selected(); !ok || tr.chain.CorrelationID != "corr-"+fmt.Sprint(spans/4-1) {
+				b.Fatalf("the chosen chain is no longer selected: %+v", tr)
+			}
 		})
 	}
 }

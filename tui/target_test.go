@@ -125,9 +125,9 @@ func TestSelectionsFollowTheItem(t *testing.T) {
 	want := m.messages.selectedMessage().Msg.Content
 
 	next := snap
-	newer := *snap.Chains[0].Rows[0].Call
+	newer := *snap.Chains.At(0).Rows[0].Call
 	newer.RequestID, newer.CorrelationID = "req-000000000009", "corr-dddddddddddd"
-	next.Chains = append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains...)
+	next.Chains = trace.ChainListOf(append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains.Slice()...)...)
 	next.Messages = append(append([]team.MessageView(nil), snap.Messages[1:]...),
 		team.MessageView{Inbox: "lead", Offset: 99, Msg: textMessage("finanzas", "lead", "a new one", t0)})
 	m.Update(SnapshotMsg(next))
@@ -286,11 +286,11 @@ func TestTracesFollowTheNewestUntilChosen(t *testing.T) {
 	m.Update(SnapshotMsg(snap))
 	send(m, "3")
 	next := snap
-	newer := *snap.Chains[0].Rows[0].Call
+	newer := *snap.Chains.At(0).Rows[0].Call
 	newer.RequestID, newer.CorrelationID = "req-000000000009", "corr-dddddddddddd"
-	next.Chains = append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains...)
+	next.Chains = trace.ChainListOf(append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains.Slice()...)...)
 	m.Update(SnapshotMsg(next))
-	if tr, ok := m.traces.list.selected(); !ok || m.snap.Chains[tr.chain].CorrelationID != "corr-dddddddddddd" {
+	if tr, ok := m.traces.list.selected(); !ok || tr.chain.CorrelationID != "corr-dddddddddddd" {
 		t.Fatalf("the unmoved pane selects %+v, want the newest chain", tr)
 	}
 }
