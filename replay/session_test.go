@@ -86,7 +86,7 @@ func runSession(t *testing.T) session {
 		t.Fatal(err)
 	}
 	w := &watcher{}
-	obs, err := team.Observe(context.Background(), dir, team.ObserveOptions{Frame: time.Millisecond, Rescan: 200 * time.Millisecond}, w.send)
+	obs, err := team.Observe(context.Background(), dir, team.ObserveOptions{Frame: time.Millisecond}, w.send)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,9 +111,9 @@ func observe(t *testing.T, dir string, opts ObserveOptions) (*Observer, *recorde
 	return o, rec
 }
 
-// eventsOnly makes the periodic rescan too slow to matter: what a test sees
-// came by fsnotify.
-var eventsOnly = ObserveOptions{Rescan: time.Hour}
+// eventsOnly is the default: no periodic rescan, so what a test sees came
+// by fsnotify.
+var eventsOnly = ObserveOptions{}
 
 func external(name string) MemberSpec {
 	return MemberSpec{Name: name, Role: "test", Runtime: RuntimeSpec{Kind: RuntimeExternal}}
@@ -416,7 +417,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 	var mu sync.Mutex
 	var keep []kept
 	rec := newRecorder()
-	o, err := Observe(context.Background(), dir, ObserveOptions{Frame: time.Millisecond, Rescan: time.Hour}, func(s Snapshot) {
+	o, err := Observe(context.Background(), dir, ObserveOptions{Frame: time.Millisecond}, func(s Snapshot) {
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Error(err)
@@ -448,7 +449,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, RequestID: fmt.Sprint("req-", i), CorrelationID: "corr-1",
+		if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, RequestID: fmt.Sprint("req-", i), CorrelationID: fmt.Sprint("corr-", i%3),
 			Caller: "alice", Target: "bob", Action: "x"}); err != nil {
 			t.Fatal(err)
 		}
@@ -470,7 +471,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 		m, _ := member(s, "alice")
 		// 30 to bob, 30 to alice and 10 decisions told to alice.
 		return len(s.Messages) == 70 && len(s.Requests) == 30 && m.Record.Activity == "step 29" &&
-			s.Chains.Len() == 1 && len(s.Chains.At(0).Rows) == 30
+			s.Chains.Len() == 3 && s.Chains.Calls() == 30
 	})
 	for i := 1; i < len(final.Messages); i++ {
 		if final.Messages[i].Msg.TS.Before(final.Messages[i-1].Msg.TS) {
@@ -526,7 +527,7 @@ func TestObserverCloseStopsEverything(t *testing.T) {
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice"), external("bob"), external("carol")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := newRecorder()
-	o, err := Observe(ctx, dir, ObserveOptions{Rescan: 5 * time.Millisecond}, rec.send)
+	o, err := Observe(ctx, dir, ObserveOptions{Rescan: 5 * time.Millisecond, Probe: 5 * time.Millisecond}, rec.send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,4 +573,29 @@ func TestObserverDeadLetters(t *testing.T) {
 	if s.DeadLetters[1].By != "auditor" || len(first.DeadLetters) != 1 || first.DeadLetters[0] != d {
 		t.Fatalf("second %+v; the first snapshot now holds %+v", s.DeadLetters[1], first.DeadLetters)
 	}
+}
+
+// TestObserverNoticesAKilledRuntime: a runtime killed with kill -9 changes
+// no file (the kernel drops its flock), so no event tells the observer;
+// the probe it runs while a runtime runs does. The lock is held here by an
+// open file description closed without a write, as a killed process's is.
+func TestObserverNoticesAKilledRuntime(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice")}})
+	unlock, err := teamdir.LockRuntime(dir) // writes the record a runtime leaves
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	held, err := os.Open(teamdir.RuntimeLockPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	_, rec := observe(t, dir, ObserveOptions{Probe: 20 * time.Millisecond})
+	rec.wait(t, "the runtime seen running", func(s Snapshot) bool { return s.Runtime.Running && !s.Down })
+	held.Close() // the kill: the lock goes, the file is not written
+	rec.wait(t, "the runtime seen gone", func(s Snapshot) bool { return !s.Runtime.Running && s.Down })
 }

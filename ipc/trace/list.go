@@ -2,6 +2,7 @@ package trace
 
 import (
 	"cmp"
+	"encoding/json"
 	"iter"
 	"slices"
 	"sync/atomic"
@@ -127,6 +128,15 @@ func (l ChainList) Slice() []Chain {
 		out = append(out, *c)
 	}
 	return out
+}
+
+// MarshalJSON writes the list as an array of its chains, newest first, and
+// an empty list as null, as the slice of chains it stands for was.
+func (l ChainList) MarshalJSON() ([]byte, error) {
+	if l.n == 0 {
+		return []byte("null"), nil
+	}
+	return json.Marshal(l.Slice())
 }
 
 // Index finds the chain that sorts where c does (same Start and
