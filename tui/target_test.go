@@ -209,6 +209,16 @@ func TestShutdownRefusalIsShownWhenItArrives(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, "finanzas refused to shut down (sd-0123456789ab): closing invoices, ask again in a minute") {
 		t.Errorf("the status line %q does not say the refusal", last)
 	}
+	// Said once: a later snapshot with the same requests (only a chain
+	// changed) does not say it again once it was dismissed.
+	send(m, "esc")
+	again := next
+	again.Version++
+	again.Chains = trace.ChainListOf(append(next.Chains.Slice(), trace.Chain{CorrelationID: "corr-later", Start: t0.Add(-time.Hour)})...)
+	m.Update(SnapshotMsg(again))
+	if m.flash != "" {
+		t.Errorf("the refusal was said again with a snapshot that did not bring it: %q", m.flash)
+	}
 }
 
 // TestRequestsOpenOnThePendingOne: moving to the Requests pane with a
