@@ -138,7 +138,7 @@ func (f *Fold) Snapshot() team.Snapshot {
 		Members:  f.members,
 		Requests: f.requests,
 		Pending:  f.pending,
-		Chains:   f.traces.Chains(),
+		Chains:   f.traces.List(),
 		Messages: f.msgs[max(n-team.MaxMessages, 0):n:n],
 	}
 }

@@ -92,8 +92,8 @@ func TestFoldForwardAndBackAgree(t *testing.T) {
 	}
 	f.Seek(400)
 	s := f.Snapshot()
-	if len(s.Requests) != 40 || len(s.Chains) == 0 || len(s.Messages) != 160 || len(s.Members) != 4 {
-		t.Fatalf("at the end: %d requests, %d chains, %d messages, %d members; want 40, some, 160, 4", len(s.Requests), len(s.Chains), len(s.Messages), len(s.Members))
+	if len(s.Requests) != 40 || s.Chains.Len() == 0 || len(s.Messages) != 160 || len(s.Members) != 4 {
+		t.Fatalf("at the end: %d requests, %d chains, %d messages, %d members; want 40, some, 160, 4", len(s.Requests), s.Chains.Len(), len(s.Messages), len(s.Members))
 	}
 	sawPending := false
 	for k := 0; k <= 400; k += 7 {
@@ -128,7 +128,7 @@ func describe(f *Fold) string {
 	for _, r := range s.Requests {
 		b.WriteString(r.ID + " " + string(r.Status) + "\n")
 	}
-	for _, ch := range s.Chains {
+	for _, ch := range s.Chains.All() {
 		for _, row := range ch.Rows {
 			b.WriteString(ch.CorrelationID + " " + row.Call.RequestID + " " + row.Call.Status + "\n")
 		}

@@ -86,7 +86,7 @@ func runSession(t *testing.T) session {
 		t.Fatal(err)
 	}
 	w := &watcher{}
-	obs, err := team.Observe(context.Background(), dir, team.ObserveOptions{Frame: time.Millisecond, Rescan: 200 * time.Millisecond}, w.send)
+	obs, err := team.Observe(context.Background(), dir, team.ObserveOptions{Frame: time.Millisecond}, w.send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func runSession(t *testing.T) session {
 		for _, m := range s.Messages {
 			toLead = toLead || m.Inbox == protocol.Lead
 		}
-		for _, ch := range s.Chains {
+		for _, ch := range s.Chains.All() {
 			for _, row := range ch.Rows {
 				ended = ended || row.Call.Status != trace.CallRunning
 			}
@@ -146,7 +146,7 @@ func runSession(t *testing.T) session {
 		t.Fatal(err)
 	}
 	ss.last = w.wait(t, "every member's last record and every call", func(s team.Snapshot) bool {
-		if !reflect.DeepEqual(s.Chains, onDisk) {
+		if !reflect.DeepEqual(s.Chains.Slice(), onDisk) {
 			return false
 		}
 		for _, mv := range s.Members {
@@ -277,8 +277,8 @@ func TestTimelineOfARealSession(t *testing.T) {
 	// At the end: the chains and the statuses the observer showed last.
 	f.Seek(f.Len())
 	end := f.Snapshot()
-	if !reflect.DeepEqual(end.Chains, ss.last.Chains) {
-		t.Errorf("the chains at the end differ from the observer's:\n%+v\n%+v", end.Chains, ss.last.Chains)
+	if !reflect.DeepEqual(end.Chains.Slice(), ss.last.Chains.Slice()) {
+		t.Errorf("the chains at the end differ from the observer's:\n%+v\n%+v", end.Chains.Slice(), ss.last.Chains.Slice())
 	}
 	for _, mv := range ss.last.Members {
 		if got := memberIn(end, mv.Record.Name); got.Status != mv.Record.Status {

@@ -295,7 +295,7 @@ func TestObserverWhileNoRuntimeRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	unlock()
-	_, rec := observe(t, dir, ObserveOptions{Rescan: 20 * time.Millisecond})
+	_, rec := observe(t, dir, eventsOnly)
 	s := rec.wait(t, "alice shown stopped while nobody runs the team", func(s Snapshot) bool {
 		m, _ := member(s, "alice")
 		return s.Down && m.Record.Status == protocol.MemberStopped
@@ -328,7 +328,7 @@ func TestObserverShowsCorruptRecords(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "requests", "pl-0000000bad01.json"), []byte("{garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, rec := observe(t, dir, ObserveOptions{Rescan: 20 * time.Millisecond})
+	_, rec := observe(t, dir, eventsOnly)
 	if err := os.WriteFile(filepath.Join(dir, "members", "alice.json"), []byte("[1,"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestObserverKeepsABoundedHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, rec := observe(t, dir, ObserveOptions{Rescan: 20 * time.Millisecond})
+	_, rec := observe(t, dir, eventsOnly)
 	s := rec.wait(t, "the history", func(s Snapshot) bool { return len(s.Requests) > 0 })
 	if len(s.Requests) != MaxHistory {
 		t.Fatalf("%d requests in the snapshot, want the newest %d", len(s.Requests), MaxHistory)

@@ -26,31 +26,44 @@ type ObserveOptions struct {
 	// Frame is the least time between two sends: changes that come faster
 	// are coalesced into one snapshot. Default 16ms.
 	Frame time.Duration
-	// Rescan is how often everything is read again, for the events the
-	// watcher dropped. Default 2s.
+	// Rescan, when set, is how often everything is read again, for a file
+	// system that does not report changes. Zero (the default) reads again
+	// only when the watcher reports an error (a queue overflow: events
+	// were lost) and when a watched directory is recreated: fsnotify loses
+	// no event otherwise, and an idle observer does nothing.
 	Rescan time.Duration
+	// Probe is how often runtime.lock is probed while the last probe found
+	// a runtime running: a runtime killed with kill -9 changes no file, so
+	// only a probe sees it. Default 2s. No probe runs while the team is
+	// down: a runtime starting writes runtime.lock.
+	Probe time.Duration
 }
 
 // Defaults for ObserveOptions.
 const (
-	DefaultFrame  = 16 * time.Millisecond
-	DefaultRescan = 2 * time.Second
+	DefaultFrame = 16 * time.Millisecond
+	DefaultProbe = 2 * time.Second
 )
 
 func (o ObserveOptions) withDefaults() ObserveOptions {
 	if o.Frame <= 0 {
 		o.Frame = DefaultFrame
 	}
-	if o.Rescan <= 0 {
-		o.Rescan = DefaultRescan
+	if o.Rescan < 0 {
+		o.Rescan = 0
+	}
+	if o.Probe <= 0 {
+		o.Probe = DefaultProbe
 	}
 	return o
 }
 
 // Observer folds a team directory into Snapshots, live: fsnotify tells it
-// which file changed and it reads only that file; a periodic rescan (and one
-// on a watcher overflow or error) reads everything again, so a dropped event
-// costs latency, never correctness. It only reads: any number of observers,
+// which file changed and it reads only that file; a watcher overflow or
+// error (events were lost) makes it read everything again, so a dropped
+// event costs latency, never correctness. Nothing else is read on a clock
+// (unless ObserveOptions.Rescan asks for it), but runtime.lock while a
+// runtime runs (ObserveOptions.Probe). It only reads: any number of observers,
 // in any number of processes, watch one team.
 type Observer struct {
 	dir  string
@@ -69,6 +82,8 @@ type Observer struct {
 	observing map[string]bool   // inboxes followed
 	reader    *trace.TraceReader
 	restarts  int64
+	// probeArmed is set while the probe timer runs.
+	probeArmed bool
 
 	mu sync.Mutex
 	m  model
@@ -132,6 +147,7 @@ func Observe(ctx context.Context, dir string, opts ObserveOptions, send func(Sna
 		}
 	}
 	o.ctx, o.cancel = context.WithCancel(ctx)
+	// The inbox watcher rescans only when asked too (zero is off there).
 	iw, err := inbox.NewWatcher(o.ctx, dir, inbox.Options{Rescan: o.opts.Rescan})
 	if err != nil {
 		o.cancel()
@@ -193,12 +209,26 @@ func (o *Observer) Close() error {
 	return errors.Join(err, o.iw.Close())
 }
 
-// watch is the event goroutine: it reads what each event names.
+// watch is the event goroutine: it reads what each event names. Its
+// clocks: the opt-in rescan, and the probe of runtime.lock, armed only
+// while a runtime runs.
 func (o *Observer) watch() {
 	defer o.wg.Done()
-	tick := time.NewTicker(o.opts.Rescan)
-	defer tick.Stop()
+	var rescan <-chan time.Time
+	if o.opts.Rescan > 0 {
+		tick := time.NewTicker(o.opts.Rescan)
+		defer tick.Stop()
+		rescan = tick.C
+	}
+	probe := time.NewTimer(o.opts.Probe)
+	defer probe.Stop()
 	for {
+		if !o.running() {
+			probe.Stop()
+		} else if !o.probeArmed {
+			probe.Reset(o.opts.Probe)
+		}
+		o.probeArmed = o.running()
 		select {
 		case <-o.ctx.Done():
 			return
@@ -212,10 +242,20 @@ func (o *Observer) watch() {
 				return
 			}
 			o.rescan() // overflow or another error: events were lost
-		case <-tick.C:
+		case <-rescan:
 			o.rescan()
+		case <-probe.C:
+			o.probeArmed = false // fired: armed again below while it runs
+			o.probeRuntime()
 		}
 	}
+}
+
+// running reports whether the last probe found a runtime running.
+func (o *Observer) running() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m.runtime.Running
 }
 
 // handle reads again the one file an event names.
@@ -705,7 +745,7 @@ func (m *model) snapshot() (Snapshot, bool) {
 		Members:  m.members,
 		Requests: m.requests,
 		Pending:  m.pending(),
-		Chains:   m.traces.Chains(),
+		Chains:   m.traces.List(),
 		Messages: m.msgs[:len(m.msgs):len(m.msgs)],
 		// Appended only: a snapshot's slice never changes under it.
 		DeadLetters: m.dead[max(len(m.dead)-MaxDeadLetters, 0):len(m.dead):len(m.dead)],

@@ -1,8 +1,11 @@
 package team
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,8 +97,8 @@ func BenchmarkObserverFold(b *testing.B) {
 			o := newObserver(dir, ObserveOptions{}, nil)
 			o.rescan()
 			s, _ := o.m.snapshot()
-			if len(s.Members) != benchMembers || len(s.Chains) < benchSpans/10 {
-				b.Fatalf("snapshot: %d members, %d chains", len(s.Members), len(s.Chains))
+			if len(s.Members) != benchMembers || s.Chains.Len() < benchSpans/10 {
+				b.Fatalf("snapshot: %d members, %d chains", len(s.Members), s.Chains.Len())
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/startup")
@@ -118,8 +121,8 @@ func BenchmarkObserverFold(b *testing.B) {
 			next++
 			o.m.membersStale, o.m.requestsStale, o.m.unsorted, o.m.dirty = true, true, true, true
 			s, _ := o.m.snapshot()
-			if len(s.Members) != benchMembers || len(s.Requests) < benchRequests || len(s.Chains) < benchSpans/10 || len(s.Messages) != MaxMessages {
-				b.Fatalf("snapshot: %d members, %d requests, %d chains, %d messages", len(s.Members), len(s.Requests), len(s.Chains), len(s.Messages))
+			if len(s.Members) != benchMembers || len(s.Requests) < benchRequests || s.Chains.Len() < benchSpans/10 || len(s.Messages) != MaxMessages {
+				b.Fatalf("snapshot: %d members, %d requests, %d chains, %d messages", len(s.Members), len(s.Requests), s.Chains.Len(), len(s.Messages))
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/snapshot")
@@ -166,4 +169,156 @@ func BenchmarkObserverFold(b *testing.B) {
 		b.ReportMetric(float64(b.N)/fold.Seconds(), "folded-events/s")
 		b.ReportMetric(float64(fold.Nanoseconds())/float64(b.N)/1000, "fold-us/event")
 	})
+}
+
+// BenchmarkObserverFoldPerChange measures what one change costs the
+// observer as the trace history grows: one op appends one span to
+// traces.jsonl (the start of a call, or the end of the call started before;
+// a new chain every five calls, each call the child of the one before), and
+// the observer folds it as its fsnotify event would be and builds the
+// snapshot it sends. µs/change is that fold and build alone, without the
+// write (mean; p50-µs the median); it should not grow with the spans
+// already folded (1k, 10k, 100k).
+//
+// paired interleaves the same change on a 1k and a 100k history in one run
+// (the machine's noise hits both alike) beside the floor: reading the
+// appended line back (open, stat, read, close: what any fold of it needs).
+// It reports the p50 of each, 100k÷1k and 100k÷floor.
+//
+//	go test -run '^$' -bench ObserverFoldPerChange -benchtime 2000x -count 3 ./team
+func BenchmarkObserverFoldPerChange(b *testing.B) {
+	for _, spans := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("spans=%d", spans), func(b *testing.B) {
+			fb := newFoldBench(b, spans)
+			took := make([]time.Duration, b.N)
+			var sum time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				took[i] = fb.change(b)
+				sum += took[i]
+			}
+			b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N)/1000, "µs/change")
+			b.ReportMetric(p50(took), "p50-µs")
+		})
+	}
+	b.Run("paired", func(b *testing.B) {
+		small, big := newFoldBench(b, 1_000), newFoldBench(b, 100_000)
+		ts, tb, tf := make([]time.Duration, b.N), make([]time.Duration, b.N), make([]time.Duration, b.N)
+		b.ResetTimer()
+		for i := range b.N {
+			ts[i] = small.change(b)
+			tb[i] = big.change(b)
+			tf[i] = readLast(b, big.dir)
+		}
+		b.ReportMetric(p50(ts), "p50-µs-1k")
+		b.ReportMetric(p50(tb), "p50-µs-100k")
+		b.ReportMetric(p50(tf), "p50-µs-floor")
+		b.ReportMetric(p50(tb)/p50(ts), "100k/1k")
+		b.ReportMetric(p50(tb)/p50(tf), "100k/floor")
+	})
+}
+
+// foldBench is an observer over a team directory with a trace history,
+// ready to take one more span at a time.
+type foldBench struct {
+	dir     string
+	t0      time.Time
+	o       *Observer
+	next    int // the next span to append, counted from the history's end
+	calls   int // calls in the history
+	version uint64
+}
+
+func newFoldBench(b *testing.B, spans int) *foldBench {
+	b.Helper()
+	fb := &foldBench{dir: b.TempDir(), t0: time.Now().Add(-time.Hour), calls: spans / 2}
+	writeTeamB(b, fb.dir, Team{Name: "bench", Members: []MemberSpec{{Name: "m0001", Runtime: RuntimeSpec{Kind: RuntimeExternal}}}})
+	writeSpansB(b, fb.dir, fb.t0, 0, fb.calls)
+	fb.o = newObserver(fb.dir, ObserveOptions{}, nil)
+	fb.o.rescan()
+	s, _ := fb.o.m.snapshot()
+	if s.Chains.Calls() != fb.calls {
+		b.Fatalf("the history folded into %d calls, want %d", s.Chains.Calls(), fb.calls)
+	}
+	fb.version = s.Version
+	return fb
+}
+
+// change appends one span and returns how long the observer took to fold
+// it and build the snapshot that shows it.
+func (fb *foldBench) change(b *testing.B) time.Duration {
+	call := benchCallAt(fb.t0, fb.calls+fb.next/2)
+	if err := trace.AppendSpan(fb.dir, call[fb.next%2]); err != nil {
+		b.Fatal(err)
+	}
+	fb.next++
+	start := time.Now()
+	fb.o.handle(fsnotify.Event{Name: teamdir.TracesPath(fb.dir), Op: fsnotify.Write})
+	s, ok := fb.o.m.snapshot()
+	took := time.Since(start)
+	fb.version++
+	if !ok || s.Version != fb.version {
+		b.Fatalf("span %d: no new snapshot", fb.next)
+	}
+	return took
+}
+
+// readLast reads the last line of dir's traces.jsonl as a fold of it must
+// at least: open, stat, read, close.
+func readLast(b *testing.B, dir string) time.Duration {
+	start := time.Now()
+	f, err := os.Open(teamdir.TracesPath(dir))
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 512)
+	n, err := f.ReadAt(buf, max(st.Size()-int64(len(buf)), 0))
+	if err != nil && n == 0 {
+		b.Fatal(err)
+	}
+	f.Close()
+	return time.Since(start)
+}
+
+// p50 is the median of d in µs. It sorts d.
+func p50(d []time.Duration) float64 {
+	slices.Sort(d)
+	return float64(d[len(d)/2].Nanoseconds()) / 1000
+}
+
+// writeSpansB writes the start and end spans of calls [from, to) to dir's
+// traces.jsonl in one write (benchCallAt's calls).
+func writeSpansB(b *testing.B, dir string, t0 time.Time, from, to int) {
+	b.Helper()
+	var buf []byte
+	for i := from; i < to; i++ {
+		for _, s := range benchCallAt(t0, i) {
+			line, err := json.Marshal(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = append(append(buf, line...), '\n')
+		}
+	}
+	f, err := os.OpenFile(teamdir.TracesPath(dir), os.O_CREATE|os.O_WRONLY|os.O_APPEND, teamdir.FileMode)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(buf); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchCallAt is the start and end span of call i: five calls a chain, each
+// the child of the one before, a millisecond apart from t0.
+func benchCallAt(t0 time.Time, i int) []trace.Span {
+	s := benchCall(i)
+	d := t0.Sub(testTime)
+	s[0].TS, s[1].TS = s[0].TS.Add(d), s[1].TS.Add(d)
+	return s
 }

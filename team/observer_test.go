@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,7 +88,7 @@ func describe(s Snapshot) string {
 	for _, r := range s.Requests {
 		fmt.Fprintf(&b, "{%s %s by %s} ", r.ID, r.Status, r.ResolvedBy)
 	}
-	fmt.Fprintf(&b, "pending=%d chains=%d messages=%d", s.Pending, len(s.Chains), len(s.Messages))
+	fmt.Fprintf(&b, "pending=%d chains=%d messages=%d", s.Pending, s.Chains.Len(), len(s.Messages))
 	return b.String()
 }
 
@@ -110,9 +111,9 @@ func observe(t *testing.T, dir string, opts ObserveOptions) (*Observer, *recorde
 	return o, rec
 }
 
-// eventsOnly makes the periodic rescan too slow to matter: what a test sees
-// came by fsnotify.
-var eventsOnly = ObserveOptions{Rescan: time.Hour}
+// eventsOnly is the default: no periodic rescan, so what a test sees came
+// by fsnotify.
+var eventsOnly = ObserveOptions{}
 
 func external(name string) MemberSpec {
 	return MemberSpec{Name: name, Role: "test", Runtime: RuntimeSpec{Kind: RuntimeExternal}}
@@ -334,9 +335,9 @@ func TestObserverTraces(t *testing.T) {
 		}
 	}
 	s := rec.wait(t, "the chain", func(s Snapshot) bool {
-		return len(s.Chains) == 1 && len(s.Chains[0].Rows) == 2 && s.Chains[0].Rows[1].Call.Status == trace.CallError
+		return s.Chains.Len() == 1 && len(s.Chains.At(0).Rows) == 2 && s.Chains.At(0).Rows[1].Call.Status == trace.CallError
 	})
-	rows := s.Chains[0].Rows
+	rows := s.Chains.At(0).Rows
 	if rows[0].Call.Status != trace.CallRunning || rows[0].Depth != 0 || rows[1].Depth != 1 || rows[1].Call.ErrorReason != "max_hops" {
 		t.Fatalf("rows: %+v %+v", *rows[0].Call, *rows[1].Call)
 	}
@@ -345,7 +346,7 @@ func TestObserverTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.wait(t, "the root done", func(s Snapshot) bool {
-		return len(s.Chains) == 1 && s.Chains[0].Rows[0].Call.Status == trace.CallOK && s.Chains[0].Rows[0].Call.DurationMS == 9
+		return s.Chains.Len() == 1 && s.Chains.At(0).Rows[0].Call.Status == trace.CallOK && s.Chains.At(0).Rows[0].Call.DurationMS == 9
 	})
 }
 
@@ -384,11 +385,11 @@ func TestObserverCoalescesRapidChanges(t *testing.T) {
 	}
 	final := rec.wait(t, "the final state", func(s Snapshot) bool {
 		m, _ := member(s, "alice")
-		return m.Record.Counters.Sent == records-1 && len(s.Messages) == messages && len(s.Chains) == spans
+		return m.Record.Counters.Sent == records-1 && len(s.Messages) == messages && s.Chains.Len() == spans
 	})
 	last := final.Messages[len(final.Messages)-1]
-	if last.Msg.Content != fmt.Sprint(messages-1) || final.Chains[0].CorrelationID != fmt.Sprint("corr-", spans-1) {
-		t.Fatalf("final state: last message %q, newest chain %s", last.Msg.Content, final.Chains[0].CorrelationID)
+	if last.Msg.Content != fmt.Sprint(messages-1) || final.Chains.At(0).CorrelationID != fmt.Sprint("corr-", spans-1) {
+		t.Fatalf("final state: last message %q, newest chain %s", last.Msg.Content, final.Chains.At(0).CorrelationID)
 	}
 	if m, _ := member(final, "alice"); m.Unread != messages {
 		t.Fatalf("unread %d, want %d", m.Unread, messages)
@@ -416,7 +417,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 	var mu sync.Mutex
 	var keep []kept
 	rec := newRecorder()
-	o, err := Observe(context.Background(), dir, ObserveOptions{Frame: time.Millisecond, Rescan: time.Hour}, func(s Snapshot) {
+	o, err := Observe(context.Background(), dir, ObserveOptions{Frame: time.Millisecond}, func(s Snapshot) {
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Error(err)
@@ -448,7 +449,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, RequestID: fmt.Sprint("req-", i), CorrelationID: "corr-1",
+		if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, RequestID: fmt.Sprint("req-", i), CorrelationID: fmt.Sprint("corr-", i%3),
 			Caller: "alice", Target: "bob", Action: "x"}); err != nil {
 			t.Fatal(err)
 		}
@@ -459,7 +460,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 			for _, m := range s.Messages {
 				_ = m.Msg.Content
 			}
-			for _, c := range s.Chains {
+			for _, c := range s.Chains.All() {
 				for _, r := range c.Rows {
 					_ = r.Call.Status
 				}
@@ -470,7 +471,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 		m, _ := member(s, "alice")
 		// 30 to bob, 30 to alice and 10 decisions told to alice.
 		return len(s.Messages) == 70 && len(s.Requests) == 30 && m.Record.Activity == "step 29" &&
-			len(s.Chains) == 1 && len(s.Chains[0].Rows) == 30
+			s.Chains.Len() == 3 && s.Chains.Calls() == 30
 	})
 	for i := 1; i < len(final.Messages); i++ {
 		if final.Messages[i].Msg.TS.Before(final.Messages[i-1].Msg.TS) {
@@ -526,7 +527,7 @@ func TestObserverCloseStopsEverything(t *testing.T) {
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice"), external("bob"), external("carol")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := newRecorder()
-	o, err := Observe(ctx, dir, ObserveOptions{Rescan: 5 * time.Millisecond}, rec.send)
+	o, err := Observe(ctx, dir, ObserveOptions{Rescan: 5 * time.Millisecond, Probe: 5 * time.Millisecond}, rec.send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,4 +573,29 @@ func TestObserverDeadLetters(t *testing.T) {
 	if s.DeadLetters[1].By != "auditor" || len(first.DeadLetters) != 1 || first.DeadLetters[0] != d {
 		t.Fatalf("second %+v; the first snapshot now holds %+v", s.DeadLetters[1], first.DeadLetters)
 	}
+}
+
+// TestObserverNoticesAKilledRuntime: a runtime killed with kill -9 changes
+// no file (the kernel drops its flock), so no event tells the observer;
+// the probe it runs while a runtime runs does. The lock is held here by an
+// open file description closed without a write, as a killed process's is.
+func TestObserverNoticesAKilledRuntime(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice")}})
+	unlock, err := teamdir.LockRuntime(dir) // writes the record a runtime leaves
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	held, err := os.Open(teamdir.RuntimeLockPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	_, rec := observe(t, dir, ObserveOptions{Probe: 20 * time.Millisecond})
+	rec.wait(t, "the runtime seen running", func(s Snapshot) bool { return s.Runtime.Running && !s.Down })
+	held.Close() // the kill: the lock goes, the file is not written
+	rec.wait(t, "the runtime seen gone", func(s Snapshot) bool { return !s.Runtime.Running && s.Down })
 }

@@ -31,8 +31,11 @@ type Snapshot struct {
 	Requests []protocol.Request
 	Pending  int
 
-	// Chains are the correlation chains of traces.jsonl, newest first.
-	Chains []trace.Chain
+	// Chains are the correlation chains of traces.jsonl, newest first. A
+	// snapshot shares the chains that did not change with the snapshots
+	// before it; Chains.ChangedSince(earlier.Chains) lists the ones that
+	// did, so a UI updates only what they show.
+	Chains trace.ChainList
 
 	// Messages is the inbox traffic of every member and the lead, oldest
 	// first, bounded to the most recent MaxMessages.

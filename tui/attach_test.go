@@ -52,7 +52,7 @@ func settledScreen(dir string) (string, error) {
 		select {
 		case s := <-snaps:
 			m.Update(SnapshotMsg(s))
-			if s.Pending == 1 && len(s.Requests) == 2 && len(s.Messages) == 2 && len(s.Chains) == 1 && s.Chains[0].Rows[0].Call.Status == trace.CallOK {
+			if s.Pending == 1 && len(s.Requests) == 2 && len(s.Messages) == 2 && s.Chains.Len() == 1 && s.Chains.At(0).Rows[0].Call.Status == trace.CallOK {
 				return m.View().Content, nil
 			}
 		case <-deadline:

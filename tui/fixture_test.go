@@ -77,7 +77,7 @@ func busySnapshot(t testing.TB) team.Snapshot {
 		},
 		Requests: []protocol.Request{pending, rejected},
 		Pending:  1,
-		Chains:   fixtureChains(),
+		Chains:   trace.ChainListOf(fixtureChains()...),
 		Messages: []team.MessageView{
 			{Inbox: "finanzas", Offset: 0, Msg: textMessage("reservas", "finanzas", "ACME booking held; invoice #123 for 50 EUR is coming", t0.Add(-40*time.Second))},
 			{Inbox: "data", Offset: 0, Msg: textMessage("finanzas", "data", "November ledger closed; please archive it", t0.Add(-20*time.Second))},

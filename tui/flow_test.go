@@ -229,7 +229,7 @@ func TestFlowSelectionKeptAcrossArrivals(t *testing.T) {
 	}
 	// A call: chains are listed newest first, so new ones land above it.
 	for enough := false; !enough; {
-		inLoop(t, tm, func(m *Model) { enough = len(m.snap.Chains) >= 1 })
+		inLoop(t, tm, func(m *Model) { enough = m.snap.Chains.Len() >= 1 })
 		if time.Now().After(deadline) {
 			t.Fatal("the team made no calls")
 		}
@@ -243,7 +243,7 @@ func TestFlowSelectionKeptAcrossArrivals(t *testing.T) {
 		if c := m.traces.selectedCall(); c != nil {
 			call = c.RequestID
 		}
-		chains = len(m.snap.Chains)
+		chains = m.snap.Chains.Len()
 	})
 	pressKey(tm, "4")
 	pressKey(tm, "k") // off the newest: no longer following
@@ -260,7 +260,7 @@ func TestFlowSelectionKeptAcrossArrivals(t *testing.T) {
 	}
 	deadline = time.Now().Add(15 * time.Second)
 	for more := false; !more; {
-		inLoop(t, tm, func(m *Model) { more = len(m.snap.Messages) > n+1 && len(m.snap.Chains) > chains })
+		inLoop(t, tm, func(m *Model) { more = len(m.snap.Messages) > n+1 && m.snap.Chains.Len() > chains })
 		if time.Now().After(deadline) {
 			t.Fatal("no new messages and calls arrived")
 		}

@@ -11,7 +11,10 @@ import (
 // through, the cursor, the id of the selected row (for a pane that keeps its
 // selection by id), and the details of the row under the cursor.
 type list[T any] struct {
-	rows   []T
+	rows []T
+	// src, when set, stands for rows: a pane whose rows are too many to
+	// list again on every snapshot (the traces) reads them where they are.
+	src    rowSource[T]
 	cursor int
 	filter string
 	// id is the selected row's id when idOf is set; it survives a refresh
@@ -31,6 +34,31 @@ type details struct {
 	scroll int  // lines scrolled past: never negative, clamped when drawn
 }
 
+// rowSource is where a list reads its rows when it does not hold them: how
+// many there are, the row at an index, and the index of the row with an id
+// (in about the time of a lookup, not of a walk through every row).
+type rowSource[T any] interface {
+	count() int
+	at(i int) T
+	locate(id string) (int, bool)
+}
+
+// len is the number of rows.
+func (l *list[T]) len() int {
+	if l.src != nil {
+		return l.src.count()
+	}
+	return len(l.rows)
+}
+
+// at is row i.
+func (l *list[T]) at(i int) T {
+	if l.src != nil {
+		return l.src.at(i)
+	}
+	return l.rows[i]
+}
+
 // matches reports whether any field contains the list's filter
 // (case-insensitive); with no filter everything matches.
 func (l *list[T]) matches(fields ...string) bool { return match(l.filter, fields...) }
@@ -40,18 +68,18 @@ func (l *list[T]) setRows(rows []T) { l.rows = rows }
 
 // selected is the row under the cursor, if there is one.
 func (l *list[T]) selected() (T, bool) {
-	if l.cursor < 0 || l.cursor >= len(l.rows) {
+	if l.cursor < 0 || l.cursor >= l.len() {
 		var zero T
 		return zero, false
 	}
-	return l.rows[l.cursor], true
+	return l.at(l.cursor), true
 }
 
 // move moves the cursor by d rows, stopping at the ends; the details go
 // back to their top.
 func (l *list[T]) move(d int) {
 	l.scroll = 0
-	l.cursor = clamp(l.cursor+d, 0, len(l.rows)-1)
+	l.cursor = clamp(l.cursor+d, 0, l.len()-1)
 	l.pinned = l.cursor > 0
 	l.remember()
 }
@@ -74,10 +102,10 @@ func (l *list[T]) followNewestFirst() {
 }
 
 // toEnd puts the cursor on the last row (-1 when there is none).
-func (l *list[T]) toEnd() { l.cursor = len(l.rows) - 1 }
+func (l *list[T]) toEnd() { l.cursor = l.len() - 1 }
 
 // clampCursor keeps the cursor on a row after the rows changed.
-func (l *list[T]) clampCursor() { l.cursor = clamp(l.cursor, 0, len(l.rows)-1) }
+func (l *list[T]) clampCursor() { l.cursor = clamp(l.cursor, 0, l.len()-1) }
 
 // remember takes the id of the row under the cursor, if there is one.
 func (l *list[T]) remember() {
@@ -90,6 +118,9 @@ func (l *list[T]) remember() {
 func (l *list[T]) find(id string) (int, bool) {
 	if id == "" || l.idOf == nil {
 		return 0, false
+	}
+	if l.src != nil {
+		return l.src.locate(id)
 	}
 	for i, row := range l.rows {
 		if l.idOf(row) == id {
@@ -104,7 +135,7 @@ func (l *list[T]) find(id string) (int, bool) {
 // stays at its place. It reports whether another row is now selected.
 func (l *list[T]) reselect(keep func(T) bool) bool {
 	prev := l.id
-	if i, ok := l.find(prev); ok && keep(l.rows[i]) {
+	if i, ok := l.find(prev); ok && keep(l.at(i)) {
 		l.cursor = i
 	} else {
 		l.clampCursor()
@@ -116,7 +147,7 @@ func (l *list[T]) reselect(keep func(T) bool) bool {
 
 // window returns the first row to show so that the cursor is visible in h
 // rows.
-func (l *list[T]) window(h int) int { return window(l.cursor, len(l.rows), h) }
+func (l *list[T]) window(h int) int { return window(l.cursor, l.len(), h) }
 
 // pick is the item under the cursor of a list of indices into items.
 func pick[E any](l *list[int], items []E) *E {
@@ -155,7 +186,7 @@ func (l *list[T]) split(st *Styles, w, h int, rows func(w, h int) []string, deta
 	if l.open {
 		return strings.Join(l.view(d, h), "\n")
 	}
-	lh := clamp(len(l.rows), 3, max(3, h*2/5, h-1-len(d)))
+	lh := clamp(l.len(), 3, max(3, h*2/5, h-1-len(d)))
 	out := rows(w, lh)
 	for len(out) < lh {
 		out = append(out, "")

@@ -91,7 +91,7 @@ func (v *memberView) gather() {
 			break
 		}
 	}
-	for _, ch := range v.snap.Chains {
+	for _, ch := range v.snap.Chains.All() {
 		for _, row := range ch.Rows {
 			c := row.Call
 			if c == nil || c.Caller != v.name {

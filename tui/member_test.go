@@ -326,7 +326,7 @@ func TestAgentTextNeverReachesTheTerminalRaw(t *testing.T) {
 	snap.Members[3].Record.Error = "exit " + evil
 	snap.Requests[0].Plan = "plan " + evil
 	snap.Messages[0].Msg.Content = "hello " + evil
-	snap.Chains[1].Rows[0].Call.ErrorMessage = "denied " + evil
+	snap.Chains.At(1).Rows[0].Call.ErrorMessage = "denied " + evil
 	m.Update(SnapshotMsg(snap))
 	var screens []string
 	look := func() { screens = append(screens, m.View().Content) }

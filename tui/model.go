@@ -192,14 +192,31 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // their rows (the requests keep the selection on the same request), a
 // dialog whose request was resolved elsewhere closes, and a new pending
 // request rings the bell.
+//
+// A pane whose part of the snapshot is the very slice it had (an observer
+// hands out the same slice while that part did not change, and a snapshot
+// is never modified) keeps its rows; the traces pane updates only the
+// chains that changed.
 func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 	m.clock = m.now()
+	prev, had := m.snap, m.haveSnap
 	m.snap, m.haveSnap = s, true
-	m.roster.refresh()
-	landed := m.requests.refresh()
+	if !had || !sameSlice(prev.Members, s.Members) {
+		m.roster.refresh()
+	}
+	landed := false
+	if !had || !sameSlice(prev.Requests, s.Requests) {
+		landed = m.requests.refresh()
+	} else {
+		m.requests.refused = nil // told with the snapshot that brought them
+	}
 	m.traces.refresh()
-	m.messages.refresh()
-	m.dead.refresh()
+	if !had || !sameSlice(prev.Messages, s.Messages) {
+		m.messages.refresh()
+	}
+	if !had || !sameSlice(prev.DeadLetters, s.DeadLetters) {
+		m.dead.refresh()
+	}
 	if landed {
 		// A request landing under the cursor puts the details on screen
 		// back at their top, whichever pane shows them.
@@ -234,6 +251,12 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 		}
 	}
 	return tea.Batch(cmds...)
+}
+
+// sameSlice reports whether a and b are the same slice: the same elements
+// in the same array.
+func sameSlice[E any](a, b []E) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // focused is the pane with focus; shown is the one in the right column,

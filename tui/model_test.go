@@ -407,7 +407,7 @@ func ptr[T any](v T) *T { return &v }
 func TestRemoteSpansAreMarked(t *testing.T) {
 	m, _ := newTestModel(t, 120, 36)
 	snap := busySnapshot(t)
-	snap.Chains[2].Rows[1].Call.Remote = "http://127.0.0.1:7421"
+	snap.Chains.At(2).Rows[1].Call.Remote = "http://127.0.0.1:7421"
 	m.Update(SnapshotMsg(snap))
 	send(m, "3")
 	for range 6 {

@@ -125,9 +125,9 @@ func TestSelectionsFollowTheItem(t *testing.T) {
 	want := m.messages.selectedMessage().Msg.Content
 
 	next := snap
-	newer := *snap.Chains[0].Rows[0].Call
+	newer := *snap.Chains.At(0).Rows[0].Call
 	newer.RequestID, newer.CorrelationID = "req-000000000009", "corr-dddddddddddd"
-	next.Chains = append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains...)
+	next.Chains = trace.ChainListOf(append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains.Slice()...)...)
 	next.Messages = append(append([]team.MessageView(nil), snap.Messages[1:]...),
 		team.MessageView{Inbox: "lead", Offset: 99, Msg: textMessage("finanzas", "lead", "a new one", t0)})
 	m.Update(SnapshotMsg(next))
@@ -209,6 +209,16 @@ func TestShutdownRefusalIsShownWhenItArrives(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, "finanzas refused to shut down (sd-0123456789ab): closing invoices, ask again in a minute") {
 		t.Errorf("the status line %q does not say the refusal", last)
 	}
+	// Said once: a later snapshot with the same requests (only a chain
+	// changed) does not say it again once it was dismissed.
+	send(m, "esc")
+	again := next
+	again.Version++
+	again.Chains = trace.ChainListOf(append(next.Chains.Slice(), trace.Chain{CorrelationID: "corr-later", Start: t0.Add(-time.Hour)})...)
+	m.Update(SnapshotMsg(again))
+	if m.flash != "" {
+		t.Errorf("the refusal was said again with a snapshot that did not bring it: %q", m.flash)
+	}
 }
 
 // TestRequestsOpenOnThePendingOne: moving to the Requests pane with a
@@ -286,11 +296,11 @@ func TestTracesFollowTheNewestUntilChosen(t *testing.T) {
 	m.Update(SnapshotMsg(snap))
 	send(m, "3")
 	next := snap
-	newer := *snap.Chains[0].Rows[0].Call
+	newer := *snap.Chains.At(0).Rows[0].Call
 	newer.RequestID, newer.CorrelationID = "req-000000000009", "corr-dddddddddddd"
-	next.Chains = append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains...)
+	next.Chains = trace.ChainListOf(append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains.Slice()...)...)
 	m.Update(SnapshotMsg(next))
-	if tr, ok := m.traces.list.selected(); !ok || m.snap.Chains[tr.chain].CorrelationID != "corr-dddddddddddd" {
+	if tr, ok := m.traces.list.selected(); !ok || tr.chain.CorrelationID != "corr-dddddddddddd" {
 		t.Fatalf("the unmoved pane selects %+v, want the newest chain", tr)
 	}
 }

@@ -17,56 +17,145 @@ const barWidth = 10
 
 // tracesPane lists the correlation chains as trees of calls over the
 // details of the call under the cursor. It is the one pane that reads the
-// trace types.
+// trace types. Its rows are not listed again on every snapshot: they are
+// read where they stand in shown, a list of the chains the filter lets
+// through that is updated with only the chains that changed
+// (trace.ChainList.ChangedSince), so a snapshot costs the pane what
+// changed, not the history.
 type tracesPane struct {
 	*common
 	list list[traceRow]
+	// shown are the chains the filter lets through, newest first: the
+	// snapshot's own list while there is no filter.
+	shown trace.ChainList
+	// from is the snapshot's list shown was made from.
+	from trace.ChainList
+	// byID are the chains of shown by correlation id.
+	byID map[string]*trace.Chain
 }
 
 // traceRow is one row of the traces pane: a chain's header (row < 0) or one
 // of its calls.
 type traceRow struct {
-	chain, row int
+	chain *trace.Chain
+	row   int
 }
 
 func newTracesPane(c *common) *tracesPane {
-	p := &tracesPane{common: c}
+	p := &tracesPane{common: c, byID: map[string]*trace.Chain{}}
+	p.list.src = p
 	p.list.idOf = func(r traceRow) string {
-		c := &p.snap.Chains[r.chain]
 		if r.row < 0 {
-			return c.CorrelationID
+			return r.chain.CorrelationID
 		}
-		return c.CorrelationID + "/" + c.Rows[r.row].Call.RequestID
+		return r.chain.CorrelationID + "/" + r.chain.Rows[r.row].Call.RequestID
 	}
 	return p
 }
 
-// refresh rebuilds the rows from a new snapshot; the selected chain or call
-// stays selected while new ones arrive above it.
+// count, at and locate are the rows of the list: each shown chain's header
+// followed by its calls.
+func (p *tracesPane) count() int { return p.shown.Len() + p.shown.Calls() }
+
+func (p *tracesPane) at(i int) traceRow {
+	c, _, row, _ := p.shown.Line(i)
+	return traceRow{c, row}
+}
+
+func (p *tracesPane) locate(id string) (int, bool) {
+	corr, req, call := strings.Cut(id, "/")
+	c := p.byID[corr]
+	if c == nil {
+		return 0, false
+	}
+	i, before, ok := p.shown.Index(c)
+	if !ok {
+		return 0, false
+	}
+	line := i + before
+	if !call {
+		return line, true
+	}
+	for ri, r := range c.Rows {
+		if r.Call.RequestID == req {
+			return line + 1 + ri, true
+		}
+	}
+	return 0, false
+}
+
+// refresh takes a new snapshot's chains; the selected chain or call stays
+// selected while new ones arrive above it.
 func (p *tracesPane) refresh() {
-	p.refilter()
+	if changed, ok := p.snap.Chains.ChangedSince(p.from); ok {
+		p.update(changed)
+	} else {
+		p.refilter()
+	}
 	p.list.followNewestFirst()
 }
 
-// refilter keeps a chain, whole, when its correlation id or one of its
-// calls matches the filter.
-func (p *tracesPane) refilter() {
-	rows := p.list.rows[:0]
+// keeps reports whether the filter lets chain c through: its correlation
+// id or one of its calls matches, and it is kept whole.
+func (p *tracesPane) keeps(c *trace.Chain) bool {
 	f := p.list.filter
-	for ci, c := range p.snap.Chains {
-		keep := f == "" || strings.Contains(c.CorrelationID, f)
-		for _, r := range c.Rows {
-			keep = keep || p.list.matches(r.Call.Caller, r.Call.Target, r.Call.Action, r.Call.ErrorCode, r.Call.RequestID)
-		}
-		if !keep {
-			continue
-		}
-		rows = append(rows, traceRow{ci, -1})
-		for ri := range c.Rows {
-			rows = append(rows, traceRow{ci, ri})
+	if f == "" || strings.Contains(c.CorrelationID, f) {
+		return true
+	}
+	for _, r := range c.Rows {
+		if p.list.matches(r.Call.Caller, r.Call.Target, r.Call.Action, r.Call.ErrorCode, r.Call.RequestID) {
+			return true
 		}
 	}
-	p.list.setRows(rows)
+	return false
+}
+
+// refilter builds shown again from every chain of the snapshot.
+func (p *tracesPane) refilter() {
+	p.from = p.snap.Chains
+	clear(p.byID)
+	var kept []*trace.Chain
+	for _, c := range p.snap.Chains.All() {
+		if p.keeps(c) {
+			p.byID[c.CorrelationID] = c
+			kept = append(kept, c)
+		}
+	}
+	if p.list.filter == "" {
+		p.shown = p.snap.Chains
+	} else {
+		p.shown = trace.ChainListFrom(kept)
+	}
+}
+
+// update puts the chains that changed since the list shown was made from
+// into shown: each in place of the one with its correlation id, or out
+// when the filter no longer lets it through.
+func (p *tracesPane) update(changed []*trace.Chain) {
+	p.from = p.snap.Chains
+	if len(changed) == 0 {
+		return
+	}
+	last := make(map[string]*trace.Chain, len(changed)) // a chain may come more than once
+	for _, c := range changed {
+		last[c.CorrelationID] = c
+	}
+	var del, put []*trace.Chain
+	for id, c := range last {
+		if old := p.byID[id]; old != nil {
+			del = append(del, old)
+			delete(p.byID, id)
+		}
+		if p.keeps(c) {
+			put = append(put, c)
+			p.byID[id] = c
+		}
+	}
+	if p.list.filter == "" {
+		p.shown = p.snap.Chains
+	} else {
+		p.shown = p.shown.Edit(del, put)
+	}
 }
 
 func (p *tracesPane) filter() string { return p.list.filter }
@@ -85,7 +174,7 @@ func (p *tracesPane) selectedCall() *trace.Call {
 	if !ok || tr.row < 0 {
 		return nil
 	}
-	return p.snap.Chains[tr.chain].Rows[tr.row].Call
+	return tr.chain.Rows[tr.row].Call
 }
 
 func (p *tracesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
@@ -108,7 +197,7 @@ func (p *tracesPane) Render(w, h int) string {
 
 func (p *tracesPane) rows(w, h int) []string {
 	st := p.styles
-	if len(p.list.rows) == 0 {
+	if p.list.len() == 0 {
 		msg := "no calls yet: correlation chains from traces.jsonl show here"
 		if p.list.filter != "" {
 			msg = "no call matches the filter"
@@ -116,13 +205,13 @@ func (p *tracesPane) rows(w, h int) []string {
 		return []string{st.Muted.Render(msg)}
 	}
 	top := p.list.window(h)
-	end := min(top+h, len(p.list.rows))
+	shown := p.window(top, h)
 	// The status column is as wide as the widest status on screen, so
 	// "INVALID_RESPONSE" and "DENIED (max_hops)" show whole.
 	statusW := len("running")
-	for _, tr := range p.list.rows[top:end] {
+	for _, tr := range shown {
 		if tr.row >= 0 {
-			call := p.snap.Chains[tr.chain].Rows[tr.row].Call
+			call := tr.chain.Rows[tr.row].Call
 			sw := ansi.StringWidth(callStatus(call))
 			if call.Late {
 				sw += len(" late")
@@ -132,9 +221,8 @@ func (p *tracesPane) rows(w, h int) []string {
 	}
 	statusW = min(statusW, max(w*2/5, 7))
 	var out []string
-	for i := top; i < end; i++ {
-		tr := p.list.rows[i]
-		c := &p.snap.Chains[tr.chain]
+	for i, tr := range shown {
+		c := tr.chain
 		var line string
 		if tr.row < 0 {
 			line = p.chainHeader(c)
@@ -142,10 +230,30 @@ func (p *tracesPane) rows(w, h int) []string {
 			line = p.callRow(c, c.Rows[tr.row], w, statusW)
 		}
 		line = fit(line, w)
-		if i == p.list.cursor {
+		if top+i == p.list.cursor {
 			line = p.highlight(line, paneTraces)
 		}
 		out = append(out, line)
+	}
+	return out
+}
+
+// window is the h rows from row top on (fewer at the end), read from shown
+// in one walk.
+func (p *tracesPane) window(top, h int) []traceRow {
+	_, ci, row, ok := p.shown.Line(top)
+	if !ok {
+		return nil
+	}
+	out := make([]traceRow, 0, h)
+	for _, c := range p.shown.From(ci) {
+		for ; row < len(c.Rows) && len(out) < h; row++ {
+			out = append(out, traceRow{c, row})
+		}
+		if len(out) == h {
+			break
+		}
+		row = -1
 	}
 	return out
 }
@@ -246,7 +354,7 @@ func (p *tracesPane) detail(w int) []string {
 		return nil
 	}
 	st := p.styles
-	c := &p.snap.Chains[tr.chain]
+	c := tr.chain
 	if tr.row < 0 {
 		return []string{st.Title.Render("chain " + c.CorrelationID),
 			fmt.Sprintf("  %s since %s; select a call for its request and result", plural(len(c.Rows), "call"), c.Start.Local().Format("15:04:05"))}

@@ -35,7 +35,7 @@ func errorChains() []trace.Chain {
 func TestTracesSayTheErrorInFull(t *testing.T) {
 	m, _ := newTestModel(t, 120, 36)
 	snap := busySnapshot(t)
-	snap.Chains = errorChains()
+	snap.Chains = trace.ChainListOf(errorChains()...)
 	m.Update(SnapshotMsg(snap))
 	send(m, "3", "j") // the INVALID_RESPONSE call
 	screen := ansi.Strip(m.View().Content)
@@ -59,11 +59,11 @@ func TestListTakesTheRowsItHas(t *testing.T) {
 	snap := busySnapshot(t)
 	var chains []trace.Chain
 	for i := range 12 {
-		c := *snap.Chains[2].Rows[0].Call
+		c := *snap.Chains.At(2).Rows[0].Call
 		c.RequestID, c.CorrelationID = fmt.Sprintf("req-%012d", i), fmt.Sprintf("corr-%012d", i)
 		chains = append(chains, trace.Chain{CorrelationID: c.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &c}}})
 	}
-	snap.Chains = chains
+	snap.Chains = trace.ChainListOf(chains...)
 	m.Update(SnapshotMsg(snap))
 	send(m, "3")
 	screen := ansi.Strip(m.View().Content)
@@ -81,7 +81,7 @@ func TestGoldenTraceLongError(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			m, _ := newTestModel(t, size[0], size[1])
 			snap := busySnapshot(t)
-			snap.Chains = errorChains()
+			snap.Chains = trace.ChainListOf(errorChains()...)
 			m.Update(SnapshotMsg(snap))
 			send(m, "3", "j")
 			golden.RequireEqual(t, m.View().Content)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,23 +15,25 @@ import (
 type Traces struct {
 	calls  map[string]*Call       // by request id
 	chains map[string]*chainState // by correlation id
-	order  []*chainState          // every built chain, newest first
-	dirty  []*chainState          // chains touched since the last Chains
+	dirty  []*chainState          // chains touched since the last List
+	list   ChainList              // what List returned last
+	fold   uint64                 // this fold's id in the lists it hands out
 	out    []Chain                // what Chains returned last; nil when stale
 }
 
 type chainState struct {
 	id    string
-	ids   []string  // request ids of its calls, in arrival order
-	start time.Time // the key order is sorted by; set when built
-	built bool      // in order
-	dirty bool      // in Traces.dirty
-	chain Chain     // the last build
+	ids   []string // request ids of its calls, in arrival order
+	dirty bool     // in Traces.dirty
+	chain *Chain   // the last build, in list; nil before the first
 }
+
+// folds numbers the Traces, so a list says which fold made it.
+var folds atomic.Uint64
 
 // NewTraces returns an empty fold.
 func NewTraces() *Traces {
-	return &Traces{calls: make(map[string]*Call), chains: make(map[string]*chainState)}
+	return &Traces{calls: make(map[string]*Call), chains: make(map[string]*chainState), fold: folds.Add(1)}
 }
 
 // Len is the number of calls folded.
@@ -72,7 +75,6 @@ func (t *Traces) Add(s Span) {
 		cs.dirty = true
 		t.dirty = append(t.dirty, cs)
 	}
-	t.out = nil
 }
 
 // apply folds s into c and reports whether c changed.
@@ -163,41 +165,57 @@ func fillIdentity(c *Call, s *Span) {
 }
 
 // Chains returns every correlation chain, newest first (by Start, then by
-// correlation id). The slice and everything it holds are never modified
-// afterwards: while no span arrives, the same slice comes back; after one,
-// a new slice shares every chain that did not change.
+// correlation id), as a slice: List's chains, copied. The slice and
+// everything it holds are never modified afterwards: while no span
+// arrives, the same slice comes back; after one, a new slice shares every
+// chain's calls that did not change. A caller that asks after every change
+// uses List, which does not copy what did not change.
 func (t *Traces) Chains() []Chain {
-	if t.out != nil || len(t.chains) == 0 {
+	if t.out != nil && len(t.dirty) == 0 {
 		return t.out
 	}
-	for _, cs := range t.dirty {
-		cs.dirty = false
-		if cs.built {
-			i, ok := slices.BinarySearchFunc(t.order, cs, newerFirst)
-			if ok {
-				t.order = slices.Delete(t.order, i, i+1)
-			}
-		}
-		cs.chain = t.build(cs)
-		cs.start, cs.built = cs.chain.Start, true
-		i, _ := slices.BinarySearchFunc(t.order, cs, newerFirst)
-		t.order = slices.Insert(t.order, i, cs)
+	l := t.List()
+	if l.Len() == 0 {
+		return nil
 	}
-	t.dirty = t.dirty[:0]
-	out := make([]Chain, len(t.order))
-	for i, cs := range t.order {
-		out[i] = cs.chain
-	}
-	t.out = out
-	return out
+	t.out = l.Slice()
+	return t.out
 }
 
-// newerFirst orders chains by start, newest first, then by id.
-func newerFirst(a, b *chainState) int {
-	if c := b.start.Compare(a.start); c != 0 {
-		return c
+// List returns every correlation chain, newest first (by Start, then by
+// correlation id). The list and everything it holds are never modified
+// afterwards: while no span arrives, the same list comes back; after one,
+// a new list shares every chain that did not change, and its ChangedSince
+// says which did. It costs the chains that changed, not all of them.
+func (t *Traces) List() ChainList {
+	if len(t.dirty) == 0 {
+		return t.list
 	}
-	return cmp.Compare(a.id, b.id)
+	if t.fold == 0 {
+		t.fold = folds.Add(1)
+	}
+	del := make([]*Chain, 0, len(t.dirty))
+	put := make([]*Chain, 0, len(t.dirty))
+	for _, cs := range t.dirty {
+		cs.dirty = false
+		if cs.chain != nil {
+			del = append(del, cs.chain)
+		}
+		built := t.build(cs)
+		cs.chain = &built
+		put = append(put, cs.chain)
+	}
+	t.dirty = t.dirty[:0]
+	t.out = nil
+	l := t.list.Edit(del, put)
+	l.fold, l.seq = t.fold, t.list.seq+1
+	// The log is copied, never appended to in place: the lists handed out
+	// keep theirs. It is at most logMax entries.
+	old := t.list.log[max(len(t.list.log)-(logMax-1), 0):]
+	l.log = make([]change, 0, len(old)+1)
+	l.log = append(append(l.log, old...), change{seq: l.seq, chains: put})
+	t.list = l
+	return l
 }
 
 // when is the time a call sorts by: its start, or its end when the start
