@@ -40,7 +40,9 @@ const benchClients = 16
 // target does. It reports cycles per second and the p50 and p99 of one
 // cycle. In the same run it times the floor: the same 16 clients making
 // three requests per cycle to a bare net/http server whose handler answers
-// {} at once, and reports floor-cycles/s and the ratio.
+// {} at once, and reports floor-cycles/s and the ratio; conns is how many
+// connections the served stack accepted (16 when every client keeps its
+// connection).
 //
 //	go test -run '^$' -bench Cycle -benchtime 20000x -count 3 ./ipc/blueprint
 func BenchmarkCycle(b *testing.B) {
@@ -55,6 +57,13 @@ func BenchmarkCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
+	// Counting connections shows whether the clients reuse theirs.
+	var conns atomic.Int64
+	srv.HTTP.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
 	url := serveLoopback(b, srv.HTTP)
 	floorURL := serveLoopback(b, &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -75,6 +84,7 @@ func BenchmarkCycle(b *testing.B) {
 	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 	b.ReportMetric(floor, "floor-cycles/s")
 	b.ReportMetric(floor/cps, "floor-ratio")
+	b.ReportMetric(float64(conns.Load()), "conns")
 	checkStoreAndLog(b, dir, logFile.Name(), b.N)
 }
 
