@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +41,9 @@ const benchClients = 16
 // target does. It reports cycles per second and the p50 and p99 of one
 // cycle. In the same run it times the floor: the same 16 clients making
 // three requests per cycle to a bare net/http server whose handler answers
-// {} at once, and reports floor-cycles/s and the ratio; conns is how many
+// {} at once, and reports floor-cycles/s and the ratio, and the CPU time
+// (this process: clients and server) per cycle of both and its ratio, which
+// a busy machine disturbs less than the rates; conns is how many
 // connections the served stack accepted (16 when every client keeps its
 // connection).
 //
@@ -70,9 +73,12 @@ func BenchmarkCycle(b *testing.B) {
 		w.Write([]byte("{}\n"))
 	})})
 	b.ResetTimer()
+	cpu0 := processCPU(b)
 	lat, elapsed := runCycles(b, b.N, func(ctx context.Context) error { return servedCycle(ctx, url) })
+	cpu1 := processCPU(b)
 	b.StopTimer()
 	_, floorElapsed := runCycles(b, b.N, func(ctx context.Context) error { return floorCycle(ctx, floorURL) })
+	cpu2 := processCPU(b)
 	if b.Failed() {
 		return
 	}
@@ -85,7 +91,22 @@ func BenchmarkCycle(b *testing.B) {
 	b.ReportMetric(floor, "floor-cycles/s")
 	b.ReportMetric(floor/cps, "floor-ratio")
 	b.ReportMetric(float64(conns.Load()), "conns")
+	// CPU per cycle (clients and server, this process) depends less on
+	// what else the machine runs than cycles/s does.
+	cpuPer, floorCPUPer := (cpu1-cpu0)/time.Duration(b.N), (cpu2-cpu1)/time.Duration(b.N)
+	b.ReportMetric(float64(cpuPer.Nanoseconds())/1000, "cpu-µs/cycle")
+	b.ReportMetric(float64(floorCPUPer.Nanoseconds())/1000, "floor-cpu-µs/cycle")
+	b.ReportMetric(float64(cpuPer)/float64(floorCPUPer), "cpu-ratio")
 	checkStoreAndLog(b, dir, logFile.Name(), b.N)
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
