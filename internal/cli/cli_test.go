@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func huddleBinary(t *testing.T) string {
+func huddleBinary(t testing.TB) string {
 	t.Helper()
 	huddleBin.once.Do(func() {
 		huddleBin.dir, huddleBin.err = os.MkdirTemp("", "huddle-cli-test-")

@@ -27,7 +27,7 @@ type ptyRun struct {
 
 // startOnPTY starts huddle in cwd on a 120×36 terminal. stdin, when not
 // nil, replaces the terminal as its standard input.
-func startOnPTY(t *testing.T, cwd string, env []string, stdin *os.File, args ...string) *ptyRun {
+func startOnPTY(t testing.TB, cwd string, env []string, stdin *os.File, args ...string) *ptyRun {
 	t.Helper()
 	cmd := exec.Command(huddleBinary(t), args...)
 	cmd.Dir = cwd
@@ -84,7 +84,7 @@ func (p *ptyRun) output() string {
 }
 
 // waitFor waits until the terminal shows s.
-func (p *ptyRun) waitFor(t *testing.T, s string) {
+func (p *ptyRun) waitFor(t testing.TB, s string) {
 	t.Helper()
 	waitUntil(t, 20*time.Second, "the terminal to show "+s+" (it shows "+p.outputTail()+")", func() bool {
 		return strings.Contains(p.output(), s)
@@ -100,7 +100,7 @@ func (p *ptyRun) outputTail() string {
 }
 
 // typeKeys writes s as if typed.
-func (p *ptyRun) typeKeys(t *testing.T, s string) {
+func (p *ptyRun) typeKeys(t testing.TB, s string) {
 	t.Helper()
 	if _, err := p.master.WriteString(s); err != nil {
 		t.Fatalf("type %q: %v", s, err)

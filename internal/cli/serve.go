@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -61,9 +60,8 @@ func runServe(cl *cmdline, o *serveOptions) int {
 		return cl.fail(err)
 	}
 	defer backend.Close()
-	log := slog.New(slog.NewTextHandler(cl.stderr, nil))
-	srv, err := blueprint.NewServer(blueprint.ServerConfig{Backend: backend, Keys: keys, Store: blueprint.NewStore(cl.dir),
-		MaxRunning: o.maxRunning, Keep: o.keep, Log: log})
+	srv, err := blueprint.NewServed(blueprint.ServedConfig{Dir: cl.dir, Backend: backend, Keys: keys,
+		MaxRunning: o.maxRunning, Keep: o.keep, LogTo: cl.stderr})
 	if err != nil {
 		return cl.fail(err)
 	}
@@ -72,8 +70,7 @@ func runServe(cl *cmdline, o *serveOptions) int {
 	if err != nil {
 		return cl.fail(err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
+	hs := srv.HTTP
 	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s\n", len(backend.Skills()), cl.dir, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

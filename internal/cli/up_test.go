@@ -71,7 +71,7 @@ func (p *upProcess) saw(match func(map[string]any) bool) bool {
 	return false
 }
 
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+func waitUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {

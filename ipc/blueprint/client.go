@@ -467,10 +467,21 @@ func (c *Client) once(ctx context.Context, cl call, target string) (answer, erro
 }
 
 var defaultHTTP = &http.Client{
-	Timeout: 30 * time.Second,
+	Transport: defaultTransport(),
+	Timeout:   30 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	},
+}
+
+// defaultTransport is net/http's default transport keeping up to 64 idle
+// connections per server instead of 2: concurrent calls to one server (a
+// remote target's callers, up to huddle serve's --max-running of 64) would
+// otherwise close and redial a connection on most requests.
+func defaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
 }
 
 func (c *Client) sleep(ctx context.Context, d time.Duration) error {

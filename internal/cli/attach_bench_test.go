@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkAttachIdle runs the real `huddle attach` on a 120×36
+// pseudo-terminal against a quiet team directory (huddle init, nothing
+// running, nothing changing) and, once its screen is drawn, measures one
+// idle window per iteration: cpu-% is the CPU time of all its threads
+// (/proc/PID/task/*/schedstat, nanoseconds) over the wall time, wakeups/s
+// their context switches (voluntary and not, /proc/PID/task/*/status) per
+// second. Then it presses tab (the focus moves to the next pane, so the
+// screen changes) 20 times, each just after the clock's write, and reports key-ms, the median and p95 time
+// from the keystroke to the first byte the terminal gets back: what the
+// renderer's frame rate costs a person typing.
+//
+//	go test -run '^$' -bench AttachIdle -benchtime 3x -count 3 ./internal/cli
+func BenchmarkAttachIdle(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), ".huddle")
+	if out, err := exec.Command(huddleBinary(b), "init", "--dir", dir).CombinedOutput(); err != nil {
+		b.Fatalf("huddle init: %v: %s", err, out)
+	}
+	p := startOnPTY(b, b.TempDir(), nil, nil, "attach", "--dir", dir)
+	p.waitFor(b, "attached to")
+	pid := p.cmd.Process.Pid
+	settle(b, p)
+	const window = 3 * time.Second
+	var cpu time.Duration
+	var switches int64
+	b.ResetTimer()
+	for range b.N {
+		cpu0, sw0 := taskUsage(b, pid)
+		// The window is the measurement: nothing to wait for, the process
+		// is meant to be idle throughout.
+		<-time.After(window)
+		cpu1, sw1 := taskUsage(b, pid)
+		cpu += cpu1 - cpu0
+		switches += sw1 - sw0
+	}
+	b.StopTimer()
+	wall := time.Duration(b.N) * window
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu-%")
+	b.ReportMetric(float64(switches)/wall.Seconds(), "wakeups/s")
+	keys := keystrokeLatencies(b, p, 20)
+	b.ReportMetric(ms(keys[len(keys)/2]), "key-p50-ms")
+	b.ReportMetric(ms(keys[len(keys)*95/100]), "key-p95-ms")
+	p.typeKeys(b, "q")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// settle waits until the roster is drawn from the first snapshot and the
+// screen has had no new output for 300 ms (the header's clock writes once
+// a second, so the screen is never quiet for a whole second).
+func settle(b *testing.B, p *ptyRun) {
+	b.Helper()
+	p.waitFor(b, "not started")
+	quiet(b, p, 300*time.Millisecond)
+}
+
+// quiet waits until the terminal has had no new output for d.
+func quiet(b *testing.B, p *ptyRun, d time.Duration) {
+	b.Helper()
+	last, since := len(p.output()), time.Now()
+	waitUntil(b, 20*time.Second, "the screen to settle", func() bool {
+		if n := len(p.output()); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) >= d
+	})
+}
+
+// grown waits, polling every millisecond, until the terminal has more than
+// before bytes, and says how long that took.
+func grown(b *testing.B, p *ptyRun, before int, within time.Duration) time.Duration {
+	b.Helper()
+	t0 := time.Now()
+	for len(p.output()) <= before {
+		if time.Since(t0) > within {
+			b.Fatalf("no output for %v (the terminal shows %s)", within, p.outputTail())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return time.Since(t0)
+}
+
+// keystrokeLatencies presses tab n times and returns the times from each
+// press to the first byte of its answer, sorted. Each press follows a
+// write of the header's clock by a few milliseconds, so for most of a
+// second the only output is the answer.
+func keystrokeLatencies(b *testing.B, p *ptyRun, n int) []time.Duration {
+	b.Helper()
+	var out []time.Duration
+	for range n {
+		grown(b, p, len(p.output()), 5*time.Second) // the clock's write
+		quiet(b, p, 20*time.Millisecond)
+		before := len(p.output())
+		p.typeKeys(b, "\t")
+		out = append(out, grown(b, p, before, 5*time.Second))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// taskUsage sums the CPU time and the context switches of every thread of
+// pid, from /proc.
+func taskUsage(b *testing.B, pid int) (cpu time.Duration, switches int64) {
+	b.Helper()
+	tasks, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*"))
+	if err != nil || len(tasks) == 0 {
+		b.Fatalf("threads of %d: %v", pid, err)
+	}
+	for _, task := range tasks {
+		sched, err := os.ReadFile(filepath.Join(task, "schedstat"))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		if f := strings.Fields(string(sched)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			cpu += time.Duration(ns)
+		}
+		status, err := os.ReadFile(filepath.Join(task, "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				switches += n
+			} else if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				switches += n
+			}
+		}
+	}
+	return cpu, switches
+}
