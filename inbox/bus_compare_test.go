@@ -103,7 +103,10 @@ func BenchmarkBusCompare(b *testing.B) {
 		}
 	}
 	want := busWriters * b.N
+	// Every reader stops and is waited for on the way out, a failure's too.
 	ctx, cancel := context.WithCancel(context.Background())
+	var readersWG sync.WaitGroup
+	defer readersWG.Wait()
 	defer cancel()
 
 	huddle := newBusTally(want)
@@ -111,6 +114,8 @@ func BenchmarkBusCompare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	closeWatcher := sync.OnceValue(w.Close)
+	defer closeWatcher() // its error is checked below, on the way out of a run that did not fail
 	if err := w.Consume(protocol.Lead, func(_ context.Context, d Delivery) error {
 		huddle.receive(d.Msg.Content, time.Now())
 		return nil
@@ -118,13 +123,13 @@ func BenchmarkBusCompare(b *testing.B) {
 		b.Fatal(err)
 	}
 	floor := newBusTally(want)
-	floorDone := make(chan error, 1)
-	go func() { floorDone <- tailFloor(ctx, cfg.FloorTo, floor) }()
+	var floorErr error
+	readersWG.Go(func() { floorErr = tailFloor(ctx, cfg.FloorTo, floor) })
 	var readers []*busReader
 	for i, p := range busPolls {
 		r := &busReader{path: cfg.BusTo[i], every: p.every, tally: newBusTally(want), done: make(chan struct{})}
 		readers = append(readers, r)
-		go r.run(ctx)
+		readersWG.Go(func() { r.run(ctx) })
 	}
 
 	b.ResetTimer()
@@ -148,11 +153,12 @@ func BenchmarkBusCompare(b *testing.B) {
 		}
 	}
 	cancel()
-	if err := w.Close(); err != nil {
+	readersWG.Wait()
+	if err := closeWatcher(); err != nil {
 		b.Fatal(err)
 	}
-	if err := <-floorDone; err != nil {
-		b.Fatal(err)
+	if floorErr != nil {
+		b.Fatal(floorErr)
 	}
 	reportBusCompare(b, huddle, floor, readers, appends)
 }
