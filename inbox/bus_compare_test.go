@@ -85,9 +85,15 @@ type busLine struct {
 // while a teammate is idle; issue 11 names 1 s as the poll of Claude Code's
 // teams, and 1 ms is the best a poller could do.
 //
-// Run it (about 13 s: 8 s of sending, then up to one 5 s poll):
+// Reported, per system: the p50 and p99 from the writer's clock before its
+// append to the reader having the message, the messages lost (sent minus
+// distinct received), and the ratios of each bus to huddle and of huddle to
+// the floor; and the mean time of one append call, huddle's and the bus's.
 //
-//	go test -run '^$' -bench BusCompare -benchtime 4000x ./inbox
+// Run it (about 18 s a count: Go's first run of b.N = 1 waits one 5 s poll,
+// then 8 s of sending and up to one more 5 s poll):
+//
+//	go test -run '^$' -bench BusCompare -benchtime 4000x -count 3 ./inbox
 //
 // b.N is the number of messages each writer sends to each of the five
 // destinations, one round every busPace; -benchtime 1x is a smoke run.
