@@ -6,7 +6,7 @@ PKG ?= ./...
 RUN ?= .
 COUNT ?= 20
 
-.PHONY: all test race stress lint golden bench ci
+.PHONY: all test race stress lint golden bench bench-quick ci
 
 all: lint race
 
@@ -37,21 +37,37 @@ lint:
 golden:
 	go test ./tui -run TestGoldenScreens -update
 
-# Every benchmark once, with the iteration counts the docs quote.
+# Every benchmark, -count $(BENCHCOUNT) times with the iteration counts the
+# docs quote, into one table (docs/PERFORMANCE.md): each package's raw output
+# is appended to $(BENCHOUT) as it runs, then internal/benchtable prints the
+# min/median/max of every metric and fails the target if any run failed.
+# One line per package: $(call bench_pkg,PACKAGE,REGEXP,BENCHTIME[,FLAGS]).
+BENCHOUT ?= bench.out
+BENCHCOUNT ?= 3
+bench_pkg = go test -run '^$$' -bench '$(2)' -benchtime $(3) -count $(BENCHCOUNT) $(4) $(1) 2>&1 | tee -a $(BENCHOUT)
+
 bench:
-	go test -run '^$$' -bench . -benchtime 20000x ./inbox
-	go test -run '^$$' -bench Cycle -benchtime 20000x ./ipc/blueprint
-	go test -run '^$$' -bench 'TeammateCall' -benchtime 2000x ./team
-	go test -run '^$$' -bench 'PlanApprovalRoundTrip' -benchtime 300x ./team
-	go test -run '^$$' -bench 'ThousandTeammates' -benchtime 1x ./team
-	go test -run '^$$' -bench 'ObserverFold' -benchtime 2s ./team
-	go test -run '^$$' -bench 'ExecCall' -benchtime 200x ./ipc
-	go test -run '^$$' -bench 'TracesFold' ./ipc/trace
-	go test -run '^$$' -bench 'View' -benchtime 200x ./tui
-	go test -run '^$$' -bench 'KeystrokeUnderLoad' -benchtime 1000x ./tui
-	go test -run '^$$' -bench 'TurnOverhead|Loopback' -benchtime 2s -benchmem ./llm
-	go test -run '^$$' -bench 'IdleAgents' -benchtime 5x ./llm
-	go test -run '^$$' -bench . ./replay
+	@rm -f $(BENCHOUT)
+	$(call bench_pkg,./inbox,Append|Delivery,20000x)
+	$(call bench_pkg,./inbox,BusCompare,4000x)
+	$(call bench_pkg,./ipc/blueprint,Cycle,20000x)
+	$(call bench_pkg,./team,TeammateCall,2000x)
+	$(call bench_pkg,./team,PlanApprovalRoundTrip,300x)
+	$(call bench_pkg,./team,ThousandTeammates,1x)
+	$(call bench_pkg,./team,ObserverFold,2s)
+	$(call bench_pkg,./ipc,ExecCall,200x)
+	$(call bench_pkg,./ipc/trace,TracesFold,1s)
+	$(call bench_pkg,./tui,View,200x)
+	$(call bench_pkg,./tui,KeystrokeUnderLoad,1000x)
+	$(call bench_pkg,./llm,TurnOverhead|Loopback,2s,-benchmem)
+	$(call bench_pkg,./llm,IdleAgents,5x)
+	$(call bench_pkg,./replay,.,1s)
+	@echo
+	go run ./internal/benchtable $(BENCHOUT)
+
+# The same list run once: a smoke run in about a third of the time.
+bench-quick:
+	$(MAKE) bench BENCHCOUNT=1
 
 ci:
 	bash .ci/run

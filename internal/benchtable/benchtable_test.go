@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runTable runs the command on args with stdin and returns its exit code
+// and outputs.
+func runTable(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestTableOfThreePackages reads recorded `go test -bench -count 3` output
+// of three packages, with sub-benchmarks, custom metrics and -benchmem, and
+// prints every benchmark's every metric once with min, median and max.
+func TestTableOfThreePackages(t *testing.T) {
+	code, out, errOut := runTable(t, "", filepath.Join("testdata", "three-packages.txt"))
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	want := `| package | benchmark | metric | runs | min | median | max |
+|---|---|---|--:|--:|--:|--:|
+| huddle/inbox | Append | ns/op | 3 | 12000 | 15000 | 18000 |
+| huddle/inbox | Append | msgs/s | 3 | 55556 | 66667 | 83333 |
+| huddle/inbox | Delivery | ns/op | 3 | 100000 | 110000 | 120000 |
+| huddle/inbox | Delivery | floor-p99-us | 3 | 100.0 | 126.0 | 1928 |
+| huddle/inbox | Delivery | p50-us | 3 | 25.00 | 29.00 | 31.00 |
+| huddle/inbox | Delivery | p99-us | 3 | 168.0 | 169.0 | 320.0 |
+| huddle/tui | View/spans=1000 | ns/op | 3 | 400000 | 450000 | 500000 |
+| huddle/tui | View/spans=100000 | ns/op | 3 | 30000000 | 35000000 | 40000000 |
+| huddle/llm | TurnOverhead | ns/op | 2 | 24000 | 25000 | 26000 |
+| huddle/llm | TurnOverhead | B/op | 2 | 4096 | 4098 | 4100 |
+| huddle/llm | TurnOverhead | allocs/op | 2 | 40.00 | 40.50 | 41.00 |
+`
+	if out != want {
+		t.Errorf("table:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestStdinJoinsTheFiles: "-" is standard input, read in its place among
+// the files; runs of one benchmark from both are one row, and an even
+// number of runs has the mean of the middle two as its median.
+func TestStdinJoinsTheFiles(t *testing.T) {
+	stdin := "pkg: huddle/inbox\nBenchmarkAppend-2 \t 20000 \t 13000 ns/op \t 76923 msgs/s\n"
+	code, out, errOut := runTable(t, stdin, filepath.Join("testdata", "three-packages.txt"), "-")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"| huddle/inbox | Append | ns/op | 4 | 12000 | 14000 | 18000 |\n",
+		"| huddle/inbox | Append | msgs/s | 4 | 55556 | 71795 | 83333 |\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no row %q in\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "| Append | ns/op |"); n != 1 {
+		t.Errorf("Append ns/op is on %d rows, want one:\n%s", n, out)
+	}
+}
+
+// TestFailureFailsAfterTheTable: a failed benchmark makes the exit code 1
+// and is named on stderr, and what did run is still in the table.
+func TestFailureFailsAfterTheTable(t *testing.T) {
+	code, out, errOut := runTable(t, "", filepath.Join("testdata", "one-failed.txt"))
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if want := "| huddle/team | PlanApprovalRoundTrip | p99-ms | 1 | 4.500 | 4.500 | 4.500 |\n"; !strings.Contains(out, want) {
+		t.Errorf("no row %q in\n%s", want, out)
+	}
+	for _, want := range []string{"benchtable: failed: --- FAIL: BenchmarkThousandTeammates\n", "benchtable: failed: FAIL\thuddle/team\t9.000s\n"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not say %q", errOut, want)
+		}
+	}
+}
+
+// TestNoResultsIsAnError: output without a benchmark line (a run whose
+// regexp matched nothing) is one error line, not an empty table.
+func TestNoResultsIsAnError(t *testing.T) {
+	code, out, errOut := runTable(t, "PASS\nok  \thuddle/inbox\t0.010s\n")
+	if code != 1 || out != "" || errOut != "benchtable: no benchmark results in the input\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestMissingFileIsOneErrorLine(t *testing.T) {
+	code, out, errOut := runTable(t, "", filepath.Join(t.TempDir(), "bench.out"))
+	if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "benchtable: read benchmark output: open ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestMarkdownCellsStayClosed: a "|" in a sub-benchmark's name does not
+// open a new column.
+func TestMarkdownCellsStayClosed(t *testing.T) {
+	stdin := "pkg: huddle/ipc\nBenchmarkExec/a|b-2 \t 10 \t 5 ns/op\n"
+	code, out, _ := runTable(t, stdin)
+	if want := "| huddle/ipc | Exec/a\\|b | ns/op | 1 | 5.000 | 5.000 | 5.000 |\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, no row %q in\n%s", code, want, out)
+	}
+}
+
+func TestNumberKeepsFourDigits(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"}, {123456.7, "123457"}, {999.96, "1000"}, {122.74, "122.7"}, {25, "25.00"},
+		{2.4375, "2.438"}, {0.9062, "0.9062"}, {0.05, "0.05000"}, {0.001, "0.001000"}, {0.0001, "0.0001000"}, {-3.5, "-3.500"},
+	} {
+		if got := number(tc.v); got != tc.want {
+			t.Errorf("number(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
