@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	"huddle/inbox"
 	"huddle/ipc"
@@ -56,7 +55,7 @@ func runCall(cl *cmdline, o *callOptions) int {
 	router := ipc.NewRouter(cl.dir)
 	if t != nil {
 		// Answers from teammates come to the caller's inbox; watch it.
-		answers, err := ipc.WatchAnswers(ctx, cl.dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, name)
+		answers, err := ipc.WatchAnswers(ctx, cl.dir, router, inbox.Options{}, name)
 		if err != nil {
 			return cl.fail(err)
 		}
