@@ -66,16 +66,8 @@ func TestIdleWatcherDrainsNothing(t *testing.T) {
 func TestOverflowDrainsEverything(t *testing.T) {
 	limit := maxQueuedEvents(t)
 	team := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
+	w, got, cancel := watchBob(t, team)
 	defer cancel()
-	w, err := NewWatcher(ctx, team, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got collect
-	if err := w.Consume("bob", got.handle); err != nil {
-		t.Fatal(err)
-	}
 	waitFor(t, 10*time.Second, "the first drain", func() bool { return w.drains.Load() == 1 })
 
 	// Holding the watcher's lock stalls its loop at the first kick, so the
@@ -100,7 +92,7 @@ func TestOverflowDrainsEverything(t *testing.T) {
 		}
 	}
 	// The queue has overflowed: this append's event is lost.
-	err = Append(team, "bob", msg("alice", "bob", "after the overflow"))
+	err := Append(team, "bob", msg("alice", "bob", "after the overflow"))
 	w.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -137,16 +129,8 @@ func maxQueuedEvents(t *testing.T) int {
 // every inbox, so a message written there is delivered without a rescan.
 func TestInboxDirRecreatedIsWatchedAgain(t *testing.T) {
 	team := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
+	w, got, cancel := watchBob(t, team)
 	defer cancel()
-	w, err := NewWatcher(ctx, team, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got collect
-	if err := w.Consume("bob", got.handle); err != nil {
-		t.Fatal(err)
-	}
 	if err := Append(team, "bob", msg("alice", "bob", "first")); err != nil {
 		t.Fatal(err)
 	}
@@ -180,16 +164,8 @@ func TestInboxDirRecreatedIsWatchedAgain(t *testing.T) {
 // its start.
 func TestInboxReplacedByRenameIsReadAgain(t *testing.T) {
 	team := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
+	w, got, cancel := watchBob(t, team)
 	defer cancel()
-	w, err := NewWatcher(ctx, team, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got collect
-	if err := w.Consume("bob", got.handle); err != nil {
-		t.Fatal(err)
-	}
 	if err := Append(team, "bob", msg("alice", "bob", "first, a long line so the new file is shorter")); err != nil {
 		t.Fatal(err)
 	}
@@ -327,4 +303,23 @@ func readInbox(t *testing.T, p string) []protocol.Message {
 		out = append(out, m)
 	}
 	return out
+}
+
+// watchBob starts a watcher with no periodic rescan on team and a consumer
+// of bob's inbox that collects what it is handed. cancel stops the
+// watcher's context; the test closes the watcher.
+func watchBob(t *testing.T, team string) (*Watcher, *collect, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := NewWatcher(ctx, team, Options{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	got := &collect{}
+	if err := w.Consume("bob", got.handle); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return w, got, cancel
 }
