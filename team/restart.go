@@ -15,8 +15,8 @@ import (
 )
 
 // Restarting a member (huddle restart, the UI's R): the CLI writes
-// restart/<member>, and the runtime that runs the team, on its next tick,
-// removes the file and runs the member again if it is stopped or crashed.
+// restart/<member>, and the runtime that runs the team, woken by its watch
+// on restart/, removes the file and runs the member again if it is stopped or crashed.
 // A request it refuses is dead-lettered with source restart/<member> and
 // the reason. The file is the whole protocol: no runtime, no restart (the
 // next huddle up starts every member anyway, and removes what is left).
@@ -78,7 +78,8 @@ func RequestRestart(dir, member string) (*protocol.Member, error) {
 	return rec, nil
 }
 
-// restartAsked runs on the runtime's tick: every restart/<member> asks for
+// restartAsked runs when the runtime's watch reports a change in restart/:
+// every restart/<member> asks for
 // that member to run again. The file goes first, so a request is acted on
 // once; a refused one is dead-lettered with why.
 func (rt *Runtime) restartAsked() {
