@@ -23,14 +23,15 @@ func Connect(ctx context.Context, dir string, send func(tea.Msg)) (stop func() e
 	return obs.Close, nil
 }
 
-// uiFPS is the most frames a second the UI draws. Bubble Tea (v2.1.1) draws
+// FPS is the most frames a second the UI draws. Bubble Tea (v2.1.1) draws
 // only on its renderer's ticker, which runs at this rate for the program's
 // whole life, whether anything changed or not (tea.go startRenderer; a
 // keystroke's Update only stores the new view, cursed_renderer.go render):
 // each tick wakes the process, and a keystroke waits for the next tick.
 // At 20 a keystroke waits at most 50 ms, and an idle UI wakes a third as
-// often as at the default 60.
-const uiFPS = 20
+// often as at the default 60. BenchmarkAttachIdle (internal/cli) runs a
+// bare ticker at this rate beside the UI as its floor.
+const FPS = 20
 
 // RunOptions say what the UI shows and whether it runs the team too.
 type RunOptions struct {
@@ -71,7 +72,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
 	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil})
-	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(uiFPS)}
+	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FPS)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"huddle/tui"
 )
 
 // BenchmarkAttachIdle runs the real `huddle attach` on a 120×36
@@ -17,10 +21,20 @@ import (
 // idle window per iteration: cpu-% is the CPU time of all its threads
 // (/proc/PID/task/*/schedstat, nanoseconds) over the wall time, wakeups/s
 // their context switches (voluntary and not, /proc/PID/task/*/status) per
-// second. Then it presses tab (the focus moves to the next pane, so the
-// screen changes) 20 times, each just after the clock's write, and reports key-ms, the median and p95 time
-// from the keystroke to the first byte the terminal gets back: what the
-// renderer's frame rate costs a person typing.
+// second.
+//
+// Its floor runs beside it through the same windows, measured the same
+// way: this test binary started again as a process that does nothing but
+// a time.Ticker at the UI's frame rate (tui.FPS), which is what Bubble
+// Tea's renderer costs at the least (it ticks at that rate for the
+// program's whole life). floor-cpu-% and floor-wakeups/s are its figures,
+// cpu-ratio attach ÷ floor, and cpu-above-floor-% what huddle adds.
+//
+// Then it presses tab (the focus moves to the next pane, so the screen
+// changes) 20 times, each just after the clock's write, and reports
+// key-ms, the median and p95 time from the keystroke to the first byte
+// the terminal gets back: what the renderer's frame rate costs a person
+// typing.
 //
 //	go test -run '^$' -bench AttachIdle -benchtime 3x -count 3 ./internal/cli
 func BenchmarkAttachIdle(b *testing.B) {
@@ -31,28 +45,89 @@ func BenchmarkAttachIdle(b *testing.B) {
 	p := startOnPTY(b, b.TempDir(), nil, nil, "attach", "--dir", dir)
 	p.waitFor(b, "attached to")
 	pid := p.cmd.Process.Pid
+	floor := startTickerFloor(b, tui.FPS)
 	settle(b, p)
 	const window = 3 * time.Second
-	var cpu time.Duration
-	var switches int64
+	var cpu, floorCPU time.Duration
+	var switches, floorSwitches int64
 	b.ResetTimer()
 	for range b.N {
 		cpu0, sw0 := taskUsage(b, pid)
-		// The window is the measurement: nothing to wait for, the process
-		// is meant to be idle throughout.
+		fcpu0, fsw0 := taskUsage(b, floor)
+		// The window is the measurement: nothing to wait for, both
+		// processes are meant to be idle throughout.
 		<-time.After(window)
 		cpu1, sw1 := taskUsage(b, pid)
+		fcpu1, fsw1 := taskUsage(b, floor)
 		cpu += cpu1 - cpu0
 		switches += sw1 - sw0
+		floorCPU += fcpu1 - fcpu0
+		floorSwitches += fsw1 - fsw0
 	}
 	b.StopTimer()
 	wall := time.Duration(b.N) * window
-	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu-%")
+	pct := func(d time.Duration) float64 { return 100 * d.Seconds() / wall.Seconds() }
+	b.ReportMetric(pct(cpu), "cpu-%")
 	b.ReportMetric(float64(switches)/wall.Seconds(), "wakeups/s")
+	b.ReportMetric(pct(floorCPU), "floor-cpu-%")
+	b.ReportMetric(float64(floorSwitches)/wall.Seconds(), "floor-wakeups/s")
+	b.ReportMetric(pct(cpu)-pct(floorCPU), "cpu-above-floor-%")
+	if floorCPU > 0 {
+		b.ReportMetric(cpu.Seconds()/floorCPU.Seconds(), "cpu-ratio")
+	}
 	keys := keystrokeLatencies(b, p, 20)
 	b.ReportMetric(ms(keys[len(keys)/2]), "key-p50-ms")
 	b.ReportMetric(ms(keys[len(keys)*95/100]), "key-p95-ms")
 	p.typeKeys(b, "q")
+}
+
+// tickerFloorEnv, set to a frame rate, starts the test binary as the floor
+// of BenchmarkAttachIdle (TestMain) instead of running the tests.
+const tickerFloorEnv = "HUDDLE_TEST_TICKER_FLOOR_FPS"
+
+// startTickerFloor starts the floor at fps frames a second and returns its
+// pid; the benchmark's cleanup ends it.
+func startTickerFloor(b *testing.B, fps int) int {
+	b.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), tickerFloorEnv+"="+strconv.Itoa(fps))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatalf("the ticker floor's stdin: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start the ticker floor: %v", err)
+	}
+	b.Cleanup(func() {
+		_ = stdin.Close() // the floor ends at the end of its input
+		_ = cmd.Wait()
+	})
+	return cmd.Process.Pid
+}
+
+// tickerFloor is the floor process: a time.Ticker at fps ticks a second
+// and nothing else, as Bubble Tea's renderer ticks with nothing to draw,
+// until its standard input ends. It returns the exit code.
+func tickerFloor(fps string) int {
+	n, err := strconv.Atoi(fps)
+	if err != nil || n < 1 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want a frame rate\n", tickerFloorEnv, fps)
+		return 2
+	}
+	done := make(chan struct{})
+	go func() { // owner: tickerFloor; ends when the benchmark closes stdin
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(done)
+	}()
+	t := time.NewTicker(time.Second / time.Duration(n))
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return 0
+		case <-t.C:
+		}
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
