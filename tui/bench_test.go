@@ -301,3 +301,103 @@ func median(d []time.Duration) float64 {
 	slices.Sort(d)
 	return float64(d[len(d)/2].Nanoseconds()) / 1000
 }
+
+// BenchmarkMemberGather measures what one change costs the member view's
+// card while the view is open: one span folded beforehand (as in
+// SnapshotApplyView), then the member's facts gathered from the snapshot
+// that shows it, at 1k, 10k and 100k spans of history; the member shown
+// (finanzas) made a failed call in every chain. µs/change is the mean,
+// p50-µs the median. paired interleaves the same changes on a 1k and a
+// 100k history in one run and reports 100k÷1k: 1 is flat.
+//
+//	go test -run '^$' -bench MemberGather -benchtime 2000x -count 3 ./tui
+func BenchmarkMemberGather(b *testing.B) {
+	for _, spans := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("spans=%d", spans), func(b *testing.B) {
+			gb := newGatherBench(b, spans, b.N)
+			d := make([]time.Duration, b.N)
+			var sum time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				d[i] = gb.gather(i)
+				sum += d[i]
+			}
+			b.StopTimer()
+			gb.check(b)
+			b.ReportMetric(float64(sum.Nanoseconds())/1000/float64(b.N), "µs/change")
+			b.ReportMetric(median(d), "p50-µs")
+		})
+	}
+	b.Run("paired", func(b *testing.B) {
+		small, big := newGatherBench(b, 1_000, b.N), newGatherBench(b, 100_000, b.N)
+		ts, tb := make([]time.Duration, b.N), make([]time.Duration, b.N)
+		b.ResetTimer()
+		for i := range b.N {
+			ts[i] = small.gather(i)
+			tb[i] = big.gather(i)
+		}
+		b.StopTimer()
+		small.check(b)
+		big.check(b)
+		b.ReportMetric(median(ts), "p50-µs-1k")
+		b.ReportMetric(median(tb), "p50-µs-100k")
+		b.ReportMetric(median(tb)/median(ts), "100k/1k")
+	})
+}
+
+// gatherBench is a member view open on finanzas over a history of spans,
+// and the snapshots of the changes to come.
+type gatherBench struct {
+	v     *memberView
+	snaps []team.Snapshot
+}
+
+func newGatherBench(b *testing.B, spans, changes int) *gatherBench {
+	b.Helper()
+	m, _ := newTestModel(b, 120, 36)
+	base := busySnapshot(b)
+	start := time.Now().Add(-time.Hour)
+	tr := trace.NewTraces()
+	for _, s := range appSpans(start, 0, spans/4) {
+		tr.Add(s)
+	}
+	v := m.member
+	v.open, v.name = true, "finanzas"
+	v.snap = base
+	v.snap.Chains = tr.List()
+	v.gather()
+	more := appSpans(start, spans/4, spans/4+changes/4+1)
+	snaps := make([]team.Snapshot, changes)
+	for i := range snaps {
+		tr.Add(more[i])
+		snaps[i] = base
+		snaps[i].Version = uint64(i) + 2
+		snaps[i].Chains = tr.List()
+	}
+	return &gatherBench{v: v, snaps: snaps}
+}
+
+// gather takes change i's snapshot and gathers the card's facts from it:
+// how long that took.
+func (gb *gatherBench) gather(i int) time.Duration {
+	t := time.Now()
+	gb.v.snap = gb.snaps[i]
+	gb.v.gather()
+	return time.Since(t)
+}
+
+// check fails unless the card counts every call finanzas made.
+func (gb *gatherBench) check(b *testing.B) {
+	last := gb.v.snap.Chains
+	want := 0
+	for _, c := range last.All() {
+		for _, r := range c.Rows {
+			if r.Call != nil && r.Call.Caller == "finanzas" {
+				want++
+			}
+		}
+	}
+	if gb.v.facts.calls != want || want == 0 {
+		b.Fatalf("the card counts %d calls of finanzas, the chains hold %d", gb.v.facts.calls, want)
+	}
+}

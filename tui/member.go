@@ -56,6 +56,9 @@ type memberView struct {
 	// facts are what the card shows that takes a pass over the snapshot,
 	// gathered when a snapshot arrives, not at every frame.
 	facts memberFacts
+	// tallies are the member's calls, kept from snapshot to snapshot so that
+	// one costs the chains that changed, not the history.
+	tallies callTallies
 
 	// history is the member's latest status changes, read again when its
 	// record says it moved (movedAt).
@@ -91,21 +94,8 @@ func (v *memberView) gather() {
 			break
 		}
 	}
-	for _, ch := range v.snap.Chains.All() {
-		for _, row := range ch.Rows {
-			c := row.Call
-			if c == nil || c.Caller != v.name {
-				continue
-			}
-			f.calls++
-			if c.Status == trace.CallError {
-				f.failed++
-				if f.lastFailed == nil || c.Start.After(f.lastFailed.Start) {
-					f.lastFailed = c
-				}
-			}
-		}
-	}
+	t := v.tallies.of(v.name, v.snap.Chains)
+	f.calls, f.failed, f.lastFailed = t.calls, t.failed, t.lastFailed
 	for i := range v.snap.DeadLetters {
 		if d := &v.snap.DeadLetters[i]; d.Caused(v.name) {
 			f.dead, f.lastDead = f.dead+1, d
@@ -199,6 +189,7 @@ func (v *memberView) historyRead(msg historyMsg) {
 // close closes the view and stops its follower.
 func (v *memberView) close() {
 	v.open, v.full = false, false
+	v.tallies = callTallies{} // what it kept is of no use until the view opens again
 	v.stopTail()
 }
 
