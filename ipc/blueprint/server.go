@@ -172,10 +172,14 @@ func (e *execution) restartable() bool {
 // idemIndex is the key of the idempotency index: keys are per caller.
 func idemIndex(caller, key string) string { return caller + "\x00" + key }
 
-// Close cancels every running execution and waits for them.
+// Close cancels every running execution and waits for them, then
+// releases the store's descriptor.
 func (s *Server) Close() error {
 	s.end()
 	s.wg.Wait()
+	if s.cfg.Store != nil {
+		return s.cfg.Store.Close()
+	}
 	return nil
 }
 
@@ -252,8 +256,10 @@ func (s *Server) logged(h http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		start := time.Now()
 		h.ServeHTTP(rec, r)
-		s.cfg.Log.Info("http", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"caller", rec.caller, "ms", time.Since(start).Milliseconds())
+		// LogAttrs with typed attributes: the line Info would write,
+		// without boxing each value.
+		s.cfg.Log.LogAttrs(context.Background(), slog.LevelInfo, "http", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status), slog.String("caller", rec.caller), slog.Int64("ms", time.Since(start).Milliseconds()))
 	})
 }
 

@@ -26,6 +26,10 @@ const MaxRecord = 4 * MaxBody
 type Store struct {
 	path string
 	mu   sync.Mutex // held while a batch is written or the file rewritten
+	// app keeps the file open between appends (under mu), so an append
+	// costs flock, fstat, write and unlock, not an open and a close too;
+	// nil until the first append and after Close or a rewrite.
+	app *teamdir.Appender
 
 	pendingMu sync.Mutex
 	pending   *appendBatch // lines waiting for the next write, or nil
@@ -90,9 +94,40 @@ func (s *Store) Append(e *execution) error {
 			s.pending = nil
 		}
 		s.pendingMu.Unlock()
-		b.err, b.written = teamdir.AppendLine(s.path, b.lines), true
+		b.err, b.written = s.write(b.lines), true
 	}
 	return b.err
+}
+
+// write appends lines through the kept descriptor, opening it first if
+// need be; the caller holds s.mu.
+func (s *Store) write(lines []byte) error {
+	if s.app == nil {
+		app, err := teamdir.OpenAppender(s.path)
+		if err != nil {
+			return err
+		}
+		s.app = app
+	}
+	return s.app.Append(lines)
+}
+
+// Close releases the descriptor appends keep; an Append after it opens
+// the file again.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closeAppender()
+}
+
+// closeAppender closes the kept descriptor; the caller holds s.mu.
+func (s *Store) closeAppender() error {
+	if s.app == nil {
+		return nil
+	}
+	err := s.app.Close()
+	s.app = nil
+	return err
 }
 
 // encodeRecord is one line of the file. HTML is not escaped: escaping could
@@ -223,6 +258,9 @@ func (s *Store) RewriteWith(current func() []*execution) error {
 	if err := teamdir.WriteFileAtomic(s.path, buf.Bytes()); err != nil {
 		return fmt.Errorf("executions: rewrite: %w", err)
 	}
+	// The kept descriptor is of the file replaced: the next append opens
+	// the new one (the Appender would find out by itself, one fstat later).
+	_ = s.closeAppender()
 	return nil
 }
 

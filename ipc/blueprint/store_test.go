@@ -84,3 +84,62 @@ func TestAppendAfterAFailedBatchTriesAgain(t *testing.T) {
 		t.Fatalf("after a failed batch: %+v", loaded.Executions)
 	}
 }
+
+// TestAppendsLandInTheFileOfTheirName: the store keeps its file open
+// between appends, and every append still lands in the file the path
+// names — after the store's own rewrite, after another process replaced
+// the file (renamed another over it) or removed it, and after Close.
+func TestAppendsLandInTheFileOfTheirName(t *testing.T) {
+	dir := t.TempDir()
+	st := NewStore(dir)
+	defer st.Close()
+	n := 0
+	appendOne := func(step string) {
+		t.Helper()
+		n++
+		e := &execution{ID: fmt.Sprintf("exec-%02d", n), SkillID: "a.b", CallerID: "c", State: StateAccepted, Created: time.Now().UTC()}
+		if err := st.Append(e); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		b, err := os.ReadFile(st.Path())
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if !strings.Contains(string(b), `"id":"`+e.ID+`"`) {
+			t.Fatalf("%s: %s is not in the file the path names:\n%s", step, e.ID, b)
+		}
+	}
+	appendOne("first")
+	appendOne("second, through the kept descriptor")
+	loaded, err := st.Load(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Rewrite(loaded.Executions); err != nil {
+		t.Fatal(err)
+	}
+	appendOne("after the store's rewrite")
+	other := st.Path() + ".other"
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, st.Path()); err != nil {
+		t.Fatal(err)
+	}
+	appendOne("after another file was renamed over it")
+	if err := os.Remove(st.Path()); err != nil {
+		t.Fatal(err)
+	}
+	appendOne("after it was removed")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	appendOne("after Close")
+	loaded, err = st.Load(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded.Executions) != 2 || loaded.Executions[0].ID != "exec-05" || loaded.Executions[1].ID != "exec-06" {
+		t.Fatalf("the file holds %d executions (%+v), want exec-05 and exec-06", len(loaded.Executions), loaded.Executions)
+	}
+}
