@@ -75,9 +75,6 @@ func BenchmarkAttachIdle(b *testing.B) {
 	if floorCPU > 0 {
 		b.ReportMetric(cpu.Seconds()/floorCPU.Seconds(), "cpu-ratio")
 	}
-	if os.Getenv("NOKEYS") != "" {
-		return
-	}
 	keys := keystrokeLatencies(b, p, 20)
 	b.ReportMetric(ms(keys[len(keys)/2]), "key-p50-ms")
 	b.ReportMetric(ms(keys[len(keys)*95/100]), "key-p95-ms")
