@@ -108,9 +108,8 @@ func TestMemberCallsIncremental(t *testing.T) {
 	tr := trace.NewTraces()
 	var tallies callTallies
 	name := "alice"
-	for i := range 40 { // a history before the view opens
+	for range 40 { // a history before the view opens
 		tr.Add(src.next())
-		_ = i
 	}
 	checkTally(t, "first", tallies.of(name, tr.List()), tr.List(), name)
 	if tallies.recounts != 1 {
@@ -179,13 +178,13 @@ func TestMemberViewGathersIncrementally(t *testing.T) {
 	src := &spanSource{rng: rand.New(rand.NewPCG(5, 6)), start: time.Now().Add(-time.Hour)}
 	tr := trace.NewTraces()
 	v := m.member
-	v.common.snap = base
+	v.snap = base
 	v.open, v.name = true, "carol"
 	for i := range 200 {
 		tr.Add(src.next())
 		snap := base
 		snap.Chains = tr.List()
-		v.common.snap = snap
+		v.snap = snap
 		v.gather()
 		want := walkTally(snap.Chains, "carol")
 		if got := (callTally{v.facts.calls, v.facts.failed, v.facts.lastFailed}); got != want {
