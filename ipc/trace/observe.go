@@ -32,3 +32,6 @@ func observe(s Span) {
 		(*p)(s)
 	}
 }
+
+// Observing reports whether an observer is set.
+func Observing() bool { return observer.Load() != nil }
