@@ -109,7 +109,7 @@ func TestServeBodyWinsOverTraceparent(t *testing.T) {
 func TestServeIgnoresMalformedTraceparent(t *testing.T) {
 	for _, tp := range []string{
 		"garbage",
-		"00-" + foreignTrace + "-" + foreignSpan,                 // no flags
+		"00-" + foreignTrace + "-" + foreignSpan, // no flags
 		"00-00000000000000000000000000000000-" + foreignSpan + "-01", // zero trace id
 		"00-" + foreignTrace + "-0000000000000000-01",                // zero span id
 		"ff-" + foreignTrace + "-" + foreignSpan + "-01",             // forbidden version

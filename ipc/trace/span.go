@@ -109,6 +109,11 @@ func AppendSpan(teamDir string, s Span) error {
 		return fmt.Errorf("trace: %w", err)
 	}
 	observe(s)
+	return writeSpan(teamDir, s)
+}
+
+// writeSpan appends a valid span's line to teamDir/traces.jsonl.
+func writeSpan(teamDir string, s Span) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)

@@ -225,7 +225,8 @@ func spanName(s trace.Span) string {
 // attributes are what every span of a call says: who called what, how it
 // ended, where it went; with content, what came back and the error's text.
 func (e *Export) attributes(end trace.Span) []attribute.KeyValue {
-	a := []attribute.KeyValue{
+	a := make([]attribute.KeyValue, 0, 16)
+	a = append(a,
 		attribute.String("huddle.caller", end.Caller),
 		attribute.String("huddle.target", end.Target),
 		attribute.String("huddle.action", end.Action),
@@ -233,7 +234,7 @@ func (e *Export) attributes(end trace.Span) []attribute.KeyValue {
 		attribute.String("huddle.status", end.Status),
 		attribute.String("huddle.request_id", end.RequestID),
 		attribute.String("huddle.correlation_id", end.CorrelationID),
-	}
+	)
 	if end.ParentRequestID != "" {
 		a = append(a, attribute.String("huddle.parent_request_id", end.ParentRequestID))
 	}

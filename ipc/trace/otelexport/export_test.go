@@ -38,7 +38,7 @@ func caller(dir string, targets map[string]ipc.Target, allowed ...string) *ipc.C
 
 // clean unsets every variable the export reads, so the machine's own
 // never decide a test.
-func clean(t *testing.T) {
+func clean(t testing.TB) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED",
 		"OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_SERVICE_NAME",
 		"OTEL_RESOURCE_ATTRIBUTES", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", otelexport.EnvContent} {
