@@ -138,9 +138,12 @@ func (rc *otlpReceiver) spansNamed(name string) []*tracepb.Span {
 	return out
 }
 
-// A collector that is not there neither fails nor changes the command:
-// invoke prints its result and exits 0, with one warning line on stderr
-// that shows neither the endpoint's credentials nor a header's value.
+// A collector that is not there, or an endpoint that is not a URL,
+// neither fails nor changes the command: invoke prints its result and
+// exits 0, with one warning line on stderr that shows neither the
+// endpoint's credentials nor a header's value (the OpenTelemetry
+// libraries' own logger, which would quote a malformed endpoint, is
+// replaced).
 func TestInvokeWithUnreachableCollector(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -148,21 +151,27 @@ func TestInvokeWithUnreachableCollector(t *testing.T) {
 	}
 	closed := ln.Addr().String()
 	ln.Close()
-	_, url := startInvokeServer(t, blueprint.StateCompleted)
-	r := huddleIn(t, t.TempDir(), []string{
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://collector-user:collector-pass-31@" + closed,
-		"OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20header-token-32",
-		"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=",
-	}, "invoke", url, "alice.greet", "--trace-id", "corr-unreachable")
-	if r.code != exitOK || !strings.Contains(r.stdout, "hello from alice") {
-		t.Fatalf("invoke: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
-	}
-	if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: warning: traces were not all exported to http://"+closed+"/v1/traces: ") {
-		t.Errorf("want one warning line naming the endpoint, got %q", r.stderr)
-	}
-	for _, secret := range []string{"collector-user", "collector-pass-31", "header-token-32"} {
-		if strings.Contains(r.stderr+r.stdout, secret) {
-			t.Errorf("%q shows: %q", secret, r.stderr)
+	for _, c := range []struct{ endpoint, shown string }{
+		{"http://collector-user:collector-pass-31@" + closed, "http://" + closed + "/v1/traces"},
+		{"http://collector-user:collector-pass-31@bad host:4318", "(an endpoint that is not a URL)"},
+	} {
+		_, url := startInvokeServer(t, blueprint.StateCompleted)
+		r := huddleIn(t, t.TempDir(), []string{
+			"OTEL_EXPORTER_OTLP_ENDPOINT=" + c.endpoint,
+			"OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20header-token-32",
+			"OTEL_EXPORTER_OTLP_TIMEOUT=500",
+			"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=",
+		}, "invoke", url, "alice.greet", "--trace-id", "corr-unreachable")
+		if r.code != exitOK || !strings.Contains(r.stdout, "hello from alice") {
+			t.Fatalf("%s: invoke: exit %d stdout %q stderr %q", c.endpoint, r.code, r.stdout, r.stderr)
+		}
+		if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: warning: traces were not all exported to "+c.shown+": ") {
+			t.Errorf("%s: want one warning line naming %s, got %q", c.endpoint, c.shown, r.stderr)
+		}
+		for _, secret := range []string{"collector-user", "collector-pass-31", "header-token-32"} {
+			if strings.Contains(r.stderr+r.stdout, secret) {
+				t.Errorf("%s: %q shows: %q", c.endpoint, secret, r.stderr)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -66,6 +67,9 @@ func Start(ctx context.Context, o Options) (*Export, error) {
 	if o.Exporter == nil && !Enabled() {
 		return nil, nil
 	}
+	e := &Export{content: contentOn(), open: map[string]opened{}}
+	otel.SetLogger(logr.New(sdkLog{e}))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(e.exportFailed))
 	exp := o.Exporter
 	if exp == nil {
 		var err error
@@ -81,7 +85,6 @@ func Start(ctx context.Context, o Options) (*Export, error) {
 		attrs = append(attrs, attribute.String("service.version", o.Version))
 	}
 	res, _ := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithTelemetrySDK(), resource.WithFromEnv())
-	e := &Export{content: contentOn(), open: map[string]opened{}}
 	e.tp = sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(res),
@@ -91,7 +94,6 @@ func Start(ctx context.Context, o Options) (*Export, error) {
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 	)
 	e.tracer = e.tp.Tracer("huddle/ipc/trace/otelexport")
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(e.exportFailed))
 	e.stop = trace.Observe(e.observe)
 	return e, nil
 }
