@@ -15,24 +15,26 @@ import (
 // packages may import of ours. A package missing here fails the test, so a
 // new package is placed on the map when it is made.
 var allowedImports = map[string][]string{
-	"protocol":  {},
-	"teamdir":   {"protocol"},
-	"inbox":     {"protocol", "teamdir"},
-	"ipc/trace": {"protocol", "teamdir"},
-	// The OpenTelemetry export: it observes the spans ipc/trace records.
-	"ipc/trace/otelexport": {"protocol", "ipc/trace"},
-	"llm":                  {"protocol"},
-	"ipc":                  {"protocol", "teamdir", "inbox", "ipc/trace"},
-	"ipc/blueprint":        {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
-	"team":                 {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
-	"claudeteam":           {"protocol", "teamdir", "team"},
-	"replay":               {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
-	"agents":               {"protocol", "team"},
-	"tui":                  {"protocol", "ipc/trace", "team", "replay"},
-	"internal/cli":         {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport"},
-	".":                    {"internal/cli"},
+	"protocol":      {},
+	"teamdir":       {"protocol"},
+	"inbox":         {"protocol", "teamdir"},
+	"ipc/trace":     {"protocol", "teamdir"},
+	"llm":           {"protocol"},
+	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
+	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
+	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
+	"claudeteam":    {"protocol", "teamdir", "team"},
+	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
+	"agents":        {"protocol", "team"},
+	"tui":           {"protocol", "ipc/trace", "team", "replay"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport"},
+	".":             {"internal/cli"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
+
+	// The OpenTelemetry export of the spans ipc/trace records; only
+	// internal/cli starts it.
+	"ipc/trace/otelexport": {"protocol", "ipc/trace"},
 }
 
 // TestDependenciesPointOneWay reads the imports of every non-test Go file
