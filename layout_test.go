@@ -27,10 +27,14 @@ var allowedImports = map[string][]string{
 	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
 	"agents":        {"protocol", "team"},
 	"tui":           {"protocol", "ipc/trace", "team", "replay"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport"},
 	".":             {"internal/cli"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
+
+	// The OpenTelemetry export of the spans ipc/trace records; only
+	// internal/cli starts it.
+	"ipc/trace/otelexport": {"protocol", "ipc/trace"},
 }
 
 // TestDependenciesPointOneWay reads the imports of every non-test Go file

@@ -14,8 +14,16 @@ import (
 // Main runs huddle with args (the command line without the program's name)
 // and returns its exit code. Without a command it opens the team of the
 // directory, or runs the demo, on a terminal (withoutCommand), and prints
-// the usage otherwise.
+// the usage otherwise. With the OpenTelemetry variables set, the calls it
+// makes are exported as spans, flushed before it returns.
 func Main(args []string, stdout, stderr io.Writer) int {
+	stop := startTraceExport(stderr)
+	defer stop()
+	return run(args, stdout, stderr)
+}
+
+// run is Main without the trace export.
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (len(args) == 1 && args[0] == "--keep") {
 		return withoutCommand(len(args) == 1, os.Stdin, stdout, stderr)
 	}

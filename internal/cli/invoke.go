@@ -14,6 +14,8 @@ import (
 
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
+	"huddle/ipc/trace"
+	"huddle/protocol"
 )
 
 const invokeSynopsis = "URL SKILL [--input k=v]... [--api-key K] [--timeout S] [--caller ID] [--trace-id ID] [--attempts N]"
@@ -59,7 +61,7 @@ func invokeFlags(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.apiKey, "api-key", "", "the API `key`, sent as X-API-Key (default $HUDDLE_API_KEY)")
 	fs.IntVar(&o.timeout, "timeout", ipc.DefaultTimeoutSec, "`seconds` the execution may take (context.timeout_ms)")
 	fs.StringVar(&o.callerID, "caller", "huddle-cli", "the caller's `id`")
-	fs.StringVar(&o.traceID, "trace-id", "", "the trace `id` (a huddle server makes it the correlation id; default: the server's)")
+	fs.StringVar(&o.traceID, "trace-id", "", "the trace `id`: the chain's correlation id on a huddle server, sent with a W3C traceparent (default: a new one)")
 	fs.IntVar(&o.attempts, "attempts", blueprint.DefaultAttempts, "connection attempts, with backoff, before ENDPOINT_UNREACHABLE")
 	return func(cl *cmdline) int { return runInvoke(cl, &o) }
 }
@@ -79,7 +81,11 @@ func runInvoke(cl *cmdline, o *invokeOptions) int {
 	client := &blueprint.Client{BaseURL: base, APIKey: o.key(), Backoff: blueprint.Backoff{Attempts: o.attempts}}
 	sig, stop := signalContext()
 	defer stop()
+	inv := invocationOf(req, o.timeout)
+	start := time.Now()
+	trace.Record(trace.Start(inv, start))
 	res, err := o.call(sig, client, req)
+	trace.Record(trace.End(inv, invokeOutcome(&inv, res, err, time.Since(start)), base, false, time.Now()))
 	return printInvoke(cl, sig, res, err)
 }
 
@@ -117,14 +123,45 @@ func (o *invokeOptions) key() string {
 	return os.Getenv("HUDDLE_API_KEY")
 }
 
-// request is the InvokeRequest of skill with inputs.
+// request is the InvokeRequest of skill with inputs. It begins a chain
+// (--trace-id, else a new correlation id) whose first call is this one: its
+// request id is the parent of what the server runs, and the traceparent
+// the client sends names it.
 func (o *invokeOptions) request(skill string, inputs map[string]any) blueprint.InvokeRequest {
+	corr := o.traceID
+	if corr == "" {
+		corr = protocol.NewCorrelationID()
+	}
 	return blueprint.InvokeRequest{
 		Caller:  blueprint.Caller{ID: o.callerID, Type: "huddle"},
 		SkillID: skill,
 		Inputs:  inputs,
-		Context: blueprint.Context{TraceID: o.traceID, TimeoutMS: int64(o.timeout) * 1000},
+		Context: blueprint.Context{TraceID: corr, ParentRequestID: protocol.NewInvocationID(), TimeoutMS: int64(o.timeout) * 1000},
 	}
+}
+
+// invocationOf is req as the call huddle invoke makes, for its spans: the
+// trace of a process without a team directory is only what it exports
+// (trace.Record). SKILL is <member>.<action> on a huddle server.
+func invocationOf(req blueprint.InvokeRequest, timeoutSec int) protocol.InvocationRequest {
+	target, action, _ := strings.Cut(req.SkillID, ".")
+	return protocol.InvocationRequest{RequestID: req.Context.ParentRequestID, CorrelationID: req.Context.TraceID,
+		Caller: req.Caller.ID, Target: target, Action: action, Prompt: req.Prompt(), TimeoutSec: timeoutSec}
+}
+
+// invokeOutcome is how the call ended, as its end span says it: ok with the
+// output, or the error with the protocol's code.
+func invokeOutcome(inv *protocol.InvocationRequest, res blueprint.Result, err error, took time.Duration) protocol.InvocationResult {
+	ms := took.Milliseconds()
+	var api *blueprint.APIError
+	switch {
+	case err == nil:
+		return protocol.InvocationResult{RequestID: inv.RequestID, CorrelationID: inv.CorrelationID,
+			Status: protocol.ResultOK, Result: res.Output, DurationMS: ms}
+	case errors.As(err, &api):
+		return protocol.Fail(inv, ms, protocol.ErrorCode(api.Code), api.Message, nil)
+	}
+	return protocol.Fail(inv, ms, protocol.ErrIPC, err.Error(), nil)
 }
 
 // call runs the three steps, giving up by itself invokeGrace after

@@ -168,6 +168,11 @@ func TestInvokeCompleted(t *testing.T) {
 	}
 
 	reqs, keys, got := srv.seen()
+	// The call's own request id is the parent of what the server runs.
+	if !strings.HasPrefix(got.Context.ParentRequestID, "req-") {
+		t.Errorf("context.parent_request_id %q, want the call's request id", got.Context.ParentRequestID)
+	}
+	got.Context.ParentRequestID = ""
 	want := &blueprint.InvokeRequest{
 		Caller:  blueprint.Caller{ID: "tester", Type: "huddle"},
 		SkillID: "alice.greet",

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"huddle/ipc/trace"
 )
 
 // CodeInvalidResponse is the client's code for an answer that is not the
@@ -181,7 +183,8 @@ func (c *Client) Invoke(ctx context.Context, req InvokeRequest, idempotencyKey s
 	if idempotencyKey == "" {
 		idempotencyKey = newIdempotencyKey()
 	}
-	cl := call{method: http.MethodPost, path: "/invoke", body: body, idemKey: idempotencyKey}
+	cl := call{method: http.MethodPost, path: "/invoke", body: body, idemKey: idempotencyKey,
+		chain: req.Context.TraceID, parent: req.Context.ParentRequestID}
 	if req.Caller.Credentials != nil {
 		cl.secret = req.Caller.Credentials.APIKey
 	}
@@ -355,6 +358,9 @@ type call struct {
 	idemKey      string
 	// secret is a body credential, kept out of errors like the API key.
 	secret string
+	// chain and parent, the correlation id and the calling request's id,
+	// make the W3C traceparent of an invoke (trace.SetTraceparent).
+	chain, parent string
 }
 
 // answer is a response read in full.
@@ -446,6 +452,7 @@ func (c *Client) once(ctx context.Context, cl call, target string) (answer, erro
 	if cl.idemKey != "" {
 		req.Header.Set("Idempotency-Key", cl.idemKey)
 	}
+	trace.SetTraceparent(ctx, req.Header, cl.chain, cl.parent)
 	hc := c.HTTP
 	if hc == nil {
 		hc = defaultHTTP

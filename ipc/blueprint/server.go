@@ -339,8 +339,9 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	// Persisted before the 202 and before it runs: a crash from here on
 	// leaves a line that the next start turns into SERVER_RESTARTED.
 	s.persist(e)
+	inv, ctx := continueTrace(ctx, req, r.Header, caller)
 	s.wg.Add(1)
-	go s.run(ctx, e, invocationFor(req, caller))
+	go s.run(ctx, e, inv)
 	w.Header().Set("Location", "/status/"+e.ID)
 	writeJSON(w, http.StatusAccepted, Accepted{ExecutionID: e.ID, Status: StateAccepted})
 }

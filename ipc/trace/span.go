@@ -100,6 +100,7 @@ func clip(s string) string {
 // AppendSpan validates s and appends it as one line to teamDir/traces.jsonl,
 // under an exclusive flock with one write, so spans from any number of
 // processes never interleave. A zero TS is stamped with the current time.
+// The observer, if any (Observe), sees the span before it is written.
 func AppendSpan(teamDir string, s Span) error {
 	if s.TS.IsZero() {
 		s.TS = time.Now()
@@ -107,6 +108,12 @@ func AppendSpan(teamDir string, s Span) error {
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
+	observe(s)
+	return writeSpan(teamDir, s)
+}
+
+// writeSpan appends a valid span's line to teamDir/traces.jsonl.
+func writeSpan(teamDir string, s Span) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
