@@ -32,7 +32,7 @@ var allowedImports = map[string][]string{
 	"replay":          {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
 	"agents":          {"protocol", "team"},
 	"tui":             {"protocol", "ipc/trace", "team", "replay"},
-	"internal/cli":    {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui"},
+	"internal/cli":    {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "store", "store/filestore", "store/natsstore"},
 	".":               {"internal/cli"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},

@@ -16,6 +16,10 @@ type ServerOptions struct {
 	Addr string
 	// DataDir is where JetStream keeps the streams and buckets.
 	DataDir string
+	// Token, when set, is what every client must present (in the URL:
+	// nats://TOKEN@HOST:PORT/TEAM); without it anyone who reaches the
+	// address may connect.
+	Token string
 }
 
 // Server is an embedded NATS server with JetStream.
@@ -58,6 +62,7 @@ func StartServer(o ServerOptions) (*Server, error) {
 		NoSigs:     true,
 		NoLog:      true,
 		// No monitoring port, no cluster, no leaf nodes: one machine.
+		Authorization: o.Token,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedded server: %w", err)
