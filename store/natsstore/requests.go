@@ -131,11 +131,9 @@ func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*proto
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.kv.Put(ctx, keyRequest+token(id), rb); err != nil {
-		// The decision is stored: readers apply it. Only the record's copy
-		// lags.
-		return r, nil
-	}
+	// The decision is stored and readers apply it: a record that failed to
+	// be rewritten only lags behind it, so the failure is not the caller's.
+	_, _ = s.kv.Put(ctx, keyRequest+token(id), rb)
 	return r, nil
 }
 
@@ -160,7 +158,7 @@ func (s *Store) keys(ctx context.Context, prefix string) ([]string, error) {
 	if err != nil {
 		return nil, scrub(err, s.t.secrets)
 	}
-	defer kl.Stop()
+	defer func() { _ = kl.Stop() }()
 	var out []string
 	for k := range kl.Keys() {
 		out = append(out, k)

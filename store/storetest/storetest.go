@@ -75,6 +75,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// stopAtEnd stops sub when the test ends and reports its error.
+func stopAtEnd(t *testing.T, sub store.Subscription) {
+	t.Cleanup(func() {
+		if err := sub.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+}
+
 func message(from, to, text string) *protocol.Message {
 	m := protocol.NewMessage(protocol.TypeMessage, from, to)
 	m.Content = text
@@ -172,7 +181,7 @@ func testDeliveryAcrossRestarts(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub2.Stop()
+	stopAtEnd(t, sub2)
 	waitFor(t, "m9", func() bool {
 		got := second.all()
 		return len(got) > 0 && got[len(got)-1].Msg.Content == "m9"
@@ -212,7 +221,7 @@ func testFailingHandler(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Stop()
+	stopAtEnd(t, sub)
 	waitFor(t, "the message after the poison one", func() bool { return got.len() == 1 })
 	mu.Lock()
 	n := attempts
@@ -251,7 +260,7 @@ func testAppendRefuses(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Stop()
+	stopAtEnd(t, sub)
 	waitFor(t, "carol's message", func() bool { return got.len() >= 1 })
 	// Another message behind it proves nothing else was queued before it.
 	if err := s.Append(ctx, "carol", message(protocol.Lead, "carol", "last")); err != nil {
@@ -458,7 +467,7 @@ func testInvalidNames(t *testing.T, open Opener) {
 			t.Errorf("append to %q: no error", n)
 		}
 		if sub, err := s.Consume(ctx, n, func(context.Context, store.Delivery) error { return nil }); err == nil {
-			sub.Stop()
+			stopAtEnd(t, sub)
 			t.Errorf("consume %q: no error", n)
 		}
 		if err := s.Heartbeat(ctx, n); err == nil {
@@ -639,7 +648,7 @@ func testTraces(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Stop()
+	stopAtEnd(t, sub)
 	w := open(t)
 	for i := 1; i <= 3; i++ {
 		if err := w.AppendSpan(ctx, span(i)); err != nil {
@@ -655,7 +664,7 @@ func testTraces(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub2.Stop()
+	stopAtEnd(t, sub2)
 	waitFor(t, "four spans from the start", func() bool { mu.Lock(); defer mu.Unlock(); return len(all) >= 4 })
 	mu.Lock()
 	defer mu.Unlock()
