@@ -238,8 +238,8 @@ func testFailingHandler(t *testing.T, open Opener) {
 	}
 }
 
-// testAppendRefuses: a message addressed to someone else, or invalid, is
-// refused and nothing of the batch is written.
+// testAppendRefuses: a message addressed to someone else, invalid, or
+// over 1 MiB is refused and nothing of the batch is written.
 func testAppendRefuses(t *testing.T, open Opener) {
 	ctx := ctxOf(t)
 	s := open(t)
@@ -251,6 +251,10 @@ func testAppendRefuses(t *testing.T, open Opener) {
 		if err := s.Append(ctx, "carol", batch...); err == nil {
 			t.Fatalf("append of %v to carol: no error", batch)
 		}
+	}
+	huge := message(protocol.Lead, "carol", strings.Repeat("x", protocol.MaxLine))
+	if err := s.Append(ctx, "carol", huge); !errors.Is(err, store.ErrTooLarge) {
+		t.Fatalf("append of a line over 1 MiB: %v, want ErrTooLarge", err)
 	}
 	if err := s.Append(ctx, "carol", message(protocol.Lead, "carol", "the only one")); err != nil {
 		t.Fatal(err)
