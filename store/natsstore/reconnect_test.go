@@ -106,8 +106,12 @@ func TestServerRestartedUnderAConnectedStore(t *testing.T) {
 		})
 	}
 	waitFor(t, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
-	if got := box.String(); got != "n1 n2 n3 n4 n5 n6" {
-		t.Fatalf("the consumer got %q", got)
+	// The ack of the message handled as the server went down may not have
+	// reached it: that message comes again, marked, right after its first
+	// delivery (at least once). Nothing is lost, nothing is out of order,
+	// and nothing else comes twice.
+	if got := withoutMarkedRepeats(t, box.String()); got != "n1 n2 n3 n4 n5 n6" {
+		t.Fatalf("the consumer got %q", box.String())
 	}
 	r, err := s.Request(ctx, p.ID)
 	if err != nil || r.Status != protocol.RequestPending {
@@ -264,4 +268,21 @@ func TestTokenAuth(t *testing.T) {
 	if err := s.Append(ctx, "alice", note(1)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withoutMarkedRepeats drops each delivery marked "*" that repeats the one
+// before it, and fails on a marked delivery that repeats nothing.
+func withoutMarkedRepeats(t *testing.T, got string) string {
+	t.Helper()
+	var out []string
+	for _, d := range strings.Fields(got) {
+		if m, ok := strings.CutSuffix(d, "*"); ok {
+			if len(out) == 0 || out[len(out)-1] != m {
+				t.Fatalf("%s came marked but not right after its first delivery: %q", m, got)
+			}
+			continue
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, " ")
 }
