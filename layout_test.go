@@ -15,25 +15,27 @@ import (
 // packages may import of ours. A package missing here fails the test, so a
 // new package is placed on the map when it is made.
 var allowedImports = map[string][]string{
-	"protocol":  {},
-	"teamdir":   {"protocol"},
-	"inbox":     {"protocol", "teamdir"},
-	"ipc/trace": {"protocol", "teamdir"},
-	"llm":       {"protocol"},
-	// The team's state behind one interface, files or NATS JetStream.
+	"protocol":      {},
+	"teamdir":       {"protocol"},
+	"inbox":         {"protocol", "teamdir"},
+	"ipc/trace":     {"protocol", "teamdir"},
+	"llm":           {"protocol"},
+	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
+	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
+	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
+	"claudeteam":    {"protocol", "teamdir", "team"},
+	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
+	"agents":        {"protocol", "team"},
+	"tui":           {"protocol", "ipc/trace", "team", "replay"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "store", "store/filestore", "store/natsstore"},
+	".":             {"internal/cli"},
+
+	// The team's state behind one interface, files or NATS JetStream
+	// (docs/pending/store.md).
 	"store":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	"store/storetest": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
-	"ipc":             {"protocol", "teamdir", "inbox", "ipc/trace"},
-	"ipc/blueprint":   {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
-	"team":            {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
-	"claudeteam":      {"protocol", "teamdir", "team"},
-	"replay":          {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
-	"agents":          {"protocol", "team"},
-	"tui":             {"protocol", "ipc/trace", "team", "replay"},
-	"internal/cli":    {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "store", "store/filestore", "store/natsstore"},
-	".":               {"internal/cli"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
 }
