@@ -27,8 +27,15 @@ var allowedImports = map[string][]string{
 	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
 	"agents":        {"protocol", "team"},
 	"tui":           {"protocol", "ipc/trace", "team", "replay"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport"},
+	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
 	".":             {"internal/cli"},
+
+	// The team's state behind one interface, files or NATS JetStream
+	// (docs/pending/store.md).
+	"store":           {"protocol", "teamdir", "inbox", "ipc/trace"},
+	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
+	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
+	"store/storetest": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
 

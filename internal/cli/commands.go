@@ -170,6 +170,17 @@ var commands = []command{
 		flags: serveFlags,
 	},
 	{
+		name: "broker", synopsis: "[--addr 127.0.0.1:4222] [--data DIR] [--token-file F]",
+		summary: "run a NATS server with JetStream on this machine, for teams kept in NATS",
+		about: "Run an embedded NATS server with JetStream, for one machine, a demo or the tests, and\n" +
+			"print the store URL of a team kept in it: nats://HOST:PORT/TEAM (a real NATS cluster's URL\n" +
+			"serves as well). JetStream keeps the streams and buckets in --data. Without\n" +
+			"--token-file it listens only on a loopback address; with it, every client must present\n" +
+			"the token (nats://TOKEN@HOST:PORT/TEAM). A busy address is an error. Ctrl-C, SIGTERM or\n" +
+			"SIGHUP stops it.",
+		flags: brokerFlags,
+	},
+	{
 		name: "traces", synopsis: "[--dir D] [--correlation ID] [--json]", teamDir: true,
 		summary: "show the invocation chains as trees, newest first",
 		about: "Show the invocation chains of the team's traces.jsonl, newest first: a header per chain,\n" +

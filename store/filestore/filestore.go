@@ -1,0 +1,71 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"huddle/store"
+	"huddle/teamdir"
+)
+
+// Store is a team directory seen as a store.Store.
+type Store struct {
+	dir string
+
+	mu   sync.Mutex
+	subs map[*subscription]bool // running consumers and watches, stopped by Close
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open returns the store of the team directory dir, creating the directory
+// (0700) when it is missing.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("filestore: no team directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: %w", err)
+	}
+	if err := os.MkdirAll(abs, teamdir.DirMode); err != nil {
+		return nil, fmt.Errorf("filestore: %w", err)
+	}
+	return &Store{dir: abs, subs: map[*subscription]bool{}}, nil
+}
+
+// Dir is the team directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close stops every consumer and watch the store started.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	subs := make([]*subscription, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, sub := range subs {
+		errs = append(errs, sub.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) track(sub *subscription, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.subs[sub] = true
+	} else {
+		delete(s.subs, sub)
+	}
+}
+
+// ctxErr is the error of a context that ended, for methods whose file
+// operations cannot be interrupted: they check it once before they start.
+func ctxErr(ctx context.Context) error { return ctx.Err() }

@@ -1,0 +1,85 @@
+package filestore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// retryAfter is how long a follower waits before it tries a failed drain
+// again, as inbox.Watcher does.
+const retryAfter = time.Second
+
+// subscription runs drain once at its start, again whenever the file it
+// follows changes (one fsnotify watch on the file's directory), and after
+// retryAfter when a drain failed; finish runs once the loop ended.
+type subscription struct {
+	s      *Store
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+	err    error
+}
+
+// follow starts a subscription on dir/name.
+func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx context.Context) error, finish func() error) (*subscription, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", name, err)
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", name, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	sub := &subscription{s: s, cancel: cancel, done: make(chan struct{})}
+	s.track(sub, true)
+	go func() {
+		defer close(sub.done)
+		defer func() {
+			w.Close()
+			if finish != nil {
+				sub.err = finish()
+			}
+		}()
+		retry := time.NewTimer(0) // the first drain, at once
+		defer retry.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) != name {
+					continue
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				// An overflow or error: a missed event costs a drain.
+			case <-retry.C:
+			}
+			if err := drain(ctx); err != nil && ctx.Err() == nil {
+				retry.Reset(retryAfter)
+			}
+		}
+	}()
+	return sub, nil
+}
+
+// Stop ends the subscription and waits for it.
+func (sub *subscription) Stop() error {
+	sub.once.Do(func() {
+		sub.cancel()
+		<-sub.done
+		sub.s.track(sub, false)
+	})
+	return sub.err
+}

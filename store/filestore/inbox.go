@@ -1,0 +1,113 @@
+package filestore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	"huddle/inbox"
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/teamdir"
+)
+
+// Append writes msgs to member's inbox with one write under the inbox's
+// flock (inbox.AppendBatch).
+func (s *Store) Append(ctx context.Context, member string, msgs ...*protocol.Message) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := protocol.ValidateName(member); err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return inbox.AppendBatch(s.dir, member, msgs)
+}
+
+// Consume starts member's consumer (inbox.Consumer), woken by a watch on
+// inbox/. A stop while the handler was interrupted is left unrecorded in
+// the cursor journal, as a crash would leave it, so the next consumer
+// marks that message Redelivery; any other stop is recorded clean.
+func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (store.Subscription, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, errors.New("consume: no handler")
+	}
+	var interrupted atomic.Bool
+	handle := func(ctx context.Context, d inbox.Delivery) error {
+		err := h(ctx, store.Delivery{Msg: d.Msg, Seq: d.Offset, Redelivery: d.Redelivery})
+		if err != nil && ctx.Err() != nil {
+			interrupted.Store(true)
+		}
+		return err
+	}
+	c, err := inbox.NewConsumer(s.dir, member, handle, inbox.Options{Retries: store.Retries})
+	if err != nil {
+		return nil, fmt.Errorf("consume %s: %w", member, err)
+	}
+	dir := teamdir.InboxDirPath(s.dir)
+	if err := os.MkdirAll(dir, teamdir.DirMode); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("consume %s: %w", member, err)
+	}
+	finish := func() error {
+		if interrupted.Load() {
+			// Not closed: a clean-stop record would say the interrupted
+			// message was never handed out. Its descriptors are let go
+			// with the consumer (the os.File finalizers close them).
+			return nil
+		}
+		return c.Close()
+	}
+	sub, err := s.follow(ctx, dir, member+".jsonl", c.Drain, finish)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("consume %s: %w", member, err)
+	}
+	return sub, nil
+}
+
+// DeadLetter appends one line to deadletter.jsonl (inbox.WriteDeadLetter).
+func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	return inbox.WriteDeadLetter(s.dir, dl.Source, dl.Offset, dl.Reason, []byte(dl.Raw))
+}
+
+// DeadLetters reads deadletter.jsonl; a line that does not parse (a torn
+// last one) is skipped.
+func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(teamdir.DeadLetterPath(s.dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dead letters: %w", err)
+	}
+	defer f.Close()
+	var out []store.DeadLetter
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine+1)
+	for sc.Scan() {
+		var dl store.DeadLetter
+		if json.Unmarshal(sc.Bytes(), &dl) == nil {
+			out = append(out, dl)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("dead letters: %w", err)
+	}
+	return out, nil
+}

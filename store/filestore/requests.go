@@ -1,0 +1,246 @@
+package filestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/teamdir"
+)
+
+// CreateRequest claims requests/<id>.json with O_EXCL, then fills it with
+// temp+fsync+rename, as team.CreateRequest does.
+func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	p, err := teamdir.RequestPath(s.dir, r.ID)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), teamdir.DirMode); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, teamdir.FileMode)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("request %s: %w", r.ID, store.ErrExists)
+	}
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return writeJSON(p, r, true)
+}
+
+// Request reads the live record, else the archived one, with its decision
+// applied in memory when the record does not show it yet.
+func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	r, err := s.loadRecord(id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status.IsTerminal() {
+		return r, nil
+	}
+	d, err := s.readDecision(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := store.ApplyDecision(r, *d); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// loadRecord reads requests/<id>.json or requests/done/<id>.json. An empty
+// file is a record being created: not there yet.
+func (s *Store) loadRecord(id string) (*protocol.Request, error) {
+	live, err := teamdir.RequestPath(s.dir, id)
+	if err != nil {
+		return nil, err
+	}
+	done, _ := teamdir.DoneRequestPath(s.dir, id)
+	for _, p := range []string{live, done} {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) || (err == nil && len(b) == 0) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var r protocol.Request
+		if err := json.Unmarshal(b, &r); err != nil || r.ID != id {
+			return nil, fmt.Errorf("request %s: %s is corrupt", id, rel(s.dir, p))
+		}
+		return &r, nil
+	}
+	return nil, fmt.Errorf("request %s: %w", id, store.ErrNotFound)
+}
+
+// Requests reads every live and archived record, oldest first; a corrupt
+// one is left out.
+func (s *Store) Requests(ctx context.Context) ([]protocol.Request, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []protocol.Request
+	for _, dir := range []string{teamdir.RequestsDirPath(s.dir), teamdir.DoneDirPath(s.dir)} {
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range ents {
+			id, ok := strings.CutSuffix(e.Name(), ".json")
+			if !ok || e.IsDir() || strings.HasPrefix(id, ".") || seen[id] || protocol.ValidateID(id) != nil {
+				continue
+			}
+			r, err := s.Request(ctx, id)
+			if err != nil {
+				continue
+			}
+			seen[id] = true
+			out = append(out, *r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Decide links requests/<id>.decision exclusively (teamdir.LinkExclusive),
+// then rewrites the record from it, as team.Resolve does.
+func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*protocol.Request, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := protocol.ValidateID(id); err != nil {
+		return nil, err
+	}
+	r, err := s.Request(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.At.IsZero() {
+		d.At = time.Now().UTC()
+	}
+	if err := store.CheckDecision(r, d); err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(d)
+	p, _ := teamdir.DecisionPath(s.dir, id)
+	won, err := teamdir.LinkExclusive(p, b)
+	if err != nil {
+		return nil, fmt.Errorf("decide %s: %w", id, err)
+	}
+	if won && s.archived(id) {
+		// Archived while we decided: the archived decision was first.
+		if err := os.Remove(p); err != nil {
+			return nil, fmt.Errorf("take back a late decision on %s: %w", id, err)
+		}
+		won = false
+	}
+	if !won {
+		if w, err := s.readDecision(id); err == nil {
+			st, _ := protocol.RequestPending.Next(w.Event)
+			return nil, &store.AlreadyError{ID: id, Status: st, By: w.By}
+		}
+		return nil, &store.AlreadyError{ID: id, Status: "resolved", By: "someone else"}
+	}
+	if err := store.ApplyDecision(r, d); err != nil {
+		return nil, err
+	}
+	live, _ := teamdir.RequestPath(s.dir, id)
+	// Not fsync'd: the decision file is the durable truth.
+	if err := writeJSON(live, r, false); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readDecision reads the live decision, else the archived one.
+func (s *Store) readDecision(id string) (*store.Decision, error) {
+	live, err := teamdir.DecisionPath(s.dir, id)
+	if err != nil {
+		return nil, err
+	}
+	done, _ := teamdir.DoneDecisionPath(s.dir, id)
+	for _, p := range []string{live, done} {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var d store.Decision
+		if json.Unmarshal(b, &d) != nil || d.Event == "" {
+			return nil, fmt.Errorf("decision %s: %s is incomplete", id, rel(s.dir, p))
+		}
+		return &d, nil
+	}
+	return nil, fmt.Errorf("decision %s: %w", id, store.ErrNotFound)
+}
+
+func (s *Store) archived(id string) bool {
+	for _, path := range []func(string, string) (string, error){teamdir.DoneDecisionPath, teamdir.DoneRequestPath} {
+		if p, err := path(s.dir, id); err == nil {
+			if _, err := os.Stat(p); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeJSON writes v indented to path: temp+rename, fsync'd first when
+// durable (teamdir's rewrite disciplines), making the directory when a
+// first write finds none.
+func writeJSON(path string, v any, durable bool) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	write := teamdir.ReplaceFile
+	if durable {
+		write = teamdir.WriteFileAtomic
+	}
+	err = write(path, b)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), teamdir.DirMode); err != nil {
+			return err
+		}
+		err = write(path, b)
+	}
+	return err
+}
+
+// rel names path relative to the team directory, for error messages.
+func rel(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}

@@ -1,0 +1,41 @@
+package filestore
+
+import (
+	"context"
+	"path/filepath"
+
+	"huddle/ipc/trace"
+	"huddle/store"
+	"huddle/teamdir"
+)
+
+// AppendSpan appends one line to traces.jsonl (trace.AppendSpan).
+func (s *Store) AppendSpan(ctx context.Context, sp trace.Span) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	return trace.AppendSpan(s.dir, sp)
+}
+
+// WatchSpans follows traces.jsonl with a trace.TraceReader, woken by a
+// watch on the team directory.
+func (s *Store) WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Span)) (store.Subscription, error) {
+	r := trace.NewTraceReader(s.dir)
+	if !fromStart {
+		if _, err := r.Read(); err != nil { // skip what is there
+			return nil, err
+		}
+	}
+	drain := func(context.Context) error {
+		spans, err := r.Read()
+		for _, sp := range spans {
+			fn(sp)
+		}
+		return err
+	}
+	sub, err := s.follow(ctx, s.dir, filepath.Base(teamdir.TracesPath(s.dir)), drain, nil)
+	if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}

@@ -1,0 +1,305 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"huddle/protocol"
+	"huddle/store"
+)
+
+// fetchWait is how long one pull waits for a message before the consumer
+// asks again: an idle inbox costs one request this often.
+const fetchWait = 30 * time.Second
+
+// Append publishes each message to member's subject with its id as
+// Nats-Msg-Id, so an id appended twice within the dedupe window is stored
+// once. Every message is checked before the first is sent; a failure in the
+// middle (the connection lost) can leave a prefix stored, and appending the
+// same batch again stores only the rest.
+func (s *Store) Append(ctx context.Context, member string, msgs ...*protocol.Message) error {
+	if err := protocol.ValidateName(member); err != nil {
+		return err
+	}
+	lines := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		if m.To == "" {
+			m.To = member
+		}
+		if m.To != member {
+			return fmt.Errorf("append: message to %q does not belong in the inbox of %q", m.To, member)
+		}
+		if m.ID == "" {
+			m.ID = protocol.NewMessageID()
+		}
+		b, err := protocol.Encode(m)
+		if err != nil {
+			return fmt.Errorf("append: %w", err)
+		}
+		if len(b) > protocol.MaxLine {
+			return fmt.Errorf("append: %w", store.ErrTooLarge)
+		}
+		lines[i] = b
+	}
+	subject := s.n.inbox(member)
+	for i, b := range lines {
+		_, err := s.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b},
+			jetstream.WithMsgID(msgs[i].ID), jetstream.WithExpectStream(s.n.inboxStream))
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", member, scrub(err, s.t.secrets))
+		}
+	}
+	return nil
+}
+
+// Consume runs member's durable consumer: explicit acks, one message
+// unacknowledged at a time (MaxAckPending 1, so the order holds across
+// redeliveries), each pulled with one request.
+func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (store.Subscription, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, errors.New("consume: no handler")
+	}
+	cons, err := s.js.CreateOrUpdateConsumer(ctx, s.n.inboxStream, jetstream.ConsumerConfig{
+		Durable:       durable(member),
+		Description:   "inbox of " + member,
+		FilterSubject: s.n.inbox(member),
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.opts.AckWait,
+		MaxDeliver:    s.opts.MaxDeliver,
+		MaxAckPending: 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consume %s: %w", member, scrub(err, s.t.secrets))
+	}
+	c := &consumer{s: s, member: member, cons: cons, h: h}
+	return s.run(ctx, c.loop, nil), nil
+}
+
+type consumer struct {
+	s      *Store
+	member string
+	cons   jetstream.Consumer
+	h      store.Handler
+}
+
+// loop pulls one message at a time until ctx ends. A pull that fails (the
+// server away) is tried again after a pause.
+func (c *consumer) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithTimeout(ctx, fetchWait)
+		batch, err := c.cons.Fetch(1, jetstream.FetchContext(fctx))
+		if err != nil {
+			cancel()
+			pause(ctx, c.s.opts.ReconnectWait)
+			continue
+		}
+		for msg := range batch.Messages() {
+			c.handle(ctx, msg)
+		}
+		cancel()
+		if batch.Error() != nil && ctx.Err() == nil && !errors.Is(batch.Error(), context.DeadlineExceeded) {
+			pause(ctx, c.s.opts.ReconnectWait)
+		}
+	}
+}
+
+// handle hands one message to the handler and commits it (a double ack,
+// confirmed by the server) once the handler returned nil or the message
+// was dead-lettered. A handler interrupted by the stop leaves it to the
+// next consumer: a nak, so it comes back at once, marked.
+func (c *consumer) handle(ctx context.Context, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		_ = msg.Term() // not a JetStream message: nothing to deliver
+		return
+	}
+	seq := int64(meta.Sequence.Stream)
+	source := "inbox/" + c.member
+	m, err := protocol.Decode(msg.Data(), protocol.Fallback{To: c.member, ID: "x" + strconv.FormatInt(seq, 10) + "-" + c.member})
+	switch {
+	case err != nil:
+		c.reject(ctx, msg, source, seq, err.Error())
+		return
+	case m.To != c.member:
+		c.reject(ctx, msg, source, seq, fmt.Sprintf("message to %q found in the inbox of %q", m.To, c.member))
+		return
+	case int(meta.NumDelivered) >= c.s.opts.MaxDeliver:
+		c.reject(ctx, msg, source, seq, fmt.Sprintf("handed out %d times and never committed", meta.NumDelivered))
+		return
+	}
+	d := store.Delivery{Msg: m, Seq: seq, Redelivery: meta.NumDelivered > 1}
+	var herr error
+	for attempt := range store.Retries {
+		if herr = c.h(ctx, d); herr == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			c.nak(msg)
+			return
+		}
+		if attempt < store.Retries-1 && !pause(ctx, store.RetryDelay(attempt)) {
+			c.nak(msg)
+			return
+		}
+	}
+	if herr != nil {
+		c.reject(ctx, msg, source, seq, "handler: "+herr.Error())
+		return
+	}
+	c.ack(msg)
+}
+
+// nak gives a message back at once, on a context of its own: the
+// consumer's has ended.
+func (c *consumer) nak(msg jetstream.Msg) { _ = msg.Nak() }
+
+// ack commits a message. When the ack cannot be confirmed (the connection
+// lost), the server hands the message out again after AckWait, marked:
+// at least once.
+func (c *consumer) ack(msg jetstream.Msg) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = msg.DoubleAck(ctx)
+}
+
+func (c *consumer) reject(ctx context.Context, msg jetstream.Msg, source string, seq int64, reason string) {
+	dl := store.DeadLetter{Source: source, Offset: seq, Reason: reason, Raw: string(msg.Data())}
+	if err := c.s.DeadLetter(ctx, dl); err != nil {
+		c.nak(msg) // not recorded: not committed either
+		return
+	}
+	c.ack(msg)
+}
+
+// DeadLetter publishes one record to the team's dead-letter subject, its
+// raw input cut to 4 KiB.
+func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
+	if len(dl.Raw) > 4096 {
+		dl.Raw = dl.Raw[:4096]
+	}
+	if dl.TS == "" {
+		dl.TS = protocol.FormatTime(time.Now())
+	}
+	b, err := json.Marshal(dl)
+	if err != nil {
+		return err
+	}
+	if _, err := s.js.Publish(ctx, s.n.deadLetters, b, jetstream.WithExpectStream(s.n.inboxStream)); err != nil {
+		return fmt.Errorf("dead letter: %w", scrub(err, s.t.secrets))
+	}
+	return nil
+}
+
+// DeadLetters reads the dead-letter subject from its start with an ordered
+// consumer.
+func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
+	var out []store.DeadLetter
+	err := s.readAll(ctx, s.n.inboxStream, s.n.deadLetters, func(b []byte) {
+		var dl store.DeadLetter
+		if json.Unmarshal(b, &dl) == nil {
+			out = append(out, dl)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dead letters: %w", err)
+	}
+	return out, nil
+}
+
+// readAll hands fn every message of subject in stream, oldest first, up to
+// the last one there when it started.
+func (s *Store) readAll(ctx context.Context, stream, subject string, fn func([]byte)) error {
+	st, err := s.js.Stream(ctx, stream)
+	if err != nil {
+		return scrub(err, s.t.secrets)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return scrub(err, s.t.secrets)
+	}
+	want := info.State.Subjects[subject]
+	if want == 0 {
+		return nil
+	}
+	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		return scrub(err, s.t.secrets)
+	}
+	for got := uint64(0); got < want; {
+		batch, err := oc.Fetch(256, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return scrub(err, s.t.secrets)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			fn(msg.Data())
+			got++
+			n++
+			if meta, err := msg.Metadata(); err == nil && meta.NumPending == 0 {
+				return nil
+			}
+		}
+		if err := batch.Error(); err != nil && n == 0 {
+			return scrub(err, s.t.secrets)
+		}
+	}
+	return nil
+}
+
+// subscription is a goroutine of the store's, stopped by Stop or Close.
+type subscription struct {
+	s      *Store
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+	stop   func()
+}
+
+// run starts loop on a context of its own and tracks it; stop, when not
+// nil, runs when it is stopped, before the loop is waited for.
+func (s *Store) run(ctx context.Context, loop func(ctx context.Context), stop func()) *subscription {
+	ctx, cancel := context.WithCancel(ctx)
+	sub := &subscription{s: s, cancel: cancel, done: make(chan struct{}), stop: stop}
+	s.track(sub, true)
+	go func() {
+		defer close(sub.done)
+		loop(ctx)
+	}()
+	return sub
+}
+
+func (sub *subscription) Stop() error {
+	sub.once.Do(func() {
+		sub.cancel()
+		if sub.stop != nil {
+			sub.stop()
+		}
+		<-sub.done
+		sub.s.track(sub, false)
+	})
+	return nil
+}
+
+// pause waits d or until ctx ends; false when ctx ended.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

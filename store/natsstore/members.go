@@ -1,0 +1,76 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"huddle/protocol"
+	"huddle/store"
+)
+
+// PutMember puts member.<name>; the entry's time, set by the server, is
+// when the member was last seen.
+func (s *Store) PutMember(ctx context.Context, m *protocol.Member) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Put(ctx, keyMember+token(m.Name), b); err != nil {
+		return fmt.Errorf("member %s: %w", m.Name, scrub(err, s.t.secrets))
+	}
+	return nil
+}
+
+// Heartbeat writes member.<name> again, unchanged, as an update of the
+// revision it read: a record written meanwhile is a heartbeat itself, and
+// is never set back.
+func (s *Store) Heartbeat(ctx context.Context, member string) error {
+	if err := protocol.ValidateName(member); err != nil {
+		return err
+	}
+	key := keyMember + token(member)
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("heartbeat %s: no member record: %w", member, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("heartbeat %s: %w", member, scrub(err, s.t.secrets))
+	}
+	if _, err := s.kv.Update(ctx, key, e.Value(), e.Revision()); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("heartbeat %s: %w", member, scrub(err, s.t.secrets))
+	}
+	return nil
+}
+
+// Members reads every member.<name>.
+func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.MemberState, error) {
+	keys, err := s.keys(ctx, keyMember)
+	if err != nil {
+		return nil, fmt.Errorf("members: %w", err)
+	}
+	now := time.Now()
+	var out []store.MemberState
+	for _, k := range keys {
+		e, err := s.kv.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		var m protocol.Member
+		if json.Unmarshal(e.Value(), &m) != nil || keyMember+token(m.Name) != k {
+			continue
+		}
+		seen := e.Created()
+		out = append(out, store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

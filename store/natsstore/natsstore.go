@@ -1,0 +1,204 @@
+package natsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"huddle/protocol"
+	"huddle/store"
+)
+
+// Options tune a store. Zero values take the defaults.
+type Options struct {
+	// CredsFile is a NATS credentials file (JWT and seed), as the nats CLI
+	// takes with --creds.
+	CredsFile string
+	// AckWait is how long a consumer's message may stay uncommitted before
+	// the server hands it out again (default 30 s): the bound on how long a
+	// message handed to a consumer that died waits.
+	AckWait time.Duration
+	// MaxDeliver is how many times a message is handed out before it is
+	// dead-lettered instead (default 10): one message that kills its
+	// consumer every time cannot stall an inbox.
+	MaxDeliver int
+	// Dedupe is the window in which a message id appended twice is stored
+	// once (default 10 min).
+	Dedupe time.Duration
+	// ReconnectWait is the pause between reconnect attempts (default 250 ms).
+	ReconnectWait time.Duration
+	// Name is the client's name, shown by the server (default "huddle").
+	Name string
+}
+
+func (o *Options) defaults() {
+	if o.AckWait <= 0 {
+		o.AckWait = 30 * time.Second
+	}
+	if o.MaxDeliver <= 0 {
+		o.MaxDeliver = 10
+	}
+	if o.Dedupe <= 0 {
+		o.Dedupe = 10 * time.Minute
+	}
+	if o.ReconnectWait <= 0 {
+		o.ReconnectWait = 250 * time.Millisecond
+	}
+	if o.Name == "" {
+		o.Name = "huddle"
+	}
+}
+
+// Store is a team kept in NATS JetStream.
+type Store struct {
+	t    Target
+	opts Options
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+	n    names
+
+	mu   sync.Mutex
+	subs map[*subscription]bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the server rawURL names and makes the team's streams and
+// bucket when they are missing (or brings their settings up to date).
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	t, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	copts := []nats.Option{
+		nats.Name(opts.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(opts.ReconnectWait),
+		nats.ReconnectBufSize(8 << 20),
+	}
+	if opts.CredsFile != "" {
+		copts = append(copts, nats.UserCredentials(opts.CredsFile))
+	}
+	nc, err := nats.Connect(t.Server, copts...)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: connect: %w", Redact(rawURL), scrub(err, t.secrets))
+	}
+	s := &Store{t: t, opts: opts, nc: nc, n: namesOf(t.Team), subs: map[*subscription]bool{}}
+	if err := s.setup(ctx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), scrub(err, t.secrets))
+	}
+	return s, nil
+}
+
+// Team is the team the store holds.
+func (s *Store) Team() string { return s.t.Team }
+
+// Conn is the store's connection, for a caller that watches its state.
+func (s *Store) Conn() *nats.Conn { return s.nc }
+
+func (s *Store) setup(ctx context.Context) error {
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		return err
+	}
+	s.js = js
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        s.n.inboxStream,
+		Description: "huddle team " + s.t.Team + ": inboxes and dead letters",
+		Subjects:    []string{s.n.inboxPrefix + ">", s.n.deadLetters},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Duplicates:  s.opts.Dedupe,
+		// A line of an inbox is at most protocol.MaxLine; a dead letter
+		// carries at most 4 KiB of it.
+		MaxMsgSize: protocol.MaxLine + 4096,
+	}); err != nil {
+		return fmt.Errorf("inbox stream: %w", err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        s.n.traceStream,
+		Description: "huddle team " + s.t.Team + ": trace spans",
+		Subjects:    []string{s.n.traces},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		MaxMsgSize:  protocol.MaxLine + 4096,
+	}); err != nil {
+		return fmt.Errorf("trace stream: %w", err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      s.n.bucket,
+		Description: "huddle team " + s.t.Team + ": requests, decisions, members, leases, configuration",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		// Per-key TTLs (the leases) need limit markers.
+		LimitMarkerTTL: time.Second,
+	})
+	if err != nil {
+		return fmt.Errorf("bucket: %w", err)
+	}
+	s.kv = kv
+	return nil
+}
+
+// Close stops every consumer and watch, then closes the connection.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	subs := make([]*subscription, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, sub := range subs {
+		errs = append(errs, sub.Stop())
+	}
+	if err := s.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		s.nc.Close()
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) track(sub *subscription, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.subs[sub] = true
+	} else {
+		delete(s.subs, sub)
+	}
+}
+
+// names are the team's streams, subjects and bucket.
+type names struct {
+	inboxStream, traceStream, bucket string
+	inboxPrefix, deadLetters, traces string
+}
+
+func namesOf(team string) names {
+	return names{
+		inboxStream: "huddle_" + team + "_inbox",
+		traceStream: "huddle_" + team + "_traces",
+		bucket:      "huddle_" + team,
+		inboxPrefix: "huddle." + team + ".inbox.",
+		deadLetters: "huddle." + team + ".deadletter",
+		traces:      "huddle." + team + ".traces",
+	}
+}
+
+// token turns a member name, request id or configuration name into one
+// subject token, key part or consumer name: a dot (a NATS separator)
+// becomes "=", which no name or id holds, so the mapping is one to one.
+func token(name string) string { return strings.ReplaceAll(name, ".", "=") }
+
+func (n names) inbox(member string) string { return n.inboxPrefix + token(member) }
+
+func durable(member string) string { return "inbox_" + token(member) }

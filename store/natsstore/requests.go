@@ -1,0 +1,167 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"huddle/protocol"
+	"huddle/store"
+)
+
+// Keys of the team's bucket.
+const (
+	keyRequest  = "req."
+	keyDecision = "dec."
+	keyMember   = "member."
+	keyLease    = "lease."
+	keyConfig   = "config."
+)
+
+// CreateRequest creates req.<id> with Create: it fails when the key exists.
+func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Create(ctx, keyRequest+token(r.ID), b); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("request %s: %w", r.ID, store.ErrExists)
+		}
+		return fmt.Errorf("request %s: %w", r.ID, scrub(err, s.t.secrets))
+	}
+	return nil
+}
+
+// Request reads req.<id>, with dec.<id> applied while the record is pending.
+func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
+	if err := protocol.ValidateID(id); err != nil {
+		return nil, err
+	}
+	var r protocol.Request
+	if err := s.getJSON(ctx, keyRequest+token(id), &r); err != nil {
+		return nil, fmt.Errorf("request %s: %w", id, err)
+	}
+	if r.Status.IsTerminal() {
+		return &r, nil
+	}
+	d, err := s.decision(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return &r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := store.ApplyDecision(&r, *d); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (s *Store) decision(ctx context.Context, id string) (*store.Decision, error) {
+	var d store.Decision
+	if err := s.getJSON(ctx, keyDecision+token(id), &d); err != nil {
+		return nil, fmt.Errorf("decision %s: %w", id, err)
+	}
+	return &d, nil
+}
+
+// Requests reads every record, oldest first.
+func (s *Store) Requests(ctx context.Context) ([]protocol.Request, error) {
+	keys, err := s.keys(ctx, keyRequest)
+	if err != nil {
+		return nil, fmt.Errorf("requests: %w", err)
+	}
+	var out []protocol.Request
+	for _, k := range keys {
+		id := strings.ReplaceAll(strings.TrimPrefix(k, keyRequest), "=", ".")
+		r, err := s.Request(ctx, id)
+		if err != nil {
+			continue // removed meanwhile, or not a record
+		}
+		out = append(out, *r)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Decide creates dec.<id> with Create: of any number of resolvers on any
+// number of connections, the server lets exactly one create it. The winner
+// then rewrites the record from it; the decision stays the truth.
+func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*protocol.Request, error) {
+	r, err := s.Request(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.At.IsZero() {
+		d.At = time.Now().UTC()
+	}
+	if err := store.CheckDecision(r, d); err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(d)
+	if _, err := s.kv.Create(ctx, keyDecision+token(id), b); err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return nil, fmt.Errorf("decide %s: %w", id, scrub(err, s.t.secrets))
+		}
+		if w, err := s.decision(ctx, id); err == nil {
+			st, _ := protocol.RequestPending.Next(w.Event)
+			return nil, &store.AlreadyError{ID: id, Status: st, By: w.By}
+		}
+		return nil, &store.AlreadyError{ID: id, Status: "resolved", By: "someone else"}
+	}
+	if err := store.ApplyDecision(r, d); err != nil {
+		return nil, err
+	}
+	rb, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	// The decision is stored and readers apply it: a record that failed to
+	// be rewritten only lags behind it, so the failure is not the caller's.
+	_, _ = s.kv.Put(ctx, keyRequest+token(id), rb)
+	return r, nil
+}
+
+// getJSON reads key into v: store.ErrNotFound when it is absent or deleted.
+func (s *Store) getJSON(ctx context.Context, key string, v any) error {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return scrub(err, s.t.secrets)
+	}
+	if err := json.Unmarshal(e.Value(), v); err != nil {
+		return fmt.Errorf("%s is corrupt: %w", key, err)
+	}
+	return nil
+}
+
+// keys lists the bucket's keys under prefix.
+func (s *Store) keys(ctx context.Context, prefix string) ([]string, error) {
+	kl, err := s.kv.ListKeysFiltered(ctx, prefix+">")
+	if err != nil {
+		return nil, scrub(err, s.t.secrets)
+	}
+	defer func() { _ = kl.Stop() }()
+	var out []string
+	for k := range kl.Keys() {
+		out = append(out, k)
+	}
+	return out, nil
+}

@@ -1,0 +1,55 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"huddle/ipc/trace"
+	"huddle/store"
+)
+
+// AppendSpan publishes one span to the team's trace stream.
+func (s *Store) AppendSpan(ctx context.Context, sp trace.Span) error {
+	if err := sp.Validate(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(sp)
+	if err != nil {
+		return err
+	}
+	if _, err := s.js.Publish(ctx, s.n.traces, b, jetstream.WithExpectStream(s.n.traceStream)); err != nil {
+		return fmt.Errorf("trace: %w", scrub(err, s.t.secrets))
+	}
+	return nil
+}
+
+// WatchSpans follows the trace stream with an ordered consumer (the client
+// recreates it after a reconnect, from where it was). A message that is not
+// a valid span is skipped.
+func (s *Store) WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Span)) (store.Subscription, error) {
+	policy := jetstream.DeliverNewPolicy
+	if fromStart {
+		policy = jetstream.DeliverAllPolicy
+	}
+	oc, err := s.js.OrderedConsumer(ctx, s.n.traceStream, jetstream.OrderedConsumerConfig{DeliverPolicy: policy})
+	if err != nil {
+		return nil, fmt.Errorf("watch traces: %w", scrub(err, s.t.secrets))
+	}
+	cc, err := oc.Consume(func(msg jetstream.Msg) {
+		var sp trace.Span
+		if json.Unmarshal(msg.Data(), &sp) == nil && sp.Validate() == nil {
+			fn(sp)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch traces: %w", scrub(err, s.t.secrets))
+	}
+	stop := func() {
+		cc.Stop()
+		<-cc.Closed()
+	}
+	return s.run(ctx, func(ctx context.Context) { <-ctx.Done() }, stop), nil
+}

@@ -1,0 +1,101 @@
+package natsstore
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"huddle/store"
+)
+
+// Target is a parsed store URL.
+type Target struct {
+	// Server is the URL handed to the NATS client: scheme, credentials and
+	// host, no path.
+	Server string
+	// Team is the team the URL names.
+	Team string
+	// secrets are the credentials in the URL, scrubbed from every error.
+	secrets []string
+}
+
+// ParseURL reads nats://[user[:pass]@|token@]HOST:PORT/TEAM or tls://…. An
+// error never repeats the credentials.
+func ParseURL(raw string) (Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Target{}, fmt.Errorf("store URL %s: not a URL", Redact(raw))
+	}
+	if u.Scheme != "nats" && u.Scheme != "tls" {
+		return Target{}, fmt.Errorf("store URL %s: want nats://HOST:PORT/TEAM or tls://HOST:PORT/TEAM", Redact(raw))
+	}
+	if u.Host == "" {
+		return Target{}, fmt.Errorf("store URL %s: no host", Redact(raw))
+	}
+	team := strings.Trim(u.Path, "/")
+	if team == "" {
+		return Target{}, fmt.Errorf("store URL %s: no team: want %s://HOST:PORT/TEAM", Redact(raw), u.Scheme)
+	}
+	if err := store.ValidateTeam(team); err != nil {
+		return Target{}, fmt.Errorf("store URL %s: %w", Redact(raw), err)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return Target{}, fmt.Errorf("store URL %s: no query or fragment is read", Redact(raw))
+	}
+	t := Target{Team: team}
+	if u.User != nil {
+		t.secrets = append(t.secrets, u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			t.secrets = append(t.secrets, p)
+		}
+	}
+	server := url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}
+	t.Server = server.String()
+	return t, nil
+}
+
+// Redact is raw with its credentials replaced by "***": what a store URL
+// looks like on a screen, in a log line or in an error.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Not a URL: cut everything up to an @ that may end credentials.
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			return "***" + raw[i:]
+		}
+		return raw
+	}
+	if u.User != nil {
+		u.User = url.User("***")
+	}
+	return u.String()
+}
+
+// scrubbed is an error whose text has had the credentials taken out; it
+// still unwraps to the original.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub returns err with every secret replaced by "***" in its text.
+func scrub(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	changed := false
+	for _, s := range secrets {
+		if s != "" && strings.Contains(msg, s) {
+			msg = strings.ReplaceAll(msg, s, "***")
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &scrubbed{msg: msg, err: err}
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"huddle/inbox"
+	"huddle/ipc/trace"
+	"huddle/protocol"
+)
+
+// Store is one team's shared state. Every method is safe for concurrent
+// use; every one that takes a member name or a request id refuses an
+// invalid one (protocol.ValidateName, protocol.ValidateID) before it
+// touches anything.
+type Store interface {
+	// Append writes msgs to member's inbox, in order, all or none. An empty
+	// To is set to member; another To is refused. A message id appended
+	// twice is delivered once (within the store's dedupe window).
+	Append(ctx context.Context, member string, msgs ...*protocol.Message) error
+	// Consume starts member's durable consumer: h sees every message from
+	// the last one committed on, in order, one at a time. A message is
+	// committed when h returns nil. An error is retried (Retries times, 10
+	// ms then 20 ms apart), then the message is dead-lettered and committed.
+	// When h returns because its context ended, the message is not
+	// committed: the next consumer gets it again, marked Redelivery. One
+	// consumer per member at a time: the member's lease says who.
+	Consume(ctx context.Context, member string, h Handler) (Subscription, error)
+	// DeadLetter records refused input; DeadLetters reads them back, oldest
+	// first.
+	DeadLetter(ctx context.Context, dl DeadLetter) error
+	DeadLetters(ctx context.Context) ([]DeadLetter, error)
+
+	// CreateRequest stores a new pending request record; ErrExists when one
+	// with that id is there already (whoever saw the request first made it).
+	CreateRequest(ctx context.Context, r *protocol.Request) error
+	// Request reads a record, its decision applied when it has one
+	// (ErrNotFound when there is none).
+	Request(ctx context.Context, id string) (*protocol.Request, error)
+	// Requests reads every record, oldest first, decisions applied.
+	Requests(ctx context.Context) ([]protocol.Request, error)
+	// Decide resolves a pending request. The decision is created exclusively:
+	// the first resolver wins and gets the final record; every later one
+	// gets an *AlreadyError naming the winner, and nothing changes. An event
+	// that is no move from pending is refused, and so is an unknown id.
+	Decide(ctx context.Context, id string, d Decision) (*protocol.Request, error)
+
+	// PutMember rewrites a member's status record; it counts as a heartbeat.
+	PutMember(ctx context.Context, m *protocol.Member) error
+	// Heartbeat says member's runtime is alive without changing its record.
+	Heartbeat(ctx context.Context, member string) error
+	// Members reads every member's record with when it was last seen, sorted
+	// by name; lostAfter is the deadline for the Lost verdict.
+	Members(ctx context.Context, lostAfter time.Duration) ([]MemberState, error)
+
+	// AcquireLease takes member's runtime lease for holder, for ttl: a
+	// *HeldError while another holder's lease runs.
+	AcquireLease(ctx context.Context, member, holder string, ttl time.Duration) (Lease, error)
+
+	// AppendSpan appends one trace span; WatchSpans calls fn with every span
+	// appended from now on (or from the first when fromStart), in order.
+	AppendSpan(ctx context.Context, s trace.Span) error
+	WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Span)) (Subscription, error)
+
+	// PutConfig creates one of the team's configuration files once
+	// (ErrExists after); Config reads it (ErrNotFound). Names are those of
+	// ConfigName.
+	PutConfig(ctx context.Context, name string, data []byte) error
+	Config(ctx context.Context, name string) ([]byte, error)
+
+	// Close stops what the store started and releases its connection.
+	Close() error
+}
+
+// Handler handles one delivery; see Store.Consume.
+type Handler func(ctx context.Context, d Delivery) error
+
+// Delivery is one inbox message handed to a Handler.
+type Delivery struct {
+	Msg protocol.Message
+	// Seq orders the member's messages: it grows with each one and never
+	// goes back (the file store's logical offset, the stream's sequence).
+	Seq int64
+	// Redelivery marks a message that a previous consumer may have been
+	// handed already. Handlers stay idempotent.
+	Redelivery bool
+}
+
+// Subscription is a running consumer or watch.
+type Subscription interface {
+	// Stop ends it and waits for its goroutines; a handler still running
+	// sees its context end.
+	Stop() error
+}
+
+// DeadLetter is one piece of refused input.
+type DeadLetter = inbox.DeadLetter
+
+// Decision is what a resolver decides.
+type Decision struct {
+	Event protocol.RequestEvent `json:"event"`
+	By    string                `json:"by"`
+	// Text is a plan decision's feedback, or the reason of a shutdown answer,
+	// a cancellation or an expiry.
+	Text string    `json:"text,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// MemberState is a member's record with what the store knows of its
+// liveness.
+type MemberState struct {
+	protocol.Member
+	// Seen is when the member's record was last written or heartbeaten.
+	Seen time.Time
+	// Lost is set when the member should be running (its status is neither
+	// stopped nor crashed) and was not seen within the deadline: its
+	// machine or process went away without a word.
+	Lost bool
+}
+
+// Lease is a held runtime lease.
+type Lease interface {
+	// Renew extends the lease by its ttl; ErrLeaseLost when it expired and
+	// another holder took it (or it is gone).
+	Renew(ctx context.Context) error
+	// Release gives it up at once, so another holder may take it.
+	Release(ctx context.Context) error
+}
+
+var (
+	// ErrExists: a record or configuration file with that name exists.
+	ErrExists = errors.New("already exists")
+	// ErrNotFound: no record or configuration file with that name.
+	ErrNotFound = errors.New("not found")
+	// ErrTooLarge: a message whose line would exceed protocol.MaxLine.
+	ErrTooLarge = inbox.ErrTooLarge
+	// ErrLeaseLost: a lease renewed after it expired or was taken over.
+	ErrLeaseLost = errors.New("lease lost")
+)
+
+// AlreadyError says who resolved a request first.
+type AlreadyError struct {
+	ID     string
+	Status protocol.RequestStatus
+	By     string
+}
+
+func (e *AlreadyError) Error() string {
+	return fmt.Sprintf("request %s already %s by %s", e.ID, e.Status, e.By)
+}
+
+// HeldError says who holds a lease and until when.
+type HeldError struct {
+	Member  string
+	Holder  string
+	Expires time.Time
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("the runtime lease of %s is held by %s until %s", e.Member, e.Holder, e.Expires.UTC().Format(time.RFC3339))
+}

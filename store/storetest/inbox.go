@@ -1,0 +1,228 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+	"huddle/store"
+)
+
+func message(from, to, text string) *protocol.Message {
+	m := protocol.NewMessage(protocol.TypeMessage, from, to)
+	m.Content = text
+	return &m
+}
+
+// collector records deliveries, safe for the consumer's goroutine and the
+// test's.
+type collector struct {
+	mu  sync.Mutex
+	got []store.Delivery
+}
+
+func (c *collector) add(d store.Delivery) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, d)
+}
+
+func (c *collector) all() []store.Delivery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]store.Delivery(nil), c.got...)
+}
+
+func (c *collector) len() int { return len(c.all()) }
+
+func texts(ds []store.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Msg.Content
+		if d.Redelivery {
+			out[i] += "*"
+		}
+	}
+	return out
+}
+
+// testDeliveryAcrossRestarts: a consumer stopped while its handler is in
+// the middle of a message leaves it to the next consumer, on a new handle,
+// which gets it again marked and then the rest in order; an id appended
+// twice is delivered once.
+func testDeliveryAcrossRestarts(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s1 := open(t)
+	var msgs []*protocol.Message
+	for i := 1; i <= 8; i++ {
+		msgs = append(msgs, message(protocol.Lead, "alice", fmt.Sprintf("m%d", i)))
+	}
+	if err := s1.Append(ctx, "alice", msgs[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs[3:] {
+		if err := s1.Append(ctx, "alice", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := &collector{}
+	inM4 := make(chan struct{})
+	sub, err := s1.Consume(ctx, "alice", func(ctx context.Context, d store.Delivery) error {
+		first.add(d)
+		if d.Msg.Content == "m4" {
+			close(inM4)
+			<-ctx.Done() // interrupted by the stop, not handled
+			return ctx.Err()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inM4:
+	case <-time.After(wait):
+		t.Fatalf("m4 never delivered; got %v", texts(first.all()))
+	}
+	if err := sub.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(texts(first.all()), " "), "m1 m2 m3 m4"; got != want {
+		t.Fatalf("first consumer got %q, want %q", got, want)
+	}
+
+	// m2 again, same id: delivered once.
+	dup := *msgs[1]
+	s2 := open(t)
+	if err := s2.Append(ctx, "alice", &dup, message(protocol.Lead, "alice", "m9")); err != nil {
+		t.Fatal(err)
+	}
+	second := &collector{}
+	sub2, err := s2.Consume(ctx, "alice", func(_ context.Context, d store.Delivery) error {
+		second.add(d)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, sub2)
+	waitFor(t, "m9", func() bool {
+		got := second.all()
+		return len(got) > 0 && got[len(got)-1].Msg.Content == "m9"
+	})
+	if got, want := strings.Join(texts(second.all()), " "), "m4* m5 m6 m7 m8 m9"; got != want {
+		t.Fatalf("after the restart got %q, want %q (* = marked redelivery)", got, want)
+	}
+	all := append(first.all(), second.all()...)
+	for i := 1; i < len(all); i++ {
+		if all[i].Seq < all[i-1].Seq {
+			t.Fatalf("Seq went back: %d after %d", all[i].Seq, all[i-1].Seq)
+		}
+	}
+}
+
+// testFailingHandler: a handler that keeps failing on one message has it
+// dead-lettered after its retries; the next message is handled.
+func testFailingHandler(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s := open(t)
+	if err := s.Append(ctx, "bob", message(protocol.Lead, "bob", "poison"), message(protocol.Lead, "bob", "fine")); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	attempts := 0
+	got := &collector{}
+	sub, err := s.Consume(ctx, "bob", func(_ context.Context, d store.Delivery) error {
+		if d.Msg.Content == "poison" {
+			mu.Lock()
+			attempts++
+			mu.Unlock()
+			return errors.New("cannot digest this")
+		}
+		got.add(d)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, sub)
+	waitFor(t, "the message after the poison one", func() bool { return got.len() == 1 })
+	mu.Lock()
+	n := attempts
+	mu.Unlock()
+	if n != store.Retries {
+		t.Fatalf("poison tried %d times, want %d", n, store.Retries)
+	}
+	dls, err := s.DeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dls) != 1 || !strings.Contains(dls[0].Reason, "cannot digest this") || !strings.Contains(dls[0].Raw, "poison") || !strings.Contains(dls[0].Source, "bob") {
+		t.Fatalf("dead letters: %+v", dls)
+	}
+}
+
+// testAppendRefuses: a message addressed to someone else, invalid, or
+// over 1 MiB is refused and nothing of the batch is written.
+func testAppendRefuses(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s := open(t)
+	bad := protocol.NewMessage(protocol.TypeMessage, protocol.Lead, "carol") // no text
+	for _, batch := range [][]*protocol.Message{
+		{message(protocol.Lead, "bob", "for bob")},
+		{message(protocol.Lead, "alice", "fine"), &bad},
+	} {
+		if err := s.Append(ctx, "carol", batch...); err == nil {
+			t.Fatalf("append of %v to carol: no error", batch)
+		}
+	}
+	huge := message(protocol.Lead, "carol", strings.Repeat("x", protocol.MaxLine))
+	if err := s.Append(ctx, "carol", huge); !errors.Is(err, store.ErrTooLarge) {
+		t.Fatalf("append of a line over 1 MiB: %v, want ErrTooLarge", err)
+	}
+	if err := s.Append(ctx, "carol", message(protocol.Lead, "carol", "the only one")); err != nil {
+		t.Fatal(err)
+	}
+	got := &collector{}
+	sub, err := s.Consume(ctx, "carol", func(_ context.Context, d store.Delivery) error { got.add(d); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, sub)
+	waitFor(t, "carol's message", func() bool { return got.len() >= 1 })
+	// Another message behind it proves nothing else was queued before it.
+	if err := s.Append(ctx, "carol", message(protocol.Lead, "carol", "last")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "carol's last message", func() bool { return got.len() >= 2 })
+	if txt := strings.Join(texts(got.all()), " "); txt != "the only one last" {
+		t.Fatalf("carol got %q", txt)
+	}
+}
+
+// testDeadLetters: dead letters come back in order, raw input cut to 4 KiB.
+func testDeadLetters(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s := open(t)
+	if dls, err := s.DeadLetters(ctx); err != nil || len(dls) != 0 {
+		t.Fatalf("an empty team's dead letters: %v %+v", err, dls)
+	}
+	big := strings.Repeat("z", 10_000)
+	for i, raw := range []string{"not json", big} {
+		if err := s.DeadLetter(ctx, store.DeadLetter{Source: "exec:alice", Offset: int64(i), Reason: fmt.Sprintf("reason %d", i), Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dls, err := open(t).DeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dls) != 2 || dls[0].Reason != "reason 0" || dls[0].Raw != "not json" || dls[1].Reason != "reason 1" || len(dls[1].Raw) != 4096 || dls[1].TS == "" || dls[1].Source != "exec:alice" {
+		t.Fatalf("dead letters: %d %+v", len(dls), dls)
+	}
+}

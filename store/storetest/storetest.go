@@ -1,0 +1,79 @@
+// Package storetest is the contract every store.Store keeps: one suite of
+// tests (Run) that each store's package runs against itself, so the files
+// and the NATS store are held to the same guarantees.
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"huddle/store"
+)
+
+// Opener opens a new handle on one team: for the files store the same
+// directory again, for NATS a new connection. Each call is what a
+// restarted process (or another machine) would get. The handle is closed
+// when the test ends.
+type Opener func(t *testing.T) store.Store
+
+// Factory makes a fresh, empty team for one test and returns its Opener.
+type Factory func(t *testing.T) Opener
+
+// wait is the deadline of every condition the suite waits on.
+const wait = 15 * time.Second
+
+// Run runs the contract against the stores f makes.
+func Run(t *testing.T, f Factory) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, open Opener)
+	}{
+		{"DeliveryInOrderAcrossRestarts", testDeliveryAcrossRestarts},
+		{"FailingHandlerDeadLetters", testFailingHandler},
+		{"AppendRefusesMisaddressed", testAppendRefuses},
+		{"RacingApproversOneWinner", testRacingApprovers},
+		{"PendingPlanResumedAfterRestart", testPendingPlanResumed},
+		{"ForgedAndStaleResponsesRefused", testForgedAndStale},
+		{"InvalidNamesRefused", testInvalidNames},
+		{"DeadLetters", testDeadLetters},
+		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
+		{"MembersHeartbeatAndLost", testMembers},
+		{"TraceSpansWatched", testTraces},
+		{"ConfigCreatedOnce", testConfig},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, f(t))
+		})
+	}
+}
+
+func ctxOf(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitFor waits until cond holds, failing the test at the deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// stopAtEnd stops sub when the test ends and reports its error.
+func stopAtEnd(t *testing.T, sub store.Subscription) {
+	t.Cleanup(func() {
+		if err := sub.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+}
