@@ -29,6 +29,14 @@ type mate struct {
 	// under writeMu, so an older copy never lands over a newer one (the
 	// inbox, the process's output and the run goroutine all change rec).
 	writeMu sync.Mutex
+	// spare, under writeMu, is a temp file made ready for the next write
+	// of rec while the teammate awaits a plan decision (spare.go).
+	spare *spareRecord
+	// firstMove, under writeMu, is the history line of the move to
+	// starting, not written yet: the spawn leaves it to the run goroutine
+	// (or to the next move, whichever comes first), so that a team starts
+	// without creating every history file first.
+	firstMove *protocol.Member
 
 	// wake is poked when a plan decision or a shutdown may have arrived.
 	wake chan struct{}
@@ -92,7 +100,7 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (spawnedMate, error) {
 	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{}), replaced: make(chan struct{}), finished: make(chan struct{})}
 	mt.activity.Store("")
-	prev, _ := LoadMember(rt.dir, spec.Name)
+	prev := rt.previous(spec.Name)
 	mt.rec = protocol.Member{Name: spec.Name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: protocol.MemberStarting, Since: time.Now().UTC(), PID: os.Getpid(), RunID: protocol.NewCorrelationID()[5:]}
 	if spec.Runtime.Kind == RuntimeExternal || spec.Runtime.Kind == "" {
 		// Something else runs it (or it is only a target to call): keep
@@ -121,10 +129,12 @@ func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (sp
 	if err := mt.write(); err != nil {
 		return spawnedMate{}, err
 	}
+	mt.writeMu.Lock()
 	mt.mu.Lock()
 	first := mt.rec
 	mt.mu.Unlock()
-	rt.recordMove(&first)
+	mt.firstMove = &first
+	mt.writeMu.Unlock()
 	rt.emit(Event{"event": "member_status", "member": spec.Name, "status": string(protocol.MemberStarting)})
 	if spec.Runtime.Kind == RuntimeScript {
 		mt.answerShutdown = mt.scriptAnswer
@@ -144,6 +154,23 @@ func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (sp
 	return spawnedMate{mt: mt, prev: prev}, nil
 }
 
+// previous is the record member name's last run left, nil if none (or
+// corrupt): from the start's listing while the start spawns, else read.
+func (rt *Runtime) previous(name string) *protocol.Member {
+	rt.mu.Lock()
+	last := rt.lastRecs
+	rt.mu.Unlock()
+	if last != nil {
+		if rec := last[name]; rec != nil {
+			cp := *rec
+			return &cp
+		}
+		return nil
+	}
+	prev, _ := LoadMember(rt.dir, name)
+	return prev
+}
+
 // launch starts a spawned teammate's run goroutine, which records how the
 // run ended.
 func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
@@ -152,6 +179,7 @@ func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
 	go func() {
 		defer rt.wg.Done()
 		defer close(mt.finished)
+		mt.logFirstMove()
 		var err error
 		switch spec.Runtime.Kind {
 		case RuntimeScript:
@@ -163,6 +191,28 @@ func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
 		}
 		mt.finish(err)
 	}()
+}
+
+// logFirstMove writes the history line of the move to starting, if the
+// spawn left it and no later move wrote it first.
+func (mt *mate) logFirstMove() {
+	mt.writeMu.Lock()
+	defer mt.writeMu.Unlock()
+	if mt.firstMove == nil {
+		return
+	}
+	mt.rt.takeSlot()
+	defer mt.rt.giveSlot()
+	mt.writeFirstMove()
+}
+
+// writeFirstMove writes the pending line of the move to starting. Called
+// under writeMu: the history stays in the order of the moves.
+func (mt *mate) writeFirstMove() {
+	if mt.firstMove != nil {
+		mt.rt.recordMove(mt.firstMove)
+		mt.firstMove = nil
+	}
 }
 
 // finish records how the teammate's run ended.
@@ -205,7 +255,20 @@ func (mt *mate) write() error {
 	mt.mu.Unlock()
 	mt.rt.takeSlot()
 	defer mt.rt.giveSlot()
-	return WriteMember(mt.rt.dir, &rec)
+	return mt.writeRecord(&rec)
+}
+
+// writeRecord writes rec, over the spare when there is one. Called under
+// writeMu, holding a write slot: every write of rec comes here, so a spare
+// always holds the record as it was last written.
+func (mt *mate) writeRecord(rec *protocol.Member) error {
+	if s := mt.spare; s != nil {
+		mt.spare = nil
+		if ok, err := s.write(mt.rt.dir, rec); ok {
+			return err
+		}
+	}
+	return WriteMember(mt.rt.dir, rec)
 }
 
 // setStatus moves the teammate's state machine and records it. An illegal
@@ -241,7 +304,7 @@ func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.
 	rec := mt.rec
 	mt.mu.Unlock()
 	mt.activity.Store(activity)
-	if err := mt.rt.writeMove(&rec, cur != next); err != nil {
+	if err := mt.writeMove(&rec, cur != next); err != nil {
 		return true, err
 	}
 	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
@@ -531,17 +594,27 @@ var errStopped = errors.New("shutdown approved")
 
 // writeMove writes a teammate's record and, when its status moved, the
 // line of its history, holding one of the runtime's write slots. Called
-// under the mate's writeMu: the history is in the order of the moves.
-func (rt *Runtime) writeMove(rec *protocol.Member, moved bool) error {
+// under the mate's writeMu: the history is in the order of the moves. A
+// teammate that now awaits a plan decision gets a spare for the write the
+// decision brings (spare.go): only that write waits on the disk right
+// after an fsync, the decision's.
+func (mt *mate) writeMove(rec *protocol.Member, moved bool) error {
+	rt := mt.rt
 	rt.takeSlot()
 	defer rt.giveSlot()
-	if err := WriteMember(rt.dir, rec); err != nil {
+	if err := mt.writeRecord(rec); err != nil {
 		return err
 	}
 	if moved {
+		mt.writeFirstMove()
 		if err := appendStatusHistory(rt.dir, rec); err != nil {
 			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
 		}
+	}
+	if rec.Status == protocol.MemberAwaitingApproval {
+		// Without a spare the next write is an ordinary one: slower, no
+		// less safe.
+		mt.spare, _ = makeSpare(rt.dir, rec)
 	}
 	return nil
 }
