@@ -32,10 +32,11 @@ type mate struct {
 	// spare, under writeMu, is a temp file made ready for the next write
 	// of rec while the teammate awaits a plan decision (spare.go).
 	spare *spareRecord
-	// firstMove, under writeMu, is the history line of the move to
-	// starting, not written yet: the spawn leaves it to the run goroutine
-	// (or to the next move, whichever comes first), so that a team starts
-	// without creating every history file first.
+	// firstMove, under writeMu, is the move to starting, its history line
+	// not written yet: the spawn leaves it to the teammate's next move
+	// (every run moves to working, or ends), which writes both lines at
+	// once, so that a team starts without creating every history file
+	// first. The line keeps the move's time (Since).
 	firstMove *protocol.Member
 
 	// wake is poked when a plan decision or a shutdown may have arrived.
@@ -179,7 +180,6 @@ func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
 	go func() {
 		defer rt.wg.Done()
 		defer close(mt.finished)
-		mt.logFirstMove()
 		var err error
 		switch spec.Runtime.Kind {
 		case RuntimeScript:
@@ -191,28 +191,6 @@ func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
 		}
 		mt.finish(err)
 	}()
-}
-
-// logFirstMove writes the history line of the move to starting, if the
-// spawn left it and no later move wrote it first.
-func (mt *mate) logFirstMove() {
-	mt.writeMu.Lock()
-	defer mt.writeMu.Unlock()
-	if mt.firstMove == nil {
-		return
-	}
-	mt.rt.takeSlot()
-	defer mt.rt.giveSlot()
-	mt.writeFirstMove()
-}
-
-// writeFirstMove writes the pending line of the move to starting. Called
-// under writeMu: the history stays in the order of the moves.
-func (mt *mate) writeFirstMove() {
-	if mt.firstMove != nil {
-		mt.rt.recordMove(mt.firstMove)
-		mt.firstMove = nil
-	}
 }
 
 // finish records how the teammate's run ended.
@@ -606,8 +584,12 @@ func (mt *mate) writeMove(rec *protocol.Member, moved bool) error {
 		return err
 	}
 	if moved {
-		mt.writeFirstMove()
-		if err := appendStatusHistory(rt.dir, rec); err != nil {
+		var earlier []*protocol.Member
+		if mt.firstMove != nil {
+			earlier = append(earlier, mt.firstMove)
+			mt.firstMove = nil
+		}
+		if err := appendStatusHistory(rt.dir, rec, earlier...); err != nil {
 			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
 		}
 	}
