@@ -217,16 +217,28 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		hb.counting(!next.IsZero())
 	}
 	look() // decisions made and deadlines passed while no runtime ran
+	// gone is set when a watched directory was removed or moved away: the
+	// next alarm, within Tick, watches it again (rewatch).
+	gone := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-al.t.C:
 			al.fired()
+			if gone {
+				gone = false
+				rt.rewatch(fsw)
+			}
 			look()
 		case ev, ok := <-fsw.Events:
 			if !ok {
 				return
+			}
+			if rt.watchedDirGone(ev) {
+				gone = true
+				al.arm(time.Now().Add(rt.opts.Tick))
+				continue
 			}
 			rt.changed(ev, al)
 		case err, ok := <-fsw.Errors:

@@ -154,3 +154,63 @@ func TestDecisionFileAloneWakesTheAwaitingTeammate(t *testing.T) {
 		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
 	})
 }
+
+// TestRuntimeWatchesARecreatedRestartDir: restart/ removed and made again
+// under a running team is watched again: a restart asked in the new one
+// runs the member again.
+func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("sleeper", "", Step{Wait: Duration(time.Hour)})}})
+	ev := startTeam(t, dir, Options{})
+	if _, err := RequestShutdown(dir, "sleeper", "for the test"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
+	restart := teamdir.RestartDirPath(dir)
+	if err := os.RemoveAll(restart); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(restart, teamdir.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RequestRestart(dir, "sleeper"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "member_restarted", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "member_restarted" && e["member"] == "sleeper" })
+	})
+}
+
+// TestRuntimeWatchesARecreatedRequestsDir: requests/ moved away and made
+// again (its pending record moved back in) under a running team is
+// watched again: a decision file written alone in it, with no line, wakes
+// the teammate awaiting that plan.
+func TestRuntimeWatchesARecreatedRequestsDir(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}})
+	startTeam(t, dir, Options{})
+	var plan *protocol.Request
+	waitFor(t, 10*time.Second, "alice's plan pending", func() bool {
+		plan = pendingPlan(dir, "alice")
+		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
+	})
+	requests := teamdir.RequestsDirPath(dir)
+	old := filepath.Join(dir, "requests.old")
+	if err := os.Rename(requests, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(requests, teamdir.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	record, _ := teamdir.RequestPath(dir, plan.ID)
+	if err := os.Rename(filepath.Join(old, filepath.Base(record)), record); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "alice past her plan", func() bool {
+		m, err := LoadMember(dir, "alice")
+		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
+	})
+}
