@@ -75,7 +75,11 @@ func (s *spareRecord) write(dir string, rec *protocol.Member) (ok bool, err erro
 		return true, err
 	}
 	b, err := memberJSON(rec)
-	if err != nil || len(b) > s.size {
+	if err != nil {
+		s.discard()
+		return true, err
+	}
+	if len(b) > s.size {
 		s.discard()
 		return false, nil
 	}
