@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -170,7 +172,9 @@ func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
 	if err := os.RemoveAll(restart); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(restart, teamdir.DirMode); err != nil {
+	// The runtime may have made it again already (rewatch): either way a
+	// restart/ is there, watched or about to be.
+	if err := os.MkdirAll(restart, teamdir.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RequestRestart(dir, "sleeper"); err != nil {
@@ -181,10 +185,11 @@ func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
 	})
 }
 
-// TestRuntimeWatchesARecreatedRequestsDir: requests/ moved away and made
-// again (its pending record moved back in) under a running team is
-// watched again: a decision file written alone in it, with no line, wakes
-// the teammate awaiting that plan.
+// TestRuntimeWatchesARecreatedRequestsDir: requests/ replaced under a
+// running team by a new directory holding the same pending record (the
+// two swapped in one rename, so the record never goes missing) is watched
+// again: a decision file written alone in it, with no line, wakes the
+// teammate awaiting that plan.
 func TestRuntimeWatchesARecreatedRequestsDir(t *testing.T) {
 	dir := t.TempDir()
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}})
@@ -195,15 +200,15 @@ func TestRuntimeWatchesARecreatedRequestsDir(t *testing.T) {
 		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
 	})
 	requests := teamdir.RequestsDirPath(dir)
-	old := filepath.Join(dir, "requests.old")
-	if err := os.Rename(requests, old); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(requests, teamdir.DirMode); err != nil {
+	fresh := filepath.Join(dir, "requests.new")
+	if err := os.Mkdir(fresh, teamdir.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	record, _ := teamdir.RequestPath(dir, plan.ID)
-	if err := os.Rename(filepath.Join(old, filepath.Base(record)), record); err != nil {
+	if err := os.WriteFile(filepath.Join(fresh, filepath.Base(record)), readFile(t, record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, fresh, unix.AT_FDCWD, requests, unix.RENAME_EXCHANGE); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
