@@ -16,6 +16,7 @@ require (
 	github.com/openai/openai-go/v3 v3.98.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sync v0.23.0
+	golang.org/x/sys v0.50.0
 )
 
 require (
@@ -50,5 +51,4 @@ require (
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 )
