@@ -29,9 +29,6 @@ type mate struct {
 	// under writeMu, so an older copy never lands over a newer one (the
 	// inbox, the process's output and the run goroutine all change rec).
 	writeMu sync.Mutex
-	// spare, under writeMu, is a temp file made ready for the next write
-	// of rec while the teammate awaits a plan decision (spare.go).
-	spare *spareRecord
 	// firstMove, under writeMu, is the move to starting, its history line
 	// not written yet: the spawn leaves it to the teammate's next move
 	// (every run moves to working, or ends), which writes both lines at
@@ -233,20 +230,7 @@ func (mt *mate) write() error {
 	mt.mu.Unlock()
 	mt.rt.takeSlot()
 	defer mt.rt.giveSlot()
-	return mt.writeRecord(&rec)
-}
-
-// writeRecord writes rec, over the spare when there is one. Called under
-// writeMu, holding a write slot: every write of rec comes here, so a spare
-// always holds the record as it was last written.
-func (mt *mate) writeRecord(rec *protocol.Member) error {
-	if s := mt.spare; s != nil {
-		mt.spare = nil
-		if ok, err := s.write(mt.rt.dir, rec); ok {
-			return err
-		}
-	}
-	return WriteMember(mt.rt.dir, rec)
+	return WriteMember(mt.rt.dir, &rec)
 }
 
 // setStatus moves the teammate's state machine and records it. An illegal
@@ -572,15 +556,12 @@ var errStopped = errors.New("shutdown approved")
 
 // writeMove writes a teammate's record and, when its status moved, the
 // line of its history, holding one of the runtime's write slots. Called
-// under the mate's writeMu: the history is in the order of the moves. A
-// teammate that now awaits a plan decision gets a spare for the write the
-// decision brings (spare.go): only that write waits on the disk right
-// after an fsync, the decision's.
+// under the mate's writeMu: the history is in the order of the moves.
 func (mt *mate) writeMove(rec *protocol.Member, moved bool) error {
 	rt := mt.rt
 	rt.takeSlot()
 	defer rt.giveSlot()
-	if err := mt.writeRecord(rec); err != nil {
+	if err := WriteMember(rt.dir, rec); err != nil {
 		return err
 	}
 	if moved {
@@ -592,11 +573,6 @@ func (mt *mate) writeMove(rec *protocol.Member, moved bool) error {
 		if err := appendStatusHistory(rt.dir, rec, earlier...); err != nil {
 			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
 		}
-	}
-	if rec.Status == protocol.MemberAwaitingApproval {
-		// Without a spare the next write is an ordinary one: slower, no
-		// less safe.
-		mt.spare, _ = makeSpare(rt.dir, rec)
 	}
 	return nil
 }
