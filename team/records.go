@@ -471,28 +471,17 @@ func resolve(dir string, r *protocol.Request, res Resolution) (*protocol.Request
 	}
 	d := decision{Event: res.Event, By: res.By, Text: res.Text, At: time.Now().UTC()}
 	b, _ := json.Marshal(d)
-	// The record as the decision makes it is written to a temp file while
-	// the claim's fsync waits on the disk, so that after the claim only a
-	// rename is left (prepared.go).
-	prepared := make(chan preparedRecord, 1)
-	go func() { prepared <- prepareDecided(dir, r, &d) }()
 	claimed, err := claimDecision(dir, id, b)
-	prep := <-prepared
 	if err != nil {
-		prep.abort()
 		return nil, err
 	}
 	if !claimed {
-		prep.abort()
 		// Someone got there first; report what they decided.
 		if won, err := readDecision(dir, id); err == nil {
 			st, _ := protocol.RequestPending.Next(won.Event)
 			return nil, &AlreadyError{ID: id, Status: st, By: won.By}
 		}
 		return nil, &AlreadyError{ID: id, Status: "resolved", By: "someone else"}
-	}
-	if final, ok := prep.commit(dir); ok {
-		return final, nil
 	}
 	return applyDecision(dir, r, &d)
 }

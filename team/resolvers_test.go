@@ -29,9 +29,8 @@ func dotFiles(t *testing.T, dir string) []string {
 }
 
 // TestConcurrentResolversLeaveNoTempFile: many resolvers of one request
-// at once, each preparing its record while it claims: one wins, the rest
-// are told who did, the record is the winner's, and requests/ holds no
-// prepared record left behind.
+// at once: one wins, the rest are told who did, the record is the
+// winner's, and requests/ holds no temp file left behind.
 func TestConcurrentResolversLeaveNoTempFile(t *testing.T) {
 	dir := t.TempDir()
 	r := planRequest("pl-0123456789ab", "reservas", testTime)
