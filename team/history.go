@@ -18,21 +18,27 @@ type StatusChange struct {
 	Error    string                `json:"error,omitempty"`
 }
 
-// appendStatusHistory appends the status rec has just moved to.
-func appendStatusHistory(dir string, rec *protocol.Member) error {
+// appendStatusHistory appends the status rec has just moved to, after
+// the moves in earlier, if any (the same member's, oldest first), in one
+// write.
+func appendStatusHistory(dir string, rec *protocol.Member, earlier ...*protocol.Member) error {
 	path, err := teamdir.StatusHistoryPath(dir, rec.Name)
 	if err != nil {
 		return err
 	}
-	c := StatusChange{TS: rec.Since, Status: rec.Status, Activity: rec.Activity}
-	if rec.Status == protocol.MemberCrashed {
-		c.Error = rec.Error
+	var lines []byte
+	for _, r := range append(earlier, rec) {
+		c := StatusChange{TS: r.Since, Status: r.Status, Activity: r.Activity}
+		if r.Status == protocol.MemberCrashed {
+			c.Error = r.Error
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		lines = append(append(lines, b...), '\n')
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	if err := teamdir.AppendLine(path, append(b, '\n')); err != nil {
+	if err := teamdir.AppendLine(path, lines); err != nil {
 		return fmt.Errorf("status history of %s: %w", rec.Name, err)
 	}
 	return nil

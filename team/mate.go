@@ -29,6 +29,12 @@ type mate struct {
 	// under writeMu, so an older copy never lands over a newer one (the
 	// inbox, the process's output and the run goroutine all change rec).
 	writeMu sync.Mutex
+	// firstMove, under writeMu, is the move to starting, its history line
+	// not written yet: the spawn leaves it to the teammate's next move
+	// (every run moves to working, or ends), which writes both lines at
+	// once, so that a team starts without creating every history file
+	// first. The line keeps the move's time (Since).
+	firstMove *protocol.Member
 
 	// wake is poked when a plan decision or a shutdown may have arrived.
 	wake chan struct{}
@@ -92,7 +98,7 @@ func (rt *Runtime) run(ctx context.Context, spec MemberSpec, consume bool) error
 func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (spawnedMate, error) {
 	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{}), replaced: make(chan struct{}), finished: make(chan struct{})}
 	mt.activity.Store("")
-	prev, _ := LoadMember(rt.dir, spec.Name)
+	prev := rt.previous(spec.Name)
 	mt.rec = protocol.Member{Name: spec.Name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: protocol.MemberStarting, Since: time.Now().UTC(), PID: os.Getpid(), RunID: protocol.NewCorrelationID()[5:]}
 	if spec.Runtime.Kind == RuntimeExternal || spec.Runtime.Kind == "" {
 		// Something else runs it (or it is only a target to call): keep
@@ -121,10 +127,12 @@ func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (sp
 	if err := mt.write(); err != nil {
 		return spawnedMate{}, err
 	}
+	mt.writeMu.Lock()
 	mt.mu.Lock()
 	first := mt.rec
 	mt.mu.Unlock()
-	rt.recordMove(&first)
+	mt.firstMove = &first
+	mt.writeMu.Unlock()
 	rt.emit(Event{"event": "member_status", "member": spec.Name, "status": string(protocol.MemberStarting)})
 	if spec.Runtime.Kind == RuntimeScript {
 		mt.answerShutdown = mt.scriptAnswer
@@ -142,6 +150,23 @@ func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (sp
 		}
 	}
 	return spawnedMate{mt: mt, prev: prev}, nil
+}
+
+// previous is the record member name's last run left, nil if none (or
+// corrupt): from the start's listing while the start spawns, else read.
+func (rt *Runtime) previous(name string) *protocol.Member {
+	rt.mu.Lock()
+	last := rt.lastRecs
+	rt.mu.Unlock()
+	if last != nil {
+		if rec := last[name]; rec != nil {
+			cp := *rec
+			return &cp
+		}
+		return nil
+	}
+	prev, _ := LoadMember(rt.dir, name)
+	return prev
 }
 
 // launch starts a spawned teammate's run goroutine, which records how the
@@ -241,7 +266,7 @@ func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.
 	rec := mt.rec
 	mt.mu.Unlock()
 	mt.activity.Store(activity)
-	if err := mt.rt.writeMove(&rec, cur != next); err != nil {
+	if err := mt.writeMove(&rec, cur != next); err != nil {
 		return true, err
 	}
 	e := Event{"event": "member_status", "member": mt.spec.Name, "status": string(next)}
@@ -532,14 +557,20 @@ var errStopped = errors.New("shutdown approved")
 // writeMove writes a teammate's record and, when its status moved, the
 // line of its history, holding one of the runtime's write slots. Called
 // under the mate's writeMu: the history is in the order of the moves.
-func (rt *Runtime) writeMove(rec *protocol.Member, moved bool) error {
+func (mt *mate) writeMove(rec *protocol.Member, moved bool) error {
+	rt := mt.rt
 	rt.takeSlot()
 	defer rt.giveSlot()
 	if err := WriteMember(rt.dir, rec); err != nil {
 		return err
 	}
 	if moved {
-		if err := appendStatusHistory(rt.dir, rec); err != nil {
+		var earlier []*protocol.Member
+		if mt.firstMove != nil {
+			earlier = append(earlier, mt.firstMove)
+			mt.firstMove = nil
+		}
+		if err := appendStatusHistory(rt.dir, rec, earlier...); err != nil {
 			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
 		}
 	}

@@ -609,24 +609,16 @@ func applyInMemory(r *protocol.Request, d *decision) error {
 // decidedRequest is the record of id as its decision makes it, if it has
 // one, without rewriting the record: for a teammate awaiting its plan, so
 // that no write stands between the decision and the teammate's next move.
-// The record is brought in line by its resolver, and, should the resolver
-// die before, by the runtime, which the decision file wakes (team/watch.go).
+// The decision is read first: it is the truth, and once it is there the
+// record, which its resolver is rewriting at that moment, need not be read
+// (the teammate uses the status and the text). The record is brought in
+// line by its resolver, and, should the resolver die before, by the
+// runtime, which the decision file wakes (team/watch.go).
 func decidedRequest(dir, id string) (*protocol.Request, error) {
-	r, err := LoadRequest(dir, id)
-	if err != nil || r.Status.IsTerminal() {
-		return r, err
+	if r, ok := FromDecision(dir, id); ok {
+		return r, nil
 	}
-	d, err := readDecision(dir, id)
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errIncomplete) {
-		return r, nil // no decision (yet)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := applyInMemory(r, d); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return LoadRequest(dir, id) // pending, or made final by a foreign agent
 }
 
 // settle brings r in line with an answer that arrived as an inbox line. A

@@ -66,8 +66,12 @@ type Runtime struct {
 	awaiting map[string]*mate
 	// slots bound the teammates' record writes in flight (takeSlot).
 	slots chan struct{}
-	wg    sync.WaitGroup
-	evMu  sync.Mutex
+	// lastRecs are the member records the start found (settleLastRun),
+	// by name, for each member's first spawn instead of a read of its
+	// own; nil once the start is over (a restart reads the record).
+	lastRecs map[string]*protocol.Member
+	wg       sync.WaitGroup
+	evMu     sync.Mutex
 }
 
 // Run loads the team in dir and runs it until ctx ends; then it stops every
@@ -161,6 +165,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	if err != nil {
 		return fail(err)
 	}
+	rt.mu.Lock()
+	rt.lastRecs = nil
+	rt.mu.Unlock()
 	for _, sm := range spawned {
 		rt.launch(ctx, sm)
 	}
@@ -210,16 +217,28 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		hb.counting(!next.IsZero())
 	}
 	look() // decisions made and deadlines passed while no runtime ran
+	// gone is set when a watched directory was removed or moved away: the
+	// next alarm, within Tick, watches it again (rewatch).
+	gone := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-al.t.C:
 			al.fired()
+			if gone {
+				gone = false
+				rt.rewatch(fsw)
+			}
 			look()
 		case ev, ok := <-fsw.Events:
 			if !ok {
 				return
+			}
+			if rt.watchedDirGone(ev) {
+				gone = true
+				al.arm(time.Now().Add(rt.opts.Tick))
+				continue
 			}
 			rt.changed(ev, al)
 		case err, ok := <-fsw.Errors:
@@ -250,6 +269,13 @@ func (rt *Runtime) settleLastRun() {
 	for i := range bad {
 		rt.reportCorrupt(&bad[i])
 	}
+	last := make(map[string]*protocol.Member, len(recs))
+	for i := range recs {
+		last[recs[i].Name] = &recs[i]
+	}
+	rt.mu.Lock()
+	rt.lastRecs = last
+	rt.mu.Unlock()
 	for i := range recs {
 		rec := &recs[i]
 		if rt.known(rec.Name) || !StaleWhenDown(rec) {

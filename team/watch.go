@@ -40,6 +40,40 @@ func watchRuntimeDirs(dir string) (*fsnotify.Watcher, error) {
 	return fsw, nil
 }
 
+// watchedDirGone tells whether ev says that restart/ or requests/ itself
+// was removed or moved away: its watch is gone with it.
+func (rt *Runtime) watchedDirGone(ev fsnotify.Event) bool {
+	if ev.Op&(fsnotify.Remove|fsnotify.Rename) == 0 {
+		return false
+	}
+	name := filepath.Clean(ev.Name)
+	return name == filepath.Clean(teamdir.RestartDirPath(rt.dir)) || name == filepath.Clean(teamdir.RequestsDirPath(rt.dir))
+}
+
+// rewatch watches restart/ and requests/ again after one was removed or
+// moved away (watchedDirGone), creating what is not there, and then acts
+// on what the new directories hold, as no event told of it: the restarts
+// asked in them, and every awaiting teammate looks at its plan (the look
+// that follows applies decisions and arms deadlines). It runs a while
+// after the removal (Tick), so that whoever recreates a directory does so
+// before the runtime does.
+func (rt *Runtime) rewatch(fsw *fsnotify.Watcher) {
+	for _, d := range []string{teamdir.RestartDirPath(rt.dir), teamdir.RequestsDirPath(rt.dir)} {
+		err := os.MkdirAll(d, teamdir.DirMode)
+		if err == nil {
+			err = fsw.Add(d) // a path still watched keeps its watch
+		}
+		if err != nil {
+			rt.emit(Event{"event": "error", "error": fmt.Sprintf("watch %s: %v", d, err)})
+		}
+	}
+	rt.mu.Lock()
+	rt.live.listed = time.Time{}
+	rt.mu.Unlock()
+	rt.restartAsked()
+	rt.wakeAwaiting("")
+}
+
 // dropRestartsAsked removes what restart/ holds when the runtime starts:
 // a restart asked while no runtime ran (or of the one before, which ended
 // before acting on it) is honoured by this start, which runs every member.

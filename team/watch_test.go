@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -146,6 +148,69 @@ func TestDecisionFileAloneWakesTheAwaitingTeammate(t *testing.T) {
 		plan = pendingPlan(dir, "alice")
 		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
 	})
+	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "alice past her plan", func() bool {
+		m, err := LoadMember(dir, "alice")
+		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
+	})
+}
+
+// TestRuntimeWatchesARecreatedRestartDir: restart/ removed and made again
+// under a running team is watched again: a restart asked in the new one
+// runs the member again.
+func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("sleeper", "", Step{Wait: Duration(time.Hour)})}})
+	ev := startTeam(t, dir, Options{})
+	if _, err := RequestShutdown(dir, "sleeper", "for the test"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
+	restart := teamdir.RestartDirPath(dir)
+	if err := os.RemoveAll(restart); err != nil {
+		t.Fatal(err)
+	}
+	// The runtime may have made it again already (rewatch): either way a
+	// restart/ is there, watched or about to be.
+	if err := os.MkdirAll(restart, teamdir.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RequestRestart(dir, "sleeper"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "member_restarted", func() bool {
+		return ev.has(func(e Event) bool { return e["event"] == "member_restarted" && e["member"] == "sleeper" })
+	})
+}
+
+// TestRuntimeWatchesARecreatedRequestsDir: requests/ replaced under a
+// running team by a new directory holding the same pending record (the
+// two swapped in one rename, so the record never goes missing) is watched
+// again: a decision file written alone in it, with no line, wakes the
+// teammate awaiting that plan.
+func TestRuntimeWatchesARecreatedRequestsDir(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}})
+	startTeam(t, dir, Options{})
+	var plan *protocol.Request
+	waitFor(t, 10*time.Second, "alice's plan pending", func() bool {
+		plan = pendingPlan(dir, "alice")
+		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
+	})
+	requests := teamdir.RequestsDirPath(dir)
+	fresh := filepath.Join(dir, "requests.new")
+	if err := os.Mkdir(fresh, teamdir.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	record, _ := teamdir.RequestPath(dir, plan.ID)
+	if err := os.WriteFile(filepath.Join(fresh, filepath.Base(record)), readFile(t, record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, fresh, unix.AT_FDCWD, requests, unix.RENAME_EXCHANGE); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
 		t.Fatal(err)
 	}

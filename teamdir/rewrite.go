@@ -2,8 +2,12 @@ package teamdir
 
 import (
 	"errors"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 )
 
 // TempPrefix starts the name of every temp file in a team directory: the
@@ -13,9 +17,32 @@ const TempPrefix = ".tmp-"
 
 // CreateTemp creates the temp file that will become path (mode 0600), in
 // path's directory so that a rename or link into place stays on one file
-// system.
+// system. It opens with open(2) and wraps the descriptor (os.NewFile):
+// os.OpenFile would also try to add a regular file to Go's poller, which
+// refuses it, four fcntl and an epoll_ctl each time for nothing.
 func CreateTemp(path string) (*os.File, error) {
-	return os.CreateTemp(filepath.Dir(path), TempPrefix+filepath.Base(path)+"-*")
+	dir, base := filepath.Dir(path), TempPrefix+filepath.Base(path)+"-"
+	for range 10000 {
+		name := filepath.Join(dir, base+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		fd, err := openExclusive(name)
+		if errors.Is(err, syscall.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "createtemp", Path: name, Err: err}
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
+	return nil, &fs.PathError{Op: "createtemp", Path: filepath.Join(dir, base+"*"), Err: fs.ErrExist}
+}
+
+func openExclusive(name string) (int, error) {
+	for {
+		fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, FileMode)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // WriteFileAtomic writes data to path by write-temp + fsync + rename, the
@@ -70,8 +97,10 @@ func replaceFile(path string, data []byte, sync bool, mode os.FileMode) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
+	// rename(2) itself: os.Rename first stats the target, to refuse a
+	// directory, which rename(2) refuses anyway.
+	if err := syscall.Rename(tmp.Name(), path); err != nil {
+		return &os.LinkError{Op: "rename", Old: tmp.Name(), New: path, Err: err}
 	}
 	renamed = true
 	return nil
