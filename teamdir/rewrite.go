@@ -2,6 +2,7 @@ package teamdir
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -108,9 +109,11 @@ func replaceFile(path string, data []byte, sync bool, mode os.FileMode) error {
 
 // LinkExclusive creates path holding data, or reports false when path
 // already exists. The data is written to a temp file, fsync'd and linked
-// into place: creation is exclusive, as with O_EXCL, but the file is never
-// seen empty, neither by a racing writer nor after a crash. How the first
-// resolver of a request wins (requests/<id>.decision).
+// into place, and the directory is fsync'd so the name outlives a power
+// loss: creation is exclusive, as with O_EXCL, but the file is never seen
+// empty, neither by a racing writer nor after a crash. How the first
+// resolver of a request wins (requests/<id>.decision). An error after the
+// link reports true: the file is there, its durability is what failed.
 func LinkExclusive(path string, data []byte) (bool, error) {
 	tmp, err := CreateTemp(path)
 	if err != nil {
@@ -133,5 +136,25 @@ func LinkExclusive(path string, data []byte) (bool, error) {
 		}
 		return false, err
 	}
+	// The fsync above made the data durable, not the new name: until the
+	// directory is synced, a power loss can take the link back, and with
+	// it a decision already reported as made.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return true, fmt.Errorf("sync %s: %w", filepath.Dir(path), err)
+	}
 	return true, nil
+}
+
+// syncDir fsyncs a directory, making the names created in it durable.
+// A variable so a test can see that LinkExclusive calls it after the link.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	serr := d.Sync()
+	if cerr := d.Close(); serr == nil {
+		serr = cerr
+	}
+	return serr
 }

@@ -177,3 +177,45 @@ func TestAppendLineNeedsANewline(t *testing.T) {
 		t.Fatalf("mode %v", st.Mode().Perm())
 	}
 }
+
+// TestLinkExclusiveSyncsTheDirectoryAfterTheLink: the decision's name is
+// made durable, and only once it exists (a sync before the link would
+// leave the name to the next journal commit).
+func TestLinkExclusiveSyncsTheDirectoryAfterTheLink(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.decision")
+	var synced []string
+	real := syncDir
+	syncDir = func(d string) error {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("directory synced before the link: %v", err)
+		}
+		synced = append(synced, d)
+		return real(d)
+	}
+	t.Cleanup(func() { syncDir = real })
+
+	if ok, err := LinkExclusive(p, []byte("won")); !ok || err != nil {
+		t.Fatalf("first link: %v, %v", ok, err)
+	}
+	if len(synced) != 1 || synced[0] != dir {
+		t.Fatalf("directories synced: %q, want [%q]", synced, dir)
+	}
+	if ok, err := LinkExclusive(p, []byte("lost")); ok || err != nil {
+		t.Fatalf("second link: %v, %v", ok, err)
+	}
+	if len(synced) != 1 {
+		t.Errorf("a lost race synced the directory: %q", synced)
+	}
+
+	// A failed sync is reported, and the file is there all the same.
+	syncDir = func(string) error { return errors.New("disk gone") }
+	q := filepath.Join(dir, "y.decision")
+	ok, err := LinkExclusive(q, []byte("made"))
+	if !ok || err == nil || !strings.Contains(err.Error(), "disk gone") {
+		t.Fatalf("failed sync: %v, %v", ok, err)
+	}
+	if b, _ := os.ReadFile(q); string(b) != "made" {
+		t.Errorf("file after a failed sync: %q", b)
+	}
+}
