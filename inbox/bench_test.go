@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,21 +32,18 @@ import (
 const benchLine = "a message of an ordinary length, about as long as a short status line"
 
 // BenchmarkAppend measures one writer calling Append, one message per call:
-// each call opens, locks, writes and closes.
+// each call opens, locks, writes and closes. It is paired with its floor
+// (appendFloor): msgs/s is huddle's rate, floor-msgs/s the floor's, ratio
+// the floor's rate over huddle's; ns/op covers one of each.
 func BenchmarkAppend(b *testing.B) {
 	team := b.TempDir()
 	m := msg("alice", "bob", benchLine)
-	start := time.Now()
-	for b.Loop() {
-		if err := Append(team, "bob", m); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	pairedAppend(b, func() error { return Append(team, "bob", m) })
 }
 
 // BenchmarkAppender measures one writer appending through an Appender, one
 // message per call: the inbox stays open, each call locks, writes, unlocks.
+// It is paired with its floor as BenchmarkAppend is.
 func BenchmarkAppender(b *testing.B) {
 	a, err := NewAppender(b.TempDir(), "bob")
 	if err != nil {
@@ -53,13 +51,114 @@ func BenchmarkAppender(b *testing.B) {
 	}
 	defer a.Close()
 	m := msg("alice", "bob", benchLine)
-	start := time.Now()
+	pairedAppend(b, func() error { return a.Append(m) })
+}
+
+// appendBlock is how many calls of one kind run between two clock reads
+// in pairedAppend: enough to make the clock's cost vanish, few enough that
+// huddle and the floor see the same machine.
+const appendBlock = 64
+
+// pairedAppend runs b.N calls of appendOne interleaved, a block at a time,
+// with b.N calls of the floor: a plain write(2) of the same line to a file
+// opened O_APPEND once, no lock, no stat, no encoding. It reports both
+// rates and their ratio.
+func pairedAppend(b *testing.B, appendOne func() error) {
+	b.Helper()
+	floor, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.Close()
+	fd := int(floor.Fd())
+	line := floorLine()
+	var huddle, fl time.Duration
+	var start time.Time // of huddle's current block
+	n := 0
 	for b.Loop() {
-		if err := a.Append(m); err != nil {
+		if n%appendBlock == 0 {
+			if n > 0 {
+				huddle += time.Since(start)
+			}
+			t0 := time.Now()
+			for range appendBlock {
+				if _, err := syscall.Write(fd, line); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start = time.Now()
+			fl += start.Sub(t0)
+		}
+		if err := appendOne(); err != nil {
 			b.Fatal(err)
 		}
+		n++
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	huddle += time.Since(start)
+	floorN := (n + appendBlock - 1) / appendBlock * appendBlock
+	rate, floorRate := float64(n)/huddle.Seconds(), float64(floorN)/fl.Seconds()
+	b.ReportMetric(rate, "msgs/s")
+	b.ReportMetric(floorRate, "floor-msgs/s")
+	b.ReportMetric(floorRate/rate, "ratio")
+}
+
+// BenchmarkAppendParts measures, in one run and a block at a time in
+// turn, what one message per call is made of, each part alone on a file of
+// its own: write-us (a plain O_APPEND write(2) of the line: the floor),
+// flock-unlock-us (flock LOCK_EX then LOCK_UN, uncontended), fstat-us,
+// open-close-us (what Append pays besides an Appender's calls), encode-us
+// (protocol.Encode of the message). An op is one of each.
+func BenchmarkAppendParts(b *testing.B) {
+	f, err := os.OpenFile(filepath.Join(b.TempDir(), "parts.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fd, path := int(f.Fd()), f.Name()
+	line := floorLine()
+	m := msg("alice", "bob", benchLine)
+	var st syscall.Stat_t
+	parts := []struct {
+		metric string
+		run    func() error
+		total  time.Duration
+	}{
+		{metric: "write-us", run: func() error { _, err := syscall.Write(fd, line); return err }},
+		{metric: "flock-unlock-us", run: func() error {
+			if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
+				return err
+			}
+			return syscall.Flock(fd, syscall.LOCK_UN)
+		}},
+		{metric: "fstat-us", run: func() error { return syscall.Fstat(fd, &st) }},
+		{metric: "open-close-us", run: func() error {
+			ofd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			return syscall.Close(ofd)
+		}},
+		{metric: "encode-us", run: func() error { _, err := protocol.Encode(m); return err }},
+	}
+	n := 0
+	for b.Loop() {
+		if n%appendBlock == 0 {
+			for i := range parts {
+				t0 := time.Now()
+				for range appendBlock {
+					if err := parts[i].run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				parts[i].total += time.Since(t0)
+			}
+		}
+		n++
+	}
+	blocks := float64((n + appendBlock - 1) / appendBlock * appendBlock)
+	for _, p := range parts {
+		b.ReportMetric(p.total.Seconds()*1e6/blocks, p.metric)
+	}
 }
 
 // BenchmarkAppendBatch measures one writer appending batches of 64
