@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"huddle/teamdir"
 )
@@ -25,6 +26,49 @@ type record struct {
 	ID    string  `json:"id,omitempty"`    // message handled by this commit
 	Clean bool    `json:"clean,omitempty"` // the consumer stopped cleanly here
 	First *anchor `json:"a,omitempty"`     // the inbox file's first line, once read
+}
+
+// appendLine appends r as one line of the journal, the bytes
+// json.Marshal gives followed by a newline, without its reflection: the
+// consumer writes one record per message it handles. An id that needs
+// escaping (none that protocol.ValidateID accepts does) goes through
+// encoding/json.
+func (r record) appendLine(b []byte) []byte {
+	b = append(b, `{"b":`...)
+	b = strconv.AppendInt(b, r.Base, 10)
+	b = append(b, `,"o":`...)
+	b = strconv.AppendInt(b, r.Off, 10)
+	if r.ID != "" {
+		b = append(b, `,"id":`...)
+		if plainID(r.ID) {
+			b = append(append(append(b, '"'), r.ID...), '"')
+		} else {
+			q, _ := json.Marshal(r.ID)
+			b = append(b, q...)
+		}
+	}
+	if r.Clean {
+		b = append(b, `,"clean":true`...)
+	}
+	if r.First != nil {
+		b = append(b, `,"a":{"n":`...)
+		b = strconv.AppendInt(b, r.First.N, 10)
+		b = append(b, `,"s":`...)
+		b = strconv.AppendUint(b, uint64(r.First.Sum), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}', '\n')
+}
+
+// plainID reports whether id is written in JSON as it is.
+func plainID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // anchor fingerprints the first line of the inbox file the committed offset
@@ -95,6 +139,8 @@ type cursor struct {
 	// damaged says why the journal could not be read whole (records that do
 	// not parse, other than a torn last one); nil when it could.
 	damaged error
+	// buf holds the record being written, kept between commits.
+	buf []byte
 }
 
 func openCursor(path string, keep int) (*cursor, error) {
@@ -188,8 +234,8 @@ func (c *cursor) rebase(base int64) error {
 }
 
 func (c *cursor) write(r record) error {
-	b, _ := json.Marshal(r)
-	if _, err := c.f.Write(append(b, '\n')); err != nil {
+	c.buf = r.appendLine(c.buf[:0])
+	if _, err := c.f.Write(c.buf); err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
 	c.records++
@@ -202,18 +248,16 @@ func (c *cursor) write(r record) error {
 // rewrite replaces the journal with the current position and the dedupe
 // window: write-temp + fsync + rename.
 func (c *cursor) rewrite() error {
-	var buf bytes.Buffer
+	var buf []byte
 	ids := c.ids()
 	// A rewrite happens while the consumer runs: never a clean stop.
 	for _, id := range ids {
-		b, _ := json.Marshal(record{Base: c.base, Off: c.off, ID: id, First: c.first})
-		buf.Write(append(b, '\n'))
+		buf = record{Base: c.base, Off: c.off, ID: id, First: c.first}.appendLine(buf)
 	}
 	if len(ids) == 0 {
-		b, _ := json.Marshal(record{Base: c.base, Off: c.off, First: c.first})
-		buf.Write(append(b, '\n'))
+		buf = record{Base: c.base, Off: c.off, First: c.first}.appendLine(buf)
 	}
-	if err := teamdir.WriteFileAtomic(c.path, buf.Bytes()); err != nil {
+	if err := teamdir.WriteFileAtomic(c.path, buf); err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
 	if c.f != nil {
