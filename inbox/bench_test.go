@@ -202,7 +202,8 @@ func openBenchWriter(team, member string) (benchWrite, func() error, error) {
 // consumer's handler runs, interleaved one for one with the floor: a plain
 // write to a kept-open file until its fsnotify event arrives, no huddle
 // code. Both clocks start before the write. p50-ratio and p99-ratio are
-// huddle's percentile over the floor's.
+// huddle's percentile over the floor's; cpu-us/op is the CPU this process
+// used (getrusage) per op, one delivery and one floor sample.
 func BenchmarkDeliveryInProcess(b *testing.B) {
 	team := b.TempDir()
 	rig := newDeliveryRig(b, team)
@@ -221,6 +222,7 @@ func BenchmarkDeliveryInProcess(b *testing.B) {
 	m := msg("alice", "bob", benchLine)
 	floorLine := floorLine()
 	var huddle, fl []time.Duration
+	cpu0 := processCPU(b)
 	for b.Loop() {
 		m.ID = protocol.NewMessageID()
 		t0 := time.Now().UnixNano()
@@ -236,7 +238,17 @@ func BenchmarkDeliveryInProcess(b *testing.B) {
 		fl = append(fl, time.Duration(rig.awaitFloor(b)-t0))
 	}
 	b.StopTimer()
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
 	reportLatency(b, huddle, fl)
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkDeliveryAcrossProcesses measures the same as
