@@ -19,6 +19,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // The benchmarks of docs/pending/perf-inbox.md:
@@ -139,6 +140,83 @@ func BenchmarkAppendParts(b *testing.B) {
 			return syscall.Close(ofd)
 		}},
 		{metric: "encode-us", run: func() error { _, err := protocol.Encode(m); return err }},
+	}
+	n := 0
+	for b.Loop() {
+		if n%appendBlock == 0 {
+			for i := range parts {
+				t0 := time.Now()
+				for range appendBlock {
+					if err := parts[i].run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				parts[i].total += time.Since(t0)
+			}
+		}
+		n++
+	}
+	blocks := float64((n + appendBlock - 1) / appendBlock * appendBlock)
+	for _, p := range parts {
+		b.ReportMetric(p.total.Seconds()*1e6/blocks, p.metric)
+	}
+}
+
+// BenchmarkDeliveryParts measures, in one run and a block at a time in
+// turn, what a consumer does for one message besides waking up: fstat-us
+// (the inbox file's size), pread-us (reading the new line), anchor-us (the
+// anchor check after the read: a pread of the first line and its CRC),
+// decode-us (protocol.Decode of the line), commit-us (the cursor record:
+// encoded and written). An op is one of each.
+func BenchmarkDeliveryParts(b *testing.B) {
+	team := b.TempDir()
+	m := msg("alice", "bob", benchLine)
+	if err := Append(team, "bob", m); err != nil {
+		b.Fatal(err)
+	}
+	p, err := path(team, "bob")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	first := anchorOf(line{at: 0, next: int64(len(raw)), text: raw[:len(raw)-1]})
+	if err := os.MkdirAll(teamdir.CursorsDirPath(team), teamdir.DirMode); err != nil {
+		b.Fatal(err)
+	}
+	cur, err := openCursor(cursorPath(team, "bob"), 1024)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cur.close(true)
+	buf, anchorBuf := make([]byte, 64<<10), make([]byte, anchorWindow)
+	fd := int(f.Fd())
+	var st syscall.Stat_t
+	parts := []struct {
+		metric string
+		run    func() error
+		total  time.Duration
+	}{
+		{metric: "fstat-us", run: func() error { return syscall.Fstat(fd, &st) }},
+		{metric: "pread-us", run: func() error { _, err := syscall.Pread(fd, buf, 0); return err }},
+		{metric: "anchor-us", run: func() error {
+			if ok, err := first.holds(f, anchorBuf); err != nil || !ok {
+				return fmt.Errorf("anchor: %v %v", ok, err)
+			}
+			return nil
+		}},
+		{metric: "decode-us", run: func() error {
+			_, err := protocol.Decode(raw[:len(raw)-1], protocol.Fallback{To: "bob", ID: "x0-bob"})
+			return err
+		}},
+		{metric: "commit-us", run: func() error { return cur.commit(int64(len(raw)), m.ID) }},
 	}
 	n := 0
 	for b.Loop() {
