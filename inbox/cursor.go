@@ -63,8 +63,9 @@ func (r record) appendLine(b []byte) []byte {
 // plainID reports whether id is written in JSON as it is.
 func plainID(id string) bool {
 	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
 			return false
 		}
 	}
