@@ -111,7 +111,7 @@ func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, er
 		}
 	}
 	opts = opts.withDefaults()
-	dropped, err := journal.adoptLegacy()
+	moved, err := journal.adoptLegacy()
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
@@ -124,8 +124,8 @@ func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, er
 		source: teamdir.InboxRel(member),
 		h:      h, opts: opts, cur: cur, firstAfterCrash: !cur.startedClean,
 	}
-	if dropped != "" {
-		c.warn(fmt.Errorf("cursor journal %s removed: %s was written after it", dropped, journal.path))
+	if moved != nil {
+		c.warn(moved)
 	}
 	if cur.damaged != nil {
 		if err := c.recoverDamagedJournal(); err != nil {

@@ -359,38 +359,38 @@ func (j journalPaths) readLast() (record, error) {
 // stopped cleanly) are the same as before the move. Journals under both
 // names mean an older huddle ran after a move and started one of its own:
 // only one consumer runs at a time (the runtime lock), so the one written
-// last holds the position; it takes the name, the other goes, and dropped
-// names the one that went.
-func (j journalPaths) adoptLegacy() (dropped string, err error) {
+// last holds the position; it takes the name, the other goes, and note
+// says which went (nil when none did).
+func (j journalPaths) adoptLegacy() (note, err error) {
 	old, err := os.Stat(j.legacy)
 	if os.IsNotExist(err) {
-		return "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("cursor: %w", err)
+		return nil, fmt.Errorf("cursor: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(j.path), teamdir.DirMode); err != nil {
-		return "", fmt.Errorf("cursor: %w", err)
+		return nil, fmt.Errorf("cursor: %w", err)
 	}
 	cur, err := os.Stat(j.path)
 	switch {
 	case os.IsNotExist(err), err == nil && old.ModTime().After(cur.ModTime()):
 		if err == nil {
-			dropped = j.path
+			note = fmt.Errorf("cursor journal %s replaced by %s, written after it", j.path, j.legacy)
 		}
 		step("journal-move")
 		if err := os.Rename(j.legacy, j.path); err != nil {
-			return "", fmt.Errorf("cursor: %w", err)
+			return nil, fmt.Errorf("cursor: %w", err)
 		}
 		step("journal-moved")
-		return dropped, nil
+		return note, nil
 	case err != nil:
-		return "", fmt.Errorf("cursor: %w", err)
+		return nil, fmt.Errorf("cursor: %w", err)
 	}
 	if err := os.Remove(j.legacy); err != nil && !os.IsNotExist(err) {
-		return "", fmt.Errorf("cursor: %w", err)
+		return nil, fmt.Errorf("cursor: %w", err)
 	}
-	return j.legacy, nil
+	return fmt.Errorf("cursor journal %s removed: %s was written after it", j.legacy, j.path), nil
 }
 
 // readLast returns the last complete record of a cursor journal that
