@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // The benchmarks of docs/pending/perf-inbox.md:
@@ -31,21 +33,18 @@ import (
 const benchLine = "a message of an ordinary length, about as long as a short status line"
 
 // BenchmarkAppend measures one writer calling Append, one message per call:
-// each call opens, locks, writes and closes.
+// each call opens, locks, writes and closes. It is paired with its floor
+// (appendFloor): msgs/s is huddle's rate, floor-msgs/s the floor's, ratio
+// the floor's rate over huddle's; ns/op covers one of each.
 func BenchmarkAppend(b *testing.B) {
 	team := b.TempDir()
 	m := msg("alice", "bob", benchLine)
-	start := time.Now()
-	for b.Loop() {
-		if err := Append(team, "bob", m); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	pairedAppend(b, func() error { return Append(team, "bob", m) })
 }
 
 // BenchmarkAppender measures one writer appending through an Appender, one
 // message per call: the inbox stays open, each call locks, writes, unlocks.
+// It is paired with its floor as BenchmarkAppend is.
 func BenchmarkAppender(b *testing.B) {
 	a, err := NewAppender(b.TempDir(), "bob")
 	if err != nil {
@@ -53,13 +52,191 @@ func BenchmarkAppender(b *testing.B) {
 	}
 	defer a.Close()
 	m := msg("alice", "bob", benchLine)
-	start := time.Now()
+	pairedAppend(b, func() error { return a.Append(m) })
+}
+
+// appendBlock is how many calls of one kind run between two clock reads
+// in pairedAppend: enough to make the clock's cost vanish, few enough that
+// huddle and the floor see the same machine.
+const appendBlock = 64
+
+// pairedAppend runs b.N calls of appendOne interleaved, a block at a time,
+// with b.N calls of the floor: a plain write(2) of the same line to a file
+// opened O_APPEND once, no lock, no stat, no encoding. It reports both
+// rates and their ratio.
+func pairedAppend(b *testing.B, appendOne func() error) {
+	b.Helper()
+	floor, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.Close()
+	fd := int(floor.Fd())
+	line := floorLine()
+	var huddle, fl time.Duration
+	var start time.Time // of huddle's current block
+	n := 0
 	for b.Loop() {
-		if err := a.Append(m); err != nil {
+		if n%appendBlock == 0 {
+			if n > 0 {
+				huddle += time.Since(start)
+			}
+			t0 := time.Now()
+			for range appendBlock {
+				if _, err := syscall.Write(fd, line); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start = time.Now()
+			fl += start.Sub(t0)
+		}
+		if err := appendOne(); err != nil {
 			b.Fatal(err)
 		}
+		n++
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	huddle += time.Since(start)
+	floorN := (n + appendBlock - 1) / appendBlock * appendBlock
+	rate, floorRate := float64(n)/huddle.Seconds(), float64(floorN)/fl.Seconds()
+	b.ReportMetric(rate, "msgs/s")
+	b.ReportMetric(floorRate, "floor-msgs/s")
+	b.ReportMetric(floorRate/rate, "ratio")
+}
+
+// BenchmarkAppendParts measures, in one run and a block at a time in
+// turn, what one message per call is made of, each part alone on a file of
+// its own: write-us (a plain O_APPEND write(2) of the line: the floor),
+// flock-unlock-us (flock LOCK_EX then LOCK_UN, uncontended), fstat-us,
+// open-close-us (what Append pays besides an Appender's calls), encode-us
+// (protocol.Encode of the message). An op is one of each.
+func BenchmarkAppendParts(b *testing.B) {
+	f, err := os.OpenFile(filepath.Join(b.TempDir(), "parts.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fd, path := int(f.Fd()), f.Name()
+	line := floorLine()
+	m := msg("alice", "bob", benchLine)
+	var st syscall.Stat_t
+	parts := []struct {
+		metric string
+		run    func() error
+		total  time.Duration
+	}{
+		{metric: "write-us", run: func() error { _, err := syscall.Write(fd, line); return err }},
+		{metric: "flock-unlock-us", run: func() error {
+			if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
+				return err
+			}
+			return syscall.Flock(fd, syscall.LOCK_UN)
+		}},
+		{metric: "fstat-us", run: func() error { return syscall.Fstat(fd, &st) }},
+		{metric: "open-close-us", run: func() error {
+			ofd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			return syscall.Close(ofd)
+		}},
+		{metric: "encode-us", run: func() error { _, err := protocol.Encode(m); return err }},
+	}
+	n := 0
+	for b.Loop() {
+		if n%appendBlock == 0 {
+			for i := range parts {
+				t0 := time.Now()
+				for range appendBlock {
+					if err := parts[i].run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				parts[i].total += time.Since(t0)
+			}
+		}
+		n++
+	}
+	blocks := float64((n + appendBlock - 1) / appendBlock * appendBlock)
+	for _, p := range parts {
+		b.ReportMetric(p.total.Seconds()*1e6/blocks, p.metric)
+	}
+}
+
+// BenchmarkDeliveryParts measures, in one run and a block at a time in
+// turn, what a consumer does for one message besides waking up: fstat-us
+// (the inbox file's size), pread-us (reading the new line), anchor-us (the
+// anchor check after the read: a pread of the first line and its CRC),
+// decode-us (protocol.Decode of the line), commit-us (the cursor record:
+// encoded and written). An op is one of each.
+func BenchmarkDeliveryParts(b *testing.B) {
+	team := b.TempDir()
+	m := msg("alice", "bob", benchLine)
+	if err := Append(team, "bob", m); err != nil {
+		b.Fatal(err)
+	}
+	p, err := path(team, "bob")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	first := anchorOf(line{at: 0, next: int64(len(raw)), text: raw[:len(raw)-1]})
+	if err := os.MkdirAll(teamdir.CursorsDirPath(team), teamdir.DirMode); err != nil {
+		b.Fatal(err)
+	}
+	cur, err := openCursor(cursorPath(team, "bob"), 1024)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cur.close(true)
+	buf, anchorBuf := make([]byte, 64<<10), make([]byte, anchorWindow)
+	fd := int(f.Fd())
+	var st syscall.Stat_t
+	parts := []struct {
+		metric string
+		run    func() error
+		total  time.Duration
+	}{
+		{metric: "fstat-us", run: func() error { return syscall.Fstat(fd, &st) }},
+		{metric: "pread-us", run: func() error { _, err := syscall.Pread(fd, buf, 0); return err }},
+		{metric: "anchor-us", run: func() error {
+			if ok, err := first.holds(f, anchorBuf); err != nil || !ok {
+				return fmt.Errorf("anchor: %v %v", ok, err)
+			}
+			return nil
+		}},
+		{metric: "decode-us", run: func() error {
+			_, err := protocol.Decode(raw[:len(raw)-1], protocol.Fallback{To: "bob", ID: "x0-bob"})
+			return err
+		}},
+		{metric: "commit-us", run: func() error { return cur.commit(int64(len(raw)), m.ID) }},
+	}
+	n := 0
+	for b.Loop() {
+		if n%appendBlock == 0 {
+			for i := range parts {
+				t0 := time.Now()
+				for range appendBlock {
+					if err := parts[i].run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				parts[i].total += time.Since(t0)
+			}
+		}
+		n++
+	}
+	blocks := float64((n + appendBlock - 1) / appendBlock * appendBlock)
+	for _, p := range parts {
+		b.ReportMetric(p.total.Seconds()*1e6/blocks, p.metric)
+	}
 }
 
 // BenchmarkAppendBatch measures one writer appending batches of 64
@@ -103,7 +280,8 @@ func openBenchWriter(team, member string) (benchWrite, func() error, error) {
 // consumer's handler runs, interleaved one for one with the floor: a plain
 // write to a kept-open file until its fsnotify event arrives, no huddle
 // code. Both clocks start before the write. p50-ratio and p99-ratio are
-// huddle's percentile over the floor's.
+// huddle's percentile over the floor's; cpu-us/op is the CPU this process
+// used (getrusage) per op, one delivery and one floor sample.
 func BenchmarkDeliveryInProcess(b *testing.B) {
 	team := b.TempDir()
 	rig := newDeliveryRig(b, team)
@@ -122,6 +300,7 @@ func BenchmarkDeliveryInProcess(b *testing.B) {
 	m := msg("alice", "bob", benchLine)
 	floorLine := floorLine()
 	var huddle, fl []time.Duration
+	cpu0 := processCPU(b)
 	for b.Loop() {
 		m.ID = protocol.NewMessageID()
 		t0 := time.Now().UnixNano()
@@ -137,7 +316,17 @@ func BenchmarkDeliveryInProcess(b *testing.B) {
 		fl = append(fl, time.Duration(rig.awaitFloor(b)-t0))
 	}
 	b.StopTimer()
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
 	reportLatency(b, huddle, fl)
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkDeliveryAcrossProcesses measures the same as

@@ -98,7 +98,7 @@ func TestCompactionKeepsFilesBoundedAndObserverFollows(t *testing.T) {
 	if obs.Gaps() != 0 {
 		t.Errorf("observer reports a gap of %d bytes", obs.Gaps())
 	}
-	base, _ := readBase(cursorPath(team, "bob"))
+	base, _ := readBase(journalPaths{path: cursorPath(team, "bob")})
 	if base == 0 {
 		t.Fatal("the inbox was never compacted")
 	}

@@ -72,13 +72,13 @@ func (o Options) withDefaults() Options {
 // lines and compacts the file once everything in it is consumed. A consumer
 // is used by one goroutine at a time.
 type Consumer struct {
-	teamDir, member      string
-	path, source         string
-	cursorPath, prevPath string // the cursor journal and the prev file
-	h                    Handler
-	opts                 Options
-	cur                  *cursor
-	firstAfterCrash      bool
+	teamDir, member string
+	path, source    string
+	prevPath        string // the prev file
+	h               Handler
+	opts            Options
+	cur             *cursor
+	firstAfterCrash bool
 	// redeliverBelow marks every line below this logical offset as a
 	// redelivery: what was in the inbox when a damaged journal was opened.
 	redeliverBelow int64
@@ -101,22 +101,31 @@ func NewConsumer(teamDir, member string, h Handler, opts Options) (*Consumer, er
 	if err != nil {
 		return nil, err
 	}
-	cursorPath, prevPath, err := companions(teamDir, member)
+	journal, prevPath, err := companions(teamDir, member)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(teamdir.InboxDirPath(teamDir), teamdir.DirMode); err != nil {
-		return nil, fmt.Errorf("inbox: %w", err)
+	for _, d := range []string{teamdir.InboxDirPath(teamDir), teamdir.CursorsDirPath(teamDir)} {
+		if err := os.MkdirAll(d, teamdir.DirMode); err != nil {
+			return nil, fmt.Errorf("inbox: %w", err)
+		}
 	}
 	opts = opts.withDefaults()
-	cur, err := openCursor(cursorPath, opts.Keep)
+	moved, err := journal.adoptLegacy()
+	if err != nil {
+		return nil, fmt.Errorf("inbox %s: %w", member, err)
+	}
+	cur, err := openCursor(journal.path, opts.Keep)
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
 	c := &Consumer{
-		teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath,
+		teamDir: teamDir, member: member, path: p, prevPath: prevPath,
 		source: teamdir.InboxRel(member),
 		h:      h, opts: opts, cur: cur, firstAfterCrash: !cur.startedClean,
+	}
+	if moved != nil {
+		c.warn(moved)
 	}
 	if cur.damaged != nil {
 		if err := c.recoverDamagedJournal(); err != nil {
@@ -160,14 +169,14 @@ func (c *Consumer) warn(err error) {
 }
 
 // companions are the cursor journal and the prev file of member's inbox.
-func companions(teamDir, member string) (cursorPath, prevPath string, err error) {
-	if cursorPath, err = teamdir.CursorPath(teamDir, member); err != nil {
-		return "", "", fmt.Errorf("inbox: %w", err)
+func companions(teamDir, member string) (journal journalPaths, prevPath string, err error) {
+	if journal, err = journalOf(teamDir, member); err != nil {
+		return journalPaths{}, "", fmt.Errorf("inbox: %w", err)
 	}
 	if prevPath, err = teamdir.PrevPath(teamDir, member); err != nil {
-		return "", "", fmt.Errorf("inbox: %w", err)
+		return journalPaths{}, "", fmt.Errorf("inbox: %w", err)
 	}
-	return cursorPath, prevPath, nil
+	return journal, prevPath, nil
 }
 
 // prevGenerations is about how many compacted generations the prev file keeps.
@@ -516,28 +525,29 @@ func (c *Consumer) compact(f *os.File) (done bool, err error) {
 	if err := os.Rename(tmp.Name(), c.prevPath); err != nil {
 		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	compactStep("prev-renamed")
+	step("prev-renamed")
 	// Truncate before recording the new base: after a crash in between the
 	// file no longer starts with the anchored line, which rebases to the
 	// same place however much was appended since (sameFile).
 	if err := f.Truncate(0); err != nil {
 		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	compactStep("truncated")
+	step("truncated")
 	if err := c.cur.rebase(c.cur.base + size); err != nil {
 		return false, err
 	}
-	compactStep("rebased")
+	step("rebased")
 	return true, nil
 }
 
-// compactHook, when a test sets it, runs at each step of a compaction, so a
-// test process can die at exactly that point. Nil outside tests.
-var compactHook func(step string)
+// stepHook, when a test sets it, runs at each step of a compaction and of a
+// journal's move out of inbox/, so a test process can die at exactly that
+// point. Nil outside tests.
+var stepHook func(step string)
 
-func compactStep(step string) {
-	if compactHook != nil {
-		compactHook(step)
+func step(name string) {
+	if stepHook != nil {
+		stepHook(name)
 	}
 }
 

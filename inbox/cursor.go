@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 
 	"huddle/teamdir"
 )
@@ -24,6 +26,50 @@ type record struct {
 	ID    string  `json:"id,omitempty"`    // message handled by this commit
 	Clean bool    `json:"clean,omitempty"` // the consumer stopped cleanly here
 	First *anchor `json:"a,omitempty"`     // the inbox file's first line, once read
+}
+
+// appendLine appends r as one line of the journal, the bytes
+// json.Marshal gives followed by a newline, without its reflection: the
+// consumer writes one record per message it handles. An id that needs
+// escaping (none that protocol.ValidateID accepts does) goes through
+// encoding/json.
+func (r record) appendLine(b []byte) []byte {
+	b = append(b, `{"b":`...)
+	b = strconv.AppendInt(b, r.Base, 10)
+	b = append(b, `,"o":`...)
+	b = strconv.AppendInt(b, r.Off, 10)
+	if r.ID != "" {
+		b = append(b, `,"id":`...)
+		if plainID(r.ID) {
+			b = append(append(append(b, '"'), r.ID...), '"')
+		} else {
+			q, _ := json.Marshal(r.ID)
+			b = append(b, q...)
+		}
+	}
+	if r.Clean {
+		b = append(b, `,"clean":true`...)
+	}
+	if r.First != nil {
+		b = append(b, `,"a":{"n":`...)
+		b = strconv.AppendInt(b, r.First.N, 10)
+		b = append(b, `,"s":`...)
+		b = strconv.AppendUint(b, uint64(r.First.Sum), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}', '\n')
+}
+
+// plainID reports whether id is written in JSON as it is.
+func plainID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // anchor fingerprints the first line of the inbox file the committed offset
@@ -94,6 +140,8 @@ type cursor struct {
 	// damaged says why the journal could not be read whole (records that do
 	// not parse, other than a torn last one); nil when it could.
 	damaged error
+	// buf holds the record being written, kept between commits.
+	buf []byte
 }
 
 func openCursor(path string, keep int) (*cursor, error) {
@@ -187,8 +235,8 @@ func (c *cursor) rebase(base int64) error {
 }
 
 func (c *cursor) write(r record) error {
-	b, _ := json.Marshal(r)
-	if _, err := c.f.Write(append(b, '\n')); err != nil {
+	c.buf = r.appendLine(c.buf[:0])
+	if _, err := c.f.Write(c.buf); err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
 	c.records++
@@ -201,18 +249,16 @@ func (c *cursor) write(r record) error {
 // rewrite replaces the journal with the current position and the dedupe
 // window: write-temp + fsync + rename.
 func (c *cursor) rewrite() error {
-	var buf bytes.Buffer
+	var buf []byte
 	ids := c.ids()
 	// A rewrite happens while the consumer runs: never a clean stop.
 	for _, id := range ids {
-		b, _ := json.Marshal(record{Base: c.base, Off: c.off, ID: id, First: c.first})
-		buf.Write(append(b, '\n'))
+		buf = record{Base: c.base, Off: c.off, ID: id, First: c.first}.appendLine(buf)
 	}
 	if len(ids) == 0 {
-		b, _ := json.Marshal(record{Base: c.base, Off: c.off, First: c.first})
-		buf.Write(append(b, '\n'))
+		buf = record{Base: c.base, Off: c.off, First: c.first}.appendLine(buf)
 	}
-	if err := teamdir.WriteFileAtomic(c.path, buf.Bytes()); err != nil {
+	if err := teamdir.WriteFileAtomic(c.path, buf); err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
 	if c.f != nil {
@@ -247,10 +293,10 @@ func (c *cursor) close(clean bool) error {
 	return err
 }
 
-// readBase returns the base offset recorded in a cursor journal, reading
-// only its tail (0 when there is no journal).
-func readBase(path string) (int64, error) {
-	r, err := readLast(path)
+// readBase returns the base offset recorded in member's cursor journal,
+// reading only its tail (0 when there is no journal).
+func readBase(j journalPaths) (int64, error) {
+	r, err := j.readLast()
 	return r.Base, err
 }
 
@@ -259,37 +305,115 @@ func readBase(path string) (int64, error) {
 // It reads only the tail of the cursor journal; 0 when there is none (a
 // member nobody consumes, or one that never started).
 func Committed(teamDir, member string) (int64, error) {
-	p, err := teamdir.CursorPath(teamDir, member)
+	j, err := journalOf(teamDir, member)
 	if err != nil {
 		return 0, fmt.Errorf("inbox: %w", err)
 	}
-	r, err := readLast(p)
+	r, err := j.readLast()
 	if err != nil {
 		return 0, fmt.Errorf("inbox %s: cursor: %w", member, err)
 	}
 	return r.Base + r.Off, nil
 }
 
-// readLast returns the last complete record of a cursor journal that
-// parses, reading only its tail (a zero record when there is none).
-func readLast(path string) (record, error) {
-	f, err := os.Open(path)
+// journalPaths are where a member's cursor journal is (cursors/<name>.cursor)
+// and where it was before cursors/ (inbox/<name>.cursor): a team directory
+// from before keeps its journals there until each consumer opens and moves
+// its own (adoptLegacy).
+type journalPaths struct {
+	path, legacy string
+}
+
+func journalOf(teamDir, member string) (journalPaths, error) {
+	p, err := teamdir.CursorPath(teamDir, member)
+	if err != nil {
+		return journalPaths{}, err
+	}
+	legacy, err := teamdir.LegacyCursorPath(teamDir, member)
+	if err != nil {
+		return journalPaths{}, err
+	}
+	return journalPaths{path: p, legacy: legacy}, nil
+}
+
+// readLast returns the last complete record of the journal that parses,
+// from its tail (a zero record when there is none). A journal being moved
+// while it reads (adoptLegacy renames it) is looked for again at its new
+// name, so a reader never takes a move for an absent journal.
+func (j journalPaths) readLast() (record, error) {
+	r, ok, err := readLast(j.path)
+	if ok || err != nil {
+		return r, err
+	}
+	if r, ok, err = readLast(j.legacy); ok || err != nil {
+		return r, err
+	}
+	r, _, err = readLast(j.path)
+	return r, err
+}
+
+// adoptLegacy moves a journal from its legacy name to its name with one
+// rename, so a crash at any instruction leaves it whole under one of the
+// two names and the next open finds it: nothing handled is forgotten, and
+// the records (the position, the dedupe window, whether the last run
+// stopped cleanly) are the same as before the move. Journals under both
+// names mean an older huddle ran after a move and started one of its own:
+// only one consumer runs at a time (the runtime lock), so the one written
+// last holds the position; it takes the name, the other goes, and note
+// says which went (nil when none did).
+func (j journalPaths) adoptLegacy() (note, err error) {
+	old, err := os.Stat(j.legacy)
 	if os.IsNotExist(err) {
-		return record{}, nil
+		return nil, nil
 	}
 	if err != nil {
-		return record{}, err
+		return nil, fmt.Errorf("cursor: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(j.path), teamdir.DirMode); err != nil {
+		return nil, fmt.Errorf("cursor: %w", err)
+	}
+	cur, err := os.Stat(j.path)
+	switch {
+	case os.IsNotExist(err), err == nil && old.ModTime().After(cur.ModTime()):
+		if err == nil {
+			note = fmt.Errorf("cursor journal %s replaced by %s, written after it", j.path, j.legacy)
+		}
+		step("journal-move")
+		if err := os.Rename(j.legacy, j.path); err != nil {
+			return nil, fmt.Errorf("cursor: %w", err)
+		}
+		step("journal-moved")
+		return note, nil
+	case err != nil:
+		return nil, fmt.Errorf("cursor: %w", err)
+	}
+	if err := os.Remove(j.legacy); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("cursor: %w", err)
+	}
+	return fmt.Errorf("cursor journal %s removed: %s was written after it", j.legacy, j.path), nil
+}
+
+// readLast returns the last complete record of a cursor journal that
+// parses, reading only its tail (a zero record when there is none); ok is
+// false when the file does not exist.
+func readLast(path string) (r record, ok bool, err error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return record{}, err
+		return record{}, true, err
 	}
 	const tail = 4 << 10
 	start := max(st.Size()-tail, 0)
 	buf := make([]byte, st.Size()-start)
 	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return record{}, err
+		return record{}, true, err
 	}
 	// The last complete line that parses.
 	end := bytes.LastIndexByte(buf, '\n')
@@ -297,9 +421,9 @@ func readLast(path string) (record, error) {
 		begin := bytes.LastIndexByte(buf[:end], '\n') + 1
 		var r record
 		if json.Unmarshal(buf[begin:end], &r) == nil && r.Base >= 0 && r.Off >= 0 {
-			return r, nil
+			return r, true, nil
 		}
 		end = begin - 1
 	}
-	return record{}, nil
+	return record{}, true, nil
 }

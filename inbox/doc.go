@@ -8,7 +8,7 @@
 // Files under the team directory:
 //
 //	inbox/<name>.jsonl       the mailbox, one message per line
-//	inbox/<name>.cursor      the consumer's commit journal (see cursor.go)
 //	inbox/<name>.jsonl.prev  the last compacted generations (a rolling window), for lagging observers
+//	cursors/<name>.cursor    the consumer's commit journal (see cursor.go); inbox/<name>.cursor before
 //	deadletter.jsonl         rejected lines with their reason
 package inbox

@@ -50,12 +50,13 @@ func runWriter() int {
 }
 
 // crashExit is the exit code of a consumer process that died on purpose
-// inside a compaction (CRASH_AT names the step).
+// inside a compaction or a journal's move (CRASH_AT names the step).
 const crashExit = 3
 
 // runConsumer consumes the lead's inbox, logging "id redelivery content" for
 // each delivery before the handler returns, until SIGTERM (clean) or SIGKILL.
-// With CRASH_AT it exits at that step of its first compaction; with WARNLOG
+// With CRASH_AT it exits at that step of its first compaction or of its
+// journal's move; with WARNLOG
 // it writes each warning there.
 func runConsumer() int {
 	dir, logPath := os.Getenv("DIR"), os.Getenv("LOG")
@@ -65,7 +66,7 @@ func runConsumer() int {
 		return 1
 	}
 	if at := os.Getenv("CRASH_AT"); at != "" {
-		compactHook = func(step string) {
+		stepHook = func(step string) {
 			if step == at {
 				os.Exit(crashExit)
 			}

@@ -15,12 +15,13 @@ import (
 // offset, reading the previous generation when it lags behind one. It never
 // writes, commits or dead-letters.
 type Observer struct {
-	teamDir, member      string
-	path                 string
-	cursorPath, prevPath string // the consumer's cursor journal and prev file
-	pos                  int64  // logical offset of the next line to read
-	fn                   func(Delivery)
-	gaps                 atomic.Int64
+	teamDir, member string
+	path            string
+	journal         journalPaths // the consumer's cursor journal
+	prevPath        string       // the consumer's prev file
+	pos             int64        // logical offset of the next line to read
+	fn              func(Delivery)
+	gaps            atomic.Int64
 }
 
 // NewObserver follows member's inbox under teamDir, from the oldest line
@@ -30,12 +31,12 @@ func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Ob
 	if err != nil {
 		return nil, err
 	}
-	cursorPath, prevPath, err := companions(teamDir, member)
+	journal, prevPath, err := companions(teamDir, member)
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{teamDir: teamDir, member: member, path: p, cursorPath: cursorPath, prevPath: prevPath, fn: fn}
-	base, err := readBase(cursorPath)
+	o := &Observer{teamDir: teamDir, member: member, path: p, journal: journal, prevPath: prevPath, fn: fn}
+	base, err := readBase(journal)
 	if err != nil {
 		return nil, fmt.Errorf("inbox %s: %w", member, err)
 	}
@@ -95,7 +96,7 @@ func (o *Observer) read() (batch []Delivery, more bool, err error) {
 		return nil, false, err
 	}
 	defer teamdir.Unlock(f)
-	base, err := readBase(o.cursorPath)
+	base, err := readBase(o.journal)
 	if err != nil {
 		return nil, false, err
 	}

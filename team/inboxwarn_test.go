@@ -19,7 +19,7 @@ func TestDamagedCursorJournalIsAnEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(teamdir.InboxDirPath(dir), 0o700); err != nil {
+	if err := os.MkdirAll(teamdir.CursorsDirPath(dir), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p, []byte("garbage\n"), 0o600); err != nil {

@@ -137,11 +137,11 @@ type inboxView struct {
 // after each change, at most once per opts.Frame; the first change after a
 // quiet spell goes out at once and the last change is always sent. send is
 // called from one goroutine and should not block for long. It creates dir's
-// members, requests and inbox directories if they are missing. Close stops
+// members, requests, cursors and inbox directories if they are missing. Close stops
 // it; so does the end of ctx.
 func Observe(ctx context.Context, dir string, opts ObserveOptions, send func(Snapshot)) (*Observer, error) {
 	o := newObserver(dir, opts, send)
-	for _, sub := range []string{teamdir.MembersDirPath(dir), teamdir.RequestsDirPath(dir)} {
+	for _, sub := range []string{teamdir.MembersDirPath(dir), teamdir.RequestsDirPath(dir), teamdir.CursorsDirPath(dir)} {
 		if err := os.MkdirAll(sub, teamdir.DirMode); err != nil {
 			return nil, fmt.Errorf("observe: %w", err)
 		}
@@ -188,7 +188,7 @@ func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer
 			dir:                          "",
 			teamdir.MembersDirPath(dir):  teamdir.MembersDir,
 			teamdir.RequestsDirPath(dir): teamdir.RequestsDir,
-			teamdir.InboxDirPath(dir):    teamdir.InboxDir,
+			teamdir.CursorsDirPath(dir):  teamdir.CursorsDir,
 		},
 		observing: make(map[string]bool),
 		reader:    trace.NewTraceReader(dir),
@@ -276,7 +276,7 @@ func (o *Observer) handle(ev fsnotify.Event) {
 			o.readDeadLetters()
 		case teamdir.RuntimeLockFile:
 			o.probeRuntime()
-		case teamdir.MembersDir, teamdir.RequestsDir, "inbox":
+		case teamdir.MembersDir, teamdir.RequestsDir, teamdir.CursorsDir:
 			// Recreated: watch it again and read what it holds.
 			if ev.Has(fsnotify.Create) && o.fsw != nil {
 				_ = o.fsw.Add(ev.Name)
@@ -293,7 +293,7 @@ func (o *Observer) handle(ev fsnotify.Event) {
 		} else if id, ok := strings.CutSuffix(base, ".decision"); ok {
 			o.loadRequest(id)
 		}
-	case "inbox":
+	case teamdir.CursorsDir:
 		if name, ok := strings.CutSuffix(base, ".cursor"); ok && o.observing[name] {
 			o.loadCommitted(name)
 		}

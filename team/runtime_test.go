@@ -465,7 +465,9 @@ func TestExternalMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The answer waits in ext's inbox for whatever runs it.
-	if _, err := os.Stat(filepath.Join(dir, "inbox", "ext.cursor")); err == nil {
+	if p, err := teamdir.CursorPath(dir, "ext"); err != nil {
+		t.Fatal(err)
+	} else if _, err := os.Stat(p); err == nil {
 		t.Fatal("huddle consumes the inbox of an external member")
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "inbox", "ext.jsonl"))

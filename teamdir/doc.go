@@ -18,8 +18,8 @@
 //	.puruto-ipc.json          the policy of the team's HTTP callers
 //	runtime.lock              held by the running runtime; holds its pid
 //	inbox/<name>.jsonl        a member's mailbox
-//	inbox/<name>.cursor       its consumer's commit journal
 //	inbox/<name>.jsonl.prev   its last compacted generations
+//	cursors/<name>.cursor     its consumer's commit journal (inbox/<name>.cursor before)
 //	deadletter.jsonl          rejected lines with their reason
 //	members/<name>.json       a member's live status
 //	members/<name>.log        an exec member's stderr

@@ -12,6 +12,7 @@ const (
 	PolicyFile      = ".puruto-ipc.json"
 	RuntimeLockFile = "runtime.lock"
 	InboxDir        = "inbox"
+	CursorsDir      = "cursors"
 	DeadLetterFile  = "deadletter.jsonl"
 	RestartDir      = "restart"
 	MembersDir      = "members"
@@ -47,6 +48,12 @@ func ExecutionsPath(dir string) string { return filepath.Join(dir, ExecutionsFil
 // InboxDirPath is the directory of every inbox.
 func InboxDirPath(dir string) string { return filepath.Join(dir, InboxDir) }
 
+// CursorsDirPath is the directory of the consumers' cursor journals. It is
+// a sibling of inbox/, not inside it: a consumer appends a cursor record
+// per message it handles, and in inbox/ each of those appends would be an
+// event for every watch on inbox/ (docs/pending/perf-inbox.md).
+func CursorsDirPath(dir string) string { return filepath.Join(dir, CursorsDir) }
+
 // MembersDirPath is the directory of the member records.
 func MembersDirPath(dir string) string { return filepath.Join(dir, MembersDir) }
 
@@ -71,8 +78,15 @@ func InboxPath(dir, member string) (string, error) {
 // slashes: how a dead letter names where it came from. It does not validate.
 func InboxRel(member string) string { return InboxDir + "/" + member + ".jsonl" }
 
-// CursorPath is inbox/<member>.cursor.
+// CursorPath is cursors/<member>.cursor.
 func CursorPath(dir, member string) (string, error) {
+	return memberFile(dir, CursorsDir, member, ".cursor")
+}
+
+// LegacyCursorPath is inbox/<member>.cursor, where a cursor journal lived
+// before cursors/: read when cursors/ has none, and moved from there by the
+// member's consumer when it opens.
+func LegacyCursorPath(dir, member string) (string, error) {
 	return memberFile(dir, InboxDir, member, ".cursor")
 }
 

@@ -20,13 +20,13 @@ const SweepAge = time.Minute
 var tempPrefixes = []string{TempPrefix, ".prev-", ".decision-"}
 
 // Sweep removes the temp files a crash left in the team directory and its
-// inbox, members and requests directories: regular files whose name starts
+// inbox, cursors, members and requests directories: regular files whose name starts
 // with a temp prefix and that are older than SweepAge. Real files are never
 // touched. A missing directory is not an error.
 func Sweep(dir string) error {
 	cutoff := time.Now().Add(-SweepAge)
 	var errs []error
-	for _, d := range []string{dir, InboxDirPath(dir), MembersDirPath(dir), RequestsDirPath(dir)} {
+	for _, d := range []string{dir, InboxDirPath(dir), CursorsDirPath(dir), MembersDirPath(dir), RequestsDirPath(dir)} {
 		ents, err := os.ReadDir(d)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

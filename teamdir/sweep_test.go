@@ -30,7 +30,7 @@ func TestSweepRemovesLeftoversOnly(t *testing.T) {
 	real := []string{
 		mk("team.json", old), mk("traces.jsonl", old), mk("executions.jsonl", old), mk("deadletter.jsonl", old),
 		mk("runtime.lock", old), mk(".puruto-ipc.json", old),
-		mk("inbox/bob.jsonl", old), mk("inbox/bob.cursor", old), mk("inbox/bob.jsonl.prev", old),
+		mk("inbox/bob.jsonl", old), mk("inbox/bob.cursor", old), mk("inbox/bob.jsonl.prev", old), mk("cursors/bob.cursor", old),
 		mk("members/bob.json", old), mk("members/bob.log", old),
 		mk("requests/pl-000000000001.json", old), mk("requests/pl-000000000001.decision", old),
 		// In use by a writer in another process: too young to be a leftover.
@@ -40,7 +40,7 @@ func TestSweepRemovesLeftoversOnly(t *testing.T) {
 	// used before it.
 	var leftovers []string
 	for _, target := range []string{
-		"inbox/bob.cursor", "inbox/bob.jsonl.prev", "members/bob.json", "requests/pl-000000000001.json",
+		"inbox/bob.cursor", "cursors/bob.cursor", "inbox/bob.jsonl.prev", "members/bob.json", "requests/pl-000000000001.json",
 		"requests/pl-000000000001.decision", "executions.jsonl",
 	} {
 		f, err := func() (*os.File, error) {

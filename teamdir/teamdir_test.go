@@ -13,7 +13,7 @@ import (
 
 func TestPathsValidateFirst(t *testing.T) {
 	dir := "/t"
-	for _, f := range []func(string, string) (string, error){InboxPath, CursorPath, PrevPath, MemberPath, MemberLogPath} {
+	for _, f := range []func(string, string) (string, error){InboxPath, CursorPath, LegacyCursorPath, PrevPath, MemberPath, MemberLogPath} {
 		for _, bad := range []string{"../x", "LEAD", "", "a/b"} {
 			if p, err := f(dir, bad); err == nil {
 				t.Errorf("name %q became %s", bad, p)
@@ -32,7 +32,8 @@ func TestPathsValidateFirst(t *testing.T) {
 		want string
 	}{
 		{func() (string, error) { return InboxPath(dir, "bob") }, "/t/inbox/bob.jsonl"},
-		{func() (string, error) { return CursorPath(dir, "bob") }, "/t/inbox/bob.cursor"},
+		{func() (string, error) { return CursorPath(dir, "bob") }, "/t/cursors/bob.cursor"},
+		{func() (string, error) { return LegacyCursorPath(dir, "bob") }, "/t/inbox/bob.cursor"},
 		{func() (string, error) { return PrevPath(dir, "bob") }, "/t/inbox/bob.jsonl.prev"},
 		{func() (string, error) { return MemberPath(dir, "bob") }, "/t/members/bob.json"},
 		{func() (string, error) { return MemberLogPath(dir, "bob") }, "/t/members/bob.log"},
