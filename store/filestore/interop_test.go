@@ -114,7 +114,7 @@ func TestSameFilesAsTheTeam(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		switch e.Name() {
-		case "requests", "members", "inbox", "leases":
+		case "requests", "members", "inbox", "cursors", "leases":
 		default:
 			t.Errorf("unexpected %s in the team directory", filepath.Join(dir, e.Name()))
 		}
