@@ -60,6 +60,8 @@ bench:
 	$(call bench_pkg,./team,ObserverFoldPerChange,2000x)
 	$(call bench_pkg,./ipc,ExecCall,200x)
 	$(call bench_pkg,./ipc/trace,TracesFold,1s)
+	$(call bench_pkg,./ipc/trace,SpanRecording,20000x)
+	$(call bench_pkg,./store/storetest,.,2000x)
 	$(call bench_pkg,./tui,View,200x)
 	$(call bench_pkg,./tui,KeystrokeUnderLoad,1000x)
 	$(call bench_pkg,./tui,MemberGather,2000x)
