@@ -31,7 +31,7 @@ var allowedImports = map[string][]string{
 	".":             {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream
-	// (docs/pending/store.md).
+	// (docs/DESIGN.md §16).
 	"store":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},

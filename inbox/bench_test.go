@@ -22,7 +22,7 @@ import (
 	"huddle/teamdir"
 )
 
-// The benchmarks of docs/pending/perf-inbox.md:
+// The benchmarks docs/PERFORMANCE.md lists:
 //
 //	go test -run '^$' -bench . -benchtime 20000x ./inbox
 //

@@ -238,6 +238,20 @@ func (c *Consumer) Close() error {
 	return err
 }
 
+// Abandon lets the consumer's files go without recording a clean stop: the
+// journal is left as a crash would leave it, so the next consumer hands
+// out the message in flight again, marked Redelivery. For a stop that
+// interrupted a handler, where Close's clean record would say the message
+// was never handed out.
+func (c *Consumer) Abandon() error {
+	err := c.cur.close(false)
+	if c.f != nil {
+		c.f.Close()
+		c.f = nil
+	}
+	return err
+}
+
 // Drain handles every complete line from the cursor to the end of the file,
 // then compacts the file if it is fully consumed and large enough.
 func (c *Consumer) Drain(ctx context.Context) error { return c.drain(ctx, true) }

@@ -556,3 +556,64 @@ func TestConsumerSurvivesKill9(t *testing.T) {
 	}
 	t.Logf("%d messages, %d kills, %d redeliveries", len(entries), kills, dups)
 }
+
+// TestAbandonLeavesTheMessageInFlightMarked: a consumer stopped by
+// Abandon mid-message records no clean stop, so the next one hands the
+// message out again marked Redelivery, and the rest unmarked; Close in the
+// same place would not mark it.
+func TestAbandonLeavesTheMessageInFlightMarked(t *testing.T) {
+	for _, stop := range []string{"abandon", "close"} {
+		t.Run(stop, func(t *testing.T) {
+			team := t.TempDir()
+			for _, s := range []string{"done", "in flight", "later"} {
+				if err := Append(team, "bob", msg("alice", "bob", s)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			c, err := NewConsumer(team, "bob", func(ctx context.Context, d Delivery) error {
+				if d.Msg.Content == "in flight" {
+					cancel() // the stop arrives while this message is handled
+					return ctx.Err()
+				}
+				return nil
+			}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Drain(ctx); err != nil { // a stop is no error
+				t.Fatal(err)
+			}
+			if ctx.Err() == nil {
+				t.Fatal("the handler never saw the message in flight")
+			}
+			if stop == "abandon" {
+				err = c.Abandon()
+			} else {
+				err = c.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			var got collect
+			c, err = NewConsumer(team, "bob", got.handle, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Drain(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got.contents()) != "[in flight later]" {
+				t.Fatalf("got %v, want [in flight later]", got.contents())
+			}
+			if marked := got.ds[0].Redelivery; marked != (stop == "abandon") {
+				t.Errorf("after %s the message in flight is marked %v", stop, marked)
+			}
+			if got.ds[1].Redelivery {
+				t.Error("a message never handed out is marked a redelivery")
+			}
+		})
+	}
+}

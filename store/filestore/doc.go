@@ -4,5 +4,5 @@
 // packages do not offer (a consumer loop that tells a clean stop from an
 // interrupted one, request records and decisions, member heartbeats,
 // per-member runtime leases, configuration files) is written here over
-// teamdir's primitives; docs/pending/store.md lists each.
+// teamdir's primitives; docs/DESIGN.md §16 lists each.
 package filestore

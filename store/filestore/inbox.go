@@ -60,10 +60,9 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 	}
 	finish := func() error {
 		if interrupted.Load() {
-			// Not closed: a clean-stop record would say the interrupted
-			// message was never handed out. Its descriptors are let go
-			// with the consumer (the os.File finalizers close them).
-			return nil
+			// A clean-stop record would say the interrupted message was
+			// never handed out.
+			return c.Abandon()
 		}
 		return c.Close()
 	}
