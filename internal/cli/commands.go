@@ -177,7 +177,8 @@ var commands = []command{
 			"serves as well). JetStream keeps the streams and buckets in --data. Without\n" +
 			"--token-file it listens only on a loopback address; with it, every client must present\n" +
 			"the token (nats://TOKEN@HOST:PORT/TEAM). A busy address is an error. Ctrl-C, SIGTERM or\n" +
-			"SIGHUP stops it.",
+			"SIGHUP stops it. A preview: the store packages speak to it, but no other command takes a\n" +
+			"store URL yet (README, \"A team on NATS (preview)\").",
 		flags: brokerFlags,
 	},
 	{
