@@ -1,6 +1,7 @@
 package team
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -187,6 +188,49 @@ func TestLateClaimOnAnArchivedRequestLoses(t *testing.T) {
 	}
 	if got, _ := LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
 		t.Fatalf("record after a late claim: %+v", got)
+	}
+}
+
+// TestClaimArchivedBeforeItsCheckStillWins: the runtime may apply and
+// archive a decision between its claim's link and the claim's look at
+// requests/done/ (it watches requests/). The archived decision is then the
+// claim's own: it won, and taking it back would fail on a file already
+// moved.
+func TestClaimArchivedBeforeItsCheckStillWins(t *testing.T) {
+	dir := t.TempDir()
+	r := protocol.NewRequest(protocol.KindPlan, "pl-00000000bbbb", "alice", protocol.Lead, time.Now(), time.Hour)
+	r.Plan = "a plan"
+	if err := CreateRequest(dir, &r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(decision{Event: protocol.EventApprove, By: "lead", At: time.Now().UTC()})
+	// What the runtime leaves once it archived this claim: the same
+	// decision in done/.
+	done, err := teamdir.DoneDecisionPath(dir, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(teamdir.DoneDirPath(dir), teamdir.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(done, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if won, err := claimDecision(dir, r.ID, b); err != nil || !won {
+		t.Fatalf("claim whose own decision was archived: won %v, %v", won, err)
+	}
+	// Another resolver's decision archived first: a claim loses, and
+	// leaves no live decision behind.
+	other, _ := json.Marshal(decision{Event: protocol.EventReject, By: "bob", Text: "no", At: time.Now().UTC()})
+	live, _ := teamdir.DecisionPath(dir, r.ID)
+	if err := os.Remove(live); err != nil {
+		t.Fatal(err)
+	}
+	if won, err := claimDecision(dir, r.ID, other); err != nil || won {
+		t.Fatalf("late claim: won %v, %v", won, err)
+	}
+	if _, err := os.Stat(live); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a late claim left %s: %v", live, err)
 	}
 }
 

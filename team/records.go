@@ -1,6 +1,7 @@
 package team
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -501,7 +502,15 @@ func claimDecision(dir, id string, b []byte) (bool, error) {
 		return claimed, err
 	}
 	if archived(dir, id) {
-		if err := os.Remove(p); err != nil {
+		// The runtime may have applied and archived this very claim in the
+		// meantime (it watches requests/): then the archived decision is
+		// ours, and it won.
+		if done, err := teamdir.DoneDecisionPath(dir, id); err == nil {
+			if db, err := os.ReadFile(done); err == nil && bytes.Equal(db, b) {
+				return true, nil
+			}
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return false, fmt.Errorf("take back a late claim on %s: %w", id, err)
 		}
 		return false, nil
