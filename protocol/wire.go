@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -214,9 +215,7 @@ const maxFastDepth = 512
 // are found here and unmarshalled by encoding/json.
 func parseLine(line []byte, fb Fallback) (Message, bool) {
 	var l lineFields
-	// One string holds the whole line; the fields written without escapes
-	// are slices of it, one allocation instead of one a field.
-	p := scanner{b: line, s: string(line), i: 1}
+	p := scanner{b: line, fb: fb, i: 1}
 	p.ws()
 	if p.peek() == '}' {
 		p.i++
@@ -299,11 +298,11 @@ func (p *scanner) field(key []byte, l *lineFields) bool {
 	case "id":
 		dst = &m.ID
 	case "type":
-		dst = &l.typ
+		return p.known(&l.typ, typeNames)
 	case "from":
-		dst = &m.From
+		return p.known(&m.From, []string{p.fb.To})
 	case "to":
-		dst = &m.To
+		return p.known(&m.To, []string{p.fb.To})
 	case "content":
 		dst = &m.Content
 	case "request_id":
@@ -315,7 +314,7 @@ func (p *scanner) field(key []byte, l *lineFields) bool {
 	case "plan":
 		dst = &m.Plan
 	case "status":
-		dst = &l.status
+		return p.known(&l.status, statusNames)
 	case "approve":
 		return p.approve(m)
 	case "ts":
@@ -337,6 +336,55 @@ func (p *scanner) field(key []byte, l *lineFields) bool {
 	return ok
 }
 
+// typeNames and statusNames are the strings a line's type and status
+// usually hold, so that reading one allocates nothing.
+var typeNames, statusNames = func() (t, s []string) {
+	for _, x := range MessageTypes {
+		t = append(t, string(x))
+	}
+	for _, x := range MemberStatuses {
+		s = append(s, string(x))
+	}
+	return t, s
+}()
+
+// known reads a string field into dst; when it is one of names (written
+// without escapes) dst takes that string instead of a copy. Each field
+// otherwise gets its own copy, never a slice of a string holding the whole
+// line: whoever keeps an id (the dedupe set keeps 1,024) would keep the
+// whole line with it.
+func (p *scanner) known(dst *string, names []string) bool {
+	if p.literal("null") {
+		return true
+	}
+	if p.peek() == '"' {
+		if end := bytes.IndexByte(p.b[p.i+1:], '"'); end >= 0 && plainASCII(p.b[p.i+1:p.i+1+end]) {
+			raw := p.b[p.i+1 : p.i+1+end]
+			for _, n := range names {
+				if n != "" && string(raw) == n {
+					*dst = n
+					p.i += end + 2
+					return true
+				}
+			}
+		}
+	}
+	s, ok := p.str()
+	*dst = s
+	return ok
+}
+
+// plainASCII reports whether raw is printable ASCII without a backslash:
+// a JSON string's content that reads as it is written.
+func plainASCII(raw []byte) bool {
+	for _, c := range raw {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 func (p *scanner) approve(m *Message) bool {
 	switch {
 	case p.literal("null"):
@@ -353,8 +401,8 @@ func (p *scanner) approve(m *Message) bool {
 // rawTime keeps the raw value of ts or timestamp for fastTime in dst.
 func (p *scanner) rawTime(dst *string) bool {
 	start, end, ok := p.value(0)
-	if ok && p.s[start:end] != "null" {
-		*dst = p.s[start:end]
+	if ok && string(p.b[start:end]) != "null" {
+		*dst = string(p.b[start:end])
 	}
 	return ok
 }
@@ -417,11 +465,11 @@ func fastTime(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// scanner walks a line's bytes; s is the same line as a string.
+// scanner walks a line's bytes; fb is the line's Fallback.
 type scanner struct {
-	b []byte
-	s string
-	i int
+	b  []byte
+	fb Fallback
+	i  int
 }
 
 func (p *scanner) peek() byte {
@@ -508,7 +556,7 @@ func (p *scanner) str() (string, bool) {
 		return "", false
 	}
 	if !escaped {
-		return p.s[start:end], true
+		return string(p.b[start:end]), true
 	}
 	return unescape(p.b[start:end])
 }

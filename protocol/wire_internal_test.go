@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // awkward are strings every escape rule of encoding/json applies to.
@@ -230,4 +231,25 @@ func BenchmarkWire(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecodedIDKeepsNotTheLine: the id a dedupe set keeps is a string of
+// its own, not a slice of a string holding the whole line (which would
+// keep each line's content alive as long as its id is remembered).
+func TestDecodedIDKeepsNotTheLine(t *testing.T) {
+	line := []byte(`{"id":"m-1","type":"message","from":"alice","to":"bob","ts":"2026-11-30T09:12:58Z","request_id":"r-1","content":"` + strings.Repeat("x", 4096) + `"}`)
+	m, err := Decode(line, Fallback{To: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := uintptr(unsafe.Pointer(unsafe.StringData(m.Content)))
+	for name, s := range map[string]string{"id": m.ID, "request_id": m.RequestID, "from": m.From} {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		if p >= content-512 && p < content+uintptr(len(m.Content))+512 {
+			t.Errorf("%s shares the content's memory", name)
+		}
+	}
+	if m.To != "bob" || m.Type != TypeMessage {
+		t.Fatalf("decoded %+v", m)
+	}
 }
