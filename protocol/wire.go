@@ -56,7 +56,7 @@ func (m *Message) appendWire(b []byte) ([]byte, error) {
 	b = append(b, `,"ts":"`...)
 	if !m.TS.IsZero() {
 		// FormatTime's digits need no escaping.
-		b = m.TS.UTC().Truncate(time.Microsecond).AppendFormat(b, TimeLayout)
+		b = appendTime(b, m.TS)
 	}
 	b = append(b, '"')
 	b = appendField(b, `,"content":`, m.Content)
@@ -84,6 +84,36 @@ func (m *Message) appendWire(b []byte) ([]byte, error) {
 	}
 	b = appendField(b, `,"status":`, string(m.Status))
 	return append(b, '}'), nil
+}
+
+// appendTime appends t as FormatTime writes it (TimeLayout, UTC, whole
+// microseconds), digit by digit for the years 0000-9999 (those Validate
+// accepts), through time's own formatting otherwise.
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC().Truncate(time.Microsecond)
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, TimeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), sec, 2)
+	b = appendDigits(append(b, '.'), t.Nanosecond()/1000, 6)
+	return append(b, 'Z')
+}
+
+// appendDigits appends n, 0 <= n < 10^width, zero-padded to width digits.
+func appendDigits(b []byte, n, width int) []byte {
+	var d [6]byte
+	for i := width - 1; i >= 0; i-- {
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, d[:width]...)
 }
 
 // appendField appends key and s, a field tagged omitempty: nothing when s

@@ -253,3 +253,28 @@ func TestDecodedIDKeepsNotTheLine(t *testing.T) {
 		t.Fatalf("decoded %+v", m)
 	}
 }
+
+// TestAppendTimeIsFormatTime: the digit-by-digit time is FormatTime's, at
+// the edges of every field and of the years, in other zones, and outside
+// 0000-9999 (where it hands over to time's formatting).
+func TestAppendTimeIsFormatTime(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.FixedZone("east", 14*3600), time.FixedZone("west", -12*3600-30*60)}
+	var times []time.Time
+	for _, y := range []int{-1, 0, 1, 999, 1969, 1970, 2026, 9999, 10000} {
+		for _, z := range zones {
+			times = append(times,
+				time.Date(y, 1, 1, 0, 0, 0, 0, z),
+				time.Date(y, 12, 31, 23, 59, 59, 999999999, z),
+				time.Date(y, 2, 28, 12, 30, 5, 1000, z),
+				time.Date(y, 7, 9, 9, 5, 7, 999, z))
+		}
+	}
+	for ns := int64(-3e17); ns < 3e17; ns += 7_777_777_777_777_777 {
+		times = append(times, time.Unix(0, ns))
+	}
+	for _, tm := range times {
+		if got, want := string(appendTime([]byte("x"), tm)), "x"+FormatTime(tm); got != want {
+			t.Errorf("appendTime(%v) = %s, FormatTime %s", tm, got, want)
+		}
+	}
+}
