@@ -591,6 +591,32 @@ func (p *scanner) str() (string, bool) {
 	return unescape(p.b[start:end])
 }
 
+// Byte classes inside a JSON string, for stringBounds: most bytes are
+// plain and cost one table load.
+const (
+	strPlain = iota
+	strQuote
+	strBackslash
+	strControl
+	strHigh
+)
+
+var strClass = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case c == '"':
+			t[c] = strQuote
+		case c == '\\':
+			t[c] = strBackslash
+		case c < 0x20:
+			t[c] = strControl
+		case c >= utf8.RuneSelf:
+			t[c] = strHigh
+		}
+	}
+	return t
+}()
+
 // stringBounds skips a string and returns its raw content's bounds;
 // control characters and, outside escapes, invalid UTF-8 are refused.
 func (p *scanner) stringBounds() (start, end int, escaped, ok bool) {
@@ -600,25 +626,25 @@ func (p *scanner) stringBounds() (start, end int, escaped, ok bool) {
 	start = p.i
 	ascii := true
 	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
+		switch strClass[p.b[p.i]] {
+		case strPlain:
+			p.i++
+		case strQuote:
 			end = p.i
 			p.i++
 			if !ascii && !utf8.Valid(p.b[start:end]) {
 				return 0, 0, false, false
 			}
 			return start, end, escaped, true
-		case c == '\\':
+		case strBackslash:
 			escaped = true
 			p.i += 2
-			continue
-		case c < 0x20:
+		case strControl:
 			return 0, 0, false, false
-		case c >= utf8.RuneSelf:
+		default:
 			ascii = false
+			p.i++
 		}
-		p.i++
 	}
 	return 0, 0, false, false
 }
