@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 
 	"huddle/protocol"
 	"huddle/teamdir"
@@ -43,7 +44,10 @@ func AppendBatch(teamDir, member string, msgs []*protocol.Message) error {
 	if err != nil {
 		return err
 	}
-	b, err := encodeAll(member, msgs)
+	buf := lineBufs.Get().(*[]byte)
+	defer putLineBuf(buf)
+	b, err := encodeAll((*buf)[:0], member, msgs)
+	*buf = b
 	if err != nil || len(b) == 0 {
 		return err
 	}
@@ -57,28 +61,38 @@ func AppendBatch(teamDir, member string, msgs []*protocol.Message) error {
 	return err
 }
 
-// encodeAll encodes msgs as lines of member's inbox, each ending with a
-// newline, after the checks Append makes of each.
-func encodeAll(member string, msgs []*protocol.Message) ([]byte, error) {
-	var out []byte
+// lineBufs hold the encoded lines of one append between its encoding and
+// its write(2), which keeps nothing of them: a writer allocates nothing
+// per message for them.
+var lineBufs = sync.Pool{New: func() any { return new(make([]byte, 0, 1024)) }}
+
+// putLineBuf returns a buffer to lineBufs; one grown past 64 KiB by a
+// large message is let go, so the pool stays small.
+func putLineBuf(buf *[]byte) {
+	if cap(*buf) <= 64<<10 {
+		lineBufs.Put(buf)
+	}
+}
+
+// encodeAll appends msgs to out as lines of member's inbox, each ending
+// with a newline, after the checks Append makes of each.
+func encodeAll(out []byte, member string, msgs []*protocol.Message) ([]byte, error) {
 	for _, msg := range msgs {
 		if msg.To == "" {
 			msg.To = member
 		}
 		if msg.To != member {
-			return nil, fmt.Errorf("inbox: message to %q cannot go to the inbox of %q", msg.To, member)
+			return out, fmt.Errorf("inbox: message to %q cannot go to the inbox of %q", msg.To, member)
 		}
-		b, err := protocol.Encode(msg)
-		if err != nil {
-			return nil, fmt.Errorf("inbox: %w", err)
+		start := len(out)
+		var err error
+		if out, err = protocol.AppendEncode(out, msg); err != nil {
+			return out, fmt.Errorf("inbox: %w", err)
 		}
-		if len(b)+1 > protocol.MaxLine {
-			return nil, fmt.Errorf("inbox %s: %w (%d bytes)", member, ErrTooLarge, len(b)+1)
+		if n := len(out) - start + 1; n > protocol.MaxLine {
+			return out, fmt.Errorf("inbox %s: %w (%d bytes)", member, ErrTooLarge, n)
 		}
-		if len(msgs) == 1 {
-			return append(b, '\n'), nil
-		}
-		out = append(append(out, b...), '\n')
+		out = append(out, '\n')
 	}
 	return out, nil
 }
@@ -121,7 +135,10 @@ func (a *Appender) Append(msg *protocol.Message) error {
 
 // AppendBatch writes msgs as AppendBatch would: one write, one flock.
 func (a *Appender) AppendBatch(msgs []*protocol.Message) error {
-	b, err := encodeAll(a.member, msgs)
+	buf := lineBufs.Get().(*[]byte)
+	defer putLineBuf(buf)
+	b, err := encodeAll((*buf)[:0], a.member, msgs)
+	*buf = b
 	if err != nil || len(b) == 0 {
 		return err
 	}

@@ -276,16 +276,23 @@ func (c *Consumer) drain(ctx context.Context, verify bool) error {
 	// early; a couple more passes give them their chance.
 	replaced := false
 	for pass := 0; pass < 3; pass++ {
+		// A pass without a stat (st nil: inboxFile skipped it) reads to the
+		// end; its read, checked against the anchor, says where the file
+		// ends. One that reads nothing falls back on a stat'd pass, which
+		// tells a file cut below the offset or replaced by one exactly as
+		// long from one with nothing new.
+		limit, from := int64(toEnd), c.cur.off
 		if pass > 0 {
 			if st, err = f.Stat(); err != nil {
 				return fmt.Errorf("inbox %s: %w", c.member, err)
 			}
 		}
-		size, err := c.sameFile(f, st.Size(), replaced)
-		if err != nil {
-			return fmt.Errorf("inbox %s: %w", c.member, err)
+		if st != nil {
+			if limit, err = c.sameFile(f, st.Size(), replaced); err != nil {
+				return fmt.Errorf("inbox %s: %w", c.member, err)
+			}
 		}
-		off, err := scanLines(checkedFile{f, c}, c.cur.off, size, func(l line) error {
+		off, size, err := scanLinesTo(checkedFile{f, c}, c.cur.off, limit, func(l line) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -302,6 +309,8 @@ func (c *Consumer) drain(ctx context.Context, verify bool) error {
 			return nil
 		case err != nil:
 			return fmt.Errorf("inbox %s: %w", c.member, err)
+		case limit == toEnd && size == from:
+			continue // read nothing without a stat: look with one
 		}
 		if off != size || size < c.opts.CompactAt {
 			return nil
@@ -319,7 +328,16 @@ func (c *Consumer) drain(ctx context.Context, verify bool) error {
 // place (a compaction, a foreign reader), and is opened again when it lost
 // its name (unlinked, or replaced by a rename: no link left) or, when
 // verify is set, when the path names another file.
+//
+// A wake-up by a write to the inbox (verify unset) to a consumer whose
+// offset is anchored takes no stat: the kept file is returned with a nil
+// stat and the drain reads to the end. The name's changes do not go
+// unseen: an unlink, a rename over the name and lost events all wake the
+// consumer with verify set (Watcher).
 func (c *Consumer) inboxFile(verify bool) (*os.File, os.FileInfo, error) {
+	if c.f != nil && !verify && c.cur.off > 0 && c.cur.first != nil {
+		return c.f, nil, nil
+	}
 	if c.f != nil {
 		st, err := c.f.Stat()
 		if err != nil {
@@ -427,7 +445,7 @@ type checkedFile struct {
 }
 
 func (r checkedFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := r.f.ReadAt(p, off)
+	n, err := preadOnce(r.f, p, off)
 	if first := r.c.cur.first; first != nil && n > 0 {
 		ok, cerr := first.holds(r.f, r.c.anchorBuf)
 		if cerr != nil {
@@ -438,6 +456,26 @@ func (r checkedFile) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// preadOnce reads p at off with one pread(2). A regular file reads short
+// only at its end, so a short read says io.EOF at once rather than after a
+// second read that returns nothing (what os.File.ReadAt does): a drain
+// that reads to the end costs one read. Should a file system read short
+// before the end, the rest is read at the next wake-up.
+func preadOnce(f *os.File, p []byte, off int64) (int, error) {
+	for {
+		n, err := syscall.Pread(int(f.Fd()), p, off)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, &os.PathError{Op: "read", Path: f.Name(), Err: err}
+		case n < len(p):
+			return n, io.EOF
+		}
+		return n, nil
+	}
 }
 
 func (c *Consumer) handle(ctx context.Context, l line) error {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"sync"
 
 	"huddle/protocol"
@@ -35,8 +36,22 @@ var scanPool = sync.Pool{New: func() any { return &scanBufs{r: bufio.NewReaderSi
 // protocol.MaxLine is passed on as oversize once its newline arrives, without
 // being held in memory. fn returning an error stops the scan.
 func scanLines(f io.ReaderAt, off, limit int64, fn func(line) error) (int64, error) {
+	next, _, err := scanLinesTo(f, off, limit, fn)
+	return next, err
+}
+
+// toEnd as scanLinesTo's limit reads until f says io.EOF.
+const toEnd = -1
+
+// scanLinesTo is scanLines that also returns how far it read: with limit
+// toEnd it reads until f returns io.EOF (a consumer that skipped the fstat
+// of the file's size), and read is then where the file ended.
+func scanLinesTo(f io.ReaderAt, off, limit int64, fn func(line) error) (next, read int64, err error) {
+	if limit == toEnd {
+		limit = math.MaxInt64
+	}
 	if off >= limit {
-		return off, nil
+		return off, off, nil
 	}
 	s := scanPool.Get().(*scanBufs)
 	s.r.Reset(io.NewSectionReader(f, off, limit-off))
@@ -73,15 +88,15 @@ func scanLines(f io.ReaderAt, off, limit int64, fn func(line) error) (int64, err
 				l.text = acc[:len(acc)-1]
 			}
 			if ferr := fn(l); ferr != nil {
-				return start, ferr
+				return start, pos, ferr
 			}
 			acc, start, oversize = acc[:0], pos, false
 		case errors.Is(err, bufio.ErrBufferFull):
 			// A long line: keep reading.
 		case errors.Is(err, io.EOF):
-			return start, nil
+			return start, pos, nil
 		default:
-			return start, err
+			return start, pos, err
 		}
 	}
 }

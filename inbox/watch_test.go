@@ -323,3 +323,69 @@ func watchBob(t *testing.T, team string) (*Watcher, *collect, context.CancelFunc
 	}
 	return w, got, cancel
 }
+
+// TestInPlaceRewritesAreReadOnWriteEvents: a woken consumer reads without
+// a stat of the file (its read says where the file ends); the rewrites in
+// place that only a stat or the anchor tell apart from "nothing new" are
+// still read, each from its first line, with offsets that keep growing.
+// A foreign reader empties the inbox and writes a file exactly as long as
+// the one consumed (the read at the offset finds nothing), then one
+// shorter (the offset is past the end), then one longer (the read at the
+// offset finds bytes of the new content, refused by the anchor).
+func TestInPlaceRewritesAreReadOnWriteEvents(t *testing.T) {
+	team := t.TempDir()
+	w, got, cancel := watchBob(t, team)
+	defer cancel()
+	p, _ := teamdir.InboxPath(team, "bob")
+	line := func(content string) []byte {
+		m := msg("alice", "bob", content)
+		m.ID = "m-" + strings.Repeat("0", 26-len(content)) + strings.ToUpper(content)
+		b, err := protocol.Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, '\n')
+	}
+	if err := os.WriteFile(p, line("AAAA"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the first line", func() bool { return got.len() == 1 })
+	rewrite := func(b []byte) {
+		t.Helper()
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0) // truncate, then write: two events, neither a create
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := line("BBBB")
+	if len(same) != len(line("AAAA")) {
+		t.Fatal("the rewrite must be exactly as long as the first file")
+	}
+	rewrite(same)
+	waitFor(t, 10*time.Second, "the line of the same-length rewrite", func() bool { return got.len() == 2 })
+	rewrite(line("C"))
+	waitFor(t, 10*time.Second, "the line of the shorter rewrite", func() bool { return got.len() == 3 })
+	rewrite(append(line("DDDD"), line("EEEE")...))
+	waitFor(t, 10*time.Second, "the lines of the longer rewrite", func() bool { return got.len() == 5 })
+	if c := fmt.Sprint(got.contents()); c != "[AAAA BBBB C DDDD EEEE]" {
+		t.Fatalf("got %s", c)
+	}
+	for i := 1; i < got.len(); i++ {
+		if got.ds[i].Offset <= got.ds[i-1].Offset {
+			t.Fatalf("offsets go back at %d: %d after %d", i, got.ds[i].Offset, got.ds[i-1].Offset)
+		}
+	}
+	if dl := deadLetters(t, team); len(dl) > 0 {
+		t.Fatalf("%d dead letters (a read off a line boundary), first: %+v", len(dl), dl[0])
+	}
+	cancel()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

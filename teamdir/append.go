@@ -64,7 +64,7 @@ func flockFD(fd, how int) error {
 
 // Appender appends to one file the way AppendLine does — whole lines, one
 // write(2) under an exclusive flock — through a descriptor it keeps open, so
-// an append costs flock, fstat, write and unlock instead of an open and a
+// an append costs flock, write, fstat and unlock instead of an open and a
 // close as well. It is for a writer that appends to the same file many
 // times. Its methods may be called from several goroutines: a mutex orders
 // them, since every goroutine shares the descriptor and so the flock (which
@@ -72,12 +72,15 @@ func flockFD(fd, how int) error {
 //
 // The kept descriptor stays right while the file is appended to, truncated
 // in place (an inbox's compaction, a foreign reader draining it) or locked
-// by others. A file unlinked or renamed over since the last append has no
-// link left (fstat's st_nlink is 0, checked under the lock before each
-// write): the Appender opens the path again and writes there, so no line
-// goes into a file nobody can read. A file renamed away to another name
-// keeps its link and keeps the lines; nothing in a team directory renames
-// an appended file away (docs/DESIGN.md §11).
+// by others. A file unlinked or renamed over has no link left: fstat's
+// st_nlink, checked under the lock just after each write, is 0. The
+// Appender then opens the path again and writes the lines again there, so
+// no line stays only in a file nobody can open. (The check follows the
+// write so that a reader's wake-up, which the write causes, does not wait
+// for it; a reader that still had the old file open may so see the lines
+// twice, with the same ids, which an inbox's consumer handles once.) A file
+// renamed away to another name keeps its link and keeps the lines; nothing
+// in a team directory renames an appended file away (docs/DESIGN.md §11).
 type Appender struct {
 	mu   sync.Mutex
 	path string
@@ -106,41 +109,50 @@ func (a *Appender) Append(lines []byte) error {
 	if a.fd < 0 {
 		return fmt.Errorf("append %s: %w", filepath.Base(a.path), fs.ErrClosed)
 	}
-	if err := a.lockLinked(); err != nil {
-		return err
+	// At most a few times, should the file keep being replaced.
+	for range 8 {
+		linked, err := a.appendLocked(lines)
+		if err != nil || linked {
+			return err
+		}
+		if err := a.reopen(); err != nil {
+			return err
+		}
 	}
-	err := writeAll(a.fd, a.path, lines)
+	return fmt.Errorf("append %s: the file keeps being replaced", filepath.Base(a.path))
+}
+
+// appendLocked writes lines under the flock and reports whether the file
+// still had its name once they were in.
+func (a *Appender) appendLocked(lines []byte) (linked bool, err error) {
+	if err := flockFD(a.fd, syscall.LOCK_EX); err != nil {
+		return false, fmt.Errorf("append %s: lock: %w", filepath.Base(a.path), err)
+	}
+	err = writeAll(a.fd, a.path, lines)
+	if err == nil {
+		var st syscall.Stat_t
+		if serr := syscall.Fstat(a.fd, &st); serr != nil {
+			err = fmt.Errorf("append %s: %w", filepath.Base(a.path), serr)
+		}
+		linked = st.Nlink > 0
+	}
 	if uerr := flockFD(a.fd, syscall.LOCK_UN); err == nil && uerr != nil {
 		err = fmt.Errorf("append %s: unlock: %w", filepath.Base(a.path), uerr)
 	}
-	return err
+	return linked, err
 }
 
-// lockLinked takes the flock of a file that still has its name: a file
-// unlinked or replaced since the last append is closed and the path opened
-// again (at most a few times, should it keep being replaced).
-func (a *Appender) lockLinked() error {
-	for range 8 {
-		if err := flockFD(a.fd, syscall.LOCK_EX); err != nil {
-			return fmt.Errorf("append %s: lock: %w", filepath.Base(a.path), err)
-		}
-		var st syscall.Stat_t
-		if err := syscall.Fstat(a.fd, &st); err != nil {
-			_ = flockFD(a.fd, syscall.LOCK_UN)
-			return fmt.Errorf("append %s: %w", filepath.Base(a.path), err)
-		}
-		if st.Nlink > 0 {
-			return nil
-		}
-		syscall.Close(a.fd) // releases the lock
-		a.fd = -1
-		fd, err := openAppend(a.path)
-		if err != nil {
-			return fmt.Errorf("append: %w", &fs.PathError{Op: "open", Path: a.path, Err: err})
-		}
-		a.fd = fd
+// reopen closes the descriptor of a file that lost its name and opens the
+// path again.
+func (a *Appender) reopen() error {
+	syscall.Close(a.fd)
+	a.fd = -1
+	fd, err := openAppend(a.path)
+	if err != nil {
+		return fmt.Errorf("append: %w", &fs.PathError{Op: "open", Path: a.path, Err: err})
 	}
-	return fmt.Errorf("append %s: the file keeps being replaced", filepath.Base(a.path))
+	a.fd = fd
+	return nil
 }
 
 // Close closes the descriptor; later appends fail.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,5 +219,43 @@ func TestLinkExclusiveSyncsTheDirectoryAfterTheLink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(q); string(b) != "made" {
 		t.Errorf("file after a failed sync: %q", b)
+	}
+}
+
+// TestAppenderWritesAgainWhereTheNameIs: a line appended after the file
+// lost its name is checked for just after its write and written again into
+// the file at the path; the old file, which a reader may still hold open,
+// has it too (the reason an inbox's consumer dedupes by id).
+func TestAppenderWritesAgainWhereTheNameIs(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.jsonl")
+	a, err := OpenAppender(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Append([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append([]byte("two\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append([]byte("three\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil || string(got) != "two\nthree\n" {
+		t.Fatalf("the file at the path holds %q (%v), want two and three", got, err)
+	}
+	gotOld, err := io.ReadAll(old)
+	if err != nil || string(gotOld) != "one\ntwo\n" {
+		t.Fatalf("the unlinked file holds %q (%v), want one and two", gotOld, err)
 	}
 }
