@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -195,4 +196,179 @@ func testForgedAndStale(t *testing.T, open Opener) {
 	if r, _ := s.Request(ctx, sd.ID); r.Status != protocol.RequestPending {
 		t.Fatalf("refused decisions changed the shutdown request: %+v", r)
 	}
+}
+
+// decider is one of the two resolvers racing on a plan in
+// testPlanRoundTripRacingDeciders.
+type decider struct {
+	s     store.Store
+	event protocol.RequestEvent
+	text  string
+}
+
+// raced is what the two deciders of one plan got: errs[i] is decider i's.
+type raced struct {
+	id   string
+	errs [2]error
+}
+
+// testPlanRoundTripRacingDeciders: the plan approval round trip of
+// docs/DESIGN.md §5 across two handles (two connections for NATS), as two
+// machines of one team make it. The member asks on one handle; the lead's
+// consumer, on the other, approves each plan while at the same instant a
+// person on the member's handle rejects it. Of each pair exactly one
+// decides, only the winner answers, and the member gets exactly one answer
+// per plan, the one its record says, which it settles without a stale.
+func testPlanRoundTripRacingDeciders(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	memberSide, leadSide := open(t), open(t)
+	deciders := [2]decider{
+		{leadSide, protocol.EventApprove, "the lead's runtime"},
+		{memberSide, protocol.EventReject, "a person at the other machine"},
+	}
+	const plans = 8
+	races := make(chan raced, plans)
+	leadSub, err := leadSide.Consume(ctx, protocol.Lead, func(ctx context.Context, d store.Delivery) error {
+		if d.Msg.Type == protocol.TypePlanApprovalRequest {
+			races <- race(ctx, deciders, &d.Msg)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, leadSub)
+	answers := &collector{}
+	var mu sync.Mutex
+	var problems []string
+	memberSub, err := memberSide.Consume(ctx, "alice", func(ctx context.Context, d store.Delivery) error {
+		answers.add(d)
+		if d.Msg.Type != protocol.TypePlanApprovalResponse {
+			return nil
+		}
+		if err := settleAnswer(ctx, memberSide, &d.Msg); err != nil {
+			mu.Lock()
+			problems = append(problems, err.Error())
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, memberSub)
+
+	ids := map[string]bool{}
+	for range plans {
+		p := newPlan(t, "alice")
+		if err := memberSide.CreateRequest(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		m := protocol.NewMessage(protocol.TypePlanApprovalRequest, "alice", protocol.Lead)
+		m.RequestID, m.Plan = p.ID, p.Plan
+		if err := memberSide.Append(ctx, protocol.Lead, &m); err != nil {
+			t.Fatal(err)
+		}
+		ids[p.ID] = true
+	}
+	winners := map[string]protocol.RequestEvent{}
+	for range plans {
+		select {
+		case r := <-races:
+			winners[r.id] = winnerOf(t, deciders, r)
+		case <-time.After(wait):
+			t.Fatalf("the lead raced %d of %d plans", len(winners), plans)
+		}
+	}
+	// Every answer was appended before this line, so once it is handled
+	// every answer has been: a second answer to a plan would be seen.
+	if err := leadSide.Append(ctx, "alice", message(protocol.Lead, "alice", "that was all")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the member's last message", func() bool {
+		got := answers.all()
+		return len(got) > 0 && got[len(got)-1].Msg.Content == "that was all"
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Fatalf("the member refused answers: %v", problems)
+	}
+	got := answers.all()
+	if len(got) != plans+1 {
+		t.Fatalf("the member got %d messages for %d plans and a last line: %v", len(got), plans, got)
+	}
+	for _, d := range got[:plans] {
+		id := d.Msg.RequestID
+		if !ids[id] || d.Msg.Event() != winners[id] {
+			t.Fatalf("answer %s (%s) for plans %v won by %v", id, d.Msg.Event(), ids, winners)
+		}
+		delete(ids, id)
+	}
+}
+
+// race runs both deciders on the plan asked by m at one instant; the one
+// whose Decide wins answers the member, as team.Decide does.
+func race(ctx context.Context, deciders [2]decider, m *protocol.Message) raced {
+	out := raced{id: m.RequestID}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, dc := range deciders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := dc.s.Decide(ctx, m.RequestID, store.Decision{Event: dc.event, By: protocol.Lead, Text: dc.text})
+			if err == nil {
+				resp := protocol.NewMessage(protocol.TypePlanApprovalResponse, protocol.Lead, m.From)
+				resp.RequestID, resp.Approve, resp.Feedback = m.RequestID, protocol.Bool(dc.event == protocol.EventApprove), dc.text
+				err = dc.s.Append(ctx, m.From, &resp)
+			}
+			out.errs[i] = err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// winnerOf checks that exactly one decider of r won and the other was
+// told the outcome, and returns the winner's event.
+func winnerOf(t *testing.T, deciders [2]decider, r raced) protocol.RequestEvent {
+	t.Helper()
+	for i, err := range r.errs {
+		other := r.errs[1-i]
+		if err != nil {
+			continue
+		}
+		want, _ := protocol.RequestPending.Next(deciders[i].event)
+		var already *store.AlreadyError
+		if !errors.As(other, &already) || already.Status != want || already.ID != r.id {
+			t.Fatalf("plan %s: %s won, the other decider got %v", r.id, deciders[i].event, other)
+		}
+		return deciders[i].event
+	}
+	t.Fatalf("plan %s: no decider won: %v", r.id, r.errs)
+	return ""
+}
+
+// settleAnswer is the member's side of an answer, as the runtime does it:
+// the record must allow it (CheckAnswer), agree with it (Settle: not
+// stale) and say what the answer says.
+func settleAnswer(ctx context.Context, s store.Store, m *protocol.Message) error {
+	r, err := s.Request(ctx, m.RequestID)
+	if err != nil {
+		return err
+	}
+	if err := store.CheckAnswer(r, m.Type, m.From, m.To); err != nil {
+		return err
+	}
+	got, err := store.Settle(ctx, s, r, store.Decision{Event: m.Event(), By: m.From, Text: m.Feedback})
+	if err != nil {
+		return err
+	}
+	if want, _ := protocol.RequestPending.Next(m.Event()); got.Status != want || got.Feedback != m.Feedback {
+		return fmt.Errorf("plan %s answered %s (%q) reads %s (%q)", m.RequestID, m.Event(), m.Feedback, got.Status, got.Feedback)
+	}
+	return nil
 }

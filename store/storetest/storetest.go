@@ -33,6 +33,7 @@ func Run(t *testing.T, f Factory) {
 		{"FailingHandlerDeadLetters", testFailingHandler},
 		{"AppendRefusesMisaddressed", testAppendRefuses},
 		{"RacingApproversOneWinner", testRacingApprovers},
+		{"PlanRoundTripRacingDecidersAcrossHandles", testPlanRoundTripRacingDeciders},
 		{"PendingPlanResumedAfterRestart", testPendingPlanResumed},
 		{"ForgedAndStaleResponsesRefused", testForgedAndStale},
 		{"InvalidNamesRefused", testInvalidNames},
