@@ -37,7 +37,7 @@ var commands = []command{
 		flags: initFlags,
 	},
 	{
-		name: "up", synopsis: "[--dir D] [--headless] [--auto-approve]", teamDir: true,
+		name: "up", synopsis: "[--dir D] [--headless] [--auto-approve] [--store URL [--nats-creds F] [--members a,b]]", teamDir: true,
 		summary: "run the team in --dir with the UI (or --headless: JSON events)",
 		about: "Run the team of the team directory in this process and show it in the UI: its members'\n" +
 			"status, their messages and the plans that wait for the lead. One process runs a team at\n" +
