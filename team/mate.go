@@ -205,6 +205,9 @@ func (mt *mate) finish(err error) {
 			mt.finalStatus(protocol.MemberStopping)
 		}
 		mt.finalStatus(protocol.MemberStopped)
+		if mt.rt.leaseLost(mt.spec.Name) {
+			return // it runs elsewhere now: what is pending from or to it goes on there
+		}
 		mt.rt.cancelPending(mt.spec.Name, mt.spec.Name+" stopped")
 	}
 }

@@ -309,6 +309,9 @@ func TestStoreRuntimeRestartedResumesAPendingPlan(t *testing.T) {
 type severable struct {
 	store.Store
 	dead atomic.Bool
+	// noRenewal fails only the leases' renewals, as a network partition
+	// that outlasts their TTL would.
+	noRenewal atomic.Bool
 }
 
 var errSevered = errors.New("severed")
@@ -378,6 +381,9 @@ type severableLease struct {
 }
 
 func (l severableLease) Renew(ctx context.Context) error {
+	if l.s.noRenewal.Load() {
+		return errSevered
+	}
 	return l.s.write(func() error { return l.Lease.Renew(ctx) })
 }
 
@@ -404,5 +410,58 @@ func TestStoreMemberListedTwiceIsRefused(t *testing.T) {
 	}
 	if !runsHere(first, "alice") {
 		t.Fatal("the first runtime does not run alice")
+	}
+}
+
+// TestStoreLostLeaseStopsTheMember: a runtime that could not renew alice's
+// lease in time finds, once it can again, that another runtime took her
+// over: alice stops there with an error event, and her messages reach the
+// new runtime.
+func TestStoreLostLeaseStopsTheMember(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	st := &severable{Store: open()}
+	old := mustStartOn(t, st, "alice")
+	st.noRenewal.Store(true)
+	var now *storeRuntime
+	waitFor(t, 30*time.Second, "another runtime to take alice over", func() bool {
+		s, err := startOn(t, open(), "alice")
+		if err != nil && !strings.Contains(err.Error(), "alice runs elsewhere (holder ") {
+			t.Fatal(err)
+		}
+		now = s
+		return err == nil
+	})
+	st.noRenewal.Store(false)
+	waitFor(t, 15*time.Second, "the old runtime to say alice's lease is lost", func() bool {
+		return old.ev.has(func(e Event) bool {
+			msg, _ := e["error"].(string)
+			return e["event"] == "error" && e["member"] == "alice" && strings.Contains(msg, "the lease of alice is lost")
+		})
+	})
+	waitFor(t, 15*time.Second, "alice stopped in the old runtime", func() bool {
+		return old.ev.has(func(e Event) bool {
+			return e["event"] == "member_status" && e["member"] == "alice" && e["status"] == string(protocol.MemberStopped)
+		})
+	})
+	third := open()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := SendOn(ctx, third, &Team{Name: "crew", Members: []MemberSpec{{Name: "alice"}}}, protocol.Lead, "alice", "still there?"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the message delivered by the new runtime", func() bool {
+		return now.ev.has(func(e Event) bool {
+			return e["event"] == "message_delivered" && e["member"] == "alice" && e["type"] == string(protocol.TypeMessage)
+		})
+	})
+	if old.ev.has(func(e Event) bool {
+		return e["event"] == "message_delivered" && e["member"] == "alice" && e["type"] == string(protocol.TypeMessage)
+	}) {
+		t.Fatal("the old runtime still consumes alice's inbox")
+	}
+	if st := statusOn(third, "alice"); st == protocol.MemberStopped || st == "" {
+		t.Fatalf("alice's record says %q: the old runtime wrote over the new one's", st)
 	}
 }

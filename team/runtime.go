@@ -148,7 +148,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	fsw, err := watchRuntimeDirs(dir)
 	if err != nil {
 		cancel()
-		sh.stopConsumers()
+		_ = sh.stopConsumers() // the start failed: its error is the one said
 		unlock()
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		}
 		rt.wg.Wait()
 		fsw.Close()
-		sh.stopConsumers()
+		_ = sh.stopConsumers() // as above
 		rt.releaseLeases()
 		unlock()
 		return nil, err
