@@ -263,3 +263,45 @@ func TestUpOnStoreBrokerRestarted(t *testing.T) {
 		}
 	}
 }
+
+// TestUpOnStoreRefusals: what huddle up --store refuses, in one line, and
+// never with the URL's token; a member another process runs is named with
+// its holder.
+func TestUpOnStoreRefusals(t *testing.T) {
+	const secret = "s3cr3t-token"
+	closed := "nats://" + secret + "@" + freeAddr(t) + "/crew"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"up", "--headless", "--members", "bob"}, exitUsage, "--members goes with --store"},
+		{[]string{"up", "--headless", "--store", "nats://" + secret + "@127.0.0.1:1/a.b"}, exitUsage, "a team name holds no dot"},
+		{[]string{"up", "--store", closed}, exitUsage, "add --headless"},
+		{[]string{"up", "--headless", "--store", closed, "--members", "../bob"}, exitUsage, "--members: invalid name"},
+		{[]string{"up", "--headless", "--store", closed}, exitFail, "connect"},
+	} {
+		r := huddle(t, c.args...)
+		r.wantError(t, c.code, c.want, c.args...)
+		if strings.Contains(r.stderr, secret) {
+			t.Errorf("huddle %v printed the token: %q", c.args, r.stderr)
+		}
+	}
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	url := srv.URL("crew")
+	openTeamStore(t, url, true)
+	if ok, err := startUpOn(t, url, "bob").started(t); !ok {
+		t.Fatal(err)
+	}
+	args := []string{"up", "--headless", "--store", url, "--members", "alice,bob", "--dir", t.TempDir()}
+	// Its stdout holds the events of the start it gave up (the lead runs
+	// elsewhere too); its error is one line.
+	r := huddle(t, args...)
+	if r.code != exitFail || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: up: bob runs elsewhere (holder ") {
+		t.Fatalf("huddle %v: exit %d, stderr %q", args, r.code, r.stderr)
+	}
+}
