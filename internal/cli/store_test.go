@@ -324,6 +324,7 @@ func TestStoreSameOutputAsDirectory(t *testing.T) {
 	plan := protocol.NewRequest(protocol.KindPlan, "pl-samesamesameX", "reservas", protocol.Lead, now, time.Hour)
 	plan.Plan = "line one\nline two"
 	done := protocol.NewRequest(protocol.KindPlan, "pl-donedonedoneX", "data", protocol.Lead, now, time.Hour)
+	done.Plan = "count"
 	t0 := now.Add(time.Second)
 	spans := []trace.Span{
 		{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
