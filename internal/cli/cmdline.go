@@ -44,7 +44,7 @@ func (c *command) execute(args []string, stdout, stderr io.Writer) int {
 		c.printHelp(stdout)
 		return exitOK
 	}
-	if c.teamDir && !c.store {
+	if c.teamDir && fs.Lookup("store") == nil {
 		// A --store that parsed is another flag's value: only a failed
 		// parse can be a --store the command does not take.
 		if why, refused := refuseStore(c.name, args, err != nil); refused {

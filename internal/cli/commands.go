@@ -15,7 +15,8 @@ type command struct {
 	about    string // what 'huddle help NAME' says above the flags
 	teamDir  bool   // takes --dir, the team directory
 	// store: runs on a store too, with --store URL and --nats-creds F
-	// (store.go); a teamDir command without it refuses them.
+	// (store.go: cl.storeURL, cl.natsCreds, openStore); a teamDir command
+	// without a --store flag refuses them and $HUDDLE_STORE.
 	store bool
 	// flags defines the command's own flags on fs (--dir is added for a
 	// teamDir command) and returns its run, which reads their values.
