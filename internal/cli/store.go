@@ -31,18 +31,29 @@ const openTimeout = 15 * time.Second
 const storeSynopsis = "[--dir D | --store URL [--nats-creds F]]"
 
 // addStoreFlags defines --store and --nats-creds on a command that runs on
-// a store.
+// a store. Their defaults from the environment are read after parsing, not
+// given to the FlagSet: the help prints a flag's default, and a store URL
+// may hold a token.
 func addStoreFlags(fs *flag.FlagSet) {
-	fs.String("store", os.Getenv(envStore), "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://…, instead of the team directory ($"+envStore+")")
-	fs.String("nats-creds", os.Getenv(envNATSCreds), "a NATS credentials `file` for --store ($"+envNATSCreds+")")
+	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://…, instead of the team directory (default $"+envStore+")")
+	fs.String("nats-creds", "", "a NATS credentials `file` for --store (default $"+envNATSCreds+")")
+}
+
+// flagOrEnv is the value of flag name, or of the variable env when the flag
+// was not given.
+func (cl *cmdline) flagOrEnv(name, env string) string {
+	if cl.flagGiven(name) {
+		return cl.fs.Lookup(name).Value.String()
+	}
+	return os.Getenv(env)
 }
 
 // readStoreFlags takes --store and --nats-creds into cl, and checks the URL
 // before anything is done: a bad one is a usage error, credentials never
 // shown.
 func (cl *cmdline) readStoreFlags() (int, bool) {
-	cl.storeURL = strings.TrimSpace(cl.fs.Lookup("store").Value.String())
-	cl.natsCreds = cl.fs.Lookup("nats-creds").Value.String()
+	cl.storeURL = strings.TrimSpace(cl.flagOrEnv("store", envStore))
+	cl.natsCreds = cl.flagOrEnv("nats-creds", envNATSCreds)
 	cl.secrets = urlSecrets(cl.storeURL)
 	if cl.storeURL == "" {
 		if cl.flagGiven("store") {

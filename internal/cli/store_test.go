@@ -453,6 +453,13 @@ func TestStoreTokenNeverShown(t *testing.T) {
 	if !strings.Contains(with.stdout, "reservas") {
 		t.Fatalf("status with a token in $HUDDLE_STORE:\n%s", with.stdout)
 	}
+	// The help prints flags' defaults: the environment's URL is not one.
+	for _, cmd := range []string{"status", "approve", "init"} {
+		r := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + good}, cmd, "--help").wantOK(t, cmd+" --help")
+		if strings.Contains(r.stdout, token) || !strings.Contains(r.stdout, "(default $HUDDLE_STORE)") {
+			t.Errorf("%s --help with a token in $HUDDLE_STORE:\n%s", cmd, r.stdout)
+		}
+	}
 }
 
 // TestStoreRefusedWhereNotRunOnAStore: a command that runs only on the
