@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -150,4 +151,30 @@ func memberState(states []store.MemberState, name string) (store.MemberState, bo
 		}
 	}
 	return store.MemberState{}, false
+}
+
+// DeadLettersOn reads a store's dead letters, oldest first, as
+// ReadDeadLetters reads deadletter.jsonl, and says how many were not
+// dead letters.
+func DeadLettersOn(ctx context.Context, st store.Store) ([]DeadLetter, int, error) {
+	all, err := st.DeadLetters(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("dead letters: %w", err)
+	}
+	var letters []DeadLetter
+	skipped := 0
+	for _, dl := range all {
+		line, err := json.Marshal(dl)
+		if err != nil {
+			skipped++
+			continue
+		}
+		d, ok := parseDeadLetter(line)
+		if !ok {
+			skipped++
+			continue
+		}
+		letters = append(letters, d)
+	}
+	return letters, skipped, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/inbox"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
@@ -300,4 +301,23 @@ func TestDownOn(t *testing.T) {
 			t.Errorf("%s: DownOn = %v, want %v", c.name, got, c.down)
 		}
 	}
+}
+
+// TestDeadLettersOn: a store's dead letters read as deadletter.jsonl's do:
+// who caused them and through whom, from the refused line.
+func TestDeadLettersOn(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
+		raw := `{"id":"m1","type":"message","from":"bo","to":"ana","content":"x"}`
+		if err := st.DeadLetter(ctx, inbox.DeadLetter{Source: "inbox/ana.jsonl", Offset: 3, Reason: "bad", Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+		got, skipped, err := DeadLettersOn(ctx, st)
+		if err != nil || skipped != 0 || len(got) != 1 {
+			t.Fatalf("DeadLettersOn = %+v, %d, %v", got, skipped, err)
+		}
+		d := got[0]
+		if d.Source != "inbox/ana.jsonl" || d.Member != "ana" || d.By != "bo" || d.Type != "message" || d.MessageID != "m1" || d.Reason != "bad" || d.At.IsZero() {
+			t.Fatalf("dead letter %+v", d)
+		}
+	})
 }

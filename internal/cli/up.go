@@ -7,11 +7,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/natsstore"
 	"huddle/team"
 	"huddle/tui"
 )
@@ -22,36 +20,28 @@ func runtimeOptions(auto bool) team.Options {
 	return team.Options{AutoApprove: auto, Executable: exe}
 }
 
-// upOnStore are up's flags for a team in a store (docs/DESIGN.md §16).
-type upOnStore struct {
-	url, creds, members string
-}
-
 func upFlags(fs *flag.FlagSet) runFunc {
 	headless := fs.Bool("headless", false, "print one JSON event per line on stdout instead of the UI")
 	auto := fs.Bool("auto-approve", false, "approve every teammate's plan as it arrives, without the lead")
-	var on upOnStore
-	fs.StringVar(&on.url, "store", os.Getenv("HUDDLE_STORE"), "run the team kept in the store at `URL` (nats://[TOKEN@]HOST:PORT/TEAM, $HUDDLE_STORE); --dir keeps only this machine's files")
-	fs.StringVar(&on.creds, "nats-creds", os.Getenv("HUDDLE_NATS_CREDS"), "a NATS credentials `file` for --store ($HUDDLE_NATS_CREDS)")
-	fs.StringVar(&on.members, "members", "", "with --store, run only these members (`a,b`; default: every one no other process runs), and the lead when no other process runs it")
-	return func(cl *cmdline) int { return runUp(cl, *headless, *auto, on) }
+	members := fs.String("members", "", "with --store, run only these members (`a,b`; default: every one no other process runs), and the lead when no other process runs it; --dir then keeps only this machine's files")
+	return func(cl *cmdline) int { return runUp(cl, *headless, *auto, *members) }
 }
 
-func runUp(cl *cmdline, headless, auto bool, on upOnStore) int {
+func runUp(cl *cmdline, headless, auto bool, members string) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
-	if on.url != "" {
-		st, code, ok := openUpStore(ctx, cl, on, headless)
+	if cl.onStore() {
+		st, code, ok := openUpStore(ctx, cl, members, headless)
 		if !ok {
 			return code
 		}
 		defer st.Close()
-		opts.Store, opts.Members = st, splitMembers(on.members)
-	} else if on.members != "" {
+		opts.Store, opts.Members = st, splitMembers(members)
+	} else if members != "" {
 		return cl.usageError("--members goes with --store")
 	}
 	if !headless {
@@ -101,30 +91,21 @@ func runAttach(cl *cmdline) int {
 // openUpStore opens the store of huddle up --store: a bad URL or member
 // list is a usage error, an unreachable server a failure; neither shows a
 // credential.
-func openUpStore(ctx context.Context, cl *cmdline, on upOnStore, headless bool) (store.Store, int, bool) {
-	if _, err := natsstore.ParseURL(on.url); err != nil {
-		return nil, cl.usageError("--store: %v", err), false
-	}
+func openUpStore(ctx context.Context, cl *cmdline, members string, headless bool) (store.Store, int, bool) {
 	if !headless {
 		return nil, cl.usageError("the UI does not read a store yet: add --headless"), false
 	}
-	for _, m := range splitMembers(on.members) {
+	for _, m := range splitMembers(members) {
 		if err := checkMemberFlag(m); err != nil {
 			return nil, cl.usageError("--members: %v", err), false
 		}
 	}
-	octx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
-	defer cancel()
-	st, err := natsstore.Open(octx, on.url, natsstore.Options{CredsFile: on.creds})
+	st, err := openStore(ctx, cl)
 	if err != nil {
 		return nil, cl.fail(err), false // it names the URL, credentials redacted (natsstore.Redact)
 	}
 	return st, 0, true
 }
-
-// storeOpenTimeout bounds connecting to the store: an unreachable server
-// is an error, not a hang.
-const storeOpenTimeout = 15 * time.Second
 
 // splitMembers is --members a,b as names, blanks dropped.
 func splitMembers(list string) []string {
