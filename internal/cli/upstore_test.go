@@ -293,3 +293,75 @@ func TestUpOnStoreRefusals(t *testing.T) {
 		t.Fatalf("huddle %v: exit %d, stderr %q", args, r.code, r.stderr)
 	}
 }
+
+// TestUpOnStorePlanApprovedFromTheCLIAndACallAcross: two huddle up
+// processes share a team; alice (the second) plans, `huddle approve
+// --store` approves it, and she goes on: she calls bob (the first), whose
+// action calls alice back, and `huddle traces --store` shows the two calls
+// as one chain.
+func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	url := srv.URL("crew")
+	alice := team.MemberSpec{Name: "alice", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{
+		{Plan: "ask bob"}, {Say: "lead", Text: "asking"}, {Call: "bob", Action: "lookup", Prompt: "q", TimeoutSec: 30}, {Wait: team.Duration(time.Hour)},
+	}}, Actions: map[string]team.ActionSpec{"note": {Reply: "noted"}}}
+	bob := team.MemberSpec{Name: "bob", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}},
+		Actions: map[string]team.ActionSpec{"lookup": {Reply: "found", Call: &team.CallSpec{Target: "alice", Action: "note"}}}}
+	b, _ := json.Marshal(team.Team{Name: "crew", Members: []team.MemberSpec{alice, bob}})
+	st := openTeamStore(t, url, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for name, data := range map[string]string{
+		store.ConfigTeam:                  string(b),
+		store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob"]}`,
+		store.MemberPolicyConfig("bob"):   `{"allowed_targets":["alice"]}`,
+	} {
+		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := startUpOnWhenFree(t, url, "lead,bob")
+	second := startUpOnWhenFree(t, url, "alice")
+	var plan string
+	waitUntil(t, 30*time.Second, "alice's plan in the store", func() bool {
+		all, err := st.Requests(ctx)
+		if err == nil && len(all) == 1 && all[0].Status == protocol.RequestPending {
+			plan = all[0].ID
+		}
+		return plan != ""
+	})
+	if first.saw(func(e map[string]any) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" }) {
+		t.Fatal("alice went on before her plan was approved")
+	}
+	mustHuddle(t, "approve", plan, "--store", url)
+	waitUntil(t, 30*time.Second, "alice's message to the lead, in the other process", func() bool {
+		return first.saw(func(e map[string]any) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" })
+	})
+	waitUntil(t, 30*time.Second, "alice's call to end", func() bool {
+		return second.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alice" })
+	})
+	if !second.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alice" && e["status"] == "ok" }) {
+		t.Fatal("alice's call to bob did not succeed")
+	}
+	var chains []struct {
+		Calls []struct {
+			Caller, Target, Status string
+			Hop                    int
+		} `json:"calls"`
+	}
+	out := mustHuddle(t, "traces", "--store", url, "--json").stdout
+	if err := json.Unmarshal([]byte(out), &chains); err != nil {
+		t.Fatalf("traces --json: %v\n%s", err, out)
+	}
+	if len(chains) != 1 || len(chains[0].Calls) != 2 {
+		t.Fatalf("want one chain of two calls:\n%s", out)
+	}
+	c := chains[0].Calls
+	if c[0].Caller != "alice" || c[0].Target != "bob" || c[1].Caller != "bob" || c[1].Target != "alice" || c[1].Hop != 1 || c[0].Status != "ok" || c[1].Status != "ok" {
+		t.Fatalf("the chain:\n%s", out)
+	}
+}
