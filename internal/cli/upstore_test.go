@@ -334,17 +334,23 @@ func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 		}
 		return plan != ""
 	})
-	if first.saw(func(e map[string]any) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" }) {
+	if first.saw(func(e map[string]any) bool {
+		return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+	}) {
 		t.Fatal("alice went on before her plan was approved")
 	}
 	mustHuddle(t, "approve", plan, "--store", url)
 	waitUntil(t, 30*time.Second, "alice's message to the lead, in the other process", func() bool {
-		return first.saw(func(e map[string]any) bool { return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message" })
+		return first.saw(func(e map[string]any) bool {
+			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+		})
 	})
 	waitUntil(t, 30*time.Second, "alice's call to end", func() bool {
 		return second.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alice" })
 	})
-	if !second.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alice" && e["status"] == "ok" }) {
+	if !second.saw(func(e map[string]any) bool {
+		return e["event"] == "call" && e["member"] == "alice" && e["status"] == "ok"
+	}) {
 		t.Fatal("alice's call to bob did not succeed")
 	}
 	var chains []struct {
