@@ -313,7 +313,7 @@ func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 		Actions: map[string]team.ActionSpec{"lookup": {Reply: "found", Call: &team.CallSpec{Target: "alice", Action: "note"}}}}
 	b, _ := json.Marshal(team.Team{Name: "crew", Members: []team.MemberSpec{alice, bob}})
 	st := openTeamStore(t, url, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for name, data := range map[string]string{
 		store.ConfigTeam:                  string(b),
