@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -14,7 +13,6 @@ import (
 
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/natsstore"
 	"huddle/team"
 )
 
@@ -29,14 +27,10 @@ var storeTeam = team.Team{Name: "crew", Members: []team.MemberSpec{
 // there.
 func openTeamStore(t *testing.T, url string, put bool) store.Store {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	st, err := natsstore.Open(ctx, url, natsstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openTestStore(t, url)
 	if put {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
 		b, _ := json.Marshal(storeTeam)
 		if err := st.PutConfig(ctx, store.ConfigTeam, b); err != nil {
 			t.Fatal(err)
@@ -182,12 +176,7 @@ func missing(ids []string, got ...map[string]bool) []string {
 // in flight and started again: every message reaches bob, in one run or
 // the other.
 func TestUpOnStoreKill9LosesNothing(t *testing.T) {
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	url := srv.URL("crew")
+	url := natsTeam(t)
 	st := openTeamStore(t, url, true)
 	first := startUpOnWhenFree(t, url, "lead,alice")
 	bob := startUpOnWhenFree(t, url, "bob")
@@ -207,22 +196,11 @@ func TestUpOnStoreKill9LosesNothing(t *testing.T) {
 	}
 }
 
-// freeAddr is a loopback address no one listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestUpOnStoreBrokerRestarted: the broker under two huddle up processes
 // stops and starts again on the same address and data; both reconnect and
 // go on: messages sent before and after reach their members.
 func TestUpOnStoreBrokerRestarted(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+	addr, data := freePort(t), t.TempDir()
 	broker, _, _, _ := startBroker(t, "--addr", addr, "--data", data)
 	url := "nats://" + addr + "/crew"
 	st := openTeamStore(t, url, true)
@@ -259,7 +237,7 @@ func TestUpOnStoreBrokerRestarted(t *testing.T) {
 // its holder.
 func TestUpOnStoreRefusals(t *testing.T) {
 	const secret = "s3cr3t-token"
-	closed := "nats://" + secret + "@" + freeAddr(t) + "/crew"
+	closed := "nats://" + secret + "@" + freePort(t) + "/crew"
 	for _, c := range []struct {
 		args []string
 		code int
@@ -277,12 +255,7 @@ func TestUpOnStoreRefusals(t *testing.T) {
 			t.Errorf("huddle %v printed the token: %q", c.args, r.stderr)
 		}
 	}
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	url := srv.URL("crew")
+	url := natsTeam(t)
 	openTeamStore(t, url, true)
 	startUpOnWhenFree(t, url, "bob")
 	args := []string{"up", "--headless", "--store", url, "--members", "alice,bob", "--dir", t.TempDir()}
@@ -300,12 +273,7 @@ func TestUpOnStoreRefusals(t *testing.T) {
 // action calls alice back, and `huddle traces --store` shows the two calls
 // as one chain.
 func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	url := srv.URL("crew")
+	url := natsTeam(t)
 	alice := team.MemberSpec{Name: "alice", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{
 		{Plan: "ask bob"}, {Say: "lead", Text: "asking"}, {Call: "bob", Action: "lookup", Prompt: "q", TimeoutSec: 30}, {Wait: team.Duration(time.Hour)},
 	}}, Actions: map[string]team.ActionSpec{"note": {Reply: "noted"}}}
