@@ -49,7 +49,10 @@ var commands = []command{
 		about: "Run the team of the team directory in this process and show it in the UI: its members'\n" +
 			"status, their messages and the plans that wait for the lead. One process runs a team at\n" +
 			"a time. With --headless, print one JSON event per line on stdout instead; then a\n" +
-			"terminal is not needed. Ctrl-C, SIGTERM or SIGHUP stops the team.",
+			"terminal is not needed. Ctrl-C, SIGTERM or SIGHUP stops the team.\n" +
+			"With --store (headless), the team is kept in the store and may span machines: this\n" +
+			"process runs the --members listed (default: every one no other process runs), and the\n" +
+			"lead when no other process runs it; --dir keeps only this machine's files.",
 		flags: upFlags,
 	},
 	{
