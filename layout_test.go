@@ -22,7 +22,7 @@ var allowedImports = map[string][]string{
 	"llm":           {"protocol"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
-	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm"},
+	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store"},
 	"claudeteam":    {"protocol", "teamdir", "team"},
 	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
 	"agents":        {"protocol", "team"},

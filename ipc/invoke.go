@@ -46,6 +46,9 @@ type Caller struct {
 	Resolve   Resolver
 	// OnSpanError is told when a span cannot be written (the call goes on).
 	OnSpanError func(error)
+	// AppendSpan, when set, records the spans instead of TeamDir's
+	// traces.jsonl: a team whose state is in a store (docs/DESIGN.md §16).
+	AppendSpan func(trace.Span) error
 }
 
 // Call runs req and always returns a result: the target's answer, or an
@@ -162,10 +165,16 @@ func checkAnswer(req *protocol.InvocationRequest, res *protocol.InvocationResult
 }
 
 func (c *Caller) span(s trace.Span) {
-	if c.TeamDir == "" {
+	var err error
+	switch {
+	case c.AppendSpan != nil:
+		err = c.AppendSpan(s)
+	case c.TeamDir == "":
 		return // no team directory: nowhere to trace
+	default:
+		err = trace.AppendSpan(c.TeamDir, s)
 	}
-	if err := trace.AppendSpan(c.TeamDir, s); err != nil && c.OnSpanError != nil {
+	if err != nil && c.OnSpanError != nil {
 		c.OnSpanError(err)
 	}
 }

@@ -17,6 +17,9 @@ import (
 // recorded in the trace as late and never delivered.
 type Router struct {
 	teamDir string
+	// AppendSpan, when set, records late spans instead of teamDir's
+	// traces.jsonl (a team in a store). Set it before the first call.
+	AppendSpan func(trace.Span) error
 
 	mu      sync.Mutex
 	waiting map[string]chan protocol.InvocationResult
@@ -79,7 +82,12 @@ func (r *Router) Deliver(res protocol.InvocationResult) bool {
 	case late:
 		// No remote endpoint: only an InboxTarget waits on a Router, and a
 		// teammate's inbox is in this team directory, never another huddle.
-		_ = trace.AppendSpan(r.teamDir, trace.End(req, res, "", true, time.Now())) // the call has ended: only the trace of its late answer is lost
+		span := trace.End(req, res, "", true, time.Now())
+		if r.AppendSpan != nil {
+			_ = r.AppendSpan(span) // as below
+			return false
+		}
+		_ = trace.AppendSpan(r.teamDir, span) // the call has ended: only the trace of its late answer is lost
 	}
 	return false
 }
@@ -91,13 +99,23 @@ type InboxTarget struct {
 	TeamDir string
 	Name    string
 	Router  *Router
+	// Append, when set, writes to the inbox instead of inbox.Append under
+	// TeamDir: a team whose inboxes are in a store (docs/DESIGN.md §16).
+	Append func(member string, m *protocol.Message) error
+}
+
+func (t InboxTarget) send(m *protocol.Message) error {
+	if t.Append != nil {
+		return t.Append(t.Name, m)
+	}
+	return inbox.Append(t.TeamDir, t.Name, m)
 }
 
 func (t InboxTarget) Invoke(ctx context.Context, req protocol.InvocationRequest) (protocol.InvocationResult, error) {
 	ch := t.Router.expect(req.RequestID)
 	m := protocol.NewMessage(protocol.TypeInvocationRequest, req.Caller, t.Name)
 	m.Invocation = &req
-	if err := inbox.Append(t.TeamDir, t.Name, &m); err != nil {
+	if err := t.send(&m); err != nil {
 		t.Router.giveUp(req, false)
 		return protocol.InvocationResult{}, fmt.Errorf("send to %s: %w", t.Name, err)
 	}
@@ -112,7 +130,7 @@ func (t InboxTarget) Invoke(ctx context.Context, req protocol.InvocationRequest)
 			// its own onward calls. (At a deadline it may still answer late.)
 			c := protocol.NewMessage(protocol.TypeInvocationCancel, req.Caller, t.Name)
 			c.RequestID = req.RequestID
-			_ = inbox.Append(t.TeamDir, t.Name, &c) // best effort: an answer that comes anyway is traced as late
+			_ = t.send(&c) // best effort: an answer that comes anyway is traced as late
 		}
 		return protocol.InvocationResult{}, ctx.Err()
 	}

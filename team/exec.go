@@ -356,7 +356,7 @@ func (mt *mate) readLines(out io.Reader) error {
 
 // refuseLine dead-letters a line the process wrote and says so in the events.
 func (mt *mate) refuseLine(off int64, reason string, line []byte) error {
-	if err := inbox.WriteDeadLetter(mt.rt.dir, "exec:"+mt.spec.Name, off, reason, line); err != nil {
+	if err := mt.rt.sh.deadLetter("exec:"+mt.spec.Name, off, reason, line); err != nil {
 		return err
 	}
 	mt.rt.emit(Event{"event": "dead_letter", "member": mt.spec.Name, "reason": reason})
@@ -508,7 +508,7 @@ func (mt *mate) execSend(l ExecLine) error {
 	if l.Content == "" {
 		return errors.New("send: content is required")
 	}
-	if err := Send(mt.rt.dir, mt.rt.team, mt.spec.Name, l.To, l.Content); err != nil {
+	if err := mt.rt.sh.send(mt.rt.team, mt.spec.Name, l.To, l.Content); err != nil {
 		return fmt.Errorf("send: %v", err)
 	}
 	mt.count(func(c *protocol.Counters) { c.Sent++ })
@@ -520,7 +520,7 @@ func (mt *mate) execBroadcast(l ExecLine) error {
 	if l.Content == "" {
 		return errors.New("broadcast: content is required")
 	}
-	n, err := Broadcast(mt.rt.dir, mt.rt.team, mt.spec.Name, l.Content)
+	n, err := mt.rt.sh.broadcast(mt.rt.team, mt.spec.Name, l.Content)
 	mt.count(func(c *protocol.Counters) { c.Sent += n })
 	if err != nil {
 		return fmt.Errorf("broadcast: %v", err)
@@ -545,7 +545,7 @@ func (mt *mate) execShutdownResponse(l ExecLine) error {
 	if l.Approve == nil {
 		return errors.New("shutdown_response: approve is required")
 	}
-	r, err := LoadRequest(mt.rt.dir, l.RequestID)
+	r, err := mt.rt.sh.loadRequest(l.RequestID)
 	if err != nil {
 		return fmt.Errorf("shutdown_response: no request %q", l.RequestID)
 	}

@@ -31,6 +31,11 @@ type invocations struct {
 // there; any other member is a teammate reached through its inbox, unless
 // its run is over (stopped or crashed): then it is not available.
 func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
+	return resolverOn(dir, t, router, &dirShared{dir: dir})
+}
+
+// resolverOn is Resolver with the teammates' records and inboxes in sh.
+func resolverOn(dir string, t *Team, router *ipc.Router, sh shared) ipc.Resolver {
 	return func(name string) (ipc.Target, string) {
 		spec, ok := t.Member(name)
 		if !ok {
@@ -50,10 +55,10 @@ func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
 			}
 			return blueprint.Target{Client: c, Skill: tg.Skill}, ""
 		}
-		if rec, err := LoadMember(dir, name); err == nil && rec.Status.IsTerminal() {
+		if rec, err := sh.loadMember(name); err == nil && rec.Status.IsTerminal() {
 			return nil, fmt.Sprintf("is not available: it is %s", rec.Status)
 		}
-		return ipc.InboxTarget{TeamDir: dir, Name: name, Router: router}, ""
+		return ipc.InboxTarget{TeamDir: dir, Name: name, Router: router, Append: sh.appendTo}, ""
 	}
 }
 
@@ -88,13 +93,24 @@ func MemberPolicy(dir string, t *Team, member string) (*ipc.Policy, error) {
 	return p, nil
 }
 
+// memberPolicy is member's policy: from the team directory, or, for a team
+// in a store, from the store when it holds one (onStorePolicy).
+func (rt *Runtime) memberPolicy(member string) (*ipc.Policy, error) {
+	if p, found, err := rt.storePolicy(member); found {
+		return p, err
+	}
+	return MemberPolicy(rt.dir, rt.team, member)
+}
+
 func (rt *Runtime) caller(member string) *ipc.Caller {
 	rt.inv.mu.Lock()
 	defer rt.inv.mu.Unlock()
 	c, ok := rt.inv.callers[member]
 	if !ok {
-		policy, policyErr := MemberPolicy(rt.dir, rt.team, member)
+		policy, policyErr := rt.memberPolicy(member)
 		c = NewCaller(rt.dir, rt.team, rt.inv.router, policy, policyErr)
+		c.Resolve = resolverOn(rt.dir, rt.team, rt.inv.router, rt.sh)
+		c.AppendSpan = rt.sh.appendSpan
 		c.OnSpanError = func(err error) { rt.emit(Event{"event": "error", "member": member, "error": err.Error()}) }
 		rt.inv.callers[member] = c
 	}
@@ -232,11 +248,11 @@ func (mt *mate) answerAction(ctx context.Context, req protocol.InvocationRequest
 func (mt *mate) reply(req protocol.InvocationRequest, res protocol.InvocationResult) {
 	m := protocol.NewMessage(protocol.TypeInvocationResult, mt.spec.Name, req.Caller)
 	m.Result = &res
-	err := inbox.Append(mt.rt.dir, req.Caller, &m)
+	err := mt.rt.sh.appendTo(req.Caller, &m)
 	if errors.Is(err, inbox.ErrTooLarge) {
 		fail := tooLarge(&req, &m)
 		m.Result = &fail
-		err = inbox.Append(mt.rt.dir, req.Caller, &m)
+		err = mt.rt.sh.appendTo(req.Caller, &m)
 	}
 	if err != nil {
 		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("answering %s: %v", req.RequestID, err)})

@@ -227,7 +227,7 @@ func (mt *mate) llmMessage(ctx context.Context, d inbox.Delivery) error {
 // it with shutdown_response; a member whose loop has ended approves it.
 func (mt *mate) llmShutdownRequest(m protocol.Message) error {
 	if why := mt.loopEnded(); why != "" {
-		r, err := LoadRequest(mt.rt.dir, m.RequestID)
+		r, err := mt.rt.sh.loadRequest(m.RequestID)
 		if err != nil {
 			return err
 		}
@@ -357,7 +357,7 @@ func (e *llmEnv) Send(to, content string) error {
 	if content == "" {
 		return errors.New("send_message: content is empty")
 	}
-	if err := Send(mt.rt.dir, mt.rt.team, mt.spec.Name, to, content); err != nil {
+	if err := mt.rt.sh.send(mt.rt.team, mt.spec.Name, to, content); err != nil {
 		return fmt.Errorf("send_message: %w", err)
 	}
 	mt.count(func(c *protocol.Counters) { c.Sent++ })
@@ -371,7 +371,7 @@ func (e *llmEnv) Broadcast(content string) error {
 	if content == "" {
 		return errors.New("broadcast: content is empty")
 	}
-	n, err := Broadcast(mt.rt.dir, mt.rt.team, mt.spec.Name, content)
+	n, err := mt.rt.sh.broadcast(mt.rt.team, mt.spec.Name, content)
 	mt.count(func(c *protocol.Counters) { c.Sent += n })
 	mt.writeOrSay()
 	if err != nil {
@@ -401,7 +401,7 @@ func (e *llmEnv) Call(ctx context.Context, target, action, prompt string, timeou
 // approval stops it.
 func (e *llmEnv) ShutdownResponse(requestID string, approve bool, reason string) error {
 	mt := e.mt
-	r, err := LoadRequest(mt.rt.dir, requestID)
+	r, err := mt.rt.sh.loadRequest(requestID)
 	if err != nil {
 		return fmt.Errorf("shutdown_response: no request %q", requestID)
 	}

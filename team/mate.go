@@ -111,7 +111,7 @@ func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (sp
 				rec.Runtime = "target:" + t.Kind
 				rec.Activity = "called at " + t.URL + strings.Join(t.Command, " ")
 			}
-			if err := WriteMember(rt.dir, &rec); err != nil {
+			if err := rt.sh.writeMember(&rec); err != nil {
 				return spawnedMate{}, err
 			}
 			rt.recordMove(&rec)
@@ -145,7 +145,7 @@ func (rt *Runtime) spawn(ctx context.Context, spec MemberSpec, consume bool) (sp
 	}
 	if consume {
 		name := spec.Name
-		if err := rt.w.Consume(name, func(ctx context.Context, d inbox.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
+		if err := rt.sh.consume(name, func(ctx context.Context, d inbox.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
 			return spawnedMate{mt: mt, prev: prev}, err
 		}
 	}
@@ -165,7 +165,7 @@ func (rt *Runtime) previous(name string) *protocol.Member {
 		}
 		return nil
 	}
-	prev, _ := LoadMember(rt.dir, name)
+	prev, _ := rt.sh.loadMember(name)
 	return prev
 }
 
@@ -173,6 +173,7 @@ func (rt *Runtime) previous(name string) *protocol.Member {
 // run ended.
 func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
 	mt, prev, spec := sm.mt, sm.prev, sm.mt.spec
+	ctx = rt.memberCtx(ctx, spec.Name)
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
@@ -204,6 +205,9 @@ func (mt *mate) finish(err error) {
 			mt.finalStatus(protocol.MemberStopping)
 		}
 		mt.finalStatus(protocol.MemberStopped)
+		if mt.rt.leaseLost(mt.spec.Name) {
+			return // it runs elsewhere now: what is pending from or to it goes on there
+		}
 		mt.rt.cancelPending(mt.spec.Name, mt.spec.Name+" stopped")
 	}
 }
@@ -228,9 +232,12 @@ func (mt *mate) write() error {
 	mt.mu.Lock()
 	rec := mt.rec
 	mt.mu.Unlock()
+	if mt.rt.leaseLost(rec.Name) {
+		return nil // another runtime runs it now, and writes its record
+	}
 	mt.rt.takeSlot()
 	defer mt.rt.giveSlot()
-	return WriteMember(mt.rt.dir, &rec)
+	return mt.rt.sh.writeMember(&rec)
 }
 
 // setStatus moves the teammate's state machine and records it. An illegal
@@ -366,12 +373,12 @@ func (mt *mate) shutdownArrived(ctx context.Context, d inbox.Delivery) error {
 // after its current step.
 func (mt *mate) answer(r *protocol.Request, ev protocol.RequestEvent, reason string) error {
 	name := mt.spec.Name
-	if _, err := Resolve(mt.rt.dir, r.ID, Resolution{Event: ev, By: name, Text: reason}); err != nil {
+	if _, err := resolveID(mt.rt.sh, r.ID, Resolution{Event: ev, By: name, Text: reason}); err != nil {
 		return err
 	}
 	resp := protocol.NewMessage(protocol.TypeShutdownResponse, name, protocol.Lead)
 	resp.RequestID, resp.Approve, resp.Reason = r.ID, protocol.Bool(ev == protocol.EventApprove), reason
-	if err := inbox.Append(mt.rt.dir, protocol.Lead, &resp); err != nil {
+	if err := mt.rt.sh.appendTo(protocol.Lead, &resp); err != nil {
 		return err
 	}
 	if ev == protocol.EventApprove {
@@ -398,7 +405,7 @@ func (mt *mate) planDecided(ctx context.Context, d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("plan_approval_response from %s; only the lead decides plans", m.From))
 		return nil
 	}
-	r, err := LoadRequest(mt.rt.dir, m.RequestID)
+	r, err := mt.rt.sh.loadRequest(m.RequestID)
 	if errors.Is(err, os.ErrNotExist) {
 		mt.rt.deadLetter(name, d, "plan_approval_response for unknown request "+m.RequestID)
 		return nil
@@ -410,7 +417,7 @@ func (mt *mate) planDecided(ctx context.Context, d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a plan of %s", r.ID, name))
 		return nil
 	}
-	if r, err = settle(mt.rt.dir, r, Resolution{Event: planEvent(m), By: protocol.Lead, Text: m.Feedback}); err != nil {
+	if r, err = settleOn(mt.rt.sh, r, Resolution{Event: planEvent(m), By: protocol.Lead, Text: m.Feedback}); err != nil {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}
@@ -482,7 +489,7 @@ func (mt *mate) submitPlan(plan string) (string, error) {
 		r.Revises = mt.lastPlan
 	}
 	mt.mu.Unlock()
-	if err := CreateRequest(mt.rt.dir, &r); err != nil {
+	if err := mt.rt.sh.createRequest(&r); err != nil {
 		return "", err
 	}
 	mt.mu.Lock()
@@ -502,7 +509,7 @@ func (mt *mate) submitPlan(plan string) (string, error) {
 	}
 	m := protocol.NewMessage(protocol.TypePlanApprovalRequest, name, protocol.Lead)
 	m.RequestID, m.Plan = r.ID, plan
-	if err := inbox.Append(mt.rt.dir, protocol.Lead, &m); err != nil {
+	if err := mt.rt.sh.appendTo(protocol.Lead, &m); err != nil {
 		return "", err
 	}
 	return r.ID, nil
@@ -519,7 +526,7 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 	mt.rt.awaitingPlan(id, mt)
 	defer mt.rt.notAwaiting(id, mt)
 	for {
-		r, err := decidedRequest(mt.rt.dir, id)
+		r, err := mt.rt.sh.decided(id)
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			// A corrupt record does not end the teammate: it says so, acts
@@ -530,7 +537,7 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 				_ = mt.setStatus(protocol.MemberAwaitingApproval, fmt.Sprintf("waiting for approval of %s (%s is corrupt)", id, ce.File))
 			}
 			r, err = &protocol.Request{ID: id, Status: protocol.RequestPending}, nil
-			if d, ok := FromDecision(mt.rt.dir, id); ok {
+			if d, ok := mt.rt.sh.fromDecision(id); ok {
 				r = d
 			}
 		}
@@ -559,9 +566,12 @@ var errStopped = errors.New("shutdown approved")
 // under the mate's writeMu: the history is in the order of the moves.
 func (mt *mate) writeMove(rec *protocol.Member, moved bool) error {
 	rt := mt.rt
+	if rt.leaseLost(rec.Name) {
+		return nil // another runtime runs it now, and writes its record
+	}
 	rt.takeSlot()
 	defer rt.giveSlot()
-	if err := WriteMember(rt.dir, rec); err != nil {
+	if err := rt.sh.writeMember(rec); err != nil {
 		return err
 	}
 	if moved {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -601,18 +602,10 @@ func applyDecision(dir string, r *protocol.Request, d *decision) (*protocol.Requ
 	return r, nil
 }
 
-// applyInMemory moves r to the final state d says, in memory.
+// applyInMemory moves r to the final state d says, in memory: the rule
+// both stores share (store.ApplyDecision).
 func applyInMemory(r *protocol.Request, d *decision) error {
-	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {
-		return err
-	}
-	switch {
-	case r.Kind == protocol.KindPlan && d.Event.IsAnswer():
-		r.Feedback = d.Text
-	default:
-		r.ResponseReason = d.Text
-	}
-	return nil
+	return store.ApplyDecision(r, store.Decision(*d))
 }
 
 // decidedRequest is the record of id as its decision makes it, if it has
@@ -630,28 +623,10 @@ func decidedRequest(dir, id string) (*protocol.Request, error) {
 	return LoadRequest(dir, id) // pending, or made final by a foreign agent
 }
 
-// settle brings r in line with an answer that arrived as an inbox line. A
-// pending request is resolved by it (a peer that writes lines alone, with no
-// decision file); a final one must already say the same, or the answer is
-// stale.
+// settle brings r in line with an answer that arrived as an inbox line
+// (settleOn on the team directory).
 func settle(dir string, r *protocol.Request, answer Resolution) (*protocol.Request, error) {
-	if r.Status == protocol.RequestPending {
-		nr, err := Resolve(dir, r.ID, answer)
-		if err == nil {
-			return nr, nil
-		}
-		var already *AlreadyError
-		if !errors.As(err, &already) {
-			return nil, err
-		}
-		if r, err = LoadRequest(dir, r.ID); err != nil {
-			return nil, err
-		}
-	}
-	if want, _ := protocol.RequestPending.Next(answer.Event); r.Status != want {
-		return nil, fmt.Errorf("stale answer: request %s already %s by %s", r.ID, r.Status, r.ResolvedBy)
-	}
-	return r, nil
+	return settleOn(&dirShared{dir: dir}, r, answer)
 }
 
 // FromDecision is what id's decision alone says, for a record that cannot

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"huddle/inbox"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -99,7 +98,7 @@ func (rt *Runtime) restartAsked() {
 			continue
 		}
 		if err := rt.restart(name); err != nil {
-			if derr := inbox.WriteDeadLetter(rt.dir, teamdir.RestartDir+"/"+name, 0, err.Error(), raw); derr != nil {
+			if derr := rt.sh.deadLetter(teamdir.RestartDir+"/"+name, 0, err.Error(), raw); derr != nil {
 				rt.emit(Event{"event": "error", "member": name, "error": derr.Error()})
 			}
 			rt.emit(Event{"event": "dead_letter", "member": name, "reason": err.Error()})
@@ -121,6 +120,9 @@ func (rt *Runtime) restart(name string) error {
 	spec, ok := rt.team.Member(name)
 	if !ok {
 		return fmt.Errorf("restart: no member %q in team %s", name, rt.team.Name)
+	}
+	if rt.leaseLost(name) {
+		return fmt.Errorf("restart: %s runs elsewhere now (its lease was lost)", name)
 	}
 	old := rt.mate(name)
 	if old == nil {

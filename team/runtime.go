@@ -2,7 +2,6 @@ package team
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -38,6 +38,22 @@ type Options struct {
 	// default 500ms. Deadlines and restarts need no tick: a timer and a
 	// watch wake the runtime (team/watch.go).
 	Tick time.Duration
+	// Store, when set, holds the team's shared state (docs/DESIGN.md §16):
+	// team.json, the members' policies when it has them, the inboxes, the
+	// request and member records, the dead letters and the spans; the
+	// directory given to Start (created if missing) keeps only what is
+	// local to this machine. nil: the team directory holds everything.
+	Store store.Store
+	// Members are the members this runtime runs on a Store, each under a
+	// lease; a listed member whose lease another runtime holds fails the
+	// start. Empty: every member whose lease is free. The lead runs here
+	// when its lease is free.
+	Members []string
+	// Holder names this runtime in its leases (default "hostname:pid");
+	// LeaseTTL is how long a lease outlives its last renewal (default 10 s;
+	// renewed every third of it).
+	Holder   string
+	LeaseTTL time.Duration
 	// newThinker builds an llm teammate's loop (nil: the real llm.Agent);
 	// tests give a fake.
 	newThinker thinkerFactory
@@ -48,7 +64,8 @@ type Runtime struct {
 	dir  string
 	team *Team
 	opts Options
-	w    *inbox.Watcher
+	// sh is the team's shared state: the team directory, or a store.
+	sh shared
 
 	done chan struct{}
 	err  error
@@ -61,9 +78,14 @@ type Runtime struct {
 	// said; corrupt the records reported unreadable, with why.
 	archiveFailed map[string]bool
 	corrupt       map[string]string
-	live          liveListing
+	// listMu makes one listing of the requests at a time, with the
+	// archiving of the final ones it found (pending).
+	listMu sync.Mutex
 	// awaiting are the teammates awaiting a plan decision, by request id.
 	awaiting map[string]*mate
+	// leases are the members this runtime runs on a store, by name (the
+	// lead's included when it runs here); nil on a team directory.
+	leases map[string]*memberLease
 	// slots bound the teammates' record writes in flight (takeSlot).
 	slots chan struct{}
 	// lastRecs are the member records the start found (settleLastRun),
@@ -88,11 +110,7 @@ func Run(ctx context.Context, dir string, opts Options) error {
 // lead and every teammate are running, or with the error that stopped them
 // from starting. The team runs until ctx ends; Wait waits for that.
 func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
-	t, err := Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	last, err := teamdir.ProbeRuntime(dir) // before it is ours: what the last runtime left
+	t, last, err := loadTeam(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -114,14 +132,15 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		}
 		rt.emit(Event{"event": "warning", "member": member, "warning": err.Error()})
 	}
-	w, err := inbox.NewWatcher(ctx, dir, inboxOpts)
+	sh, err := openShared(ctx, dir, opts.Store, inboxOpts)
 	if err != nil {
 		cancel()
 		unlock()
 		return nil, err
 	}
-	rt = &Runtime{dir: dir, team: t, opts: opts, w: w, mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
+	rt = &Runtime{dir: dir, team: t, opts: opts, sh: sh, mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
+	rt.inv.router.AppendSpan = rt.sh.appendSpan
 	// Under the lock no other runtime writes here: what a crash left goes.
 	if err := teamdir.Sweep(dir); err != nil {
 		rt.emit(Event{"event": "error", "error": err.Error()})
@@ -129,7 +148,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	fsw, err := watchRuntimeDirs(dir)
 	if err != nil {
 		cancel()
-		w.Close()
+		_ = sh.stopConsumers() // the start failed: its error is the one said
 		unlock()
 		return nil, err
 	}
@@ -142,21 +161,27 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		}
 		rt.wg.Wait()
 		fsw.Close()
-		w.Close()
+		_ = sh.stopConsumers() // as above
+		rt.releaseLeases()
 		unlock()
 		return nil, err
+	}
+	if err := rt.takeLeases(); err != nil {
+		return fail(err)
 	}
 	rt.settleLastRun()
 	if HasRun(last) {
 		rt.resumeDeadlines(PausedSince(last), time.Now())
 	}
-	if err := w.Consume(protocol.Lead, rt.handleLead); err != nil {
-		return fail(err)
+	if rt.runsHere(protocol.Lead) {
+		if err := rt.sh.consume(protocol.Lead, rt.handleLead); err != nil {
+			return fail(err)
+		}
 	}
 	// Every teammate is spawned (record, process, inbox consumer) before
 	// any begins its run: the first ones' work does not slow the spawning
 	// of the rest, and team_started comes as soon as all are there.
-	sms, err := rt.spawnAll(ctx, t.Members)
+	sms, err := rt.spawnAll(ctx, rt.ours(t.Members))
 	for _, sm := range sms {
 		if sm.mt != nil {
 			spawned = append(spawned, sm)
@@ -171,7 +196,8 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	for _, sm := range spawned {
 		rt.launch(ctx, sm)
 	}
-	rt.emit(Event{"event": "team_started", "team": t.Name, "members": len(t.Members)})
+	rt.emit(rt.started())
+	keeper := rt.keepLeases()
 	go func() {
 		defer close(rt.done)
 		defer unlock()
@@ -179,7 +205,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		rt.loop(ctx, fsw)
 		fsw.Close()
 		rt.wg.Wait() // teammates see ctx and stop
-		rt.err = w.Close()
+		rt.err = rt.sh.stopConsumers()
+		keeper()
+		rt.releaseLeases()
 		rt.emit(Event{"event": "team_stopped", "team": t.Name})
 	}()
 	return rt, nil
@@ -215,6 +243,11 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		next := rt.expire()
 		al.arm(next)
 		hb.counting(!next.IsZero())
+		if rt.opts.Store != nil {
+			// No watch tells of a record another machine wrote: look again
+			// within Tick.
+			al.arm(time.Now().Add(rt.opts.Tick))
+		}
 	}
 	look() // decisions made and deadlines passed while no runtime ran
 	// gone is set when a watched directory was removed or moved away: the
@@ -261,7 +294,7 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 // stopped. (Members still in team.json are rewritten as they start.) It
 // also says which member records are corrupt.
 func (rt *Runtime) settleLastRun() {
-	recs, bad, err := ReadMembers(rt.dir)
+	recs, bad, err := rt.sh.readMembers()
 	if err != nil {
 		rt.emit(Event{"event": "error", "error": err.Error()})
 		return
@@ -283,7 +316,7 @@ func (rt *Runtime) settleLastRun() {
 		}
 		was := rec.Status
 		rec.Status, rec.Activity, rec.Since = protocol.MemberStopped, fmt.Sprintf("not in team.json; was %s when the last runtime ended", was), time.Now().UTC()
-		if err := WriteMember(rt.dir, rec); err != nil {
+		if err := rt.sh.writeMember(rec); err != nil {
 			rt.emit(Event{"event": "error", "member": rec.Name, "error": err.Error()})
 			continue
 		}
@@ -352,8 +385,7 @@ func (rt *Runtime) emit(e Event) {
 
 // deadLetter records refused input from an inbox and says so in the events.
 func (rt *Runtime) deadLetter(member string, d inbox.Delivery, reason string) {
-	raw, _ := json.Marshal(d.Msg)
-	if err := inbox.WriteDeadLetter(rt.dir, teamdir.InboxRel(member), d.Offset, reason, raw); err != nil {
+	if err := deadLetterMsg(rt.sh, member, d, reason); err != nil {
 		rt.emit(Event{"event": "error", "member": member, "error": err.Error()})
 	}
 	rt.emit(Event{"event": "dead_letter", "member": member, "id": d.Msg.ID, "reason": reason})
@@ -408,7 +440,7 @@ func (rt *Runtime) planArrived(d inbox.Delivery) error {
 	rt.emit(Event{"event": "request_opened", "id": r.ID, "kind": string(r.Kind), "from": r.From, "to": r.To})
 	rt.supersede(r)
 	if rt.opts.AutoApprove && r.Status == protocol.RequestPending {
-		if _, err := Decide(rt.dir, r.ID, protocol.EventApprove, "", "lead (auto-approve)"); err != nil {
+		if _, err := rt.sh.decide(r.ID, protocol.EventApprove, "", "lead (auto-approve)"); err != nil {
 			var already *AlreadyError
 			if !errors.As(err, &already) {
 				return err
@@ -429,7 +461,7 @@ func (rt *Runtime) supersede(r *protocol.Request) {
 		if old.ID == r.ID || old.Kind != protocol.KindPlan || old.From != r.From || old.Created.After(r.Created) {
 			continue
 		}
-		if nr, err := Resolve(rt.dir, old.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "superseded by " + r.ID}); err == nil {
+		if nr, err := resolveID(rt.sh, old.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "superseded by " + r.ID}); err == nil {
 			rt.emit(Event{"event": "request_resolved", "id": old.ID, "status": string(protocol.RequestCancelled), "by": "huddle"})
 			rt.tellPlanEnded(nr)
 		}
@@ -439,7 +471,7 @@ func (rt *Runtime) supersede(r *protocol.Request) {
 // shutdownAnswered checks a teammate's answer against its request record.
 func (rt *Runtime) shutdownAnswered(d inbox.Delivery) error {
 	m := d.Msg
-	r, err := LoadRequest(rt.dir, m.RequestID)
+	r, err := rt.sh.loadRequest(m.RequestID)
 	if errors.Is(err, os.ErrNotExist) {
 		rt.deadLetter(protocol.Lead, d, "shutdown_response for unknown request "+m.RequestID)
 		return nil
@@ -455,7 +487,7 @@ func (rt *Runtime) shutdownAnswered(d inbox.Delivery) error {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("shutdown_response for %s from %s; only %s answers it", r.ID, m.From, r.To))
 		return nil
 	}
-	if r, err = settle(rt.dir, r, Resolution{Event: m.Event(), By: m.From, Text: m.Reason}); err != nil {
+	if r, err = settleOn(rt.sh, r, Resolution{Event: m.Event(), By: m.From, Text: m.Reason}); err != nil {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}
@@ -472,7 +504,7 @@ func (rt *Runtime) statusReported(d inbox.Delivery) error {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("status from %q, which huddle does not take reports from", m.From))
 		return nil
 	}
-	rec, err := LoadMember(rt.dir, m.From)
+	rec, err := rt.sh.loadMember(m.From)
 	if err != nil {
 		rec = &protocol.Member{Name: m.From, Role: spec.Role, Runtime: RuntimeExternal}
 	}
@@ -481,7 +513,7 @@ func (rt *Runtime) statusReported(d inbox.Delivery) error {
 		rec.Since = time.Now().UTC()
 	}
 	rec.Status, rec.Activity = m.Status, m.Content
-	if err := WriteMember(rt.dir, rec); err != nil {
+	if err := rt.sh.writeMember(rec); err != nil {
 		return err
 	}
 	if moved {
@@ -510,7 +542,7 @@ func (rt *Runtime) expire() (next time.Time) {
 	}
 	now := time.Now()
 	for _, r := range all {
-		if nr, err := applyDecision(rt.dir, &r, nil); err != nil || nr.Status.IsTerminal() {
+		if nr, err := rt.sh.apply(&r); err != nil || nr.Status.IsTerminal() {
 			if err != nil {
 				earliest(soon)
 			}
@@ -520,7 +552,7 @@ func (rt *Runtime) expire() (next time.Time) {
 			earliest(r.Deadline)
 			continue
 		}
-		nr, err := Resolve(rt.dir, r.ID, Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+		nr, err := resolveID(rt.sh, r.ID, Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
 		var already *AlreadyError
 		switch {
 		case err == nil:
@@ -556,7 +588,7 @@ func (rt *Runtime) settleAwaited() {
 		if !awaiting {
 			continue
 		}
-		r, err := ApplyDecision(rt.dir, id)
+		r, err := applyID(rt.sh, id)
 		if err != nil || !r.Status.IsTerminal() {
 			continue
 		}
@@ -578,7 +610,7 @@ func (rt *Runtime) tellPlanEnded(r *protocol.Request) {
 	}
 	m := protocol.NewMessage(protocol.TypePlanApprovalResponse, protocol.Lead, r.From)
 	m.RequestID, m.Approve, m.Reason, m.Feedback = r.ID, protocol.Bool(false), string(r.Status), r.ResponseReason
-	if err := inbox.Append(rt.dir, r.From, &m); err != nil {
+	if err := rt.sh.appendTo(r.From, &m); err != nil {
 		rt.emit(Event{"event": "error", "member": r.From, "error": fmt.Sprintf("telling %s that plan %s is %s: %v", r.From, r.ID, r.Status, err)})
 	}
 }
@@ -599,7 +631,7 @@ func (rt *Runtime) cancelPending(member, why string) {
 		if r.From != member && r.To != member {
 			continue
 		}
-		if nr, err := Resolve(rt.dir, r.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: why}); err == nil {
+		if nr, err := resolveID(rt.sh, r.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: why}); err == nil {
 			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": "huddle", "reason": why})
 		}
 	}
@@ -609,7 +641,7 @@ func (rt *Runtime) cancelPending(member, why string) {
 // from m when there is none: a foreign agent may write the line alone, and
 // the receiver creates the record (docs/DESIGN.md §4).
 func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from, to string) (*protocol.Request, error) {
-	r, err := LoadRequest(rt.dir, m.RequestID)
+	r, err := rt.sh.loadRequest(m.RequestID)
 	if !errors.Is(err, os.ErrNotExist) {
 		return r, err
 	}
@@ -621,10 +653,10 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 	// from the line's ts: a foreign clock can be wrong by years.
 	nr := protocol.NewRequest(kind, m.RequestID, from, to, time.Now(), ttl)
 	nr.Plan, nr.Reason = m.Plan, m.Reason
-	if err := CreateRequest(rt.dir, &nr); err != nil && !errors.Is(err, ErrExists) {
+	if err := rt.sh.createRequest(&nr); err != nil && !errors.Is(err, ErrExists) {
 		return nil, err
 	}
-	return LoadRequest(rt.dir, m.RequestID)
+	return rt.sh.loadRequest(m.RequestID)
 }
 
 // pending reads the live request records (requests/ itself, never the
@@ -632,17 +664,14 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 // finds are archived to requests/done/, so the next tick does not see them:
 // history costs nothing per tick. A corrupt record is reported once.
 func (rt *Runtime) pending() ([]protocol.Request, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if reqs, ok := rt.live.reuse(rt.dir); ok {
-		return reqs, nil
-	}
-	mod := dirModTime(teamdir.RequestsDirPath(rt.dir)) // before the listing: a change during it lists again
-	all, bad, err := ReadLiveRequests(rt.dir)
+	rt.listMu.Lock()
+	defer rt.listMu.Unlock()
+	all, bad, err := rt.sh.liveRequests()
 	if err != nil {
 		return nil, err
 	}
-	rt.live.keep(mod, all)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	for i := range bad {
 		rt.reportCorruptLocked(&bad[i])
 	}
@@ -718,7 +747,7 @@ func dirModTime(path string) time.Time {
 // archive moves a final record to requests/done/; a failure is said once.
 // Called under mu.
 func (rt *Runtime) archive(r *protocol.Request) {
-	if err := Archive(rt.dir, r); err != nil && !rt.archiveFailed[r.ID] {
+	if err := rt.sh.archive(r); err != nil && !rt.archiveFailed[r.ID] {
 		rt.archiveFailed[r.ID] = true
 		rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
 	}

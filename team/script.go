@@ -215,11 +215,11 @@ func (mt *mate) workStep(ctx context.Context, d time.Duration, activity string) 
 
 func (mt *mate) sayStep(to, text string) error {
 	if to == "*" {
-		n, err := Broadcast(mt.rt.dir, mt.rt.team, mt.spec.Name, text)
+		n, err := mt.rt.sh.broadcast(mt.rt.team, mt.spec.Name, text)
 		mt.count(func(c *protocol.Counters) { c.Sent += n })
 		return err
 	}
-	if err := Send(mt.rt.dir, mt.rt.team, mt.spec.Name, to, text); err != nil {
+	if err := mt.rt.sh.send(mt.rt.team, mt.spec.Name, to, text); err != nil {
 		return err
 	}
 	mt.count(func(c *protocol.Counters) { c.Sent++ })

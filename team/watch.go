@@ -67,9 +67,7 @@ func (rt *Runtime) rewatch(fsw *fsnotify.Watcher) {
 			rt.emit(Event{"event": "error", "error": fmt.Sprintf("watch %s: %v", d, err)})
 		}
 	}
-	rt.mu.Lock()
-	rt.live.listed = time.Time{}
-	rt.mu.Unlock()
+	rt.relist()
 	rt.restartAsked()
 	rt.wakeAwaiting("")
 }
@@ -148,16 +146,14 @@ func (rt *Runtime) changed(ev fsnotify.Event, al *alarm) {
 			// A new record (or a new deadline): the alarm goes off at its
 			// deadline at the latest. One being created reads as absent;
 			// its rename into place is the next event.
-			if r, err := LoadRequest(rt.dir, id); err == nil && r.Status == protocol.RequestPending {
+			if r, err := rt.sh.loadRequest(id); err == nil && r.Status == protocol.RequestPending {
 				al.arm(r.Deadline)
 			}
 		}
 		if ev.Op&fsnotify.Write != 0 {
 			// Written in place (a foreign agent): the directory's time did
 			// not move, so the last listing must not be reused.
-			rt.mu.Lock()
-			rt.live.listed = time.Time{}
-			rt.mu.Unlock()
+			rt.relist()
 		}
 		rt.wakeAwaiting(id)
 		al.arm(time.Now().Add(rt.opts.Tick))
@@ -246,4 +242,12 @@ func (h *heartbeat) beaten() {
 func (h *heartbeat) reset(d time.Duration) {
 	h.due = time.Now().Add(d)
 	h.t.Reset(d)
+}
+
+// relist makes the next look at the requests list requests/ again: the
+// directory's time says nothing of a change made in place.
+func (rt *Runtime) relist() {
+	if d, ok := rt.sh.(*dirShared); ok {
+		d.relist()
+	}
 }

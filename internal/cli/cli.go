@@ -75,7 +75,8 @@ func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "  %-10s %s\n", "help", "show this help, or a command's: huddle help <command>")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Flags may come before or after the arguments. --dir, the team directory, defaults to")
-	fmt.Fprintln(w, "$HUDDLE_DIR, else .huddle. Run 'huddle help <command>' for a command's flags.")
+	fmt.Fprintln(w, "$HUDDLE_DIR, else .huddle. A command that takes --store URL (default $HUDDLE_STORE) runs on")
+	fmt.Fprintln(w, "a team kept in NATS instead. Run 'huddle help <command>' for a command's flags.")
 }
 
 // printHelp is 'huddle help NAME' and 'huddle NAME -h': the usage line, what

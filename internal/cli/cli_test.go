@@ -59,13 +59,13 @@ type cliResult struct {
 	code           int
 }
 
-// huddleIn runs the binary in cwd with extra environment; HUDDLE_DIR is unset
-// unless env sets it.
+// huddleIn runs the binary in cwd with extra environment; HUDDLE_DIR,
+// HUDDLE_STORE and HUDDLE_NATS_CREDS are unset unless env sets them.
 func huddleIn(t *testing.T, cwd string, env []string, args ...string) cliResult {
 	t.Helper()
 	cmd := exec.Command(huddleBinary(t), args...)
 	cmd.Dir = cwd
-	cmd.Env = append(append(os.Environ(), "HUDDLE_DIR="), env...)
+	cmd.Env = append(append(os.Environ(), "HUDDLE_DIR=", "HUDDLE_STORE=", "HUDDLE_NATS_CREDS="), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

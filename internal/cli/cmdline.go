@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"huddle/team"
 )
@@ -21,11 +22,15 @@ const (
 // directory and where it reports. Every error is one line on stderr:
 // "huddle: NAME: what went wrong (hint)".
 type cmdline struct {
-	name           string
-	args           []string // the positional arguments, flags taken out
-	dir            string   // --dir, for a command that takes a team directory
-	fs             *flag.FlagSet
-	stdout, stderr io.Writer
+	name string
+	args []string // the positional arguments, flags taken out
+	dir  string   // --dir, for a command that takes a team directory
+	// --store and --nats-creds, for a command that runs on a store; the
+	// URL's credentials are scrubbed from every error line.
+	storeURL, natsCreds string
+	secrets             []string
+	fs                  *flag.FlagSet
+	stdout, stderr      io.Writer
 }
 
 // execute parses args with c's flags, wherever they stand, and runs c.
@@ -35,11 +40,18 @@ func (c *command) execute(args []string, stdout, stderr io.Writer) int {
 	run := c.flags(fs)
 	cl := &cmdline{name: c.name, fs: fs, stdout: stdout, stderr: stderr}
 	pos, err := parseInterleaved(fs, args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
+	if errors.Is(err, flag.ErrHelp) {
 		c.printHelp(stdout)
 		return exitOK
-	case err != nil:
+	}
+	if c.teamDir && fs.Lookup("store") == nil {
+		// A --store that parsed is another flag's value: only a failed
+		// parse can be a --store the command does not take.
+		if why, refused := refuseStore(c.name, args, err != nil); refused {
+			return cl.exit(exitUsage, "%s", why)
+		}
+	}
+	if err != nil {
 		return cl.usageError("%v", err)
 	}
 	cl.args = pos
@@ -47,6 +59,11 @@ func (c *command) execute(args []string, stdout, stderr io.Writer) int {
 		cl.dir = fs.Lookup("dir").Value.String()
 		if cl.dir == "" {
 			return cl.usageError("--dir is empty")
+		}
+	}
+	if c.store {
+		if code, ok := cl.readStoreFlags(); !ok {
+			return code
 		}
 	}
 	return run(cl)
@@ -60,6 +77,9 @@ func (c *command) flagSet() *flag.FlagSet {
 	fs.Usage = func() {}
 	if c.teamDir {
 		fs.String("dir", defaultTeamDir(), "team `directory` ($HUDDLE_DIR, else .huddle)")
+	}
+	if c.store {
+		addStoreFlags(fs)
 	}
 	return fs
 }
@@ -95,7 +115,13 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // exit reports what went wrong in one line and returns code.
 func (cl *cmdline) exit(code int, format string, a ...any) int {
-	fmt.Fprintf(cl.stderr, "huddle: %s: %s\n", cl.name, team.Printable(fmt.Sprintf(format, a...)))
+	msg := fmt.Sprintf(format, a...)
+	for _, s := range cl.secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "***")
+		}
+	}
+	fmt.Fprintf(cl.stderr, "huddle: %s: %s\n", cl.name, team.Printable(msg))
 	return code
 }
 

@@ -14,6 +14,10 @@ type command struct {
 	summary  string // its line in 'huddle help'
 	about    string // what 'huddle help NAME' says above the flags
 	teamDir  bool   // takes --dir, the team directory
+	// store: runs on a store too, with --store URL and --nats-creds F
+	// (store.go: cl.storeURL, cl.natsCreds, openStore); a teamDir command
+	// without a --store flag refuses them and $HUDDLE_STORE.
+	store bool
 	// flags defines the command's own flags on fs (--dir is added for a
 	// teamDir command) and returns its run, which reads their values.
 	flags func(fs *flag.FlagSet) runFunc
@@ -25,7 +29,7 @@ type runFunc func(cl *cmdline) int
 // commands is every command, in the order a person meets them.
 var commands = []command{
 	{
-		name: "init", synopsis: "[--dir D] [--template demo|llm] | --ipc [PATH] [--owner NAME]", teamDir: true,
+		name: "init", synopsis: "[--dir D] [--template demo|llm] [--store URL [--nats-creds F]] | --ipc [PATH] [--owner NAME]", teamDir: true, store: true,
 		summary: "write the demo team (or --template llm) as an editable team.json (--ipc: a Puruto repo's IPC files)",
 		about: "Write the demo team as team.json in the team directory, to edit into your own.\n" +
 			"--template llm writes a planner, a coder and a reviewer driven by a language model instead:\n" +
@@ -33,16 +37,22 @@ var commands = []command{
 			"(default " + team.DefaultLLMModel + ") and HUDDLE_LLM_API_KEY_ENV (the NAME of the variable that\n" +
 			"holds the key; none by default) are read now and written into team.json.\n" +
 			"With --ipc, write a Puruto repo's .puruto-ipc.json and /call skill in PATH instead.\n" +
-			"An existing file is never overwritten.",
+			"An existing file is never overwritten.\n" +
+			"With --store, put the team in the store instead: team.json and the IPC policies, those of\n" +
+			"the team in --dir when it holds one, else the template's. What the store holds already is\n" +
+			"left as it is and said so.",
 		flags: initFlags,
 	},
 	{
-		name: "up", synopsis: "[--dir D] [--headless] [--auto-approve]", teamDir: true,
+		name: "up", synopsis: "[--dir D] [--headless] [--auto-approve] [--store URL [--nats-creds F] [--members a,b]]", teamDir: true, store: true,
 		summary: "run the team in --dir with the UI (or --headless: JSON events)",
 		about: "Run the team of the team directory in this process and show it in the UI: its members'\n" +
 			"status, their messages and the plans that wait for the lead. One process runs a team at\n" +
 			"a time. With --headless, print one JSON event per line on stdout instead; then a\n" +
-			"terminal is not needed. Ctrl-C, SIGTERM or SIGHUP stops the team.",
+			"terminal is not needed. Ctrl-C, SIGTERM or SIGHUP stops the team.\n" +
+			"With --store (headless), the team is kept in the store and may span machines: this\n" +
+			"process runs the --members listed (default: every one no other process runs), and the\n" +
+			"lead when no other process runs it; --dir keeps only this machine's files.",
 		flags: upFlags,
 	},
 	{
@@ -54,10 +64,11 @@ var commands = []command{
 		flags: attachFlags,
 	},
 	{
-		name: "status", synopsis: "[--dir D] [--json]", teamDir: true,
+		name: "status", synopsis: "[--dir D | --store URL [--nats-creds F] [--lost-after D]] [--json]", teamDir: true, store: true,
 		summary: "show each member's status and activity",
 		about: "Show every member of team.json with its live status record: status (or \"not started\"),\n" +
-			"what it is doing, and since when.",
+			"what it is doing, and since when. On a store (--store), a member that should be running\n" +
+			"and was not seen within --lost-after (its machine or process went away) shows lost.",
 		flags: statusFlags,
 	},
 	{
@@ -70,7 +81,7 @@ var commands = []command{
 		flags: logsFlags,
 	},
 	{
-		name: "requests", synopsis: "[--all] [--limit N] [--json] [--dir D]", teamDir: true,
+		name: "requests", synopsis: "[--all] [--limit N] [--json] " + storeSynopsis, teamDir: true, store: true,
 		summary: "list pending requests (--all for every one)",
 		about: "List pending plan and shutdown requests, oldest first: id, kind, from → to, status,\n" +
 			"age and time left before the deadline (paused while the team is not running).\n" +
@@ -78,19 +89,19 @@ var commands = []command{
 		flags: requestsFlags,
 	},
 	{
-		name: "deadletters", synopsis: "[--member M] [--json] [--dir D]", teamDir: true,
+		name: "deadletters", synopsis: "[--member M] [--json] " + storeSynopsis, teamDir: true, store: true,
 		summary: "list the input huddle refused: who caused it, when, why",
 		about:   deadLettersAbout,
 		flags:   deadLettersFlags,
 	},
 	{
-		name: "show", synopsis: "ID [--json] [--dir D]", teamDir: true,
+		name: "show", synopsis: "ID [--json] " + storeSynopsis, teamDir: true, store: true,
 		summary: "show a request, a chain, a call or an execution by its id",
 		about:   showAbout,
 		flags:   showFlags,
 	},
 	{
-		name: "approve", synopsis: "ID [--feedback TEXT] [--dir D]", teamDir: true,
+		name: "approve", synopsis: "ID [--feedback TEXT] " + storeSynopsis, teamDir: true, store: true,
 		summary: "approve a teammate's plan",
 		about: "Approve a teammate's pending plan as the lead; the teammate is told at once (when the\n" +
 			"team next starts, if it is not running).\n" +
@@ -98,7 +109,7 @@ var commands = []command{
 		flags: approveFlags,
 	},
 	{
-		name: "reject", synopsis: "ID --feedback TEXT [--dir D]", teamDir: true,
+		name: "reject", synopsis: "ID --feedback TEXT " + storeSynopsis, teamDir: true, store: true,
 		summary: "reject a teammate's plan, with feedback",
 		about: "Reject a teammate's pending plan as the lead, saying what to change; the teammate is\n" +
 			"told at once (when the team next starts, if it is not running) and revises. The first\n" +
@@ -106,7 +117,7 @@ var commands = []command{
 		flags: rejectFlags,
 	},
 	{
-		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--wait [--timeout D]] [--dir D]", teamDir: true,
+		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--wait [--timeout D]] " + storeSynopsis, teamDir: true, store: true,
 		summary: "ask a teammate to shut down",
 		about: "Ask a teammate to shut down and print the request id. The teammate answers: it may\n" +
 			"refuse while busy. A member that is already stopped gets a request cancelled at once.\n" +
@@ -126,14 +137,14 @@ var commands = []command{
 		flags: restartFlags,
 	},
 	{
-		name: "send", synopsis: "MEMBER TEXT... [--from NAME] [--dir D]", teamDir: true,
+		name: "send", synopsis: "MEMBER TEXT... [--from NAME] " + storeSynopsis, teamDir: true, store: true,
 		summary: "send a message to a member",
 		about: "Append a message to a member's inbox. The words of TEXT are joined by spaces;\n" +
 			"put -- before text that starts with a dash.",
 		flags: sendFlags,
 	},
 	{
-		name: "broadcast", synopsis: "TEXT... [--from NAME] [--dir D]", teamDir: true,
+		name: "broadcast", synopsis: "TEXT... [--from NAME] " + storeSynopsis, teamDir: true, store: true,
 		summary: "send a message to every member",
 		about: "Append a message to the inbox of every member but the sender. The words of TEXT are\n" +
 			"joined by spaces; put -- before text that starts with a dash.",
@@ -177,12 +188,12 @@ var commands = []command{
 			"serves as well). JetStream keeps the streams and buckets in --data. Without\n" +
 			"--token-file it listens only on a loopback address; with it, every client must present\n" +
 			"the token (nats://TOKEN@HOST:PORT/TEAM). A busy address is an error. Ctrl-C, SIGTERM or\n" +
-			"SIGHUP stops it. A preview: the store packages speak to it, but no other command takes a\n" +
-			"store URL yet (README, \"A team on NATS (preview)\").",
+			"SIGHUP stops it. The commands that take --store run on a team kept in it (README, \"A team\n" +
+			"on two machines\").",
 		flags: brokerFlags,
 	},
 	{
-		name: "traces", synopsis: "[--dir D] [--correlation ID] [--json]", teamDir: true,
+		name: "traces", synopsis: storeSynopsis + " [--correlation ID] [--json]", teamDir: true, store: true,
 		summary: "show the invocation chains as trees, newest first",
 		about: "Show the invocation chains of the team's traces.jsonl, newest first: a header per chain,\n" +
 			"then one line per call, indented by its depth in the chain (caller → target.action,\n" +

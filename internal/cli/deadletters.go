@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"text/tabwriter"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -36,6 +38,18 @@ func runDeadLetters(cl *cmdline, asJSON bool, member string) int {
 			return cl.usageError("--member: %v", err)
 		}
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int {
+			all, skipped, err := team.DeadLettersOn(ctx, st)
+			if err != nil {
+				return cl.fail(err)
+			}
+			if skipped > 0 {
+				fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s of the store skipped: not dead letters\n", cl.name, plural(skipped, "entry"))
+			}
+			return printDeadLetters(cl, all, member, asJSON)
+		})
+	}
 	if err := requireTeam(cl.dir); err != nil {
 		return cl.fail(err)
 	}
@@ -46,6 +60,12 @@ func runDeadLetters(cl *cmdline, asJSON bool, member string) int {
 	if skipped > 0 {
 		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s of %s skipped: not dead letters\n", cl.name, plural(skipped, "line"), teamdir.DeadLetterPath(cl.dir))
 	}
+	return printDeadLetters(cl, all, member, asJSON)
+}
+
+// printDeadLetters prints the dead letters member caused or received (all
+// when ""), as a table or JSON.
+func printDeadLetters(cl *cmdline, all []team.DeadLetter, member string, asJSON bool) int {
 	letters := []team.DeadLetter{}
 	for i := range all {
 		if member == "" || all[i].Caused(member) {

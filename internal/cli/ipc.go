@@ -4,6 +4,7 @@ package cli
 // one (init --ipc), and show the invocation chains of a team's traces.
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"huddle/ipc"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -140,6 +142,9 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 			return cl.usageError("--correlation: %v", err)
 		}
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return tracesOnStore(ctx, cl, st, corr, asJSON) })
+	}
 	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
 		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
 	}
@@ -147,6 +152,12 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 	if err != nil {
 		return cl.fail(err)
 	}
+	return printChains(cl, chains, skipped, corr, asJSON, teamdir.TracesPath(cl.dir))
+}
+
+// printChains prints the chains of huddle traces (only corr's when not
+// ""), and how many lines of where were skipped.
+func printChains(cl *cmdline, chains []trace.Chain, skipped int64, corr string, asJSON bool, where string) int {
 	if corr != "" {
 		var one []trace.Chain
 		for _, ch := range chains {
@@ -155,7 +166,7 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 			}
 		}
 		if len(one) == 0 {
-			return cl.fail(fmt.Errorf("no chain %s in %s", corr, teamdir.TracesPath(cl.dir)))
+			return cl.fail(fmt.Errorf("no chain %s in %s", corr, where))
 		}
 		chains = one
 	}
@@ -185,7 +196,7 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 		}
 	}
 	if n := skipped; n > 0 {
-		fmt.Fprintf(cl.stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), teamdir.TracesPath(cl.dir))
+		fmt.Fprintf(cl.stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), where)
 	}
 	return exitOK
 }

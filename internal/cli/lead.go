@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -64,6 +65,9 @@ func initFlags(fs *flag.FlagSet) runFunc {
 
 func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	if ipcRepo || owner != "" {
+		if cl.onStore() {
+			return cl.usageError("--ipc writes a repo's files: it does not go with --store")
+		}
 		if cl.flagGiven("template") {
 			return cl.usageError("--template does not go with --ipc")
 		}
@@ -73,11 +77,15 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 		return code
 	}
 	switch template {
-	case "demo":
-	case "llm":
-		return initLLM(cl)
+	case "demo", "llm":
 	default:
 		return cl.usageError("--template %q: want demo or llm", template)
+	}
+	if cl.onStore() {
+		return initOnStore(cl, template)
+	}
+	if template == "llm" {
+		return initLLM(cl)
 	}
 	if err := team.Init(cl.dir); err != nil {
 		return cl.fail(err)
@@ -142,16 +150,30 @@ type memberRow struct {
 	TokensIn  int64   `json:"tokens_in,omitempty"`
 	TokensOut int64   `json:"tokens_out,omitempty"`
 	CostUSD   float64 `json:"cost_usd,omitempty"`
+	// On a store: the member should be running and was not seen within
+	// --lost-after (its machine or process went away), and when it was.
+	Lost bool       `json:"lost,omitempty"`
+	Seen *time.Time `json:"seen,omitempty"`
 }
 
 func statusFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
-	return func(cl *cmdline) int { return runStatus(cl, *asJSON) }
+	lostAfter := fs.Duration("lost-after", team.LostAfter, "with --store: show a running member `D` unseen (e.g. 15s) as lost")
+	return func(cl *cmdline) int { return runStatus(cl, *asJSON, *lostAfter) }
 }
 
-func runStatus(cl *cmdline, asJSON bool) int {
+func runStatus(cl *cmdline, asJSON bool, lostAfter time.Duration) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
+	}
+	if cl.onStore() {
+		if lostAfter <= 0 {
+			return cl.usageError("--lost-after must be more than 0")
+		}
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return statusOnStore(ctx, cl, st, asJSON, lostAfter) })
+	}
+	if cl.flagGiven("lost-after") {
+		return cl.usageError("--lost-after goes with --store")
 	}
 	t, err := team.Load(cl.dir)
 	if err != nil {
@@ -177,17 +199,37 @@ func runStatus(cl *cmdline, asJSON bool) int {
 	}
 	rows := []memberRow{}
 	for _, m := range t.Members {
-		row := memberRow{Name: m.Name, Role: m.Role, Runtime: m.Runtime.Kind, Status: notStarted}
+		row := newMemberRow(m)
 		if r, ok := byName[m.Name]; ok {
-			row.Status, row.Activity, row.PID, row.Error = string(r.Status), r.Activity, r.PID, r.Error
-			row.TokensIn, row.TokensOut, row.CostUSD = r.Counters.TokensIn, r.Counters.TokensOut, r.Counters.CostUSD
-			if !r.Since.IsZero() {
-				since := r.Since
-				row.Since = &since
-			}
+			row.fill(&r)
 		}
 		rows = append(rows, row)
 	}
+	notice := ""
+	if down {
+		notice = team.NotRunning(rt)
+	}
+	return printStatus(cl, t, rows, notice, asJSON)
+}
+
+// newMemberRow is a member's row before its status record is read.
+func newMemberRow(m team.MemberSpec) memberRow {
+	return memberRow{Name: m.Name, Role: m.Role, Runtime: m.Runtime.Kind, Status: notStarted}
+}
+
+// fill puts a member's status record in its row.
+func (row *memberRow) fill(r *protocol.Member) {
+	row.Status, row.Activity, row.PID, row.Error = string(r.Status), r.Activity, r.PID, r.Error
+	row.TokensIn, row.TokensOut, row.CostUSD = r.Counters.TokensIn, r.Counters.TokensOut, r.Counters.CostUSD
+	if !r.Since.IsZero() {
+		since := r.Since
+		row.Since = &since
+	}
+}
+
+// printStatus prints the rows of huddle status, as a table under the
+// team's name and notice (when not ""), or as JSON.
+func printStatus(cl *cmdline, t *team.Team, rows []memberRow, notice string, asJSON bool) int {
 	if asJSON {
 		if err := writeJSON(cl.stdout, rows); err != nil {
 			return cl.fail(err)
@@ -197,8 +239,8 @@ func runStatus(cl *cmdline, asJSON bool) int {
 	now := time.Now()
 	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "team %s\n", t.Name)
-	if down {
-		fmt.Fprintln(tw, team.NotRunning(rt))
+	if notice != "" {
+		fmt.Fprintln(tw, notice)
 	}
 	fmt.Fprintln(tw, "NAME\tROLE\tRUNTIME\tSTATUS\tTOKENS\tACTIVITY\tSINCE")
 	for _, r := range rows {
@@ -206,11 +248,16 @@ func runStatus(cl *cmdline, asJSON bool) int {
 		if r.Error != "" {
 			activity = "error: " + r.Error
 		}
+		status := r.Status
+		if r.Lost {
+			status = "lost"
+			activity = "was " + r.Status + ", not seen since " + r.Seen.Local().Format("15:04:05")
+		}
 		since := "-"
 		if r.Since != nil {
 			since = r.Since.Local().Format("15:04:05") + " (" + shortDuration(now.Sub(*r.Since)) + " ago)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Role), r.Runtime, r.Status, dash(tokensText(r.TokensIn, r.TokensOut, r.CostUSD)), dash(team.Printable(activity)), since)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Role), r.Runtime, status, dash(tokensText(r.TokensIn, r.TokensOut, r.CostUSD)), dash(team.Printable(activity)), since)
 	}
 	var in, out int64
 	var cost float64
@@ -295,6 +342,9 @@ func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
 	if limit < 0 {
 		return cl.usageError("--limit must be 0 or more")
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return requestsOnStore(ctx, cl, st, all, limit, asJSON) })
+	}
 	if err := requireTeam(cl.dir); err != nil {
 		return cl.fail(err)
 	}
@@ -302,6 +352,12 @@ func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
 	if err != nil {
 		return cl.fail(err)
 	}
+	return printRequests(cl, out, all, asJSON, runtimeState(cl.dir))
+}
+
+// printRequests prints what huddle requests lists, as a table or JSON; rt
+// says whether deadlines are paused.
+func printRequests(cl *cmdline, out []protocol.Request, all, asJSON bool, rt team.RuntimeState) int {
 	if asJSON {
 		if out == nil {
 			out = []protocol.Request{}
@@ -311,7 +367,6 @@ func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
 		}
 		return exitOK
 	}
-	rt := runtimeState(cl.dir)
 	down := team.Down(rt)
 	if down {
 		fmt.Fprintln(cl.stdout, team.NotRunning(rt)+"; deadlines are paused until it starts")
@@ -377,6 +432,11 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 	if !approve && strings.TrimSpace(feedback) == "" {
 		return cl.usageError("--feedback is required: say what to change")
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int {
+			return decideOnStore(ctx, cl, st, id, approve, feedback)
+		})
+	}
 	if err := requireTeam(cl.dir); err != nil {
 		return cl.fail(err)
 	}
@@ -384,12 +444,22 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 	if err != nil {
 		return cl.fail(err)
 	}
+	notice := ""
 	if rt := runtimeState(cl.dir); team.Down(rt) {
-		fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s: %s is told when it starts\n", r.Status, r.ID, r.From, team.NotRunning(rt), r.From)
-		return exitOK
+		notice = team.NotRunning(rt)
+	}
+	printDecided(cl, r, notice)
+	return exitOK
+}
+
+// printDecided says what the lead decided, and when the teammate hears of
+// it: at once, or (notice: the team is not running) when it starts.
+func printDecided(cl *cmdline, r *protocol.Request, notice string) {
+	if notice != "" {
+		fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s: %s is told when it starts\n", r.Status, r.ID, r.From, notice, r.From)
+		return
 	}
 	fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s has been told\n", r.Status, r.ID, r.From, r.From)
-	return exitOK
 }
 
 func shutdownFlags(fs *flag.FlagSet) runFunc {
@@ -412,24 +482,40 @@ func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) i
 	if timeout < 0 {
 		return cl.usageError("--timeout must be 0 or more")
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int {
+			return shutdownOnStore(ctx, cl, st, cl.args[0], reason, wait, timeout)
+		})
+	}
 	r, err := team.RequestShutdown(cl.dir, cl.args[0], reason)
 	if err != nil {
 		return cl.fail(err)
 	}
+	notice := ""
+	if rt := runtimeState(cl.dir); team.Down(rt) {
+		notice = team.NotRunning(rt)
+	}
+	if code, done := printShutdownAsked(cl, r, notice, wait); done {
+		return code
+	}
+	return waitShutdown(cl, r.ID, timeout)
+}
+
+// printShutdownAsked prints the request's id, and that it was cancelled at
+// once or waits for the team (notice: it is not running); done when there
+// is nothing to wait for.
+func printShutdownAsked(cl *cmdline, r *protocol.Request, notice string, wait bool) (int, bool) {
 	fmt.Fprintln(cl.stdout, r.ID)
 	if r.Status == protocol.RequestCancelled {
 		fmt.Fprintf(cl.stdout, "cancelled: %s\n", team.Printable(r.ResponseReason))
 		if wait {
-			return exitFail
+			return exitFail, true
 		}
-		return exitOK
-	} else if rt := runtimeState(cl.dir); team.Down(rt) {
-		fmt.Fprintf(cl.stdout, "%s: %s is asked when it starts, and the deadline counts from then\n", team.NotRunning(rt), cl.args[0])
+		return exitOK, true
+	} else if notice != "" {
+		fmt.Fprintf(cl.stdout, "%s: %s is asked when it starts, and the deadline counts from then\n", notice, r.To)
 	}
-	if !wait {
-		return exitOK
-	}
-	return waitShutdown(cl, r.ID, timeout)
+	return exitOK, !wait
 }
 
 // waitShutdown waits for the answer to shutdown request id and prints it:
@@ -444,6 +530,11 @@ func waitShutdown(cl *cmdline, id string, timeout time.Duration) int {
 		defer cancel()
 	}
 	r, err := team.WaitRequest(ctx, cl.dir, id)
+	return printShutdownAnswer(cl, r, err, id, timeout)
+}
+
+// printShutdownAnswer prints how a wait for shutdown request id ended.
+func printShutdownAnswer(cl *cmdline, r *protocol.Request, err error, id string, timeout time.Duration) int {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return cl.fail(fmt.Errorf("no answer within %v: %s is still pending", timeout, id))
@@ -488,6 +579,9 @@ func runSend(cl *cmdline, from string) int {
 	if strings.TrimSpace(text) == "" {
 		return cl.usageError("TEXT is required")
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return sendOnStore(ctx, cl, st, from, member, text) })
+	}
 	t, err := team.Load(cl.dir)
 	if err != nil {
 		return cl.fail(err)
@@ -515,6 +609,9 @@ func runBroadcast(cl *cmdline, from string) int {
 	text := strings.Join(cl.args, " ")
 	if strings.TrimSpace(text) == "" {
 		return cl.usageError("TEXT is required")
+	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return broadcastOnStore(ctx, cl, st, from, text) })
 	}
 	t, err := team.Load(cl.dir)
 	if err != nil {

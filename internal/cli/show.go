@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"huddle/ipc/blueprint"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -52,6 +54,9 @@ func runShow(cl *cmdline, asJSON bool) int {
 	if err := protocol.ValidateID(id); err != nil {
 		return cl.usageError("%v", err)
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return showOnStore(ctx, cl, st, id, asJSON) })
+	}
 	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
 		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
 	}
@@ -62,6 +67,12 @@ func runShow(cl *cmdline, asJSON bool) int {
 	if s == nil {
 		return cl.fail(fmt.Errorf("no request, chain, call or execution %s in %s", id, cl.dir))
 	}
+	return printShown(cl, s, asJSON, runtimeState(cl.dir))
+}
+
+// printShown prints what huddle show found, as text or JSON; rt says
+// whether a pending request's deadline is paused.
+func printShown(cl *cmdline, s *shown, asJSON bool, rt team.RuntimeState) int {
 	if asJSON {
 		if err := writeJSON(cl.stdout, s); err != nil {
 			return cl.fail(err)
@@ -70,7 +81,7 @@ func runShow(cl *cmdline, asJSON bool) int {
 	}
 	switch s.Type {
 	case "request":
-		printRequest(cl.stdout, s.Request, runtimeState(cl.dir))
+		printRequest(cl.stdout, s.Request, rt)
 	case "chain":
 		printChain(cl.stdout, s.Chain)
 	case "call":
@@ -125,18 +136,24 @@ func findInTraces(dir, id string) (*shown, error) {
 	if err != nil {
 		return nil, err
 	}
+	return findInChains(chains, id), nil
+}
+
+// findInChains finds the chain id names, or the call and its chain; nil
+// when it is neither.
+func findInChains(chains []trace.Chain, id string) *shown {
 	for i := range chains {
 		ch := &chains[i]
 		if ch.CorrelationID == id {
-			return &shown{Type: "chain", ID: id, Chain: ch}, nil
+			return &shown{Type: "chain", ID: id, Chain: ch}
 		}
 		for _, row := range ch.Rows {
 			if row.Call != nil && row.Call.RequestID == id {
-				return &shown{Type: "call", ID: id, Call: row.Call, Chain: ch}, nil
+				return &shown{Type: "call", ID: id, Call: row.Call, Chain: ch}
 			}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 func findExecution(dir, id string) (*shown, error) {

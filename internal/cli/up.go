@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
+	"strings"
 	"sync"
 
+	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 	"huddle/tui"
 )
@@ -19,16 +23,27 @@ func runtimeOptions(auto bool) team.Options {
 func upFlags(fs *flag.FlagSet) runFunc {
 	headless := fs.Bool("headless", false, "print one JSON event per line on stdout instead of the UI")
 	auto := fs.Bool("auto-approve", false, "approve every teammate's plan as it arrives, without the lead")
-	return func(cl *cmdline) int { return runUp(cl, *headless, *auto) }
+	members := fs.String("members", "", "with --store, run only these members (`a,b`; default: every one no other process runs), and the lead when no other process runs it; --dir then keeps only this machine's files")
+	return func(cl *cmdline) int { return runUp(cl, *headless, *auto, *members) }
 }
 
-func runUp(cl *cmdline, headless, auto bool) int {
+func runUp(cl *cmdline, headless, auto bool, members string) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
+	if cl.onStore() {
+		st, code, ok := openUpStore(ctx, cl, members, headless)
+		if !ok {
+			return code
+		}
+		defer st.Close()
+		opts.Store, opts.Members = st, splitMembers(members)
+	} else if members != "" {
+		return cl.usageError("--members goes with --store")
+	}
 	if !headless {
 		if !isTerminal(cl.stdout) {
 			return cl.exit(exitUsage, "stdout is not a terminal (use 'huddle up --headless' for JSON events)")
@@ -72,3 +87,36 @@ func runAttach(cl *cmdline) int {
 	}
 	return exitOK
 }
+
+// openUpStore opens the store of huddle up --store: a bad URL or member
+// list is a usage error, an unreachable server a failure; neither shows a
+// credential.
+func openUpStore(ctx context.Context, cl *cmdline, members string, headless bool) (store.Store, int, bool) {
+	if !headless {
+		return nil, cl.usageError("the UI does not read a store yet: add --headless"), false
+	}
+	for _, m := range splitMembers(members) {
+		if err := checkMemberFlag(m); err != nil {
+			return nil, cl.usageError("--members: %v", err), false
+		}
+	}
+	st, err := openStore(ctx, cl)
+	if err != nil {
+		return nil, cl.fail(err), false // it names the URL, credentials redacted (natsstore.Redact)
+	}
+	return st, 0, true
+}
+
+// splitMembers is --members a,b as names, blanks dropped.
+func splitMembers(list string) []string {
+	var out []string
+	for _, m := range strings.Split(list, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// checkMemberFlag accepts a valid name (a member's, or the lead).
+func checkMemberFlag(name string) error { return protocol.ValidateName(name) }

@@ -242,7 +242,7 @@ func TestCredentialsNeverInErrors(t *testing.T) {
 			t.Fatalf("Redact(%q) = %q", raw, r)
 		}
 	}
-	if r := natsstore.Redact("nats://bob:hunter2@host:4222/team"); r != "nats://%2A%2A%2A@host:4222/team" && r != "nats://***@host:4222/team" {
+	if r := natsstore.Redact("nats://bob:hunter2@host:4222/team"); r != "nats://***@host:4222/team" {
 		t.Fatalf("Redact: %q", r)
 	}
 }

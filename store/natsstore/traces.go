@@ -53,3 +53,52 @@ func (s *Store) WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Sp
 	}
 	return s.run(ctx, func(ctx context.Context) { <-ctx.Done() }, stop), nil
 }
+
+// Spans reads every span the trace stream holds now, oldest first, and how
+// many messages were not valid spans: what a one-shot reader (huddle traces)
+// needs, where a watch never says it has caught up. It reads up to the
+// stream's last sequence as it was when called.
+func (s *Store) Spans(ctx context.Context) ([]trace.Span, int64, error) {
+	stream, err := s.js.Stream(ctx, s.n.traceStream)
+	if err != nil {
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+	}
+	last := info.State.LastSeq
+	if info.State.Msgs == 0 {
+		return nil, 0, nil
+	}
+	oc, err := s.js.OrderedConsumer(ctx, s.n.traceStream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+	}
+	it, err := oc.Messages()
+	if err != nil {
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+	}
+	defer it.Stop()
+	var spans []trace.Span
+	var skipped int64
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+		}
+		var sp trace.Span
+		if json.Unmarshal(msg.Data(), &sp) == nil && sp.Validate() == nil {
+			spans = append(spans, sp)
+		} else {
+			skipped++
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return nil, 0, fmt.Errorf("traces: %w", err)
+		}
+		if md.Sequence.Stream >= last {
+			return spans, skipped, nil
+		}
+	}
+}

@@ -65,10 +65,12 @@ func Redact(raw string) string {
 		}
 		return raw
 	}
-	if u.User != nil {
-		u.User = url.User("***")
+	if u.User == nil {
+		return u.String()
 	}
-	return u.String()
+	// url.User("***") would print %2A%2A%2A: put the stars in by hand.
+	u.User = nil
+	return strings.Replace(u.String(), "://", "://***@", 1)
 }
 
 // scrubbed is an error whose text has had the credentials taken out; it

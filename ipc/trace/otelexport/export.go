@@ -44,6 +44,7 @@ type Options struct {
 type Export struct {
 	tp      *sdktrace.TracerProvider
 	tracer  oteltrace.Tracer
+	chains  sdktrace.Sampler // which chains are exported (OTEL_TRACES_SAMPLER)
 	content bool
 	stop    func()
 
@@ -67,7 +68,11 @@ func Start(ctx context.Context, o Options) (*Export, error) {
 	if o.Exporter == nil && !Enabled() {
 		return nil, nil
 	}
-	e := &Export{content: contentOn(), open: map[string]opened{}}
+	chains, err := chainSamplerFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("traces are not exported: %w", err)
+	}
+	e := &Export{content: contentOn(), open: map[string]opened{}, chains: chains}
 	otel.SetLogger(logr.New(sdkLog{e}))
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(e.exportFailed))
 	exp := o.Exporter
@@ -89,9 +94,11 @@ func Start(ctx context.Context, o Options) (*Export, error) {
 		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(res),
 		sdktrace.WithIDGenerator(huddleIDs{}),
-		// Every chain is exported whole: a sampler deciding per process
-		// could keep a child and drop its parent.
-		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		// Every chain is exported whole or not at all: a first call is
+		// decided by the chain sampler on the chain's trace id, and every
+		// other span follows the parent withIDs marks with that decision
+		// (sampler.go).
+		sdktrace.WithSampler(sdktrace.ParentBased(chains)),
 	)
 	e.tracer = e.tp.Tracer("huddle/ipc/trace/otelexport")
 	e.stop = trace.Observe(e.observe)
@@ -195,7 +202,7 @@ func (e *Export) exportCall(end trace.Span, o opened) {
 	if o.prompt != "" {
 		attrs = append(attrs, attribute.String("huddle.prompt", o.prompt))
 	}
-	ctx := withIDs(end.CorrelationID, trace.SpanID(end.RequestID), end.ParentRequestID)
+	ctx := e.withIDs(end.CorrelationID, trace.SpanID(end.RequestID), end.ParentRequestID)
 	_, sp := e.tracer.Start(ctx, spanName(end), oteltrace.WithTimestamp(o.at), oteltrace.WithSpanKind(kind),
 		oteltrace.WithAttributes(attrs...))
 	setStatus(sp, end)
@@ -206,7 +213,7 @@ func (e *Export) exportCall(end trace.Span, o opened) {
 // of no length under the call's own, so the call keeps the outcome its
 // caller saw.
 func (e *Export) exportLate(end trace.Span) {
-	ctx := withIDs(end.CorrelationID, LateSpanID(end.RequestID), end.RequestID)
+	ctx := e.withIDs(end.CorrelationID, LateSpanID(end.RequestID), end.RequestID)
 	attrs := append(e.attributes(end), attribute.Bool("huddle.late", true))
 	_, sp := e.tracer.Start(ctx, spanName(end)+" late answer", oteltrace.WithTimestamp(end.TS),
 		oteltrace.WithAttributes(attrs...))

@@ -21,16 +21,20 @@ type spanIDs struct {
 
 // withIDs is the context to start the span of a call with: its trace (the
 // chain's) and span id, under the span of the call parent (a request id;
-// "" for the chain's first call). The parent is marked sampled: every span
-// of a chain is exported.
-func withIDs(corr string, span oteltrace.SpanID, parent string) context.Context {
+// "" for the chain's first call). The parent is marked sampled when the
+// chain is: every span of a chain follows its first call's decision.
+func (e *Export) withIDs(corr string, span oteltrace.SpanID, parent string) context.Context {
 	tid := trace.TraceID(corr)
 	ctx := context.WithValue(context.Background(), idsKey{}, spanIDs{tid, span})
 	if parent == "" {
 		return ctx
 	}
+	var flags oteltrace.TraceFlags
+	if sampled(e.chains, tid) {
+		flags = oteltrace.FlagsSampled
+	}
 	return oteltrace.ContextWithRemoteSpanContext(ctx, oteltrace.NewSpanContext(oteltrace.SpanContextConfig{
-		TraceID: tid, SpanID: trace.SpanID(parent), TraceFlags: oteltrace.FlagsSampled, Remote: true}))
+		TraceID: tid, SpanID: trace.SpanID(parent), TraceFlags: flags, Remote: true}))
 }
 
 // huddleIDs gives the SDK the ids withIDs put in the context, instead of

@@ -1,0 +1,345 @@
+package cli
+
+// The lead's commands on a team kept in a store (docs/DESIGN.md §16): the
+// same checks and the same output as on a team directory, through the
+// team's *On functions.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"huddle/ipc/trace"
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/team"
+)
+
+// running is the runtime state a store command prints with: a store keeps
+// no runtime.lock, so no deadline reads as paused.
+var running = team.RuntimeState{Running: true}
+
+// notRunningOn is the store's "team not running" line, or "" while some
+// runtime of the team is alive: a member's record seen within lostAfter.
+func notRunningOn(states []store.MemberState, lostAfter time.Duration) string {
+	if !team.DownOn(states) {
+		return ""
+	}
+	return fmt.Sprintf("team not running (no member seen within %v)", lostAfter)
+}
+
+// noticeOn reads the members of st for notRunningOn; a store that cannot
+// say is taken for running (nothing is said).
+func noticeOn(ctx context.Context, st store.Store) string {
+	states, err := st.Members(ctx, team.LostAfter)
+	if err != nil {
+		return ""
+	}
+	return notRunningOn(states, team.LostAfter)
+}
+
+func statusOnStore(ctx context.Context, cl *cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
+	t, err := team.LoadTeamOn(ctx, st)
+	if err != nil {
+		return cl.fail(err)
+	}
+	states, err := st.Members(ctx, lostAfter)
+	if err != nil {
+		return cl.fail(fmt.Errorf("members: %w", err))
+	}
+	byName := map[string]store.MemberState{}
+	for _, s := range states {
+		byName[s.Name] = s
+	}
+	rows := []memberRow{}
+	for _, m := range t.Members {
+		row := newMemberRow(m)
+		if s, ok := byName[m.Name]; ok {
+			row.fill(&s.Member)
+			if s.Lost {
+				seen := s.Seen
+				row.Lost, row.Seen = true, &seen
+			}
+		}
+		rows = append(rows, row)
+	}
+	return printStatus(cl, t, rows, notRunningOn(states, lostAfter), asJSON)
+}
+
+// requestsOnStore lists as listRequests does: pending oldest first, then
+// with all the final ones, newest resolution first; at most limit.
+func requestsOnStore(ctx context.Context, cl *cmdline, st store.Store, all bool, limit int, asJSON bool) int {
+	if _, err := team.LoadTeamOn(ctx, st); err != nil {
+		return cl.fail(err)
+	}
+	recs, err := st.Requests(ctx)
+	if err != nil {
+		return cl.fail(fmt.Errorf("requests: %w", err))
+	}
+	var pending, final []protocol.Request
+	for _, r := range recs {
+		if r.Status == protocol.RequestPending {
+			pending = append(pending, r)
+		} else {
+			final = append(final, r)
+		}
+	}
+	out := pending
+	if all {
+		slices.SortStableFunc(final, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
+		out = append(out, final...)
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return printRequests(cl, out, all, asJSON, running)
+}
+
+func decideOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, approve bool, feedback string) int {
+	r, err := team.DecideOn(ctx, st, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
+	if err != nil {
+		return cl.fail(err)
+	}
+	printDecided(cl, r, noticeOn(ctx, st))
+	return exitOK
+}
+
+func shutdownOnStore(ctx context.Context, cl *cmdline, st store.Store, member, reason string, wait bool, timeout time.Duration) int {
+	t, err := team.LoadTeamOn(ctx, st)
+	if err != nil {
+		return cl.fail(err)
+	}
+	r, err := team.RequestShutdownOn(ctx, st, t, member, reason)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if code, done := printShutdownAsked(cl, r, noticeOn(ctx, st), wait); done {
+		return code
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	id := r.ID
+	r, err = waitRequestOn(ctx, st, id)
+	return printShutdownAnswer(cl, r, err, id, timeout)
+}
+
+// waitEvery is how often a wait on a store reads the request again: the
+// store has no watch on requests (§16).
+const waitEvery = 200 * time.Millisecond
+
+// waitRequestOn waits until request id is final, or ctx ends.
+func waitRequestOn(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
+	tick := time.NewTicker(waitEvery)
+	defer tick.Stop()
+	for {
+		r, err := st.Request(ctx, id)
+		if err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if err == nil && r.Status.IsTerminal() {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func sendOnStore(ctx context.Context, cl *cmdline, st store.Store, from, member, text string) int {
+	t, err := team.LoadTeamOn(ctx, st)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if err := team.SendOn(ctx, st, t, from, member, text); err != nil {
+		return cl.fail(err)
+	}
+	if notice := noticeOn(ctx, st); notice != "" && runByHuddle(t, member) {
+		fmt.Fprintf(cl.stdout, "sent to %s; %s: it is delivered when the team starts\n", member, notice)
+		return exitOK
+	}
+	fmt.Fprintf(cl.stdout, "sent to %s\n", member)
+	return exitOK
+}
+
+func broadcastOnStore(ctx context.Context, cl *cmdline, st store.Store, from, text string) int {
+	t, err := team.LoadTeamOn(ctx, st)
+	if err != nil {
+		return cl.fail(err)
+	}
+	n, err := team.BroadcastOn(ctx, st, t, from, text)
+	if err != nil {
+		return cl.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
+	}
+	if notice := noticeOn(ctx, st); notice != "" {
+		fmt.Fprintf(cl.stdout, "broadcast to %d members; %s: the members huddle runs get it when the team starts\n", n, notice)
+		return exitOK
+	}
+	fmt.Fprintf(cl.stdout, "broadcast to %d members\n", n)
+	return exitOK
+}
+
+// spanReader is a store that reads every span it holds now: both stores
+// are, and a one-shot command needs that where WatchSpans never says it
+// has caught up.
+type spanReader interface {
+	Spans(ctx context.Context) ([]trace.Span, int64, error)
+}
+
+// chainsOn folds the store's spans into chains, newest first.
+func chainsOn(ctx context.Context, st store.Store) ([]trace.Chain, int64, error) {
+	sr, ok := st.(spanReader)
+	if !ok {
+		return nil, 0, errors.New("traces: this store cannot read its spans")
+	}
+	spans, skipped, err := sr.Spans(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	folded := trace.NewTraces()
+	for _, s := range spans {
+		folded.Add(s)
+	}
+	return folded.Chains(), skipped, nil
+}
+
+func tracesOnStore(ctx context.Context, cl *cmdline, st store.Store, corr string, asJSON bool) int {
+	chains, skipped, err := chainsOn(ctx, st)
+	if err != nil {
+		return cl.fail(err)
+	}
+	return printChains(cl, chains, skipped, corr, asJSON, "the store's traces")
+}
+
+// showOnStore is huddle show on a store: a request, or a chain or call of
+// its traces. Executions of huddle serve stay on the machine that ran them.
+func showOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, asJSON bool) int {
+	r, err := st.Request(ctx, id)
+	switch {
+	case err == nil:
+		return printShown(cl, &shown{Type: "request", ID: id, Request: r}, asJSON, running)
+	case !errors.Is(err, store.ErrNotFound):
+		return cl.fail(err)
+	}
+	chains, _, err := chainsOn(ctx, st)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if s := findInChains(chains, id); s != nil {
+		return printShown(cl, s, asJSON, running)
+	}
+	return cl.fail(fmt.Errorf("no request, chain or call %s in the store %s", id, cl.storeName()))
+}
+
+// initOnStore is huddle init --store: it puts team.json and the IPC
+// policies in the store, from --dir when it holds a team, else from the
+// chosen template. A file the store holds already is left as it is and
+// said so, so a second run changes nothing.
+func initOnStore(cl *cmdline, template string) int {
+	src := cl.dir
+	if _, err := os.Stat(team.ConfigPath(cl.dir)); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return cl.fail(err)
+		}
+		tmp, err := os.MkdirTemp("", "huddle-init-")
+		if err != nil {
+			return cl.fail(err)
+		}
+		defer os.RemoveAll(tmp)
+		if err := writeTemplate(tmp, template); err != nil {
+			return cl.fail(err)
+		}
+		src = tmp
+	} else if cl.flagGiven("template") {
+		return cl.usageError("--template and the team.json in %s: one or the other", cl.dir)
+	}
+	files, err := configFiles(src)
+	if err != nil {
+		return cl.fail(err)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	st, err := openStore(ctx, cl)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer st.Close()
+	from := "the " + template + " template"
+	if src == cl.dir {
+		from = cl.dir
+	}
+	for _, f := range files {
+		switch err := st.PutConfig(ctx, f.name, f.data); {
+		case errors.Is(err, store.ErrExists):
+			fmt.Fprintf(cl.stdout, "%s is in the store already: left as it is\n", f.name)
+		case err != nil:
+			return cl.fail(fmt.Errorf("put %s: %w", f.name, err))
+		default:
+			fmt.Fprintf(cl.stdout, "put %s from %s\n", f.name, from)
+		}
+	}
+	fmt.Fprintf(cl.stdout, "team in %s; next: huddle up --store URL\n", cl.storeName())
+	return exitOK
+}
+
+// writeTemplate writes the template's team directory into dir.
+func writeTemplate(dir, template string) error {
+	if template == "llm" {
+		return team.InitLLM(dir, team.LLMTemplateFromEnv(os.Getenv))
+	}
+	return team.Init(dir)
+}
+
+// configFile is one configuration file init puts in a store.
+type configFile struct {
+	name string // store.ValidateConfigName's
+	data []byte
+}
+
+// configFiles are the configuration files of the team in dir that a store
+// keeps: team.json (validated), the team's .puruto-ipc.json, and each
+// member's policy as ipc/<member>.puruto-ipc.json, those that exist.
+func configFiles(dir string) ([]configFile, error) {
+	b, err := os.ReadFile(team.ConfigPath(dir))
+	if err != nil {
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	t, err := team.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	files := []configFile{{store.ConfigTeam, b}}
+	add := func(name, path string) error {
+		if err := store.ValidateConfigName(name); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		files = append(files, configFile{name, data})
+		return nil
+	}
+	if err := add(store.ConfigPolicy, filepath.Join(dir, store.ConfigPolicy)); err != nil {
+		return nil, err
+	}
+	for _, m := range t.Members {
+		if p := m.PolicyPath(dir); p != "" {
+			if err := add(store.MemberPolicyConfig(m.Name), p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,154 @@
+package cli
+
+// A team kept in a store (docs/DESIGN.md §16): the --store and --nats-creds
+// flags of the commands that run on one, and the refusal of those that do
+// not yet.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"huddle/store"
+	"huddle/store/natsstore"
+)
+
+// Environment variables a store command reads for its flags' defaults.
+const (
+	envStore     = "HUDDLE_STORE"
+	envNATSCreds = "HUDDLE_NATS_CREDS"
+)
+
+// openTimeout bounds connecting to the store and making the team's streams
+// and bucket: an unreachable server is an error, not a hang.
+const openTimeout = 15 * time.Second
+
+// storeSynopsis is what a store command's usage line says of the flags.
+const storeSynopsis = "[--dir D | --store URL [--nats-creds F]]"
+
+// addStoreFlags defines --store and --nats-creds on a command that runs on
+// a store. Their defaults from the environment are read after parsing, not
+// given to the FlagSet: the help prints a flag's default, and a store URL
+// may hold a token.
+func addStoreFlags(fs *flag.FlagSet) {
+	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://…, instead of the team directory (default $"+envStore+")")
+	fs.String("nats-creds", "", "a NATS credentials `file` for --store (default $"+envNATSCreds+")")
+}
+
+// flagOrEnv is the value of flag name, or of the variable env when the flag
+// was not given.
+func (cl *cmdline) flagOrEnv(name, env string) string {
+	if cl.flagGiven(name) {
+		return cl.fs.Lookup(name).Value.String()
+	}
+	return os.Getenv(env)
+}
+
+// readStoreFlags takes --store and --nats-creds into cl, and checks the URL
+// before anything is done: a bad one is a usage error, credentials never
+// shown.
+func (cl *cmdline) readStoreFlags() (int, bool) {
+	cl.storeURL = strings.TrimSpace(cl.flagOrEnv("store", envStore))
+	cl.natsCreds = cl.flagOrEnv("nats-creds", envNATSCreds)
+	cl.secrets = urlSecrets(cl.storeURL)
+	if cl.storeURL == "" {
+		if cl.flagGiven("store") {
+			return cl.usageError("--store is empty"), false
+		}
+		if cl.flagGiven("nats-creds") {
+			return cl.usageError("--nats-creds goes with --store"), false
+		}
+		return 0, true
+	}
+	if _, err := natsstore.ParseURL(cl.storeURL); err != nil {
+		return cl.usageError("%v", err), false
+	}
+	return 0, true
+}
+
+// urlSecrets are the credentials a store URL holds, which cl.exit scrubs
+// from every error line whatever produced it.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return nil
+	}
+	s := []string{u.User.Username()}
+	if p, ok := u.User.Password(); ok {
+		s = append(s, p)
+	}
+	return s
+}
+
+// onStore reports whether the command runs on a store rather than on the
+// team directory.
+func (cl *cmdline) onStore() bool { return cl.storeURL != "" }
+
+// storeName is the store URL to print: its credentials redacted.
+func (cl *cmdline) storeName() string { return natsstore.Redact(cl.storeURL) }
+
+// openStore connects to the team's store that --store names.
+func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
+	if cl.natsCreds != "" {
+		if _, err := os.Stat(cl.natsCreds); err != nil {
+			return nil, fmt.Errorf("--nats-creds: %w", err)
+		}
+	}
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	st, err := natsstore.Open(octx, cl.storeURL, natsstore.Options{CredsFile: cl.natsCreds})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and closes
+// it. The team is in the store: a --dir given too is refused rather than
+// silently not read.
+func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) int {
+	if cl.flagGiven("dir") {
+		return cl.usageError("--dir and --store: the team is in the store; drop --dir")
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	st, err := openStore(ctx, cl)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer st.Close()
+	return f(ctx, st)
+}
+
+// refuseStore is the one line of a command that takes a team directory but
+// does not run on a store yet, given --store or run with $HUDDLE_STORE set:
+// it would otherwise read the directory while the team lives elsewhere.
+func refuseStore(name string, args []string, parseFailed bool) (string, bool) {
+	if parseFailed {
+		if flagName, ok := storeFlagIn(args); ok {
+			return fmt.Sprintf("does not run on a store yet: huddle %s takes no --%s (run it with --dir on the team directory)", name, flagName), true
+		}
+	}
+	if os.Getenv(envStore) != "" {
+		return fmt.Sprintf("does not run on a store yet, and $%s is set: huddle %s would read the team directory instead (unset $%s to use --dir)", envStore, name, envStore), true
+	}
+	return "", false
+}
+
+// storeFlagIn finds --store or --nats-creds among the flags of args.
+func storeFlagIn(args []string) (string, bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "store" || name == "nats-creds") {
+			return name, true
+		}
+	}
+	return "", false
+}

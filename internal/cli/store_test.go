@@ -1,0 +1,503 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"huddle/inbox"
+	"huddle/ipc/trace"
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/filestore"
+	"huddle/store/natsstore"
+	"huddle/teamdir"
+)
+
+// The commands on a team kept in NATS: an embedded server in the test
+// process, the huddle binary pointed at it with --store or $HUDDLE_STORE,
+// and a store opened by the test to put in and read back what a runtime
+// would.
+
+var storeTeams atomic.Int64
+
+// natsTeam starts an embedded server and returns the store URL of a fresh
+// team on it (nothing in it yet).
+func natsTeam(t *testing.T) string {
+	t.Helper()
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1)))
+}
+
+// openTestStore opens the team at url for the test, as another process of
+// the team would.
+func openTestStore(t *testing.T, url string) store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	st, err := natsstore.Open(ctx, url, natsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// storeWithDemo is a NATS team holding the demo team (huddle init --store).
+func storeWithDemo(t *testing.T) (string, store.Store) {
+	t.Helper()
+	url := natsTeam(t)
+	mustHuddle(t, "init", "--store", url, "--dir", filepath.Join(t.TempDir(), "none"))
+	return url, openTestStore(t, url)
+}
+
+// consumeN consumes member's inbox in st until it holds n messages.
+func consumeN(t *testing.T, st store.Store, member string, n int) []protocol.Message {
+	t.Helper()
+	var mu sync.Mutex
+	var got []protocol.Message
+	sub, err := st.Consume(context.Background(), member, func(_ context.Context, d store.Delivery) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, d.Msg)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, fmt.Sprintf("%d messages in %s's inbox", n, member), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= n
+	})
+	if err := sub.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return got
+}
+
+func statusRows(t *testing.T, args ...string) []memberRow {
+	t.Helper()
+	r := mustHuddle(t, append([]string{"status", "--json"}, args...)...)
+	var rows []memberRow
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+	return rows
+}
+
+// TestStoreInitThenStatus: init --store puts the demo team and its
+// policies in the store, a second run says they are there and changes
+// nothing, and status lists the members from the store.
+func TestStoreInitThenStatus(t *testing.T) {
+	url := natsTeam(t)
+	none := filepath.Join(t.TempDir(), "none")
+	r := mustHuddle(t, "init", "--store", url, "--dir", none)
+	for _, want := range []string{"put team.json from the demo template", "put ipc/reservas.puruto-ipc.json", "put .puruto-ipc.json"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("init --store: no %q in\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Fatalf("init --store wrote the directory %s: %v", none, err)
+	}
+	again := mustHuddle(t, "init", "--store", url, "--dir", none)
+	if !strings.Contains(again.stdout, "team.json is in the store already: left as it is") || strings.Contains(again.stdout, "put ") {
+		t.Fatalf("init --store again:\n%s", again.stdout)
+	}
+	st := openTestStore(t, url)
+	pol, err := st.Config(context.Background(), store.MemberPolicyConfig("reservas"))
+	if err != nil || !json.Valid(pol) {
+		t.Fatalf("reservas's policy in the store: %q, %v", pol, err)
+	}
+
+	rows := statusRows(t, "--store", url)
+	var names []string
+	for _, row := range rows {
+		names = append(names, row.Name)
+		if row.Status != notStarted || row.Lost {
+			t.Errorf("row %+v: want not started", row)
+		}
+	}
+	if got := strings.Join(names, ","); got != "reservas,finanzas,data,auditor" {
+		t.Fatalf("status --store lists %s", got)
+	}
+	table := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + url}, "status").wantOK(t, "status with $HUDDLE_STORE")
+	if !strings.Contains(table.stdout, "team puruto-demo") || !strings.Contains(table.stdout, "reservas") {
+		t.Fatalf("status with $HUDDLE_STORE:\n%s", table.stdout)
+	}
+}
+
+// TestStoreInitFromADirectory: a team directory's own team.json and
+// policies go in the store, and --template does not go with one.
+func TestStoreInitFromADirectory(t *testing.T) {
+	dir := demoTeam(t)
+	cfg := `{"name":"mine","members":[{"name":"solo","runtime":{"kind":"external"},"ipc":"ipc/solo.puruto-ipc.json"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "team.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ipc", "solo.puruto-ipc.json"), []byte(`{"owner":"solo"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := natsTeam(t)
+	huddle(t, "init", "--store", url, "--dir", dir, "--template", "llm").
+		wantError(t, exitUsage, "--template and the team.json in", "init --store --template with a team")
+	r := mustHuddle(t, "init", "--store", url, "--dir", dir)
+	if !strings.Contains(r.stdout, "put team.json from "+dir) || !strings.Contains(r.stdout, "put ipc/solo.puruto-ipc.json") {
+		t.Fatalf("init --store --dir:\n%s", r.stdout)
+	}
+	st := openTestStore(t, url)
+	b, err := st.Config(context.Background(), store.ConfigTeam)
+	if err != nil || string(b) != cfg {
+		t.Fatalf("team.json in the store = %q, %v", b, err)
+	}
+	if pol, err := st.Config(context.Background(), store.MemberPolicyConfig("solo")); err != nil || string(pol) != `{"owner":"solo"}` {
+		t.Fatalf("solo's policy = %q, %v", pol, err)
+	}
+	if rows := statusRows(t, "--store", url); len(rows) != 1 || rows[0].Name != "solo" {
+		t.Fatalf("status --store = %+v", rows)
+	}
+}
+
+// TestStoreSendAndBroadcast: what send and broadcast append is in the
+// members' inboxes of the store, as a consumer there reads it.
+func TestStoreSendAndBroadcast(t *testing.T) {
+	url, st := storeWithDemo(t)
+	r := mustHuddle(t, "send", "--store", url, "reservas", "book", "the", "room")
+	if r.stdout != "sent to reservas\n" {
+		t.Fatalf("send --store: %q", r.stdout)
+	}
+	mustHuddle(t, "broadcast", "--store", url, "--from", "data", "all", "hands")
+	got := consumeN(t, st, "reservas", 2)
+	if len(got) != 2 || got[0].Type != protocol.TypeMessage || got[0].From != protocol.Lead || got[0].Content != "book the room" {
+		t.Fatalf("reservas's inbox: %+v", got)
+	}
+	if got[1].Type != protocol.TypeBroadcast || got[1].From != "data" || got[1].Content != "all hands" {
+		t.Fatalf("reservas's broadcast: %+v", got[1])
+	}
+	if d := consumeN(t, st, "data", 0); len(d) != 0 {
+		t.Fatalf("the sender got its own broadcast: %+v", d)
+	}
+	huddle(t, "send", "--store", url, "nobody", "hi").wantError(t, exitFail, `no member "nobody" in team puruto-demo`, "send to a stranger")
+}
+
+func storePlan(t *testing.T, st store.Store, id, from string) {
+	t.Helper()
+	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, time.Now(), 10*time.Minute)
+	r.Plan = "a plan of " + from
+	if err := st.CreateRequest(context.Background(), &r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreApproveRace: two approves at once, from two processes; exactly
+// one wins, the other says who did and exits 1, and the member is told
+// once.
+func TestStoreApproveRace(t *testing.T) {
+	url, st := storeWithDemo(t)
+	const id = "pl-raceraceraceX"
+	storePlan(t, st, id, "finanzas")
+	var wg sync.WaitGroup
+	results := make([]cliResult, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = huddle(t, "approve", "--store", url, id, "--feedback", fmt.Sprintf("go %d", i))
+		}()
+	}
+	wg.Wait()
+	winners := 0
+	for _, r := range results {
+		switch r.code {
+		case exitOK:
+			winners++
+			if r.stdout != "approved "+id+": finanzas's plan; finanzas has been told\n" {
+				t.Errorf("winner said %q", r.stdout)
+			}
+		case exitFail:
+			r.wantError(t, exitFail, "request "+id+" already approved by lead", "the losing approve")
+		default:
+			t.Errorf("approve: exit %d, stderr %q", r.code, r.stderr)
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d approves won: %+v", winners, results)
+	}
+	rec, err := st.Request(context.Background(), id)
+	if err != nil || rec.Status != protocol.RequestApproved || rec.ResolvedBy != protocol.Lead {
+		t.Fatalf("record after the race: %+v, %v", rec, err)
+	}
+	told := consumeN(t, st, "finanzas", 1)
+	if len(told) != 1 || told[0].Type != protocol.TypePlanApprovalResponse || told[0].RequestID != id || told[0].Feedback != rec.Feedback {
+		t.Fatalf("finanzas was told %+v (record feedback %q)", told, rec.Feedback)
+	}
+	huddle(t, "reject", "--store", url, id, "--feedback", "no").wantError(t, exitFail, "already approved by lead", "reject after approve")
+	huddle(t, "approve", "--store", url, "pl-nothere").wantError(t, exitFail, "no request pl-nothere", "approve an unknown id")
+}
+
+// TestStoreRequestsShowAndShutdown: requests and show read the store's
+// records; shutdown creates a request and asks the member, and --wait
+// prints the member's answer.
+func TestStoreRequestsShowAndShutdown(t *testing.T) {
+	url, st := storeWithDemo(t)
+	const id = "pl-showshowshowX"
+	storePlan(t, st, id, "data")
+	r := mustHuddle(t, "requests", "--store", url)
+	if !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "data → lead") {
+		t.Fatalf("requests --store:\n%s", r.stdout)
+	}
+	r = mustHuddle(t, "show", "--store", url, id)
+	if !strings.Contains(r.stdout, "plan "+id+" · data → lead") || !strings.Contains(r.stdout, "a plan of data") {
+		t.Fatalf("show --store:\n%s", r.stdout)
+	}
+	huddle(t, "show", "--store", url, "pl-nothere").wantError(t, exitFail, "no request, chain or call pl-nothere", "show an unknown id")
+
+	cmd := exec.Command(huddleBinary(t), "shutdown", "--store", url, "reservas", "--reason", "done", "--wait", "--timeout", "60s")
+	cmd.Env = append(os.Environ(), "HUDDLE_STORE=")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(out)
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		t.Fatalf("shutdown --wait: %v (stderr %s)", err, stderr.String())
+	}
+	sid := strings.TrimSpace(line)
+	asked := consumeN(t, st, "reservas", 1)
+	if len(asked) != 1 || asked[0].Type != protocol.TypeShutdownRequest || asked[0].RequestID != sid || asked[0].Reason != "done" {
+		t.Fatalf("reservas was asked %+v (id %q)", asked, sid)
+	}
+	// reservas agrees, as its runtime would.
+	if _, err := st.Decide(context.Background(), sid, store.Decision{Event: protocol.EventApprove, By: "reservas", Text: "bye", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := rd.ReadString(0)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("shutdown --wait: %v (stderr %s)", err, stderr.String())
+	}
+	if rest != "approved by reservas: bye\n" {
+		t.Fatalf("shutdown --wait printed %q", rest)
+	}
+	all := mustHuddle(t, "requests", "--store", url, "--all", "--json")
+	var recs []protocol.Request
+	if err := json.Unmarshal([]byte(all.stdout), &recs); err != nil || len(recs) != 2 || recs[0].ID != id || recs[1].ID != sid {
+		t.Fatalf("requests --all --json: %v\n%s", err, all.stdout)
+	}
+}
+
+// TestStoreSameOutputAsDirectory: the same records in a team directory and
+// in a store print the same: show, requests, deadletters and traces.
+func TestStoreSameOutputAsDirectory(t *testing.T) {
+	dir := demoTeam(t)
+	url := natsTeam(t)
+	mustHuddle(t, "init", "--store", url, "--dir", dir)
+	fs, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	ns := openTestStore(t, url)
+	ctx := context.Background()
+	now := time.Now().Add(-time.Minute).Truncate(time.Second)
+	plan := protocol.NewRequest(protocol.KindPlan, "pl-samesamesameX", "reservas", protocol.Lead, now, time.Hour)
+	plan.Plan = "line one\nline two"
+	done := protocol.NewRequest(protocol.KindPlan, "pl-donedonedoneX", "data", protocol.Lead, now, time.Hour)
+	done.Plan = "count"
+	t0 := now.Add(time.Second)
+	spans := []trace.Span{
+		{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
+		{Span: trace.SpanEnd, TS: t0.Add(5 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Status: protocol.ResultOK, DurationMS: 5},
+	}
+	for _, st := range []store.Store{fs, ns} {
+		p, d := plan, done
+		if err := st.CreateRequest(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateRequest(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Decide(ctx, d.ID, store.Decision{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller", At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		for _, sp := range spans {
+			if err := st.AppendSpan(ctx, sp); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The files store stamps a dead letter with its own clock: the line is
+	// written as a runtime's inbox.WriteDeadLetter would have, at t0.
+	dl := inbox.DeadLetter{TS: protocol.FormatTime(t0), Source: "inbox/data.jsonl", Offset: 7, Reason: "bad line", Raw: `{"from":"x","type":"nope"}`}
+	line, _ := json.Marshal(dl)
+	if err := teamdir.AppendLine(teamdir.DeadLetterPath(dir), append(line, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.DeadLetter(ctx, dl); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"show", plan.ID, "--json"}, {"show", done.ID}, {"show", "corr-1"}, {"show", "req-1", "--json"},
+		{"requests", "--json"}, {"requests", "--all", "--json"}, {"deadletters"}, {"deadletters", "--json"},
+		{"traces"}, {"traces", "--json"}, {"traces", "--correlation", "corr-1"},
+	} {
+		onDir := mustHuddle(t, append(args, "--dir", dir)...)
+		onStore := mustHuddle(t, append(args, "--store", url)...)
+		if onDir.stdout != onStore.stdout {
+			t.Errorf("huddle %v differs:\non the directory:\n%s\non the store:\n%s", args, onDir.stdout, onStore.stdout)
+		}
+	}
+}
+
+// TestStoreLostMember: a member whose runtime put it running and then
+// went silent shows lost once --lost-after has passed; one seen recently
+// does not.
+func TestStoreLostMember(t *testing.T) {
+	url, st := storeWithDemo(t)
+	if err := st.PutMember(context.Background(), &protocol.Member{Name: "data", Status: protocol.MemberWorking, Activity: "counting", Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	rows := statusRows(t, "--store", url, "--lost-after", "1h")
+	if rows[2].Name != "data" || rows[2].Status != string(protocol.MemberWorking) || rows[2].Lost {
+		t.Fatalf("status with data just seen: %+v", rows[2])
+	}
+	waitUntil(t, 20*time.Second, "data shown lost", func() bool {
+		rows = statusRows(t, "--store", url, "--lost-after", "300ms")
+		return rows[2].Lost
+	})
+	if rows[2].Status != string(protocol.MemberWorking) || rows[2].Seen == nil || rows[0].Lost {
+		t.Fatalf("lost row %+v, reservas %+v", rows[2], rows[0])
+	}
+	table := mustHuddle(t, "status", "--store", url, "--lost-after", "300ms")
+	if !strings.Contains(table.stdout, "lost") || !strings.Contains(table.stdout, "was working, not seen since") {
+		t.Fatalf("status table:\n%s", table.stdout)
+	}
+	if !strings.Contains(table.stdout, "team not running (no member seen within 300ms)") {
+		t.Fatalf("status table with every live member lost:\n%s", table.stdout)
+	}
+	huddle(t, "status", "--store", url, "--lost-after", "0s").wantError(t, exitUsage, "--lost-after must be more than 0", "--lost-after 0")
+	huddle(t, "status", "--dir", t.TempDir(), "--lost-after", "1s").wantError(t, exitUsage, "--lost-after goes with --store", "--lost-after on a directory")
+}
+
+// TestStoreTokenNeverShown: with a broker that wants a token, no command
+// prints the token, on stdout or stderr, whether it works or fails, nor a
+// wrong token it was given.
+func TestStoreTokenNeverShown(t *testing.T) {
+	const token, wrong = "s3cr3t-t0ken-xyz", "wr0ng-t0ken-abc"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, prefix, _, _ := startBroker(t, "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--token-file", tokenFile)
+	good := strings.Replace(prefix, "TOKEN", token, 1) + "/crew"
+	bad := strings.Replace(prefix, "TOKEN", wrong, 1) + "/crew"
+	runs := [][]string{
+		{"init", "--store", good, "--dir", filepath.Join(t.TempDir(), "none")},
+		{"init", "--store", good, "--dir", filepath.Join(t.TempDir(), "none")},
+		{"status", "--store", good},
+		{"send", "--store", good, "reservas", "hi"},
+		{"send", "--store", good, "nobody", "hi"},
+		{"approve", "--store", good, "pl-nothere"},
+		{"show", "--store", good, "pl-nothere"},
+		{"requests", "--store", good, "--all"},
+		{"traces", "--store", good, "--correlation", "corr-none"},
+		{"deadletters", "--store", good},
+		{"shutdown", "--store", good, "nobody"},
+		{"status", "--store", bad},
+		{"status", "--store", strings.TrimSuffix(good, "/crew")},
+		{"status", "--store", "nats://" + token + "@127.0.0.1:1/crew"},
+		{"status", "--store", good + "/x?y"},
+		{"status", "--store", good, "--nats-creds", filepath.Join(t.TempDir(), "nocreds")},
+		{"logs", "--store", good, "reservas"},
+	}
+	failed := 0
+	for _, args := range runs {
+		r := huddle(t, args...)
+		if r.code != exitOK {
+			failed++
+		}
+		for _, secret := range []string{token, wrong} {
+			if strings.Contains(r.stdout+r.stderr, secret) {
+				t.Errorf("huddle %s shows the token:\nstdout %q\nstderr %q", strings.Join(args[:1], " "), r.stdout, r.stderr)
+			}
+		}
+		if r.code != exitOK && strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("huddle %s failed in more than one line: %q", args[0], r.stderr)
+		}
+	}
+	if failed != 11 {
+		t.Errorf("%d of the runs failed, want 11 (the bad ones)", failed)
+	}
+	with := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + good}, "status").wantOK(t, "status with $HUDDLE_STORE")
+	if !strings.Contains(with.stdout, "reservas") {
+		t.Fatalf("status with a token in $HUDDLE_STORE:\n%s", with.stdout)
+	}
+	// The help prints flags' defaults: the environment's URL is not one.
+	for _, cmd := range []string{"status", "approve", "init"} {
+		r := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + good}, cmd, "--help").wantOK(t, cmd+" --help")
+		if strings.Contains(r.stdout, token) || !strings.Contains(r.stdout, "(default $HUDDLE_STORE)") {
+			t.Errorf("%s --help with a token in $HUDDLE_STORE:\n%s", cmd, r.stdout)
+		}
+	}
+}
+
+// TestStoreRefusedWhereNotRunOnAStore: a command that runs only on the
+// team directory refuses --store and $HUDDLE_STORE in one line naming
+// itself rather than reading the directory; its help still works.
+func TestStoreRefusedWhereNotRunOnAStore(t *testing.T) {
+	dir := demoTeam(t)
+	huddle(t, "logs", "reservas", "--dir", dir, "--store", "nats://127.0.0.1:4222/crew").
+		wantError(t, exitUsage, "does not run on a store yet: huddle logs takes no --store", "logs --store")
+	huddle(t, "restart", "reservas", "--nats-creds=/x").
+		wantError(t, exitUsage, "huddle restart takes no --nats-creds", "restart --nats-creds")
+	env := []string{"HUDDLE_STORE=nats://127.0.0.1:4222/crew"}
+	for _, cmd := range []string{"logs", "restart", "call", "serve", "export", "replay", "attach"} { // up runs on a store (upstore_test.go)
+		r := huddleIn(t, t.TempDir(), env, cmd, "--dir", dir)
+		r.wantError(t, exitUsage, "does not run on a store yet, and $HUDDLE_STORE is set: huddle "+cmd+" would read the team directory", cmd+" with $HUDDLE_STORE")
+	}
+	if r := huddleIn(t, t.TempDir(), env, "logs", "--help"); r.code != exitOK || !strings.HasPrefix(r.stdout, "usage: huddle logs") {
+		t.Fatalf("logs --help with $HUDDLE_STORE: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A --store that is another flag's value is that value.
+	r := huddle(t, "send", "reservas", "--dir", dir, "--from", "data", "--", "--store")
+	if r.code != exitOK {
+		t.Fatalf("send -- --store: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestStoreBadURL: a bad store URL is one usage line, exit 2; a store that
+// cannot be reached one failure line, exit 1.
+func TestStoreBadURL(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"http://127.0.0.1:4222/crew", "want nats://HOST:PORT/TEAM"},
+		{"nats://127.0.0.1:4222", "no team"},
+		{"nats://127.0.0.1:4222/a.b", "holds no dot"},
+	} {
+		huddle(t, "status", "--store", c.url).wantError(t, exitUsage, c.want, "status --store "+c.url)
+	}
+	huddle(t, "requests", "--store", "").wantError(t, exitUsage, "--store is empty", "--store ''")
+	huddle(t, "requests", "--nats-creds", "/x").wantError(t, exitUsage, "--nats-creds goes with --store", "--nats-creds alone")
+	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew").wantError(t, exitFail, "store nats://127.0.0.1:1/crew: connect", "an unreachable store")
+	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew", "--dir", t.TempDir()).wantError(t, exitUsage, "--dir and --store", "--dir with --store")
+}

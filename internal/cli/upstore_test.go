@@ -1,0 +1,341 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/team"
+)
+
+// storeTeam is the team the store tests share: two scripted members that
+// wait, so that every message they get is only delivered.
+var storeTeam = team.Team{Name: "crew", Members: []team.MemberSpec{
+	{Name: "alice", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}},
+	{Name: "bob", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}},
+}}
+
+// openTeamStore connects to url and, when put, puts storeTeam's team.json
+// there.
+func openTeamStore(t *testing.T, url string, put bool) store.Store {
+	t.Helper()
+	st := openTestStore(t, url)
+	if put {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		b, _ := json.Marshal(storeTeam)
+		if err := st.PutConfig(ctx, store.ConfigTeam, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// upOn is a `huddle up --headless --store` process and its events.
+type upOn struct {
+	*upProcess
+	exited chan error
+}
+
+// startUpOn starts huddle up on the store at url running members, with a
+// local directory of its own.
+func startUpOn(t *testing.T, url, members string) *upOn {
+	t.Helper()
+	cmd := exec.Command(huddleBinary(t), "up", "--headless", "--store", url, "--members", members, "--dir", t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &upOn{upProcess: &upProcess{cmd: cmd, done: make(chan struct{})}, exited: make(chan error, 1)}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var e map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &e); err == nil {
+				p.mu.Lock()
+				p.events = append(p.events, e)
+				p.mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		<-p.done
+		err := cmd.Wait()
+		if err != nil {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		}
+		p.exited <- err
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); <-p.done })
+	return p
+}
+
+// started waits until p has started the team (true) or exited (false,
+// with why).
+func (p *upOn) started(t *testing.T) (bool, error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if p.saw(func(e map[string]any) bool { return e["event"] == "team_started" }) {
+			return true, nil
+		}
+		select {
+		case err := <-p.exited:
+			return false, err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("huddle up neither started nor exited within 30s")
+	return false, nil
+}
+
+// startUpOnWhenFree starts huddle up for members until it starts: again
+// while the leases of a killed one have not expired, or while its first
+// connection times out (a test machine loaded by parallel -race runs
+// answers a connect slower than the client's 2 s).
+func startUpOnWhenFree(t *testing.T, url, members string) *upOn {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		p := startUpOn(t, url, members)
+		ok, err := p.started(t)
+		if ok {
+			return p
+		}
+		if err == nil || !strings.Contains(err.Error(), " runs elsewhere (holder ") && !strings.Contains(err.Error(), ": connect: ") {
+			t.Fatalf("huddle up: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed runtime's leases did not expire: %v", err)
+		}
+	}
+}
+
+// delivered are the ids of the messages p's runtime delivered to member.
+func (p *upOn) delivered(member string) map[string]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ids := map[string]bool{}
+	for _, e := range p.events {
+		if e["event"] == "message_delivered" && e["member"] == member {
+			id, _ := e["id"].(string)
+			ids[id] = true
+		}
+	}
+	return ids
+}
+
+// sendTo appends n messages to member's inbox through st and returns their
+// ids.
+func sendTo(t *testing.T, st store.Store, member, prefix string, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ids []string
+	for i := range n {
+		m := protocol.NewMessage(protocol.TypeMessage, "alice", member)
+		m.Content = fmt.Sprintf("%s %d", prefix, i)
+		if err := st.Append(ctx, member, &m); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+func missing(ids []string, got ...map[string]bool) []string {
+	var out []string
+	for _, id := range ids {
+		found := false
+		for _, g := range got {
+			found = found || g[id]
+		}
+		if !found {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// TestUpOnStoreKill9LosesNothing: two huddle up processes share one team
+// on NATS; the one that runs bob is killed (-9) while messages to bob are
+// in flight and started again: every message reaches bob, in one run or
+// the other.
+func TestUpOnStoreKill9LosesNothing(t *testing.T) {
+	url := natsTeam(t)
+	st := openTeamStore(t, url, true)
+	first := startUpOnWhenFree(t, url, "lead,alice")
+	bob := startUpOnWhenFree(t, url, "bob")
+	ids := sendTo(t, st, "bob", "before", 30)
+	waitUntil(t, 30*time.Second, "bob's first deliveries", func() bool { return len(bob.delivered("bob")) > 0 })
+	if err := bob.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-bob.exited
+	ids = append(ids, sendTo(t, st, "bob", "while down", 10)...)
+	again := startUpOnWhenFree(t, url, "bob")
+	waitUntil(t, 60*time.Second, "every message delivered to bob", func() bool {
+		return len(missing(ids, bob.delivered("bob"), again.delivered("bob"))) == 0
+	})
+	if first.saw(func(e map[string]any) bool { return e["event"] == "message_delivered" && e["member"] == "bob" }) {
+		t.Fatal("the runtime that does not run bob consumed his inbox")
+	}
+}
+
+// TestUpOnStoreBrokerRestarted: the broker under two huddle up processes
+// stops and starts again on the same address and data; both reconnect and
+// go on: messages sent before and after reach their members.
+func TestUpOnStoreBrokerRestarted(t *testing.T) {
+	addr, data := freePort(t), t.TempDir()
+	broker, _, _, _ := startBroker(t, "--addr", addr, "--data", data)
+	url := "nats://" + addr + "/crew"
+	st := openTeamStore(t, url, true)
+	alice := startUpOnWhenFree(t, url, "lead,alice")
+	bob := startUpOnWhenFree(t, url, "bob")
+	toBob := sendTo(t, st, "bob", "before", 5)
+	toAlice := sendTo(t, st, "alice", "before", 5)
+	waitUntil(t, 30*time.Second, "the first messages delivered", func() bool {
+		return len(missing(toBob, bob.delivered("bob"))) == 0 && len(missing(toAlice, alice.delivered("alice"))) == 0
+	})
+	if err := broker.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.Wait(); err != nil {
+		t.Fatalf("broker stop: %v", err)
+	}
+	startBroker(t, "--addr", addr, "--data", data)
+	toBob = append(toBob, sendTo(t, st, "bob", "after", 5)...)
+	toAlice = append(toAlice, sendTo(t, st, "alice", "after", 5)...)
+	waitUntil(t, 60*time.Second, "the messages sent after the restart delivered", func() bool {
+		return len(missing(toBob, bob.delivered("bob"))) == 0 && len(missing(toAlice, alice.delivered("alice"))) == 0
+	})
+	for _, p := range []*upOn{alice, bob} {
+		select {
+		case err := <-p.exited:
+			t.Fatalf("a huddle up exited under the restart: %v", err)
+		default:
+		}
+	}
+}
+
+// TestUpOnStoreRefusals: what huddle up --store refuses, in one line, and
+// never with the URL's token; a member another process runs is named with
+// its holder.
+func TestUpOnStoreRefusals(t *testing.T) {
+	const secret = "s3cr3t-token"
+	closed := "nats://" + secret + "@" + freePort(t) + "/crew"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"up", "--headless", "--members", "bob"}, exitUsage, "--members goes with --store"},
+		{[]string{"up", "--headless", "--store", "nats://" + secret + "@127.0.0.1:1/a.b"}, exitUsage, "a team name holds no dot"},
+		{[]string{"up", "--store", closed}, exitUsage, "add --headless"},
+		{[]string{"up", "--headless", "--store", closed, "--members", "../bob"}, exitUsage, "--members: invalid name"},
+		{[]string{"up", "--headless", "--store", closed}, exitFail, "connect"},
+	} {
+		r := huddle(t, c.args...)
+		r.wantError(t, c.code, c.want, c.args...)
+		if strings.Contains(r.stderr, secret) {
+			t.Errorf("huddle %v printed the token: %q", c.args, r.stderr)
+		}
+	}
+	url := natsTeam(t)
+	openTeamStore(t, url, true)
+	startUpOnWhenFree(t, url, "bob")
+	args := []string{"up", "--headless", "--store", url, "--members", "alice,bob", "--dir", t.TempDir()}
+	// Its stdout holds the events of the start it gave up (the lead runs
+	// elsewhere too); its error is one line.
+	r := huddle(t, args...)
+	if r.code != exitFail || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: up: bob runs elsewhere (holder ") {
+		t.Fatalf("huddle %v: exit %d, stderr %q", args, r.code, r.stderr)
+	}
+}
+
+// TestUpOnStorePlanApprovedFromTheCLIAndACallAcross: two huddle up
+// processes share a team; alice (the second) plans, `huddle approve
+// --store` approves it, and she goes on: she calls bob (the first), whose
+// action calls alice back, and `huddle traces --store` shows the two calls
+// as one chain.
+func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
+	url := natsTeam(t)
+	alice := team.MemberSpec{Name: "alice", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{
+		{Plan: "ask bob"}, {Say: "lead", Text: "asking"}, {Call: "bob", Action: "lookup", Prompt: "q", TimeoutSec: 30}, {Wait: team.Duration(time.Hour)},
+	}}, Actions: map[string]team.ActionSpec{"note": {Reply: "noted"}}}
+	bob := team.MemberSpec{Name: "bob", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}},
+		Actions: map[string]team.ActionSpec{"lookup": {Reply: "found", Call: &team.CallSpec{Target: "alice", Action: "note"}}}}
+	b, _ := json.Marshal(team.Team{Name: "crew", Members: []team.MemberSpec{alice, bob}})
+	st := openTeamStore(t, url, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for name, data := range map[string]string{
+		store.ConfigTeam:                  string(b),
+		store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob"]}`,
+		store.MemberPolicyConfig("bob"):   `{"allowed_targets":["alice"]}`,
+	} {
+		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := startUpOnWhenFree(t, url, "lead,bob")
+	second := startUpOnWhenFree(t, url, "alice")
+	var plan string
+	waitUntil(t, 30*time.Second, "alice's plan in the store", func() bool {
+		all, err := st.Requests(ctx)
+		if err == nil && len(all) == 1 && all[0].Status == protocol.RequestPending {
+			plan = all[0].ID
+		}
+		return plan != ""
+	})
+	if first.saw(func(e map[string]any) bool {
+		return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+	}) {
+		t.Fatal("alice went on before her plan was approved")
+	}
+	mustHuddle(t, "approve", plan, "--store", url)
+	waitUntil(t, 30*time.Second, "alice's message to the lead, in the other process", func() bool {
+		return first.saw(func(e map[string]any) bool {
+			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+		})
+	})
+	waitUntil(t, 30*time.Second, "alice's call to end", func() bool {
+		return second.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alice" })
+	})
+	if !second.saw(func(e map[string]any) bool {
+		return e["event"] == "call" && e["member"] == "alice" && e["status"] == "ok"
+	}) {
+		t.Fatal("alice's call to bob did not succeed")
+	}
+	var chains []struct {
+		Calls []struct {
+			Caller, Target, Status string
+			Hop                    int
+		} `json:"calls"`
+	}
+	out := mustHuddle(t, "traces", "--store", url, "--json").stdout
+	if err := json.Unmarshal([]byte(out), &chains); err != nil {
+		t.Fatalf("traces --json: %v\n%s", err, out)
+	}
+	if len(chains) != 1 || len(chains[0].Calls) != 2 {
+		t.Fatalf("want one chain of two calls:\n%s", out)
+	}
+	c := chains[0].Calls
+	if c[0].Caller != "alice" || c[0].Target != "bob" || c[1].Caller != "bob" || c[1].Target != "alice" || c[1].Hop != 1 || c[0].Status != "ok" || c[1].Status != "ok" {
+		t.Fatalf("the chain:\n%s", out)
+	}
+}

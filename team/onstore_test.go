@@ -1,0 +1,323 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/inbox"
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/filestore"
+	"huddle/store/natsstore"
+)
+
+const onStoreTeam = `{"name":"crew","settings":{"shutdown_deadline":"45s"},"members":[
+  {"name":"ana","runtime":{"kind":"external"}},
+  {"name":"bo","runtime":{"kind":"external"}},
+  {"name":"cy","runtime":{"kind":"external"}}]}`
+
+// storeKinds open a fresh team store of each kind: the team directory, and
+// a team on an embedded NATS server.
+var storeKinds = map[string]func(t *testing.T) store.Store{
+	"files": func(t *testing.T) store.Store {
+		st, err := filestore.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	},
+	"nats": func(t *testing.T) store.Store {
+		srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Shutdown)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		st, err := natsstore.Open(ctx, srv.URL("crew"), natsstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	},
+}
+
+// eachStore runs f on a store of each kind holding the crew team.
+func eachStore(t *testing.T, f func(t *testing.T, ctx context.Context, st store.Store, tm *Team)) {
+	for name, open := range storeKinds {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			st := open(t)
+			if err := st.PutConfig(ctx, store.ConfigTeam, []byte(onStoreTeam)); err != nil {
+				t.Fatal(err)
+			}
+			tm, err := LoadTeamOn(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tm.Name != "crew" || len(tm.Members) != 3 {
+				t.Fatalf("LoadTeamOn = %+v, want crew with 3 members", tm)
+			}
+			f(t, ctx, st, tm)
+		})
+	}
+}
+
+// inboxOn consumes member's inbox in st until it holds n messages.
+func inboxOn(t *testing.T, ctx context.Context, st store.Store, member string, n int) []protocol.Message {
+	t.Helper()
+	var mu sync.Mutex
+	var got []protocol.Message
+	sub, err := st.Consume(ctx, member, func(_ context.Context, d store.Delivery) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, d.Msg)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, fmt.Sprintf("%d messages in %s's inbox", n, member), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= n
+	})
+	if err := sub.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != n {
+		t.Fatalf("%s's inbox holds %d messages, want %d: %+v", member, len(got), n, got)
+	}
+	return got
+}
+
+func TestLoadTeamOnEmptyStore(t *testing.T) {
+	for name, open := range storeKinds {
+		t.Run(name, func(t *testing.T) {
+			_, err := LoadTeamOn(context.Background(), open(t))
+			if err == nil || !strings.Contains(err.Error(), "no team in the store") {
+				t.Fatalf("LoadTeamOn of an empty store = %v, want no team", err)
+			}
+		})
+	}
+}
+
+func TestSendAndBroadcastOn(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
+		if err := SendOn(ctx, st, tm, protocol.Lead, "ana", "hello ana"); err != nil {
+			t.Fatal(err)
+		}
+		if err := SendOn(ctx, st, tm, protocol.Lead, "zed", "x"); err == nil || err.Error() != `no member "zed" in team crew` {
+			t.Fatalf("send to a stranger = %v", err)
+		}
+		if err := SendOn(ctx, st, tm, "zed", "ana", "x"); err == nil || !strings.HasPrefix(err.Error(), "from: ") {
+			t.Fatalf("send from a stranger = %v", err)
+		}
+		n, err := BroadcastOn(ctx, st, tm, "bo", "all hands")
+		if err != nil || n != 2 {
+			t.Fatalf("BroadcastOn = %d, %v; want 2 members", n, err)
+		}
+		got := inboxOn(t, ctx, st, "ana", 2)
+		if got[0].Type != protocol.TypeMessage || got[0].From != protocol.Lead || got[0].Content != "hello ana" {
+			t.Fatalf("ana's first message = %+v", got[0])
+		}
+		if got[1].Type != protocol.TypeBroadcast || got[1].From != "bo" || got[1].Content != "all hands" {
+			t.Fatalf("ana's second message = %+v", got[1])
+		}
+		if cy := inboxOn(t, ctx, st, "cy", 1); cy[0].Type != protocol.TypeBroadcast || cy[0].To != "cy" {
+			t.Fatalf("cy's message = %+v", cy[0])
+		}
+	})
+}
+
+func newPlan(t *testing.T, ctx context.Context, st store.Store, from string) protocol.Request {
+	t.Helper()
+	r := protocol.NewRequest(protocol.KindPlan, protocol.NewRequestID(protocol.KindPlan), from, protocol.Lead, time.Now(), time.Minute)
+	r.Plan = "do the thing"
+	if err := st.CreateRequest(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestDecideOn(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
+		plan := newPlan(t, ctx, st, "ana")
+		if _, err := DecideOn(ctx, st, plan.ID, protocol.EventReject, "", ""); err == nil || !strings.Contains(err.Error(), "reject needs feedback") {
+			t.Fatalf("reject without feedback = %v", err)
+		}
+		if _, err := DecideOn(ctx, st, plan.ID, protocol.EventCancel, "", ""); err == nil || !strings.Contains(err.Error(), "is not a decision") {
+			t.Fatalf("cancel as a decision = %v", err)
+		}
+		if _, err := DecideOn(ctx, st, "plan-nothere", protocol.EventApprove, "", ""); err == nil || err.Error() != "no request plan-nothere" {
+			t.Fatalf("unknown request = %v", err)
+		}
+		r, err := DecideOn(ctx, st, plan.ID, protocol.EventReject, "smaller steps", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != protocol.RequestRejected || r.ResolvedBy != protocol.Lead || r.Feedback != "smaller steps" {
+			t.Fatalf("decided record = %+v", r)
+		}
+		_, err = DecideOn(ctx, st, plan.ID, protocol.EventApprove, "", "")
+		var already *AlreadyError
+		if !errors.As(err, &already) || already.By != protocol.Lead || already.Status != protocol.RequestRejected {
+			t.Fatalf("second decision = %v, want *AlreadyError rejected by lead", err)
+		}
+		got := inboxOn(t, ctx, st, "ana", 1)[0]
+		if got.Type != protocol.TypePlanApprovalResponse || got.RequestID != plan.ID || got.Approve == nil || *got.Approve || got.Feedback != "smaller steps" {
+			t.Fatalf("ana was told %+v", got)
+		}
+		sd, err := RequestShutdownOn(ctx, st, tm, "bo", "done")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecideOn(ctx, st, sd.ID, protocol.EventApprove, "", ""); err == nil || !strings.Contains(err.Error(), "only its teammate answers it") {
+			t.Fatalf("deciding a shutdown request = %v", err)
+		}
+	})
+}
+
+// TestDecideOnRace: of many leads deciding at once, one wins and every
+// other is told who did.
+func TestDecideOnRace(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
+		plan := newPlan(t, ctx, st, "bo")
+		const n = 6
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = DecideOn(ctx, st, plan.ID, protocol.EventApprove, "", fmt.Sprintf("lead%d", i))
+			}()
+		}
+		wg.Wait()
+		winner := ""
+		for i, err := range errs {
+			if err == nil {
+				if winner != "" {
+					t.Fatalf("two winners: %s and lead%d", winner, i)
+				}
+				winner = fmt.Sprintf("lead%d", i)
+			}
+		}
+		if winner == "" {
+			t.Fatalf("no winner: %v", errs)
+		}
+		for _, err := range errs {
+			var already *AlreadyError
+			if err != nil && (!errors.As(err, &already) || already.By != winner) {
+				t.Fatalf("a loser got %v, want already approved by %s", err, winner)
+			}
+		}
+		if got := inboxOn(t, ctx, st, "bo", 1)[0]; got.Type != protocol.TypePlanApprovalResponse || got.Approve == nil || !*got.Approve {
+			t.Fatalf("bo was told %+v", got)
+		}
+	})
+}
+
+func TestRequestShutdownOn(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
+		if _, err := RequestShutdownOn(ctx, st, tm, "zed", ""); err == nil || err.Error() != `no member "zed" in team crew` {
+			t.Fatalf("shutdown of a stranger = %v", err)
+		}
+		// ana has no record yet: asked, and the request waits.
+		r, err := RequestShutdownOn(ctx, st, tm, "ana", "wrap up")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != protocol.RequestPending || r.To != "ana" || r.Deadline.Sub(r.Created) != 45*time.Second {
+			t.Fatalf("request = %+v", r)
+		}
+		got := inboxOn(t, ctx, st, "ana", 1)[0]
+		if got.Type != protocol.TypeShutdownRequest || got.RequestID != r.ID || got.Reason != "wrap up" {
+			t.Fatalf("ana was asked %+v", got)
+		}
+		stored, err := st.Request(ctx, r.ID)
+		if err != nil || stored.Status != protocol.RequestPending {
+			t.Fatalf("stored request = %+v, %v", stored, err)
+		}
+		// cy stopped while bo's runtime is alive: cancelled at once.
+		put(t, ctx, st, "cy", protocol.MemberStopped)
+		put(t, ctx, st, "bo", protocol.MemberIdle)
+		r, err = RequestShutdownOn(ctx, st, tm, "cy", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != protocol.RequestCancelled || r.ResponseReason != "cy is already stopped" {
+			t.Fatalf("request to a stopped member = %+v", r)
+		}
+		// bo stopped too: no runtime is alive, so the request waits for the
+		// next one.
+		put(t, ctx, st, "bo", protocol.MemberStopped)
+		r, err = RequestShutdownOn(ctx, st, tm, "cy", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != protocol.RequestPending {
+			t.Fatalf("request while the team is down = %+v", r)
+		}
+		if got := inboxOn(t, ctx, st, "cy", 1)[0]; got.RequestID != r.ID {
+			t.Fatalf("cy was asked %+v", got)
+		}
+	})
+}
+
+func put(t *testing.T, ctx context.Context, st store.Store, name string, status protocol.MemberStatus) {
+	t.Helper()
+	if err := st.PutMember(ctx, &protocol.Member{Name: name, Status: status, Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDownOn(t *testing.T) {
+	live := store.MemberState{Member: protocol.Member{Name: "a", Status: protocol.MemberIdle}}
+	lost := live
+	lost.Lost = true
+	stopped := store.MemberState{Member: protocol.Member{Name: "b", Status: protocol.MemberStopped}}
+	for _, c := range []struct {
+		name   string
+		states []store.MemberState
+		down   bool
+	}{
+		{"never ran", nil, false},
+		{"a member alive", []store.MemberState{live, stopped}, false},
+		{"every live member lost", []store.MemberState{lost, stopped}, true},
+		{"every member stopped", []store.MemberState{stopped}, true},
+	} {
+		if got := DownOn(c.states); got != c.down {
+			t.Errorf("%s: DownOn = %v, want %v", c.name, got, c.down)
+		}
+	}
+}
+
+// TestDeadLettersOn: a store's dead letters read as deadletter.jsonl's do:
+// who caused them and through whom, from the refused line.
+func TestDeadLettersOn(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
+		raw := `{"id":"m1","type":"message","from":"bo","to":"ana","content":"x"}`
+		if err := st.DeadLetter(ctx, inbox.DeadLetter{Source: "inbox/ana.jsonl", Offset: 3, Reason: "bad", Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+		got, skipped, err := DeadLettersOn(ctx, st)
+		if err != nil || skipped != 0 || len(got) != 1 {
+			t.Fatalf("DeadLettersOn = %+v, %d, %v", got, skipped, err)
+		}
+		d := got[0]
+		if d.Source != "inbox/ana.jsonl" || d.Member != "ana" || d.By != "bo" || d.Type != "message" || d.MessageID != "m1" || d.Reason != "bad" || d.At.IsZero() {
+			t.Fatalf("dead letter %+v", d)
+		}
+	})
+}

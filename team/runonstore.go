@@ -1,0 +1,326 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"huddle/inbox"
+	"huddle/ipc"
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/teamdir"
+)
+
+// A runtime on a store (Options.Store, docs/DESIGN.md §16) runs some of the
+// team's members, each under a lease, and leaves the others to the
+// runtimes of other machines: their inboxes, records and requests are in
+// the store, so a message, a plan or a call reaches a member wherever it
+// runs.
+
+// DefaultLeaseTTL is how long a member's lease outlives its last renewal.
+const DefaultLeaseTTL = 10 * time.Second
+
+// loadTeam reads the team: team.json of the team directory, or of the
+// store, and, on a directory, what the last runtime left (for its
+// deadlines). A store's runtime creates its local directory.
+func loadTeam(ctx context.Context, dir string, opts Options) (*Team, teamdir.RuntimeState, error) {
+	if opts.Store == nil {
+		t, err := Load(dir)
+		if err != nil {
+			return nil, teamdir.RuntimeState{}, err
+		}
+		last, err := teamdir.ProbeRuntime(dir) // before it is ours: what the last runtime left
+		return t, last, err
+	}
+	if err := os.MkdirAll(dir, teamdir.DirMode); err != nil {
+		return nil, teamdir.RuntimeState{}, fmt.Errorf("local directory: %w", err)
+	}
+	t, err := LoadTeamOn(ctx, opts.Store)
+	return t, teamdir.RuntimeState{}, err
+}
+
+// openShared opens the team's shared state: the store, or the team
+// directory's inboxes.
+func openShared(ctx context.Context, dir string, st store.Store, opts inbox.Options) (shared, error) {
+	if st != nil {
+		return newStoreShared(ctx, st), nil
+	}
+	w, err := inbox.NewWatcher(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &dirShared{dir: dir, w: w}, nil
+}
+
+// memberLease is a member this runtime runs on a store: its lease, and the
+// context its run ends with when the lease is lost.
+type memberLease struct {
+	name   string
+	lease  store.Lease
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	lost   atomic.Bool
+}
+
+// takeLeases takes the lease of every member this runtime runs on a store:
+// those of Options.Members (one held elsewhere fails the start), else
+// every member whose lease is free; and the lead's when it is free.
+func (rt *Runtime) takeLeases() error {
+	if rt.opts.Store == nil {
+		return nil
+	}
+	if rt.opts.Holder == "" {
+		host, _ := os.Hostname()
+		rt.opts.Holder = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	if rt.opts.LeaseTTL <= 0 {
+		rt.opts.LeaseTTL = DefaultLeaseTTL
+	}
+	listed, err := rt.listedMembers()
+	if err != nil {
+		return err
+	}
+	rt.leases = map[string]*memberLease{}
+	want := append([]string{protocol.Lead}, listed...)
+	if len(rt.opts.Members) == 0 {
+		want = append([]string{protocol.Lead}, rt.runnable()...)
+	}
+	for _, name := range slices.Compact(want) {
+		ml, err := rt.takeLease(name)
+		var held *store.HeldError
+		switch {
+		case errors.As(err, &held) && (name == protocol.Lead || len(rt.opts.Members) == 0) && !slices.Contains(listed, name):
+			rt.emit(Event{"event": "runs_elsewhere", "member": name, "holder": held.Holder, "until": protocol.FormatTime(held.Expires)})
+		case errors.As(err, &held):
+			return fmt.Errorf("%s runs elsewhere (holder %s, until %s)", name, held.Holder, held.Expires.UTC().Format(time.RFC3339))
+		case err != nil:
+			return fmt.Errorf("lease of %s: %w", name, err)
+		default:
+			rt.leases[name] = ml
+		}
+	}
+	return nil
+}
+
+// listedMembers checks Options.Members: each a member huddle runs (or the
+// lead).
+func (rt *Runtime) listedMembers() ([]string, error) {
+	var out []string
+	for _, name := range rt.opts.Members {
+		if name == protocol.Lead {
+			out = append(out, name)
+			continue
+		}
+		spec, ok := rt.team.Member(name)
+		if !ok {
+			return nil, fmt.Errorf("no member %q in team %s", name, rt.team.Name)
+		}
+		if !runByHuddle(spec) {
+			return nil, fmt.Errorf("%s is not run by huddle (runtime %q)", name, spec.Runtime.Kind)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// runnable are the members huddle runs, in the roster's order.
+func (rt *Runtime) runnable() []string {
+	var out []string
+	for _, m := range rt.team.Members {
+		if runByHuddle(m) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+func runByHuddle(m MemberSpec) bool {
+	k := m.Runtime.Kind
+	return k == RuntimeScript || k == RuntimeExec || k == RuntimeLLM
+}
+
+func (rt *Runtime) takeLease(name string) (*memberLease, error) {
+	ctx, cancel := op()
+	defer cancel()
+	l, err := rt.opts.Store.AcquireLease(ctx, name, rt.opts.Holder, rt.opts.LeaseTTL)
+	if err != nil {
+		return nil, err
+	}
+	mctx, mcancel := context.WithCancelCause(rt.ctx)
+	return &memberLease{name: name, lease: l, ctx: mctx, cancel: mcancel}, nil
+}
+
+// runsHere reports whether this runtime runs name: always on a team
+// directory, on a store when it holds name's lease.
+func (rt *Runtime) runsHere(name string) bool {
+	if rt.leases == nil {
+		return true
+	}
+	_, ok := rt.leases[name]
+	return ok
+}
+
+// ours are the members of specs this runtime spawns: on a store, those it
+// holds the lease of, and the members huddle does not run (a spawn only
+// writes their record when they have none).
+func (rt *Runtime) ours(specs []MemberSpec) []MemberSpec {
+	if rt.leases == nil {
+		return specs
+	}
+	var out []MemberSpec
+	for _, s := range specs {
+		if !runByHuddle(s) || rt.runsHere(s.Name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// started is the team_started event; on a store it names what runs here.
+func (rt *Runtime) started() Event {
+	e := Event{"event": "team_started", "team": rt.team.Name, "members": len(rt.team.Members)}
+	if rt.leases != nil {
+		var here []string
+		for name := range rt.leases {
+			here = append(here, name)
+		}
+		slices.Sort(here)
+		e["runs"] = here
+		e["holder"] = rt.opts.Holder
+	}
+	return e
+}
+
+// memberCtx is the context member name runs in: on a store, it ends too
+// when the member's lease is lost.
+func (rt *Runtime) memberCtx(ctx context.Context, name string) context.Context {
+	if ml := rt.leases[name]; ml != nil {
+		return ml.ctx
+	}
+	return ctx
+}
+
+// leaseLost reports whether name's lease was lost: its runtime writes
+// nothing more of it, as another holder runs it now.
+func (rt *Runtime) leaseLost(name string) bool {
+	ml := rt.leases[name]
+	return ml != nil && ml.lost.Load()
+}
+
+// keepLeases renews the leases every third of their TTL and heartbeats
+// the members run here every third of LostAfter, until the returned
+// function is called (it waits for the keeper to stop).
+func (rt *Runtime) keepLeases() (stop func()) {
+	if len(rt.leases) == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		renew := time.NewTicker(rt.opts.LeaseTTL / 3)
+		defer renew.Stop()
+		beat := time.NewTicker(LostAfter / 3)
+		defer beat.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-renew.C:
+				rt.renewLeases()
+			case <-beat.C:
+				rt.heartbeat()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (rt *Runtime) renewLeases() {
+	for _, ml := range rt.leases {
+		if ml.lost.Load() {
+			continue
+		}
+		ctx, cancel := op()
+		err := ml.lease.Renew(ctx)
+		cancel()
+		switch {
+		case errors.Is(err, store.ErrLeaseLost):
+			rt.loseLease(ml, err)
+		case err != nil:
+			rt.emit(Event{"event": "warning", "member": ml.name, "warning": fmt.Sprintf("renewing the lease of %s: %v", ml.name, err)})
+		}
+	}
+}
+
+// loseLease stops a member whose lease another runtime took: its inbox is
+// no longer consumed here, its run ends, and nothing more of it is written.
+func (rt *Runtime) loseLease(ml *memberLease, err error) {
+	ml.lost.Store(true)
+	rt.emit(Event{"event": "error", "member": ml.name, "error": fmt.Sprintf("the lease of %s is lost (%v): it stops here", ml.name, err)})
+	ml.cancel(fmt.Errorf("lease of %s lost: %w", ml.name, err))
+	if err := rt.sh.stopConsuming(ml.name); err != nil {
+		rt.emit(Event{"event": "error", "member": ml.name, "error": err.Error()})
+	}
+}
+
+// heartbeat says every member run here is alive, so that no reader takes
+// it for lost while it waits.
+func (rt *Runtime) heartbeat() {
+	for name, ml := range rt.leases {
+		if name == protocol.Lead || ml.lost.Load() {
+			continue // the lead has no member record
+		}
+		ctx, cancel := op()
+		err := rt.opts.Store.Heartbeat(ctx, name)
+		cancel()
+		if err != nil {
+			rt.emit(Event{"event": "warning", "member": name, "warning": fmt.Sprintf("heartbeat of %s: %v", name, err)})
+		}
+	}
+}
+
+// releaseLeases gives up every lease still held, so another runtime may
+// run those members at once.
+func (rt *Runtime) releaseLeases() {
+	for _, ml := range rt.leases {
+		ml.cancel(nil)
+		if ml.lost.Load() {
+			continue
+		}
+		ctx, cancel := op()
+		if err := ml.lease.Release(ctx); err != nil {
+			rt.emit(Event{"event": "warning", "member": ml.name, "warning": fmt.Sprintf("releasing the lease of %s: %v", ml.name, err)})
+		}
+		cancel()
+	}
+}
+
+// storePolicy is member's policy from the store the team runs on; found
+// is false when the team is in a directory or the store holds none.
+func (rt *Runtime) storePolicy(member string) (p *ipc.Policy, found bool, err error) {
+	if rt.opts.Store == nil {
+		return nil, false, nil
+	}
+	ctx, cancel := op()
+	defer cancel()
+	b, err := rt.opts.Store.Config(ctx, store.MemberPolicyConfig(member))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err == nil {
+		p, err = ipc.ParsePolicy(b)
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("IPC_ERROR: %s: %w", member, err)
+	}
+	return p, true, nil
+}

@@ -1,0 +1,467 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"huddle/ipc/trace"
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/natsstore"
+)
+
+// natsTeam starts an embedded NATS server, puts tm's team.json and the
+// given policies (member → .puruto-ipc.json) in team "crew", and returns a
+// function that opens one more connection to that team: each runtime, and
+// the test, has its own, as processes on different machines would.
+func natsTeam(t *testing.T, tm Team, policies map[string]string) func() store.Store {
+	t.Helper()
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	open := func() store.Store {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		st, err := natsstore.Open(ctx, srv.URL("crew"), natsstore.Options{AckWait: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	st := open()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	b, _ := json.Marshal(tm)
+	if err := st.PutConfig(ctx, store.ConfigTeam, b); err != nil {
+		t.Fatal(err)
+	}
+	for member, p := range policies {
+		if err := st.PutConfig(ctx, store.MemberPolicyConfig(member), []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return open
+}
+
+// storeRuntime is a runtime on a store, run by a test.
+type storeRuntime struct {
+	ev     *events
+	cancel context.CancelFunc
+	rt     *Runtime
+	once   sync.Once
+	err    error
+	// gone is set for a runtime whose connection was closed under it: its
+	// last writes fail, as a dead process's would.
+	gone bool
+}
+
+// stop stops the runtime and waits for it.
+func (s *storeRuntime) stop(t *testing.T) {
+	t.Helper()
+	s.once.Do(func() {
+		s.cancel()
+		done := make(chan error, 1)
+		go func() { done <- s.rt.Wait() }()
+		select {
+		case s.err = <-done:
+		case <-time.After(30 * time.Second):
+			s.err = errors.New("the runtime did not stop")
+		}
+	})
+	if s.err != nil && !s.gone {
+		t.Errorf("runtime: %v", s.err)
+	}
+}
+
+// startOn starts a runtime on st that runs members (empty: every free
+// one), with a local directory of its own, until the test ends.
+func startOn(t *testing.T, st store.Store, members ...string) (*storeRuntime, error) {
+	t.Helper()
+	ev := &events{}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := Start(ctx, t.TempDir(), Options{Store: st, Members: members, OnEvent: ev.add, Tick: 100 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s := &storeRuntime{ev: ev, cancel: cancel, rt: rt}
+	t.Cleanup(func() { s.stop(t) })
+	return s, nil
+}
+
+func mustStartOn(t *testing.T, st store.Store, members ...string) *storeRuntime {
+	t.Helper()
+	s, err := startOn(t, st, members...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runsHere(s *storeRuntime, name string) bool {
+	return s.ev.has(func(e Event) bool {
+		if e["event"] != "team_started" {
+			return false
+		}
+		runs, _ := e["runs"].([]string)
+		for _, r := range runs {
+			if r == name {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func plansOn(t *testing.T, st store.Store, from string, status protocol.RequestStatus) []protocol.Request {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	all, err := st.Requests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []protocol.Request
+	for _, r := range all {
+		if r.Kind == protocol.KindPlan && r.From == from && r.Status == status {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func statusOn(st store.Store, name string) protocol.MemberStatus {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	states, err := st.Members(ctx, LostAfter)
+	if err != nil {
+		return ""
+	}
+	for _, s := range states {
+		if s.Name == name {
+			return s.Status
+		}
+	}
+	return ""
+}
+
+func saidToLead(s *storeRuntime, from, text string) bool {
+	return s.ev.has(func(e Event) bool {
+		return e["event"] == "message_delivered" && e["member"] == protocol.Lead && e["from"] == from && e["type"] == string(protocol.TypeMessage)
+	})
+}
+
+// TestStoreRuntimesSplitAPlanApprovedFromAThird: two runtimes share one
+// team on NATS, the lead in the second; a plan of alice (run by the
+// first) reaches the lead, is approved through DecideOn from a third
+// connection, and alice goes on.
+func TestStoreRuntimesSplitAPlanApprovedFromAThird(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Plan: "paint the hall"}, Step{Say: "lead", Text: "painted"}, Step{Wait: Duration(time.Hour)}),
+		scripted("bob", "", Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	second := mustStartOn(t, open(), "bob") // takes the lead's lease first
+	first := mustStartOn(t, open(), "alice")
+	if !runsHere(second, protocol.Lead) || runsHere(first, protocol.Lead) || !runsHere(first, "alice") || runsHere(first, "bob") {
+		t.Fatal("the first runtime does not run alice alone, or the second not bob and the lead")
+	}
+	third := open()
+	waitFor(t, 15*time.Second, "alice's pending plan", func() bool { return len(plansOn(t, third, "alice", protocol.RequestPending)) == 1 })
+	waitFor(t, 15*time.Second, "the lead's runtime to open it", func() bool {
+		return second.ev.has(func(e Event) bool { return e["event"] == "request_opened" && e["from"] == "alice" })
+	})
+	if saidToLead(second, "alice", "painted") {
+		t.Fatal("alice went on before her plan was approved")
+	}
+	plan := plansOn(t, third, "alice", protocol.RequestPending)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := DecideOn(ctx, third, plan.ID, protocol.EventApprove, "", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "alice's message to the lead, in the other runtime", func() bool { return saidToLead(second, "alice", "painted") })
+	if st := statusOn(third, "alice"); st == protocol.MemberAwaitingApproval || st == "" {
+		t.Fatalf("alice's record in the store says %q after the approval", st)
+	}
+	if r, err := third.Request(ctx, plan.ID); err != nil || r.Status != protocol.RequestApproved || r.ResolvedBy != "ops" {
+		t.Fatalf("the plan in the store: %+v, %v", r, err)
+	}
+}
+
+// TestStoreCallAcrossRuntimesIsOneChain: reservas (first runtime) calls
+// finanzas (second), whose action calls data (first again); the spans
+// each runtime writes are one chain in the store's traces.
+func TestStoreCallAcrossRuntimesIsOneChain(t *testing.T) {
+	reservas := scripted("reservas", "", Step{Call: "finanzas", Action: "pagar", Prompt: "invoice #7", TimeoutSec: 20}, Step{Wait: Duration(time.Hour)})
+	finanzas := scripted("finanzas", "", Step{Wait: Duration(time.Hour)})
+	finanzas.Actions = map[string]ActionSpec{"pagar": {Reply: "paid", Call: &CallSpec{Target: "data", Action: "escribir", Prompt: "record it"}}}
+	data := scripted("data", "", Step{Wait: Duration(time.Hour)})
+	data.Actions = map[string]ActionSpec{"escribir": {Reply: "written"}}
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{reservas, finanzas, data}}, map[string]string{
+		"reservas": `{"allowed_targets":["finanzas"]}`,
+		"finanzas": `{"allowed_targets":["data"]}`,
+	})
+	second := mustStartOn(t, open(), "finanzas")
+	first := mustStartOn(t, open(), "reservas", "data")
+	waitFor(t, 30*time.Second, "reservas's call to end", func() bool {
+		return first.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
+	})
+	if !first.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" && e["status"] == "ok" }) {
+		t.Fatalf("reservas's call did not succeed: %v", first.ev.es)
+	}
+	if !second.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "finanzas" && e["status"] == "ok" }) {
+		t.Fatal("finanzas's onward call, in the second runtime, did not succeed")
+	}
+	third := open()
+	var mu sync.Mutex
+	tr := trace.NewTraces()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	sub, err := third.WatchSpans(ctx, true, func(s trace.Span) { mu.Lock(); tr.Add(s); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	waitFor(t, 15*time.Second, "one chain of two ended calls", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		cs := tr.Chains()
+		if len(cs) != 1 || len(cs[0].Rows) != 2 {
+			return false
+		}
+		for _, r := range cs[0].Rows {
+			if r.Call.Status != trace.CallOK {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	rows := tr.Chains()[0].Rows
+	mu.Unlock()
+	if c0, c1 := rows[0].Call, rows[1].Call; c0.Caller != "reservas" || c0.Target != "finanzas" || c1.Caller != "finanzas" || c1.Target != "data" || c1.Hop != 1 || c1.ParentRequestID != c0.RequestID {
+		t.Fatalf("the chain: %+v", rows)
+	}
+}
+
+// TestStoreRuntimeRestartedResumesAPendingPlan: a runtime whose connection
+// dies under it (as its process would) leaves alice's plan pending and her
+// lease to expire; the next runtime takes the lease over and alice waits
+// on the same plan, which an approval then lets through.
+func TestStoreRuntimeRestartedResumesAPendingPlan(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Plan: "paint the hall"}, Step{Say: "lead", Text: "painted"}, Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	third := open()
+	st := &severable{Store: open()}
+	gone := mustStartOn(t, st)
+	waitFor(t, 15*time.Second, "alice's pending plan", func() bool { return len(plansOn(t, third, "alice", protocol.RequestPending)) == 1 })
+	waitFor(t, 15*time.Second, "alice awaiting approval", func() bool { return statusOn(third, "alice") == protocol.MemberAwaitingApproval })
+	plan := plansOn(t, third, "alice", protocol.RequestPending)[0]
+	gone.gone = true
+	st.dead.Store(true) // the process is gone: nothing it writes from now on lands
+	gone.stop(t)
+
+	var again *storeRuntime
+	waitFor(t, 30*time.Second, "the next runtime to take the leases over", func() bool {
+		s, err := startOn(t, open(), protocol.Lead, "alice")
+		if err != nil && !strings.Contains(err.Error(), " runs elsewhere (holder ") {
+			t.Fatal(err)
+		}
+		again = s
+		return err == nil
+	})
+	waitFor(t, 15*time.Second, "alice awaiting the same plan", func() bool {
+		return again.ev.has(func(e Event) bool {
+			return e["event"] == "member_status" && e["member"] == "alice" && e["status"] == string(protocol.MemberAwaitingApproval)
+		})
+	})
+	if saidToLead(again, "alice", "painted") {
+		t.Fatal("alice went on before her plan was approved")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := DecideOn(ctx, third, plan.ID, protocol.EventApprove, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "alice's message after the approval", func() bool { return saidToLead(again, "alice", "painted") })
+	if ps := plansOn(t, third, "alice", protocol.RequestPending); len(ps) != 0 {
+		t.Fatalf("alice planned again instead of resuming: %+v", ps)
+	}
+	if ps := plansOn(t, third, "alice", protocol.RequestApproved); len(ps) != 1 || ps[0].ID != plan.ID {
+		t.Fatalf("approved plans: %+v, want %s", ps, plan.ID)
+	}
+}
+
+// severable is a store connection that a test cuts, as the death of the
+// process that holds it would: from then on every write fails, and a
+// handler handed a message never returns it committed.
+type severable struct {
+	store.Store
+	dead atomic.Bool
+	// noRenewal fails only the leases' renewals, as a network partition
+	// that outlasts their TTL would.
+	noRenewal atomic.Bool
+}
+
+var errSevered = errors.New("severed")
+
+func (s *severable) write(err func() error) error {
+	if s.dead.Load() {
+		return errSevered
+	}
+	return err()
+}
+
+func (s *severable) Append(ctx context.Context, member string, msgs ...*protocol.Message) error {
+	return s.write(func() error { return s.Store.Append(ctx, member, msgs...) })
+}
+
+func (s *severable) Consume(ctx context.Context, member string, h store.Handler) (store.Subscription, error) {
+	return s.Store.Consume(ctx, member, func(ctx context.Context, d store.Delivery) error {
+		if s.dead.Load() {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return h(ctx, d)
+	})
+}
+
+func (s *severable) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
+	return s.write(func() error { return s.Store.DeadLetter(ctx, dl) })
+}
+
+func (s *severable) CreateRequest(ctx context.Context, r *protocol.Request) error {
+	return s.write(func() error { return s.Store.CreateRequest(ctx, r) })
+}
+
+func (s *severable) Decide(ctx context.Context, id string, d store.Decision) (*protocol.Request, error) {
+	if s.dead.Load() {
+		return nil, errSevered
+	}
+	return s.Store.Decide(ctx, id, d)
+}
+
+func (s *severable) PutMember(ctx context.Context, m *protocol.Member) error {
+	return s.write(func() error { return s.Store.PutMember(ctx, m) })
+}
+
+func (s *severable) Heartbeat(ctx context.Context, member string) error {
+	return s.write(func() error { return s.Store.Heartbeat(ctx, member) })
+}
+
+func (s *severable) AcquireLease(ctx context.Context, member, holder string, ttl time.Duration) (store.Lease, error) {
+	if s.dead.Load() {
+		return nil, errSevered
+	}
+	l, err := s.Store.AcquireLease(ctx, member, holder, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return severableLease{l, s}, nil
+}
+
+func (s *severable) AppendSpan(ctx context.Context, sp trace.Span) error {
+	return s.write(func() error { return s.Store.AppendSpan(ctx, sp) })
+}
+
+type severableLease struct {
+	store.Lease
+	s *severable
+}
+
+func (l severableLease) Renew(ctx context.Context) error {
+	if l.s.noRenewal.Load() {
+		return errSevered
+	}
+	return l.s.write(func() error { return l.Lease.Renew(ctx) })
+}
+
+func (l severableLease) Release(ctx context.Context) error {
+	return l.s.write(func() error { return l.Lease.Release(ctx) })
+}
+
+// TestStoreMemberListedTwiceIsRefused: a member that one runtime runs is
+// refused to the second, in one line that names the holder.
+func TestStoreMemberListedTwiceIsRefused(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Wait: Duration(time.Hour)}),
+		scripted("bob", "", Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	first := mustStartOn(t, open(), "alice")
+	_, err := startOn(t, open(), "bob", "alice")
+	if err == nil || !strings.HasPrefix(err.Error(), "alice runs elsewhere (holder ") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("second runtime: %v", err)
+	}
+	// Refused whole: bob's lease was given back, so a third runtime runs him.
+	third := mustStartOn(t, open())
+	if !runsHere(third, "bob") || runsHere(third, "alice") || runsHere(third, protocol.Lead) {
+		t.Fatal("the third runtime does not run bob alone")
+	}
+	if !runsHere(first, "alice") {
+		t.Fatal("the first runtime does not run alice")
+	}
+}
+
+// TestStoreLostLeaseStopsTheMember: a runtime that could not renew alice's
+// lease in time finds, once it can again, that another runtime took her
+// over: alice stops there with an error event, and her messages reach the
+// new runtime.
+func TestStoreLostLeaseStopsTheMember(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	st := &severable{Store: open()}
+	old := mustStartOn(t, st, "alice")
+	st.noRenewal.Store(true)
+	var now *storeRuntime
+	waitFor(t, 30*time.Second, "another runtime to take alice over", func() bool {
+		s, err := startOn(t, open(), "alice")
+		if err != nil && !strings.Contains(err.Error(), "alice runs elsewhere (holder ") {
+			t.Fatal(err)
+		}
+		now = s
+		return err == nil
+	})
+	st.noRenewal.Store(false)
+	waitFor(t, 15*time.Second, "the old runtime to say alice's lease is lost", func() bool {
+		return old.ev.has(func(e Event) bool {
+			msg, _ := e["error"].(string)
+			return e["event"] == "error" && e["member"] == "alice" && strings.Contains(msg, "the lease of alice is lost")
+		})
+	})
+	waitFor(t, 15*time.Second, "alice stopped in the old runtime", func() bool {
+		return old.ev.has(func(e Event) bool {
+			return e["event"] == "member_status" && e["member"] == "alice" && e["status"] == string(protocol.MemberStopped)
+		})
+	})
+	third := open()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := SendOn(ctx, third, &Team{Name: "crew", Members: []MemberSpec{{Name: "alice"}}}, protocol.Lead, "alice", "still there?"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the message delivered by the new runtime", func() bool {
+		return now.ev.has(func(e Event) bool {
+			return e["event"] == "message_delivered" && e["member"] == "alice" && e["type"] == string(protocol.TypeMessage)
+		})
+	})
+	if old.ev.has(func(e Event) bool {
+		return e["event"] == "message_delivered" && e["member"] == "alice" && e["type"] == string(protocol.TypeMessage)
+	}) {
+		t.Fatal("the old runtime still consumes alice's inbox")
+	}
+	if st := statusOn(third, "alice"); st == protocol.MemberStopped || st == "" {
+		t.Fatalf("alice's record says %q: the old runtime wrote over the new one's", st)
+	}
+}

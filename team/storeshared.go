@@ -1,0 +1,205 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"huddle/inbox"
+	"huddle/ipc/trace"
+	"huddle/protocol"
+	"huddle/store"
+)
+
+// storeOpTimeout bounds one operation on the store: a connection that is
+// down holds an operation this long at the most (a reconnect within it
+// goes on unnoticed).
+const storeOpTimeout = 30 * time.Second
+
+// storeShared is the team's shared state in a store.Store (docs/DESIGN.md
+// §16): what a runtime on one machine writes there, the runtimes on the
+// others read.
+type storeShared struct {
+	st store.Store
+	// ctx is the consumers' context: the runtime's.
+	ctx context.Context
+
+	mu   sync.Mutex
+	subs map[string]store.Subscription
+}
+
+func newStoreShared(ctx context.Context, st store.Store) *storeShared {
+	return &storeShared{st: st, ctx: ctx, subs: map[string]store.Subscription{}}
+}
+
+// op is the context of one operation: not the runtime's, which has ended
+// when the last records (stopped) are written.
+func op() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), storeOpTimeout)
+}
+
+func (s *storeShared) appendTo(member string, m *protocol.Message) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.Append(ctx, member, m)
+}
+
+// consume starts member's durable consumer; its deliveries reach h as the
+// team directory's do, the stream's sequence as the offset.
+func (s *storeShared) consume(member string, h inbox.Handler) error {
+	sub, err := s.st.Consume(s.ctx, member, func(ctx context.Context, d store.Delivery) error {
+		return h(ctx, inbox.Delivery{Msg: d.Msg, Offset: d.Seq, Redelivery: d.Redelivery})
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.subs[member] = sub
+	s.mu.Unlock()
+	return nil
+}
+
+// stopConsuming stops member's consumer: its lease is lost, and whoever
+// holds it now consumes its inbox.
+func (s *storeShared) stopConsuming(member string) error {
+	s.mu.Lock()
+	sub := s.subs[member]
+	delete(s.subs, member)
+	s.mu.Unlock()
+	if sub == nil {
+		return nil
+	}
+	return sub.Stop()
+}
+
+func (s *storeShared) stopConsumers() error {
+	s.mu.Lock()
+	subs := s.subs
+	s.subs = map[string]store.Subscription{}
+	s.mu.Unlock()
+	var errs []error
+	for _, sub := range subs {
+		errs = append(errs, sub.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+func (s *storeShared) decide(id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
+	ctx, cancel := op()
+	defer cancel()
+	return DecideOn(ctx, s.st, id, ev, feedback, by)
+}
+
+func (s *storeShared) send(t *Team, from, to, text string) error {
+	ctx, cancel := op()
+	defer cancel()
+	return SendOn(ctx, s.st, t, from, to, text)
+}
+
+func (s *storeShared) broadcast(t *Team, from, text string) (int, error) {
+	ctx, cancel := op()
+	defer cancel()
+	return BroadcastOn(ctx, s.st, t, from, text)
+}
+
+func (s *storeShared) deadLetter(source string, off int64, reason string, raw []byte) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.DeadLetter(ctx, store.DeadLetter{TS: protocol.FormatTime(time.Now()), Source: source, Offset: off, Reason: reason, Raw: string(raw)})
+}
+
+// createRequest creates a record; the store's ErrExists is the team's.
+func (s *storeShared) createRequest(r *protocol.Request) error {
+	ctx, cancel := op()
+	defer cancel()
+	err := s.st.CreateRequest(ctx, r)
+	if errors.Is(err, store.ErrExists) {
+		return ErrExists
+	}
+	return err
+}
+
+// loadRequest reads a record, its decision applied; none is os.ErrNotExist,
+// as on a team directory.
+func (s *storeShared) loadRequest(id string) (*protocol.Request, error) {
+	ctx, cancel := op()
+	defer cancel()
+	r, err := s.st.Request(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("request %s: %w", id, os.ErrNotExist)
+	}
+	return r, err
+}
+
+func (s *storeShared) resolve(r *protocol.Request, res Resolution) (*protocol.Request, error) {
+	ctx, cancel := op()
+	defer cancel()
+	return decideOn(ctx, s.st, r.ID, res)
+}
+
+// apply reads r again: the store applies a decision on every read.
+func (s *storeShared) apply(r *protocol.Request) (*protocol.Request, error) {
+	if r.Status.IsTerminal() {
+		return r, nil
+	}
+	return s.loadRequest(r.ID)
+}
+
+func (s *storeShared) decided(id string) (*protocol.Request, error) { return s.loadRequest(id) }
+
+// fromDecision has nothing to add: a store's record is never corrupt.
+func (s *storeShared) fromDecision(string) (*protocol.Request, bool) { return nil, false }
+
+func (s *storeShared) liveRequests() ([]protocol.Request, []CorruptError, error) {
+	ctx, cancel := op()
+	defer cancel()
+	all, err := s.st.Requests(ctx)
+	return all, nil, err
+}
+
+// archive keeps the record where it is: a store has no archive (yet).
+func (s *storeShared) archive(*protocol.Request) error { return nil }
+
+func (s *storeShared) writeMember(m *protocol.Member) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.PutMember(ctx, m)
+}
+
+// loadMember reads every record and keeps one: the store reads members
+// only together.
+func (s *storeShared) loadMember(name string) (*protocol.Member, error) {
+	all, _, err := s.readMembers()
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].Name == name {
+			return &all[i], nil
+		}
+	}
+	return nil, fmt.Errorf("member %s: %w", name, os.ErrNotExist)
+}
+
+func (s *storeShared) readMembers() ([]protocol.Member, []CorruptError, error) {
+	ctx, cancel := op()
+	defer cancel()
+	states, err := s.st.Members(ctx, LostAfter)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]protocol.Member, len(states))
+	for i := range states {
+		out[i] = states[i].Member
+	}
+	return out, nil, nil
+}
+
+func (s *storeShared) appendSpan(sp trace.Span) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.AppendSpan(ctx, sp)
+}
