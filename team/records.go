@@ -1,7 +1,6 @@
 package team
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -489,49 +488,14 @@ func resolve(dir string, r *protocol.Request, res Resolution) (*protocol.Request
 }
 
 // claimDecision creates requests/<id>.decision holding b, or reports false
-// when it already exists: exclusive, and never seen empty
-// (teamdir.LinkExclusive). A claim that lands after the request was
-// archived (the resolver read it while it was still pending) is taken back
-// and loses: the archived decision was first.
+// when another decision was first (teamdir.ClaimDecision: exclusive, never
+// seen empty, and a late claim on an archived request loses).
 func claimDecision(dir, id string, b []byte) (bool, error) {
-	p, err := teamdir.DecisionPath(dir, id)
-	if err != nil {
-		return false, err
-	}
-	claimed, err := teamdir.LinkExclusive(p, b)
-	if err != nil || !claimed {
-		return claimed, err
-	}
-	if archived(dir, id) {
-		// The runtime may have applied and archived this very claim in the
-		// meantime (it watches requests/): then the archived decision is
-		// ours, and it won.
-		if done, err := teamdir.DoneDecisionPath(dir, id); err == nil {
-			if db, err := os.ReadFile(done); err == nil && bytes.Equal(db, b) {
-				return true, nil
-			}
-		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return false, fmt.Errorf("take back a late claim on %s: %w", id, err)
-		}
-		return false, nil
-	}
-	return true, nil
+	return teamdir.ClaimDecision(dir, id, b)
 }
 
 // archived reports whether requests/done/ holds id's decision or record.
-func archived(dir, id string) bool {
-	for _, path := range []func(string, string) (string, error){teamdir.DoneDecisionPath, teamdir.DoneRequestPath} {
-		p, err := path(dir, id)
-		if err != nil {
-			return false
-		}
-		if _, err := os.Stat(p); err == nil {
-			return true
-		}
-	}
-	return false
-}
+func archived(dir, id string) bool { return teamdir.Archived(dir, id) }
 
 // errIncomplete is a decision file that does not (yet) hold a decision.
 var errIncomplete = errors.New("incomplete")

@@ -149,17 +149,15 @@ func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*proto
 		return nil, err
 	}
 	b, _ := json.Marshal(d)
-	p, _ := teamdir.DecisionPath(s.dir, id)
-	won, err := teamdir.LinkExclusive(p, b)
+	won, err := teamdir.ClaimDecision(s.dir, id, b)
 	if err != nil {
 		return nil, fmt.Errorf("decide %s: %w", id, err)
 	}
 	if won && s.archived(id) {
-		// Archived while we decided: the archived decision was first.
-		if err := os.Remove(p); err != nil {
-			return nil, fmt.Errorf("take back a late decision on %s: %w", id, err)
-		}
-		won = false
+		// A runtime on this directory applied and archived this very
+		// decision meanwhile: the archive is the record now, and writing
+		// the live one would bring it back.
+		return s.Request(ctx, id)
 	}
 	if !won {
 		if w, err := s.readDecision(id); err == nil {
@@ -203,16 +201,7 @@ func (s *Store) readDecision(id string) (*store.Decision, error) {
 	return nil, fmt.Errorf("decision %s: %w", id, store.ErrNotFound)
 }
 
-func (s *Store) archived(id string) bool {
-	for _, path := range []func(string, string) (string, error){teamdir.DoneDecisionPath, teamdir.DoneRequestPath} {
-		if p, err := path(s.dir, id); err == nil {
-			if _, err := os.Stat(p); err == nil {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (s *Store) archived(id string) bool { return teamdir.Archived(s.dir, id) }
 
 // writeJSON writes v indented to path: temp+rename, fsync'd first when
 // durable (teamdir's rewrite disciplines), making the directory when a

@@ -1,0 +1,53 @@
+package teamdir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// ClaimDecision makes b the decision of request id, if it is the first:
+// requests/<id>.decision is created exclusively (LinkExclusive). It reports
+// false when another decision came first, live or archived. A resolver that
+// read the request pending can link after the runtime archived the real
+// decision to requests/done/; it looks there right after its link, takes
+// its claim back and loses. The archived decision may also be the claim's
+// own (the runtime watches requests/ and can apply and archive a claim
+// between its link and that look): byte for byte b, it won.
+func ClaimDecision(dir, id string, b []byte) (bool, error) {
+	p, err := DecisionPath(dir, id)
+	if err != nil {
+		return false, err
+	}
+	claimed, err := LinkExclusive(p, b)
+	if err != nil || !claimed {
+		return claimed, err
+	}
+	if !Archived(dir, id) {
+		return true, nil
+	}
+	if done, err := DoneDecisionPath(dir, id); err == nil {
+		if db, err := os.ReadFile(done); err == nil && bytes.Equal(db, b) {
+			return true, nil
+		}
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("take back a late claim on %s: %w", id, err)
+	}
+	return false, nil
+}
+
+// Archived reports whether requests/done/ holds id's decision or record.
+func Archived(dir, id string) bool {
+	for _, path := range []func(string, string) (string, error){DoneDecisionPath, DoneRequestPath} {
+		p, err := path(dir, id)
+		if err != nil {
+			return false
+		}
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
