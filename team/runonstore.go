@@ -39,7 +39,10 @@ func loadTeam(ctx context.Context, dir string, opts Options) (*Team, teamdir.Run
 		last, err := teamdir.ProbeRuntime(dir) // before it is ours: what the last runtime left
 		return t, last, err
 	}
-	if err := os.MkdirAll(dir, teamdir.DirMode); err != nil {
+	// Its local files (logs, transcripts, status histories) are all under
+	// members/, which no record write makes here: the records are in the
+	// store.
+	if err := os.MkdirAll(teamdir.MembersDirPath(dir), teamdir.DirMode); err != nil {
 		return nil, teamdir.RuntimeState{}, fmt.Errorf("local directory: %w", err)
 	}
 	t, err := LoadTeamOn(ctx, opts.Store)

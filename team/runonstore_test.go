@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsstore"
+	"huddle/teamdir"
 )
 
 // natsTeam starts an embedded NATS server, puts tm's team.json and the
@@ -465,3 +468,45 @@ func TestStoreLostLeaseStopsTheMember(t *testing.T) {
 		t.Fatalf("alice's record says %q: the old runtime wrote over the new one's", st)
 	}
 }
+
+// TestStoreRuntimeMakesItsLocalDirectory: `huddle up --store` in a fresh
+// --dir, as the README's two-machine steps run it. The records are in the
+// store, so no record write makes members/ here; the runtime makes it, and
+// an exec teammate's log and every status history land there without an
+// error.
+func TestStoreRuntimeMakesItsLocalDirectory(t *testing.T) {
+	exe, _ := os.Executable()
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Say: "lead", Text: "hello"}, Step{Wait: Duration(time.Hour)}),
+		{Name: "echo", Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{"/usr/bin/env", roleEnv + "=echo", exe}}},
+	}}, nil)
+	st := open()
+	dir := filepath.Join(t.TempDir(), "fresh", ".huddle")
+	ev := &events{}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := Start(ctx, dir, Options{Store: st, OnEvent: ev.add, Tick: 100 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s := &storeRuntime{ev: ev, cancel: cancel, rt: rt}
+	t.Cleanup(func() { s.stop(t) })
+	waitFor(t, 15*time.Second, "alice's message to the lead", func() bool { return saidToLead(s, "alice", "hello") })
+	waitFor(t, 15*time.Second, "echo working", func() bool { return statusOn(st, "echo") == protocol.MemberWorking })
+	for _, name := range []string{"alice", "echo"} {
+		p, _ := teamdir.StatusHistoryPath(dir, name)
+		waitFor(t, 10*time.Second, name+"'s status history", func() bool { _, err := os.Stat(p); return err == nil })
+	}
+	if p, _ := teamdir.MemberLogPath(dir, "echo"); !fileExists(p) {
+		t.Errorf("no log for echo at %s", p)
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	for _, e := range ev.es {
+		if e["event"] == "error" {
+			t.Errorf("error event: %v", e)
+		}
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
