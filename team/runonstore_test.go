@@ -492,7 +492,10 @@ func TestStoreRuntimeMakesItsLocalDirectory(t *testing.T) {
 	s := &storeRuntime{ev: ev, cancel: cancel, rt: rt}
 	t.Cleanup(func() { s.stop(t) })
 	waitFor(t, 15*time.Second, "alice's message to the lead", func() bool { return saidToLead(s, "alice", "hello") })
-	waitFor(t, 15*time.Second, "echo working", func() bool { return statusOn(st, "echo") == protocol.MemberWorking })
+	waitFor(t, 15*time.Second, "echo started", func() bool {
+		s := statusOn(st, "echo")
+		return s == protocol.MemberWorking || s == protocol.MemberIdle
+	})
 	for _, name := range []string{"alice", "echo"} {
 		p, _ := teamdir.StatusHistoryPath(dir, name)
 		waitFor(t, 10*time.Second, name+"'s status history", func() bool { _, err := os.Stat(p); return err == nil })

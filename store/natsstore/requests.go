@@ -154,14 +154,25 @@ func (s *Store) getJSON(ctx context.Context, key string, v any) error {
 
 // keys lists the bucket's keys under prefix.
 func (s *Store) keys(ctx context.Context, prefix string) ([]string, error) {
-	kl, err := s.kv.ListKeysFiltered(ctx, prefix+">")
+	// The bucket's stream state, not ListKeys: a key listing is a consumer
+	// that stops when it has nothing pending, and a key rewritten during it
+	// (a heartbeat, a status move) can land after that point and be missed
+	// (TestKeysListedUnderRewrites). The server reports the subjects that
+	// hold a message at one instant; a rewrite replaces a key's message
+	// without that subject ever holding none.
+	str, err := s.js.Stream(ctx, "KV_"+s.n.bucket)
 	if err != nil {
 		return nil, scrub(err, s.t.secrets)
 	}
-	defer func() { _ = kl.Stop() }()
-	var out []string
-	for k := range kl.Keys() {
-		out = append(out, k)
+	subject := "$KV." + s.n.bucket + "."
+	info, err := str.Info(ctx, jetstream.WithSubjectFilter(subject+prefix+">"))
+	if err != nil {
+		return nil, scrub(err, s.t.secrets)
 	}
+	out := make([]string, 0, len(info.State.Subjects))
+	for subj := range info.State.Subjects {
+		out = append(out, strings.TrimPrefix(subj, subject))
+	}
+	sort.Strings(out)
 	return out, nil
 }
