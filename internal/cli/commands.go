@@ -154,7 +154,7 @@ var commands = []command{
 		name:     "call",
 		synopsis: "--target T --action A --prompt P [--caller C] [--timeout S] [--hop N] [--correlation-id ID] [--config PATH] " + storeSynopsis,
 		teamDir:  true, store: true,
-		summary:  "invoke a target's action under the caller's .puruto-ipc.json (Puruto's ipc.py)",
+		summary: "invoke a target's action under the caller's .puruto-ipc.json (Puruto's ipc.py)",
 		about: "Invoke an action of a member of the team in the team directory and wait for its answer,\n" +
 			"as the caller whose .puruto-ipc.json is --config: its allowlists, hop limit and default\n" +
 			"timeout apply. The /call skill that 'huddle init --ipc' writes runs this command. The\n" +
