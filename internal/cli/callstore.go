@@ -8,12 +8,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"huddle/inbox"
 	"huddle/ipc"
+	"huddle/ipc/blueprint"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
+	"huddle/teamdir"
 )
 
 // inboxWatcher is a store that follows an inbox without taking from it
@@ -68,16 +71,55 @@ func policyOnStore(ctx context.Context, cl *cmdline, st store.Store, o *callOpti
 		}
 		name = store.MemberPolicyConfig(o.caller)
 	}
+	p, err := storedPolicy(ctx, cl, st, name)
+	if err != nil {
+		return nil, fmt.Errorf("IPC_ERROR: %w", err)
+	}
+	return p, nil
+}
+
+// storedPolicy is the policy the store keeps as name.
+func storedPolicy(ctx context.Context, cl *cmdline, st store.Store, name string) (*ipc.Policy, error) {
 	b, err := st.Config(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("IPC_ERROR: the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.storeName(), name)
+		return nil, fmt.Errorf("the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.storeName(), name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("IPC_ERROR: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	p, err := ipc.ParsePolicy(b)
 	if err != nil {
-		return nil, fmt.Errorf("IPC_ERROR: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return p, nil
+}
+
+// serveOnStore is huddle serve --store: the skills of the team kept in the
+// store, its members invoked there as huddle call --store invokes them.
+// The policy of HTTP callers is --config, else the store's
+// .puruto-ipc.json; the executions stay in the local directory (--dir).
+func serveOnStore(ctx context.Context, cl *cmdline, o *serveOptions, keys *blueprint.Keys) int {
+	if err := os.MkdirAll(cl.dir, teamdir.DirMode); err != nil {
+		return cl.fail(fmt.Errorf("local directory: %w", err))
+	}
+	st, err := openStore(ctx, cl)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer st.Close()
+	var policy *ipc.Policy
+	if o.config != "" {
+		policy, err = ipc.LoadPolicy(o.config)
+	} else {
+		policy, err = storedPolicy(ctx, cl, st, store.ConfigPolicy)
+	}
+	if err != nil {
+		return cl.fail(fmt.Errorf("the policy of HTTP callers: %w", err))
+	}
+	backend, err := team.NewServeBackendOn(ctx, st, policy)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer backend.Close()
+	return serveBackend(ctx, cl, o, keys, backend, cl.storeName())
 }

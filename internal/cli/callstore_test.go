@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/ipc/blueprint"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
@@ -89,5 +90,60 @@ func TestCallOnStore(t *testing.T) {
 	}
 	if c := chains[0].Calls[0]; c.Caller != "ops" || c.Target != "bob" || c.Action != "lookup" || c.Status != "ok" {
 		t.Fatalf("the chain:\n%s", out)
+	}
+}
+
+// TestServeOnStore: `huddle serve --store` on real loopback HTTP serves
+// the skills of a team on NATS that a `huddle up --store` process runs: a
+// skill the store's policy allows is answered by the member, one it does
+// not is refused, and the call is in `huddle traces --store`.
+func TestServeOnStore(t *testing.T) {
+	url := natsTeam(t)
+	wait := team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}
+	b, _ := json.Marshal(team.Team{Name: "crew", Members: []team.MemberSpec{
+		{Name: "alice", Role: "test", Runtime: wait, Actions: map[string]team.ActionSpec{"note": {Reply: "noted"}}},
+		{Name: "bob", Role: "test", Runtime: wait, Actions: map[string]team.ActionSpec{"lookup": {Reply: "found"}}},
+	}})
+	st := openTeamStore(t, url, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for name, data := range map[string]string{
+		store.ConfigTeam:   string(b),
+		store.ConfigPolicy: `{"allowed_targets":["bob"]}`,
+	} {
+		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startUpOnWhenFree(t, url, "lead,alice,bob")
+	addr := freePort(t)
+	startServe(t, t.TempDir(), addr, "--store", url)
+	c := &blueprint.Client{BaseURL: "http://" + addr}
+	ask := func(skill string) (blueprint.Result, error) {
+		return c.Call(ctx, blueprint.InvokeRequest{Caller: blueprint.Caller{ID: "web", Type: "agent"}, SkillID: skill,
+			Inputs: map[string]any{"prompt": "q"}, Context: blueprint.Context{TimeoutMS: 30000}}, "")
+	}
+	res, err := ask("bob.lookup")
+	if err != nil || res.Status != "completed" || !strings.Contains(string(res.Output), "found") {
+		t.Fatalf("bob.lookup over HTTP: %v %+v %s", err, res, res.Output)
+	}
+	if res, err := ask("alice.note"); err == nil && res.Status == "completed" {
+		t.Fatalf("alice.note, which the store's policy does not allow, was answered: %s", res.Output)
+	}
+	out := mustHuddle(t, "traces", "--store", url, "--json").stdout
+	var chains []struct {
+		Calls []struct{ Caller, Target, Action, Status string } `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(out), &chains); err != nil {
+		t.Fatalf("traces --json: %v\n%s", err, out)
+	}
+	found := false
+	for _, ch := range chains {
+		for _, call := range ch.Calls {
+			found = found || call.Target == "bob" && call.Action == "lookup" && call.Status == "ok"
+		}
+	}
+	if !found {
+		t.Fatalf("the served call is not in the store's traces:\n%s", out)
 	}
 }

@@ -174,12 +174,15 @@ var commands = []command{
 		flags:   invokeFlags,
 	},
 	{
-		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D]", teamDir: true,
+		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
 		summary: "expose the team's actions as skills over HTTP (invoke → status → result)",
 		about: "Expose the actions of the team in the team directory as skills over HTTP, by the\n" +
 			"Blueprint protocol (POST /invoke, GET /status/ID, GET /result/ID); a skill is\n" +
 			"<member>.<action>. To the outside the team is one Puruto: HTTP callers are governed by\n" +
 			"its .puruto-ipc.json (--config).\n" +
+			"With --store, the team is the one kept in the store: its members are invoked wherever\n" +
+			"they run, HTTP callers are governed by the store's .puruto-ipc.json unless --config is\n" +
+			"given, and the executions stay in --dir, this machine's local directory.\n" +
 			"Without --api-keys-file it listens only on a loopback address. Ctrl-C, SIGTERM or SIGHUP\n" +
 			"stops it.",
 		flags: serveFlags,
