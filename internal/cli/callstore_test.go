@@ -31,7 +31,8 @@ func parseCall(t *testing.T, r cliResult) callResult {
 // TestCallOnStore: a team on NATS run by a `huddle up --headless --store`
 // process; `huddle call --store` as ops (a policy in the store, not a
 // member) gets bob's answer, is refused a target its allowlist does not
-// name as on a directory, and as alice (a running member, whose inbox her
+// name as on a directory, gets an IPC_ERROR without a policy in the
+// store, and as alice (a running member, whose inbox her
 // runtime consumes) still gets its answer; `huddle traces --store` shows
 // the calls.
 func TestCallOnStore(t *testing.T) {
@@ -71,6 +72,14 @@ func TestCallOnStore(t *testing.T) {
 	refused := parseCall(t, denied)
 	if refused.Response.Status != protocol.ResultError || refused.Response.Error == nil || !strings.Contains(refused.Response.Error.Message, "DENIED: target `alice` is not in allowed_targets") {
 		t.Fatalf("denied call: %s", denied.stdout)
+	}
+
+	nobody := huddle(t, "call", "--store", url, "--caller", "nobody", "--target", "bob", "--action", "lookup", "--prompt", "q")
+	if nobody.code != exitFail {
+		t.Fatalf("call without a policy: exit %d, want %d\n%s\n%s", nobody.code, exitFail, nobody.stdout, nobody.stderr)
+	}
+	if r := parseCall(t, nobody).Response; r.Error == nil || !strings.Contains(r.Error.Message, "holds no ipc/nobody.puruto-ipc.json") {
+		t.Fatalf("call without a policy: %s", nobody.stdout)
 	}
 
 	asAlice := huddle(t, "call", "--store", url, "--caller", "alice", "--target", "bob", "--action", "lookup", "--prompt", "q", "--timeout", "30")
