@@ -16,6 +16,7 @@ import (
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
+	"huddle/store"
 )
 
 // invocations is the runtime's part of the invocation layer: one Caller per
@@ -75,6 +76,20 @@ func NewCaller(dir string, t *Team, router *ipc.Router, policy *ipc.Policy, poli
 	}
 	c.TeamDir = dir
 	c.Resolve = Resolver(dir, t, router)
+	return c
+}
+
+// NewCallerOn is NewCaller for a team kept in store st (docs/DESIGN.md
+// §16): requests go to the targets' inboxes in the store, the teammates'
+// records are read there, and the spans (the router's late ones too) are
+// appended to the store's traces. ctx bounds nothing but the store's
+// consumers, which this caller starts none of: the caller of a one-shot
+// command follows its own inbox (huddle call --store).
+func NewCallerOn(ctx context.Context, st store.Store, t *Team, router *ipc.Router, policy *ipc.Policy, policyErr error) *ipc.Caller {
+	sh := newStoreShared(ctx, st)
+	router.AppendSpan = sh.appendSpan
+	c := &ipc.Caller{Policy: policy, PolicyErr: policyErr, AppendSpan: sh.appendSpan}
+	c.Resolve = resolverOn("", t, router, sh)
 	return c
 }
 

@@ -2,14 +2,17 @@ package team
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -23,7 +26,14 @@ type ServeBackend struct {
 	team    *Team
 	policy  *ipc.Policy
 	caller  *ipc.Caller
-	answers *ipc.AnswerWatch
+	answers follower
+}
+
+// follower follows the inboxes of the HTTP callers for their answers: on
+// a team directory an ipc.AnswerWatch, on a store a storeAnswers.
+type follower interface {
+	Follow(caller string) error
+	Close() error
 }
 
 // ServePolicyPath is the policy of a team's HTTP callers.
@@ -110,4 +120,76 @@ func (b *ServeBackend) Call(ctx context.Context, req protocol.InvocationRequest)
 		return protocol.Fail(&req, 0, protocol.ErrIPC, err.Error(), nil)
 	}
 	return b.caller.Call(ctx, req)
+}
+
+// inboxWatcher is a store that follows an inbox without taking from it
+// (natsstore.Store.WatchInbox, docs/DESIGN.md §16).
+type inboxWatcher interface {
+	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
+}
+
+// NewServeBackendOn is NewServeBackend for a team kept in store st: the
+// team from the store, policy governing HTTP callers, their calls made
+// as huddle call --store makes its own (NewCallerOn), and their inboxes
+// followed in the store for the answers.
+func NewServeBackendOn(ctx context.Context, st store.Store, policy *ipc.Policy) (*ServeBackend, error) {
+	w, ok := st.(inboxWatcher)
+	if !ok {
+		return nil, fmt.Errorf("serve: this store cannot follow an inbox")
+	}
+	t, err := LoadTeamOn(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	router := ipc.NewRouter("")
+	answers := &storeAnswers{ctx: ctx, w: w, router: router, subs: map[string]store.Subscription{}}
+	return &ServeBackend{team: t, policy: policy, caller: NewCallerOn(ctx, st, t, router, policy, nil), answers: answers}, nil
+}
+
+// storeAnswers follows callers' inboxes in a store, each from its end when
+// first followed, and hands every message to the router, which takes the
+// results its calls wait for: read, never committed, as ipc.AnswerWatch
+// reads the inbox files.
+type storeAnswers struct {
+	ctx    context.Context
+	w      inboxWatcher
+	router *ipc.Router
+
+	mu   sync.Mutex
+	subs map[string]store.Subscription
+}
+
+// Follow starts following caller's inbox; one followed already is left as
+// it is. It returns once the watch is in place, so a request appended
+// after it cannot have its answer missed.
+func (a *storeAnswers) Follow(caller string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.subs == nil {
+		return fmt.Errorf("serve: following %s: closed", caller)
+	}
+	if _, ok := a.subs[caller]; ok {
+		return nil
+	}
+	sub, err := a.w.WatchInbox(a.ctx, caller, func(d store.Delivery) {
+		a.router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+	})
+	if err != nil {
+		return err
+	}
+	a.subs[caller] = sub
+	return nil
+}
+
+// Close stops following every inbox.
+func (a *storeAnswers) Close() error {
+	a.mu.Lock()
+	subs := a.subs
+	a.subs = nil
+	a.mu.Unlock()
+	var errs []error
+	for _, sub := range subs {
+		errs = append(errs, sub.Stop())
+	}
+	return errors.Join(errs...)
 }

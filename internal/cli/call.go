@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -39,6 +41,9 @@ func callFlags(fs *flag.FlagSet) runFunc {
 func runCall(cl *cmdline, o *callOptions) int {
 	if msg := o.check(cl.args); msg != "" {
 		return cl.usageError("%s", msg)
+	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return callOnStore(ctx, cl, st, o) })
 	}
 	policy, policyErr := loadPolicy(o.config)
 	name := callerName(o.caller, policy)

@@ -152,13 +152,17 @@ var commands = []command{
 	},
 	{
 		name:     "call",
-		synopsis: "--target T --action A --prompt P [--caller C] [--timeout S] [--hop N] [--correlation-id ID] [--config PATH] [--dir D]",
-		teamDir:  true,
-		summary:  "invoke a target's action under the caller's .puruto-ipc.json (Puruto's ipc.py)",
+		synopsis: "--target T --action A --prompt P [--caller C] [--timeout S] [--hop N] [--correlation-id ID] [--config PATH] " + storeSynopsis,
+		teamDir:  true, store: true,
+		summary: "invoke a target's action under the caller's .puruto-ipc.json (Puruto's ipc.py)",
 		about: "Invoke an action of a member of the team in the team directory and wait for its answer,\n" +
 			"as the caller whose .puruto-ipc.json is --config: its allowlists, hop limit and default\n" +
 			"timeout apply. The /call skill that 'huddle init --ipc' writes runs this command. The\n" +
 			"call goes into the team's traces.\n" +
+			"With --store, the team is the one kept in the store: the request goes to the target's\n" +
+			"inbox there, the answer is awaited on the caller's, the spans go to the store's traces,\n" +
+			"and the caller's policy is the store's ipc/CALLER.puruto-ipc.json (without --caller, its\n" +
+			".puruto-ipc.json) unless --config is given.\n" +
 			"Prints {\"request\": …, \"response\": …} as JSON. Exit status: 0 when the response is ok;\n" +
 			"1 when it is an error (denied, unknown target, timeout, …); 2 on bad arguments.",
 		flags: callFlags,
@@ -170,12 +174,15 @@ var commands = []command{
 		flags:   invokeFlags,
 	},
 	{
-		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D]", teamDir: true,
+		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
 		summary: "expose the team's actions as skills over HTTP (invoke → status → result)",
 		about: "Expose the actions of the team in the team directory as skills over HTTP, by the\n" +
 			"Blueprint protocol (POST /invoke, GET /status/ID, GET /result/ID); a skill is\n" +
 			"<member>.<action>. To the outside the team is one Puruto: HTTP callers are governed by\n" +
 			"its .puruto-ipc.json (--config).\n" +
+			"With --store, the team is the one kept in the store: its members are invoked wherever\n" +
+			"they run, HTTP callers are governed by the store's .puruto-ipc.json unless --config is\n" +
+			"given, and the executions stay in --dir, this machine's local directory.\n" +
 			"Without --api-keys-file it listens only on a loopback address. Ctrl-C, SIGTERM or SIGHUP\n" +
 			"stops it.",
 		flags: serveFlags,

@@ -50,16 +50,25 @@ func runServe(cl *cmdline, o *serveOptions) int {
 	} else if !loopback(o.addr) {
 		return cl.usageError("without --api-keys-file huddle serve listens only on a loopback address, not %s", o.addr)
 	}
+	ctx, stop := signalContext()
+	defer stop()
+	if cl.onStore() {
+		return serveOnStore(ctx, cl, o, keys)
+	}
 	if o.config == "" {
 		o.config = team.ServePolicyPath(cl.dir)
 	}
-	ctx, stop := signalContext()
-	defer stop()
 	backend, err := team.NewServeBackend(ctx, cl.dir, o.config)
 	if err != nil {
 		return cl.fail(err)
 	}
 	defer backend.Close()
+	return serveBackend(ctx, cl, o, keys, backend, cl.dir)
+}
+
+// serveBackend serves backend's skills over HTTP until ctx ends; where
+// says where the team is.
+func serveBackend(ctx context.Context, cl *cmdline, o *serveOptions, keys *blueprint.Keys, backend *team.ServeBackend, where string) int {
 	srv, err := blueprint.NewServed(blueprint.ServedConfig{Dir: cl.dir, Backend: backend, Keys: keys,
 		MaxRunning: o.maxRunning, Keep: o.keep, LogTo: cl.stderr})
 	if err != nil {
@@ -71,7 +80,7 @@ func runServe(cl *cmdline, o *serveOptions) int {
 		return cl.fail(err)
 	}
 	hs := srv.HTTP
-	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s\n", len(backend.Skills()), cl.dir, ln.Addr())
+	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s\n", len(backend.Skills()), where, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -303,3 +303,42 @@ func pause(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// WatchInbox follows member's inbox from its current end without taking
+// anything from it: an ordered consumer, acknowledged by no one, so the
+// member's durable consumer (whoever holds its lease) still gets every
+// message. It is how a one-shot caller outside the runtime (huddle call
+// --store) sees the answer to its own call, as an observer of the inbox
+// file does on a team directory. A message that does not decode is
+// skipped: it is the durable consumer's to dead-letter.
+func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	oc, err := s.js.OrderedConsumer(ctx, s.n.inboxStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.n.inbox(member)},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.secrets))
+	}
+	cc, err := oc.Consume(func(msg jetstream.Msg) {
+		meta, err := msg.Metadata()
+		if err != nil {
+			return
+		}
+		m, err := protocol.Decode(msg.Data(), protocol.Fallback{To: member, ID: "x" + strconv.FormatUint(meta.Sequence.Stream, 10) + "-" + member})
+		if err != nil || m.To != member {
+			return
+		}
+		fn(store.Delivery{Msg: m, Seq: int64(meta.Sequence.Stream)})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.secrets))
+	}
+	stop := func() {
+		cc.Stop()
+		<-cc.Closed()
+	}
+	return s.run(ctx, func(ctx context.Context) { <-ctx.Done() }, stop), nil
+}
