@@ -54,6 +54,10 @@ type Store interface {
 	// Members reads every member's record with when it was last seen, sorted
 	// by name; lostAfter is the deadline for the Lost verdict.
 	Members(ctx context.Context, lostAfter time.Duration) ([]MemberState, error)
+	// Member reads one member's record the same way (ErrNotFound when it
+	// has none): a runtime looks one up on every call to it and every
+	// status it is told, which must not cost a listing of the team.
+	Member(ctx context.Context, name string, lostAfter time.Duration) (*MemberState, error)
 
 	// AcquireLease takes member's runtime lease for holder, for ttl: a
 	// *HeldError while another holder's lease runs.

@@ -91,11 +91,19 @@ func (rt *Runtime) takeLeases() error {
 		return err
 	}
 	rt.leases = map[string]*memberLease{}
-	want := append([]string{protocol.Lead}, listed...)
+	want := listed
 	if len(rt.opts.Members) == 0 {
-		want = append([]string{protocol.Lead}, rt.runnable()...)
+		want = rt.runnable()
 	}
-	for _, name := range slices.Compact(want) {
+	// The lead first, and each name once: --members may name the lead
+	// anywhere and a member twice, and a second take of a lease of ours
+	// would read as "runs elsewhere".
+	seen := map[string]bool{}
+	for _, name := range append([]string{protocol.Lead}, want...) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		ml, err := rt.takeLease(name)
 		var held *store.HeldError
 		switch {

@@ -416,6 +416,20 @@ func TestStoreMemberListedTwiceIsRefused(t *testing.T) {
 	}
 }
 
+// TestStoreMembersNamingTheLeadAnywhere: --members may list the lead, and
+// a name twice, in any order: each lease is taken once (a second take of
+// one's own lease would read as "runs elsewhere").
+func TestStoreMembersNamingTheLeadAnywhere(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Wait: Duration(time.Hour)}),
+		scripted("bob", "", Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	s := mustStartOn(t, open(), "bob", protocol.Lead, "bob")
+	if !runsHere(s, "bob") || !runsHere(s, protocol.Lead) || runsHere(s, "alice") {
+		t.Fatal("the runtime does not run bob and the lead alone")
+	}
+}
+
 // TestStoreLostLeaseStopsTheMember: a runtime that could not renew alice's
 // lease in time finds, once it can again, that another runtime took her
 // over: alice stops there with an error event, and her messages reach the

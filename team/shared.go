@@ -17,7 +17,7 @@ import (
 // shared is the team's state that a runtime shares with the other
 // processes of the team (docs/DESIGN.md §16, "What is wired"): the inboxes,
 // the request records, the member records, the dead letters and the spans.
-// The team directory (dirShared) and a store (storeShared, team/onstore_rt.go)
+// The team directory (dirShared) and a store (storeShared, team/storeshared.go)
 // implement it; everything else the runtime writes (logs, transcripts,
 // histories, executions.jsonl, restart/, the archive) stays in the local
 // directory whatever the state is kept in.

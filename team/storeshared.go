@@ -169,19 +169,17 @@ func (s *storeShared) writeMember(m *protocol.Member) error {
 	return s.st.PutMember(ctx, m)
 }
 
-// loadMember reads every record and keeps one: the store reads members
-// only together.
 func (s *storeShared) loadMember(name string) (*protocol.Member, error) {
-	all, _, err := s.readMembers()
+	ctx, cancel := op()
+	defer cancel()
+	ms, err := s.st.Member(ctx, name, LostAfter)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("member %s: %w", name, os.ErrNotExist)
+	}
 	if err != nil {
 		return nil, err
 	}
-	for i := range all {
-		if all[i].Name == name {
-			return &all[i], nil
-		}
-	}
-	return nil, fmt.Errorf("member %s: %w", name, os.ErrNotExist)
+	return &ms.Member, nil
 }
 
 func (s *storeShared) readMembers() ([]protocol.Member, []CorruptError, error) {

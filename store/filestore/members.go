@@ -71,22 +71,52 @@ func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.M
 		if !ok || e.IsDir() || protocol.ValidateName(name) != nil {
 			continue
 		}
-		p, _ := teamdir.MemberPath(s.dir, name)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
+		if ms, err := s.readMember(name, now, lostAfter); err == nil {
+			out = append(out, *ms)
 		}
-		info, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		var m protocol.Member
-		if json.Unmarshal(b, &m) != nil || m.Name != name {
-			continue
-		}
-		seen := info.ModTime()
-		out = append(out, store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// Member reads members/<name>.json alone.
+func (s *Store) Member(ctx context.Context, name string, lostAfter time.Duration) (*store.MemberState, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := protocol.ValidateName(name); err != nil {
+		return nil, err
+	}
+	ms, err := s.readMember(name, time.Now(), lostAfter)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("member %s: %w", name, store.ErrNotFound)
+	}
+	return ms, err
+}
+
+// readMember reads one record with its modification time, the last time
+// it was seen; a record that does not parse, or names another member, is
+// an error.
+func (s *Store) readMember(name string, now time.Time, lostAfter time.Duration) (*store.MemberState, error) {
+	p, err := teamdir.MemberPath(s.dir, name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	var m protocol.Member
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("member %s: %w", name, err)
+	}
+	if m.Name != name {
+		return nil, fmt.Errorf("member %s: the record names %q", name, m.Name)
+	}
+	seen := info.ModTime()
+	return &store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter}, nil
 }

@@ -60,17 +60,44 @@ func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.M
 	now := time.Now()
 	var out []store.MemberState
 	for _, k := range keys {
-		e, err := s.kv.Get(ctx, k)
-		if err != nil {
-			continue
+		if ms, err := s.readMember(ctx, k, now, lostAfter); err == nil {
+			out = append(out, *ms)
 		}
-		var m protocol.Member
-		if json.Unmarshal(e.Value(), &m) != nil || keyMember+token(m.Name) != k {
-			continue
-		}
-		seen := e.Created()
-		out = append(out, store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// Member reads member.<name> alone.
+func (s *Store) Member(ctx context.Context, name string, lostAfter time.Duration) (*store.MemberState, error) {
+	if err := protocol.ValidateName(name); err != nil {
+		return nil, err
+	}
+	ms, err := s.readMember(ctx, keyMember+token(name), time.Now(), lostAfter)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("member %s: %w", name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, scrub(err, s.t.secrets)
+	}
+	return ms, nil
+}
+
+// readMember reads the record at key; Seen is the server's timestamp of
+// the entry. A record that does not parse, or names another key, is an
+// error.
+func (s *Store) readMember(ctx context.Context, key string, now time.Time, lostAfter time.Duration) (*store.MemberState, error) {
+	e, err := s.kv.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var m protocol.Member
+	if err := json.Unmarshal(e.Value(), &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	if keyMember+token(m.Name) != key {
+		return nil, fmt.Errorf("%s: the record names %q", key, m.Name)
+	}
+	seen := e.Created()
+	return &store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter}, nil
 }

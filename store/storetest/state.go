@@ -136,12 +136,25 @@ func testMembers(t *testing.T, open Opener) {
 	if len(ms) != 2 || ms[0].Name != "amy" || ms[1].Name != "zed" || ms[1].Activity != "parsing" || ms[0].Lost || ms[1].Lost || ms[1].Seen.IsZero() {
 		t.Fatalf("members: %+v", ms)
 	}
+	one, err := s.Member(ctx, "zed", time.Hour)
+	if err != nil || one.Name != "zed" || one.Activity != "parsing" || one.Lost || !one.Seen.Equal(ms[1].Seen) {
+		t.Fatalf("member zed alone: %+v, %v (listed %+v)", one, err, ms[1])
+	}
+	if _, err := s.Member(ctx, "nobody", time.Hour); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("member with no record: %v", err)
+	}
+	if _, err := s.Member(ctx, "../x", time.Hour); err == nil {
+		t.Fatal("an invalid member name was read")
+	}
 	before := ms[1].Seen
 	const deadline = 20 * time.Millisecond
 	waitFor(t, "zed lost", func() bool {
 		ms, err := s.Members(ctx, deadline)
 		return err == nil && ms[1].Lost && !ms[0].Lost
 	})
+	if one, err := s.Member(ctx, "zed", deadline); err != nil || !one.Lost {
+		t.Fatalf("member zed alone, past the deadline: %+v, %v", one, err)
+	}
 	if err := s.Heartbeat(ctx, "zed"); err != nil {
 		t.Fatal(err)
 	}
