@@ -222,15 +222,7 @@ func parseSlow(line []byte, fb Fallback) (Message, error) {
 			return Message{}, fmt.Errorf("decode: timestamp: %v", err)
 		}
 	}
-	if m.ID == "" {
-		m.ID = fb.ID
-	}
-	if m.To == "" {
-		m.To = fb.To
-	}
-	if m.Type == TypePlanApprovalResponse && m.Approve == nil && m.Plan != "" {
-		m.Type = TypePlanApprovalRequest
-	}
+	m.complete(fb)
 	for k, v := range raw {
 		if knownField(k) {
 			continue
@@ -273,4 +265,19 @@ func secondsTime(f float64) (time.Time, error) {
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), nil
+}
+
+// complete fills what a line left out from fb (its id, its recipient) and
+// reads a plan_approval_response that carries a plan and no answer as the
+// request it is: both decoders end with it, so they agree.
+func (m *Message) complete(fb Fallback) {
+	if m.ID == "" {
+		m.ID = fb.ID
+	}
+	if m.To == "" {
+		m.To = fb.To
+	}
+	if m.Type == TypePlanApprovalResponse && m.Approve == nil && m.Plan != "" {
+		m.Type = TypePlanApprovalRequest
+	}
 }

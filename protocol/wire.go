@@ -272,15 +272,7 @@ func parseLine(line []byte, fb Fallback) (Message, bool) {
 		}
 		m.TS = t
 	}
-	if m.ID == "" {
-		m.ID = fb.ID
-	}
-	if m.To == "" {
-		m.To = fb.To
-	}
-	if m.Type == TypePlanApprovalResponse && m.Approve == nil && m.Plan != "" {
-		m.Type = TypePlanApprovalRequest
-	}
+	m.complete(fb)
 	return m, true
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -54,7 +53,6 @@ func (cl *cmdline) flagOrEnv(name, env string) string {
 func (cl *cmdline) readStoreFlags() (int, bool) {
 	cl.storeURL = strings.TrimSpace(cl.flagOrEnv("store", envStore))
 	cl.natsCreds = cl.flagOrEnv("nats-creds", envNATSCreds)
-	cl.secrets = urlSecrets(cl.storeURL)
 	if cl.storeURL == "" {
 		if cl.flagGiven("store") {
 			return cl.usageError("--store is empty"), false
@@ -64,24 +62,13 @@ func (cl *cmdline) readStoreFlags() (int, bool) {
 		}
 		return 0, true
 	}
-	if _, err := natsstore.ParseURL(cl.storeURL); err != nil {
-		return cl.usageError("%v", err), false
+	t, err := natsstore.ParseURL(cl.storeURL)
+	if err != nil {
+		return cl.usageError("%v", err), false // redacted by ParseURL
 	}
+	// cl.exit scrubs them from every error line, whatever produced it.
+	cl.secrets = t.Secrets()
 	return 0, true
-}
-
-// urlSecrets are the credentials a store URL holds, which cl.exit scrubs
-// from every error line whatever produced it.
-func urlSecrets(raw string) []string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return nil
-	}
-	s := []string{u.User.Username()}
-	if p, ok := u.User.Password(); ok {
-		s = append(s, p)
-	}
-	return s
 }
 
 // onStore reports whether the command runs on a store rather than on the

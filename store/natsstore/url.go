@@ -3,6 +3,7 @@ package natsstore
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"huddle/store"
@@ -53,6 +54,10 @@ func ParseURL(raw string) (Target, error) {
 	t.Server = server.String()
 	return t, nil
 }
+
+// Secrets are the credentials the URL held (user, password or token), for
+// a caller that scrubs its own output of them.
+func (t Target) Secrets() []string { return slices.Clone(t.secrets) }
 
 // Redact is raw with its credentials replaced by "***": what a store URL
 // looks like on a screen, in a log line or in an error.
