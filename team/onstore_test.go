@@ -14,6 +14,7 @@ import (
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/store/natsstore"
+	"huddle/store/storetest"
 )
 
 const onStoreTeam = `{"name":"crew","settings":{"shutdown_deadline":"45s"},"members":[
@@ -74,27 +75,7 @@ func eachStore(t *testing.T, f func(t *testing.T, ctx context.Context, st store.
 // inboxOn consumes member's inbox in st until it holds n messages.
 func inboxOn(t *testing.T, ctx context.Context, st store.Store, member string, n int) []protocol.Message {
 	t.Helper()
-	var mu sync.Mutex
-	var got []protocol.Message
-	sub, err := st.Consume(ctx, member, func(_ context.Context, d store.Delivery) error {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, d.Msg)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 10*time.Second, fmt.Sprintf("%d messages in %s's inbox", n, member), func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) >= n
-	})
-	if err := sub.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := storetest.Drain(t, ctx, st, member, n)
 	if len(got) != n {
 		t.Fatalf("%s's inbox holds %d messages, want %d: %+v", member, len(got), n, got)
 	}

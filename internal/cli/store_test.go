@@ -20,6 +20,7 @@ import (
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/store/natsstore"
+	"huddle/store/storetest"
 	"huddle/teamdir"
 )
 
@@ -67,28 +68,7 @@ func storeWithDemo(t *testing.T) (string, store.Store) {
 // consumeN consumes member's inbox in st until it holds n messages.
 func consumeN(t *testing.T, st store.Store, member string, n int) []protocol.Message {
 	t.Helper()
-	var mu sync.Mutex
-	var got []protocol.Message
-	sub, err := st.Consume(context.Background(), member, func(_ context.Context, d store.Delivery) error {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, d.Msg)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, 10*time.Second, fmt.Sprintf("%d messages in %s's inbox", n, member), func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) >= n
-	})
-	if err := sub.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return got
+	return storetest.Drain(t, context.Background(), st, member, n)
 }
 
 func statusRows(t *testing.T, args ...string) []memberRow {

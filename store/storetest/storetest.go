@@ -5,9 +5,12 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"huddle/protocol"
 	"huddle/store"
 )
 
@@ -77,4 +80,33 @@ func stopAtEnd(t *testing.T, sub store.Subscription) {
 			t.Errorf("stop: %v", err)
 		}
 	})
+}
+
+// Drain consumes member's inbox in st until it has handed out at least n
+// messages, stops the consumer and returns them: for a test elsewhere that
+// checks what a command or a runtime put in a store.
+func Drain(t *testing.T, ctx context.Context, st store.Store, member string, n int) []protocol.Message {
+	t.Helper()
+	var mu sync.Mutex
+	var got []protocol.Message
+	sub, err := st.Consume(ctx, member, func(_ context.Context, d store.Delivery) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, d.Msg)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, fmt.Sprintf("%d messages in %s's inbox", n, member), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= n
+	})
+	if err := sub.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return got
 }
