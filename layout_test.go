@@ -38,6 +38,7 @@ var allowedImports = map[string][]string{
 	"store/storetest": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
+	"internal/benchfloor": {},
 
 	// The OpenTelemetry export of the spans ipc/trace records; only
 	// internal/cli starts it.

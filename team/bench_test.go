@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/benchfloor"
 	"huddle/protocol"
 )
 
@@ -192,7 +192,7 @@ func rusage(b *testing.B) syscall.Rusage {
 // It reports both p50 and p99, the round trip's minus the floor's (what
 // huddle adds to the one fsync the round trip needs) and their ratio.
 func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
-	dir := realDiskDir(b)
+	dir := benchfloor.RealDiskDir(b)
 	probeDir := filepath.Join(dir, "probe")
 	if err := os.Mkdir(probeDir, 0o700); err != nil {
 		b.Fatal(err)
@@ -218,7 +218,7 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		id := <-opened
-		floor = append(floor, fsyncProbe(b, probeDir, i))
+		floor = append(floor, benchfloor.Fsync(b, filepath.Join(probeDir, fmt.Sprintf("probe-%d", i)), fsyncProbeLine))
 		t0 := time.Now()
 		if _, err := Decide(dir, id, protocol.EventApprove, "", ""); err != nil {
 			b.Fatal(err)
@@ -231,8 +231,8 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	p50, p99 := percentiles(lat)
-	f50, f99 := percentiles(floor)
+	p50, p99 := benchfloor.Percentiles(lat)
+	f50, f99 := benchfloor.Percentiles(floor)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(p50), "p50-ms")
 	b.ReportMetric(ms(p99), "p99-ms")
@@ -241,66 +241,6 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 	b.ReportMetric(ms(p50-f50), "p50-minus-fsync-ms")
 	b.ReportMetric(ms(p99-f99), "p99-minus-fsync-ms")
 	b.ReportMetric(float64(p99)/float64(f99), "p99-ratio")
-}
-
-// fsyncProbe creates a small file in dir, writes it, fsyncs and closes it,
-// and returns how long that took; the file is removed untimed.
-func fsyncProbe(b *testing.B, dir string, i int) time.Duration {
-	p := filepath.Join(dir, fmt.Sprintf("probe-%d", i))
-	data := []byte(`{"event":"approve","by":"lead","at":"2026-01-01T00:00:00Z"}` + "\n")
-	t0 := time.Now()
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	d := time.Since(t0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	os.Remove(p)
-	return d
-}
-
-func percentiles(d []time.Duration) (p50, p99 time.Duration) {
-	slices.Sort(d)
-	return d[len(d)/2], d[min(len(d)-1, len(d)*99/100)]
-}
-
-// realDiskDir is a temp directory on a disk an fsync has to reach: the
-// test's own when it is not tmpfs, else one under the home directory
-// (removed at the end).
-func realDiskDir(b *testing.B) string {
-	dir := b.TempDir()
-	if !onTmpfs(dir) {
-		return dir
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir, err = os.MkdirTemp(home, "huddle-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	if onTmpfs(dir) {
-		b.Skip("no real disk: both the temp and the home directory are tmpfs")
-	}
-	return dir
-}
-
-// onTmpfs tells whether dir is on a tmpfs, whose fsync reaches no disk.
-func onTmpfs(dir string) bool {
-	const tmpfsMagic = 0x01021994
-	var st syscall.Statfs_t
-	return syscall.Statfs(dir, &st) == nil && st.Type == tmpfsMagic
 }
 
 func writeTeamB(b *testing.B, dir string, tm Team) {
@@ -317,3 +257,6 @@ func writeTeamB(b *testing.B, dir string, tm Team) {
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 func writeFile(p string, b []byte) error { return os.WriteFile(p, b, 0o600) }
+
+// fsyncProbeLine is what the fsync probe writes: a decision's size.
+var fsyncProbeLine = []byte(`{"event":"approve","by":"lead","at":"2026-01-01T00:00:00Z"}` + "\n")

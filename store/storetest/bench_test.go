@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/nats-io/nats.go"
 
+	"huddle/internal/benchfloor"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
@@ -37,7 +37,7 @@ func (st benchStore) open(b *testing.B) store.Store { return st.team(b)() }
 // the team directory, and an embedded NATS server on loopback whose
 // JetStream files are on the same disk.
 func stores(b *testing.B) []benchStore {
-	base := realDiskDir(b)
+	base := benchfloor.RealDiskDir(b)
 	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: filepath.Join(base, "nats")})
 	if err != nil {
 		b.Fatal(err)
@@ -370,8 +370,8 @@ func awaitResult(b *testing.B, results <-chan protocol.InvocationResult, failed 
 // report puts the round trip's percentiles, the floor's (named floorName)
 // and their ratios.
 func report(b *testing.B, lat, floor []time.Duration, floorName string) {
-	p50, p99 := percentiles(lat)
-	f50, f99 := percentiles(floor)
+	p50, p99 := benchfloor.Percentiles(lat)
+	f50, f99 := benchfloor.Percentiles(floor)
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	b.ReportMetric(us(p50), "p50-us")
 	b.ReportMetric(us(p99), "p99-us")
@@ -379,11 +379,6 @@ func report(b *testing.B, lat, floor []time.Duration, floorName string) {
 	b.ReportMetric(us(f99), floorName+"-p99-us")
 	b.ReportMetric(float64(p50)/float64(f50), "p50-ratio")
 	b.ReportMetric(float64(p99)/float64(f99), "p99-ratio")
-}
-
-func percentiles(d []time.Duration) (p50, p99 time.Duration) {
-	slices.Sort(d)
-	return d[len(d)/2], d[min(len(d)-1, len(d)*99/100)]
 }
 
 // floorProbe is the physical floor of a round trip, sampled once per
@@ -411,7 +406,7 @@ func roundTripFloor(b *testing.B, s store.Store, fileFloor string) floorProbe {
 			b.Fatal(err)
 		}
 		if fileFloor == "fsync" {
-			return floorProbe{"fsync", func(b *testing.B) time.Duration { return fsyncProbe(b, dir) }}
+			return floorProbe{"fsync", func(b *testing.B) time.Duration { return benchfloor.Fsync(b, filepath.Join(dir, "probe"), floorLine()) }}
 		}
 		return inotifyRoundTrip(b, dir)
 	}
@@ -439,32 +434,6 @@ func natsRTT(b *testing.B, nc *nats.Conn) floorProbe {
 		}
 		return time.Since(t0)
 	}}
-}
-
-// fsyncProbe creates a small file in dir, writes it, fsyncs and closes it,
-// and returns how long that took; the file is removed untimed.
-func fsyncProbe(b *testing.B, dir string) time.Duration {
-	p := filepath.Join(dir, "probe")
-	t0 := time.Now()
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, err = f.Write(floorLine())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	d := time.Since(t0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Remove(p); err != nil {
-		b.Fatal(err)
-	}
-	return d
 }
 
 // inotifyRoundTrip watches dir and, per sample, appends a line to one file
@@ -515,34 +484,4 @@ func awaitEvent(b *testing.B, w *fsnotify.Watcher) {
 // floorLine is a line the size of a plan_approval_request.
 func floorLine() []byte {
 	return []byte(`{"id":"m-01KB0000000000000000000000","type":"plan_approval_request","from":"alice","to":"lead","ts":"2026-12-01T00:00:00Z","request_id":"plan-0123456789ab","plan":"refactor the parser"}` + "\n")
-}
-
-// realDiskDir is a temp directory on a disk an fsync has to reach: the
-// benchmark's own when it is not tmpfs, else one under the home directory
-// (removed at the end).
-func realDiskDir(b *testing.B) string {
-	dir := b.TempDir()
-	if !onTmpfs(dir) {
-		return dir
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir, err = os.MkdirTemp(home, "huddle-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	if onTmpfs(dir) {
-		b.Skip("no real disk: both the temp and the home directory are tmpfs")
-	}
-	return dir
-}
-
-// onTmpfs tells whether dir is on a tmpfs, whose fsync reaches no disk.
-func onTmpfs(dir string) bool {
-	const tmpfsMagic = 0x01021994
-	var st syscall.Statfs_t
-	return syscall.Statfs(dir, &st) == nil && st.Type == tmpfsMagic
 }
