@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,15 @@ func parseCall(t *testing.T, r cliResult) callResult {
 	return c
 }
 
+// actionsTeam is storeTeam with an action each: alice notes, bob looks up.
+func actionsTeam() team.Team {
+	tm := storeTeam
+	tm.Members = slices.Clone(storeTeam.Members)
+	tm.Members[0].Actions = map[string]team.ActionSpec{"note": {Reply: "noted"}}
+	tm.Members[1].Actions = map[string]team.ActionSpec{"lookup": {Reply: "found"}}
+	return tm
+}
+
 // TestCallOnStore: a team on NATS run by a `huddle up --headless --store`
 // process; `huddle call --store` as ops (a policy in the store, not a
 // member) gets bob's answer, is refused a target its allowlist does not
@@ -37,23 +47,13 @@ func parseCall(t *testing.T, r cliResult) callResult {
 // the calls.
 func TestCallOnStore(t *testing.T) {
 	url := natsTeam(t)
-	wait := team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}
-	b, _ := json.Marshal(team.Team{Name: "crew", Members: []team.MemberSpec{
-		{Name: "alice", Role: "test", Runtime: wait, Actions: map[string]team.ActionSpec{"note": {Reply: "noted"}}},
-		{Name: "bob", Role: "test", Runtime: wait, Actions: map[string]team.ActionSpec{"lookup": {Reply: "found"}}},
-	}})
+	b, _ := json.Marshal(actionsTeam())
 	st := openTeamStore(t, url, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for name, data := range map[string]string{
+	putConfigs(t, st, map[string]string{
 		store.ConfigTeam:                  string(b),
 		store.MemberPolicyConfig("ops"):   `{"owner":"ops","allowed_targets":["bob"]}`,
 		store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob"]}`,
-	} {
-		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	startUpOnWhenFree(t, url, "lead,alice,bob")
 
 	ok := huddle(t, "call", "--store", url, "--caller", "ops", "--target", "bob", "--action", "lookup", "--prompt", "q", "--timeout", "30")
@@ -108,22 +108,14 @@ func TestCallOnStore(t *testing.T) {
 // not is refused, and the call is in `huddle traces --store`.
 func TestServeOnStore(t *testing.T) {
 	url := natsTeam(t)
-	wait := team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}
-	b, _ := json.Marshal(team.Team{Name: "crew", Members: []team.MemberSpec{
-		{Name: "alice", Role: "test", Runtime: wait, Actions: map[string]team.ActionSpec{"note": {Reply: "noted"}}},
-		{Name: "bob", Role: "test", Runtime: wait, Actions: map[string]team.ActionSpec{"lookup": {Reply: "found"}}},
-	}})
+	b, _ := json.Marshal(actionsTeam())
 	st := openTeamStore(t, url, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for name, data := range map[string]string{
+	putConfigs(t, st, map[string]string{
 		store.ConfigTeam:   string(b),
 		store.ConfigPolicy: `{"allowed_targets":["bob"]}`,
-	} {
-		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	startUpOnWhenFree(t, url, "lead,alice,bob")
 	addr := freePort(t)
 	startServe(t, t.TempDir(), addr, "--store", url)

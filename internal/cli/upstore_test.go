@@ -39,6 +39,18 @@ func openTeamStore(t *testing.T, url string, put bool) store.Store {
 	return st
 }
 
+// putConfigs puts each configuration file (name → data) in st.
+func putConfigs(t *testing.T, st store.Store, configs map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for name, data := range configs {
+		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // upOn is a `huddle up --headless --store` process and its events.
 type upOn struct {
 	*upProcess
@@ -283,15 +295,11 @@ func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 	st := openTeamStore(t, url, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for name, data := range map[string]string{
+	putConfigs(t, st, map[string]string{
 		store.ConfigTeam:                  string(b),
 		store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob"]}`,
 		store.MemberPolicyConfig("bob"):   `{"allowed_targets":["alice"]}`,
-	} {
-		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	first := startUpOnWhenFree(t, url, "lead,bob")
 	second := startUpOnWhenFree(t, url, "alice")
 	var plan string
