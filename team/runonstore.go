@@ -323,15 +323,26 @@ func (rt *Runtime) storePolicy(member string) (p *ipc.Policy, found bool, err er
 	}
 	ctx, cancel := op()
 	defer cancel()
-	b, err := rt.opts.Store.Config(ctx, store.MemberPolicyConfig(member))
+	p, err = PolicyOn(ctx, rt.opts.Store, store.MemberPolicyConfig(member))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, false, nil
-	}
-	if err == nil {
-		p, err = ipc.ParsePolicy(b)
 	}
 	if err != nil {
 		return nil, true, fmt.Errorf("IPC_ERROR: %s: %w", member, err)
 	}
 	return p, true, nil
+}
+
+// PolicyOn reads and parses the IPC policy a store keeps as name (a
+// store.ConfigName); store.ErrNotFound when it holds none.
+func PolicyOn(ctx context.Context, st store.Store, name string) (*ipc.Policy, error) {
+	b, err := st.Config(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ipc.ParsePolicy(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
 }

@@ -80,18 +80,11 @@ func policyOnStore(ctx context.Context, cl *cmdline, st store.Store, o *callOpti
 
 // storedPolicy is the policy the store keeps as name.
 func storedPolicy(ctx context.Context, cl *cmdline, st store.Store, name string) (*ipc.Policy, error) {
-	b, err := st.Config(ctx, name)
+	p, err := team.PolicyOn(ctx, st, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.storeName(), name)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	p, err := ipc.ParsePolicy(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, nil
+	return p, err
 }
 
 // serveOnStore is huddle serve --store: the skills of the team kept in the
