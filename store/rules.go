@@ -68,6 +68,27 @@ func ApplyDecision(r *protocol.Request, d Decision) error {
 	return nil
 }
 
+// DecisionOf is the decision a final record says: the event that leads from
+// pending to its status, who resolved it and when, and its answer's text.
+// It is what an archive leaves for a final record that came with no
+// decision, so that no late resolver can claim it.
+func DecisionOf(r *protocol.Request) Decision {
+	d := Decision{By: r.ResolvedBy, At: r.Created, Text: r.ResponseReason}
+	if r.ResolvedAt != nil {
+		d.At = *r.ResolvedAt
+	}
+	if r.Kind == protocol.KindPlan && r.Feedback != "" {
+		d.Text = r.Feedback
+	}
+	for _, ev := range protocol.RequestEvents {
+		if next, _ := protocol.RequestPending.Next(ev); next == r.Status {
+			d.Event = ev
+			break
+		}
+	}
+	return d
+}
+
 // CheckDecision refuses a decision that is no move from r's state: a final
 // record is an *AlreadyError (the answer is stale), an event that does not
 // lead out of pending is an error.

@@ -39,8 +39,18 @@ type Store interface {
 	// Request reads a record, its decision applied when it has one
 	// (ErrNotFound when there is none).
 	Request(ctx context.Context, id string) (*protocol.Request, error)
-	// Requests reads every record, oldest first, decisions applied.
+	// Requests reads every record, archived ones too, oldest first,
+	// decisions applied.
 	Requests(ctx context.Context) ([]protocol.Request, error)
+	// LiveRequests reads the records not archived, oldest first, decisions
+	// applied: the pending ones and the final ones no one archived yet. What
+	// it costs grows with them, not with the team's history.
+	LiveRequests(ctx context.Context) ([]protocol.Request, error)
+	// Archive takes a final record out of the live ones; Request and
+	// Requests still read it, and a later Decide still loses to its
+	// decision. A record that is not final is refused; archiving one twice
+	// is no error.
+	Archive(ctx context.Context, id string) error
 	// Decide resolves a pending request. The decision is created exclusively:
 	// the first resolver wins and gets the final record; every later one
 	// gets an *AlreadyError naming the winner, and nothing changes. An event

@@ -365,47 +365,15 @@ func sortOldestFirst(rs []protocol.Request) {
 	})
 }
 
-// Archive moves a final request out of requests/ into requests/done/: first
-// its decision, then its record, each by a rename, so a reader always finds
-// the record in one place or the other (LoadRequest looks in both) and a
-// resolver that read it before it was final loses (claimDecision). Only the
-// runtime archives, under its lock; a crash between the two renames is
-// finished by the next Archive. A request that is not final is refused.
+// Archive moves a final request out of requests/ into requests/done/
+// (teamdir.Archive: its decision, then its record). Only the runtime
+// archives, under its lock. A request that is not final is refused.
 func Archive(dir string, r *protocol.Request) error {
 	if !r.Status.IsTerminal() {
 		return fmt.Errorf("archive %s: it is %s, not final", r.ID, r.Status)
 	}
-	live, err := teamdir.RequestPath(dir, r.ID)
-	if err != nil {
-		return err
-	}
-	liveDecision, _ := teamdir.DecisionPath(dir, r.ID)
-	done, _ := teamdir.DoneRequestPath(dir, r.ID)
-	doneDecision, _ := teamdir.DoneDecisionPath(dir, r.ID)
-	if err := os.MkdirAll(teamdir.DoneDirPath(dir), teamdir.DirMode); err != nil {
-		return fmt.Errorf("archive %s: %w", r.ID, err)
-	}
-	if _, err := os.Stat(doneDecision); err == nil {
-		// Archived before (its record came back through a stale rewrite):
-		// the archived decision was first, a live one is a late claim's.
-		if err := os.Remove(liveDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("archive %s: %w", r.ID, err)
-		}
-	} else if err := os.Rename(liveDecision, doneDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("archive %s: %w", r.ID, err)
-	}
-	if _, err := os.Stat(doneDecision); errors.Is(err, os.ErrNotExist) {
-		// A final record with no decision file (written so by a foreign
-		// agent): leave one, so that no late resolver can claim it.
-		b, _ := json.Marshal(decision{Event: eventOf(r.Status), By: r.ResolvedBy, At: resolvedAt(r)})
-		if _, err := teamdir.LinkExclusive(doneDecision, b); err != nil {
-			return fmt.Errorf("archive %s: %w", r.ID, err)
-		}
-	}
-	if err := os.Rename(live, done); err != nil {
-		return fmt.Errorf("archive %s: %w", r.ID, err)
-	}
-	return nil
+	b, _ := json.Marshal(decision{Event: eventOf(r.Status), By: r.ResolvedBy, At: resolvedAt(r)})
+	return teamdir.Archive(dir, r.ID, b)
 }
 
 // eventOf is the event that leads from pending to final state st.

@@ -199,6 +199,14 @@ func TestStoreRuntimesSplitAPlanApprovedFromAThird(t *testing.T) {
 	if r, err := third.Request(ctx, plan.ID); err != nil || r.Status != protocol.RequestApproved || r.ResolvedBy != "ops" {
 		t.Fatalf("the plan in the store: %+v, %v", r, err)
 	}
+	// A runtime archives the final plan, so no tick lists it again.
+	waitFor(t, 15*time.Second, "the approved plan archived", func() bool {
+		live, err := third.LiveRequests(ctx)
+		return err == nil && len(live) == 0
+	})
+	if all, err := third.Requests(ctx); err != nil || len(all) != 1 || all[0].Status != protocol.RequestApproved {
+		t.Fatalf("the requests after the archive: %+v, %v", all, err)
+	}
 }
 
 // TestStoreCallAcrossRuntimesIsOneChain: reservas (first runtime) calls

@@ -156,12 +156,17 @@ func (s *storeShared) fromDecision(string) (*protocol.Request, bool) { return ni
 func (s *storeShared) liveRequests() ([]protocol.Request, []CorruptError, error) {
 	ctx, cancel := op()
 	defer cancel()
-	all, err := s.st.Requests(ctx)
+	all, err := s.st.LiveRequests(ctx)
 	return all, nil, err
 }
 
-// archive keeps the record where it is: a store has no archive (yet).
-func (s *storeShared) archive(*protocol.Request) error { return nil }
+// archive takes a final record out of the store's live ones
+// (store.Store.Archive), so the next tick does not list it.
+func (s *storeShared) archive(r *protocol.Request) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.Archive(ctx, r.ID)
+}
 
 func (s *storeShared) writeMember(m *protocol.Member) error {
 	ctx, cancel := op()

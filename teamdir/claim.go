@@ -51,3 +51,42 @@ func Archived(dir, id string) bool {
 	}
 	return false
 }
+
+// Archive moves request id out of requests/ into requests/done/: first its
+// decision, then its record, each by a rename, so a reader always finds the
+// record in one place or the other and a resolver that read it before it
+// was final loses (ClaimDecision). The caller has checked that the record is
+// final; decision is the decision to leave in requests/done/ when there is
+// none (a final record a foreign agent wrote without one), so that no late
+// resolver can claim it. A crash between the two renames is finished by the
+// next Archive.
+func Archive(dir, id string, decision []byte) error {
+	live, err := RequestPath(dir, id)
+	if err != nil {
+		return err
+	}
+	liveDecision, _ := DecisionPath(dir, id)
+	done, _ := DoneRequestPath(dir, id)
+	doneDecision, _ := DoneDecisionPath(dir, id)
+	if err := os.MkdirAll(DoneDirPath(dir), DirMode); err != nil {
+		return fmt.Errorf("archive %s: %w", id, err)
+	}
+	if _, err := os.Stat(doneDecision); err == nil {
+		// Archived before (its record came back through a stale rewrite):
+		// the archived decision was first, a live one is a late claim's.
+		if err := os.Remove(liveDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("archive %s: %w", id, err)
+		}
+	} else if err := os.Rename(liveDecision, doneDecision); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("archive %s: %w", id, err)
+	}
+	if _, err := os.Stat(doneDecision); errors.Is(err, os.ErrNotExist) {
+		if _, err := LinkExclusive(doneDecision, decision); err != nil {
+			return fmt.Errorf("archive %s: %w", id, err)
+		}
+	}
+	if err := os.Rename(live, done); err != nil {
+		return fmt.Errorf("archive %s: %w", id, err)
+	}
+	return nil
+}

@@ -97,12 +97,45 @@ func (s *Store) loadRecord(id string) (*protocol.Request, error) {
 // Requests reads every live and archived record, oldest first; a corrupt
 // one is left out.
 func (s *Store) Requests(ctx context.Context) ([]protocol.Request, error) {
+	return s.list(ctx, teamdir.RequestsDirPath(s.dir), teamdir.DoneDirPath(s.dir))
+}
+
+// LiveRequests reads the records in requests/, not requests/done/.
+func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, error) {
+	return s.list(ctx, teamdir.RequestsDirPath(s.dir))
+}
+
+// Archive moves a final record and its decision to requests/done/
+// (teamdir.Archive, as the team runtime archives on a directory).
+func (s *Store) Archive(ctx context.Context, id string) error {
+	r, err := s.Request(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !r.Status.IsTerminal() {
+		return fmt.Errorf("archive %s: it is %s, not final", id, r.Status)
+	}
+	if live, _ := teamdir.RequestPath(s.dir, id); !exists(live) {
+		return nil // archived already
+	}
+	b, _ := json.Marshal(store.DecisionOf(r))
+	return teamdir.Archive(s.dir, id, b)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// list reads the records in dirs, the first a record is found in winning,
+// oldest first; a corrupt one is left out.
+func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var out []protocol.Request
-	for _, dir := range []string{teamdir.RequestsDirPath(s.dir), teamdir.DoneDirPath(s.dir)} {
+	for _, dir := range dirs {
 		ents, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err

@@ -19,6 +19,7 @@ import (
 const (
 	keyRequest  = "req."
 	keyDecision = "dec."
+	keyArchived = "done."
 	keyMember   = "member."
 	keyLease    = "lease."
 	keyConfig   = "config."
@@ -42,13 +43,26 @@ func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 	return nil
 }
 
-// Request reads req.<id>, with dec.<id> applied while the record is pending.
+// Request reads req.<id>, else the archived done.<id>, with dec.<id>
+// applied while the record is pending.
 func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
 	if err := protocol.ValidateID(id); err != nil {
 		return nil, err
 	}
+	r, err := s.record(ctx, keyRequest, id)
+	if errors.Is(err, store.ErrNotFound) {
+		// Archive writes done.<id> before it purges req.<id>, so one of
+		// the two is there.
+		r, err = s.record(ctx, keyArchived, id)
+	}
+	return r, err
+}
+
+// record reads the record at prefix+id, with dec.<id> applied while it is
+// pending.
+func (s *Store) record(ctx context.Context, prefix, id string) (*protocol.Request, error) {
 	var r protocol.Request
-	if err := s.getJSON(ctx, keyRequest+token(id), &r); err != nil {
+	if err := s.getJSON(ctx, prefix+token(id), &r); err != nil {
 		return nil, fmt.Errorf("request %s: %w", id, err)
 	}
 	if r.Status.IsTerminal() {
@@ -75,20 +89,69 @@ func (s *Store) decision(ctx context.Context, id string) (*store.Decision, error
 	return &d, nil
 }
 
-// Requests reads every record, oldest first.
+// Requests reads every record, live and archived, oldest first.
 func (s *Store) Requests(ctx context.Context) ([]protocol.Request, error) {
-	keys, err := s.keys(ctx, keyRequest)
+	return s.list(ctx, keyRequest, keyArchived)
+}
+
+// LiveRequests reads the records under req., not the archived ones.
+func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, error) {
+	return s.list(ctx, keyRequest)
+}
+
+// Archive copies a final record to done.<id>, then purges req.<id> with a
+// marker that the server removes after markerTTL, so that req.'s listing
+// (the bucket stream's subjects) no longer holds it: the live listing
+// costs what is live, not the team's history. dec.<id> stays, so a later
+// Decide still loses. A Decide that rewrites req.<id> after the purge
+// brings the final record back to the live listing, and the next Archive
+// takes it out again.
+func (s *Store) Archive(ctx context.Context, id string) error {
+	r, err := s.Request(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("requests: %w", err)
+		return err
 	}
+	if !r.Status.IsTerminal() {
+		return fmt.Errorf("archive %s: it is %s, not final", id, r.Status)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Put(ctx, keyArchived+token(id), b); err != nil {
+		return fmt.Errorf("archive %s: %w", id, scrub(err, s.t.secrets))
+	}
+	if err := s.kv.Purge(ctx, keyRequest+token(id), jetstream.PurgeTTL(markerTTL)); err != nil {
+		return fmt.Errorf("archive %s: %w", id, scrub(err, s.t.secrets))
+	}
+	return nil
+}
+
+// markerTTL is how long a purged key's marker stays: the server's least.
+const markerTTL = time.Second
+
+// list reads the records under each prefix, the first a record is found
+// under winning, oldest first.
+func (s *Store) list(ctx context.Context, prefixes ...string) ([]protocol.Request, error) {
+	seen := map[string]bool{}
 	var out []protocol.Request
-	for _, k := range keys {
-		id := strings.ReplaceAll(strings.TrimPrefix(k, keyRequest), "=", ".")
-		r, err := s.Request(ctx, id)
+	for _, prefix := range prefixes {
+		keys, err := s.keys(ctx, prefix)
 		if err != nil {
-			continue // removed meanwhile, or not a record
+			return nil, fmt.Errorf("requests: %w", err)
 		}
-		out = append(out, *r)
+		for _, k := range keys {
+			id := strings.ReplaceAll(strings.TrimPrefix(k, prefix), "=", ".")
+			if seen[id] {
+				continue
+			}
+			r, err := s.record(ctx, prefix, id)
+			if err != nil {
+				continue // archived or removed meanwhile, or not a record
+			}
+			seen[id] = true
+			out = append(out, *r)
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -371,4 +372,77 @@ func settleAnswer(ctx context.Context, s store.Store, m *protocol.Message) error
 		return fmt.Errorf("plan %s answered %s (%q) reads %s (%q)", m.RequestID, m.Event(), m.Feedback, got.Status, got.Feedback)
 	}
 	return nil
+}
+
+// testArchive: a final record archived leaves the live listing for every
+// handle and stays readable; a pending one is refused; archiving twice is
+// no error; a later decision still loses to the archived one.
+func testArchive(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	a, b := open(t), open(t)
+	pending, decided := newPlan(t, "alice"), newPlan(t, "bob")
+	for _, r := range []*protocol.Request{pending, decided} {
+		if err := a.CreateRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Decide(ctx, decided.ID, store.Decision{Event: protocol.EventApprove, By: protocol.Lead, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Archive(ctx, pending.ID); err == nil {
+		t.Fatal("a pending request was archived")
+	}
+	// As a set: the two were created within the clock's resolution.
+	ids := func(rs []protocol.Request) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID+":"+string(r.Status))
+		}
+		slices.Sort(out)
+		return out
+	}
+	sorted := func(s ...string) []string { slices.Sort(s); return s }
+	live, err := a.LiveRequests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(live), []string{pending.ID + ":pending", decided.ID + ":approved"}; !slices.Equal(got, sorted(want...)) {
+		t.Fatalf("live before the archive: %v, want %v", got, want)
+	}
+	for range 2 {
+		if err := b.Archive(ctx, decided.ID); err != nil {
+			t.Fatalf("archive: %v", err)
+		}
+	}
+	for _, h := range []store.Store{a, b} {
+		live, err := h.LiveRequests(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ids(live), []string{pending.ID + ":pending"}; !slices.Equal(got, sorted(want...)) {
+			t.Fatalf("live after the archive: %v, want %v", got, want)
+		}
+		all, err := h.Requests(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ids(all), []string{pending.ID + ":pending", decided.ID + ":approved"}; !slices.Equal(got, sorted(want...)) {
+			t.Fatalf("every request after the archive: %v, want %v", got, want)
+		}
+		r, err := h.Request(ctx, decided.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != protocol.RequestApproved || r.ResolvedBy != protocol.Lead || r.Feedback != "go" {
+			t.Fatalf("the archived record: %+v", r)
+		}
+	}
+	_, err = b.Decide(ctx, decided.ID, store.Decision{Event: protocol.EventReject, By: "late"})
+	var already *store.AlreadyError
+	if !errors.As(err, &already) || already.By != protocol.Lead {
+		t.Fatalf("a decision after the archive: %v", err)
+	}
+	if r, err := a.Request(ctx, decided.ID); err != nil || r.Status != protocol.RequestApproved {
+		t.Fatalf("after a late decision: %+v, %v", r, err)
+	}
 }

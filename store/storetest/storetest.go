@@ -39,6 +39,7 @@ func Run(t *testing.T, f Factory) {
 		{"PlanRoundTripRacingDecidersAcrossHandles", testPlanRoundTripRacingDeciders},
 		{"PendingPlanResumedAfterRestart", testPendingPlanResumed},
 		{"ForgedAndStaleResponsesRefused", testForgedAndStale},
+		{"ArchiveTakesFinalOutOfLive", testArchive},
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
