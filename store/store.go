@@ -46,6 +46,11 @@ type Store interface {
 	// applied: the pending ones and the final ones no one archived yet. What
 	// it costs grows with them, not with the team's history.
 	LiveRequests(ctx context.Context) ([]protocol.Request, error)
+	// Reschedule moves a pending request's deadline (a runtime giving back
+	// the time the team was down, docs/DESIGN.md §5) and returns the record.
+	// A request that is final, or has a decision its record does not show
+	// yet, is returned as it is: the decision stays the truth.
+	Reschedule(ctx context.Context, id string, deadline time.Time) (*protocol.Request, error)
 	// Archive takes a final record out of the live ones; Request and
 	// Requests still read it, and a later Decide still loses to its
 	// decision. A record that is not final is refused; archiving one twice

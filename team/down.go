@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -19,7 +20,9 @@ func ProbeRuntime(dir string) (RuntimeState, error) { return teamdir.ProbeRuntim
 // HasRun reports whether a runtime has ever run the team (runtime.lock
 // holds a record). Commands say the team is not running only then: a
 // directory no runtime has run yet is being set up.
-func HasRun(st RuntimeState) bool { return st.Last.PID != 0 }
+func HasRun(st RuntimeState) bool {
+	return st.Last.PID != 0 || (st.OnStore && !st.LastAlive.IsZero())
+}
 
 // Down reports whether a runtime ran the team and none runs it now.
 func Down(st RuntimeState) bool { return !st.Running && HasRun(st) }
@@ -30,6 +33,8 @@ func Down(st RuntimeState) bool { return !st.Running && HasRun(st) }
 func NotRunning(st RuntimeState) string {
 	last := st.Last
 	switch {
+	case st.OnStore:
+		return fmt.Sprintf("team not running (no member seen within %v)", st.LostAfter)
 	case last.PID == 0:
 		return "team not running (no runtime has run it)"
 	case last.Stopped != nil:
@@ -42,6 +47,20 @@ func NotRunning(st RuntimeState) string {
 }
 
 func clockTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// RuntimeOn is a store's RuntimeState, read from its members' records: the
+// team runs while one of them is live and seen within lostAfter (DownOn),
+// and was last alive when the latest of them was seen. A runtime that runs
+// only the lead writes no member record, so it does not count.
+func RuntimeOn(states []store.MemberState, lostAfter time.Duration) RuntimeState {
+	st := RuntimeState{OnStore: true, LostAfter: lostAfter, Running: !DownOn(states)}
+	for _, s := range states {
+		if s.Seen.After(st.LastAlive) {
+			st.LastAlive = s.Seen
+		}
+	}
+	return st
+}
 
 // PausedSince is when the deadlines of pending requests stopped counting:
 // when the last runtime was last seen alive (it stops counting with it).

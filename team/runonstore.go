@@ -346,3 +346,48 @@ func PolicyOn(ctx context.Context, st store.Store, name string) (*ipc.Policy, er
 	}
 	return p, nil
 }
+
+// storeRuntime reads the store's RuntimeState (RuntimeOn); zero on a team
+// directory, or when the store cannot say (then nothing is resumed).
+func (rt *Runtime) storeRuntime() RuntimeState {
+	if rt.opts.Store == nil {
+		return RuntimeState{}
+	}
+	ctx, cancel := op()
+	defer cancel()
+	states, err := rt.opts.Store.Members(ctx, LostAfter)
+	if err != nil {
+		rt.emit(Event{"event": "warning", "warning": "deadlines not resumed: " + err.Error()})
+		return RuntimeState{}
+	}
+	return RuntimeOn(states, LostAfter)
+}
+
+// resumeDeadlinesOn is resumeDeadlines on a store: the runtime that takes
+// the lead's lease of a team that was down (no member seen within
+// LostAfter) gives each pending request back the time since the last
+// member was seen. Only that one runtime does, as the lease is one
+// holder's, so two runtimes starting together do not both extend a
+// deadline.
+func (rt *Runtime) resumeDeadlinesOn(pausedAt, now time.Time) {
+	ctx, cancel := op()
+	defer cancel()
+	live, err := rt.opts.Store.LiveRequests(ctx)
+	if err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+		return
+	}
+	for i := range live {
+		r := &live[i]
+		if d, ok := resumedDeadline(r, pausedAt, now); ok {
+			nr, err := rt.opts.Store.Reschedule(ctx, r.ID, d)
+			if err != nil {
+				rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
+				continue
+			}
+			if nr.Status == protocol.RequestPending && nr.Deadline.Equal(d) {
+				rt.emit(Event{"event": "deadline_resumed", "id": r.ID, "deadline": protocol.FormatTime(d)})
+			}
+		}
+	}
+}

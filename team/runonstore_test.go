@@ -535,3 +535,76 @@ func TestStoreRuntimeMakesItsLocalDirectory(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestStoreDeadlinePausedWhileTeamDown: a shutdown asked while the team's
+// only runtime is stopped stays pending with its countdown paused (the
+// store says the team is down since its last member was seen), and the
+// next runtime, taking the lead's lease, gives it its whole span from the
+// restart (the store's resumeDeadlines). (A plan pending when a runtime
+// stops cleanly is cancelled with its member; one left by a crash is
+// found after LostAfter, which this test does not wait for.)
+func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	third := open()
+	first := mustStartOn(t, open())
+	waitFor(t, 15*time.Second, "alice running", func() bool { return store.IsLive(statusOn(third, "alice")) })
+	stopBegan := time.Now()
+	first.stop(t)
+	stopped := time.Now()
+
+	rt := runtimeOnStore(t, third)
+	if !Down(rt) || PausedSince(rt).Before(stopBegan) || PausedSince(rt).After(stopped) {
+		t.Fatalf("the store's runtime state after the stop: %+v (stopped between %v and %v)", rt, stopBegan, stopped)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	tm, err := LoadTeamOn(ctx, third)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, err := RequestShutdownOn(ctx, third, tm, "alice", "done for today")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked.Status != protocol.RequestPending {
+		t.Fatalf("a shutdown asked while the team is down: %s, want pending", asked.Status)
+	}
+	if left, want := LeftWhenPaused(asked, runtimeOnStore(t, third)), asked.Deadline.Sub(asked.Created); left != want {
+		t.Fatalf("paused with %v left, want its whole span %v", left, want)
+	}
+
+	restarted := time.Now()
+	again := mustStartOn(t, open())
+	var resumed time.Time
+	waitFor(t, 15*time.Second, "the shutdown's deadline resumed", func() bool {
+		return again.ev.has(func(e Event) bool {
+			if e["event"] != "deadline_resumed" || e["id"] != asked.ID {
+				return false
+			}
+			resumed, err = time.Parse(time.RFC3339Nano, e["deadline"].(string))
+			return err == nil
+		})
+	})
+	seen := time.Now()
+	// Its whole span, counted from the restart.
+	gained := resumed.Sub(asked.Deadline)
+	if gained < restarted.Sub(asked.Created) || gained > seen.Sub(asked.Created) {
+		t.Fatalf("the deadline moved by %v, want between %v and %v", gained, restarted.Sub(asked.Created), seen.Sub(asked.Created))
+	}
+	if Down(runtimeOnStore(t, third)) {
+		t.Fatal("the store still says the team is down with a runtime running it")
+	}
+}
+
+func runtimeOnStore(t *testing.T, st store.Store) RuntimeState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	states, err := st.Members(ctx, LostAfter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RuntimeOn(states, LostAfter)
+}

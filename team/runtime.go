@@ -166,11 +166,19 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
+	// On a store, whether the team was down is read before this runtime
+	// writes a record of its own.
+	storeState := rt.storeRuntime()
 	if err := rt.takeLeases(); err != nil {
 		return fail(err)
 	}
 	rt.settleLastRun()
-	if HasRun(last) {
+	switch {
+	case rt.opts.Store != nil:
+		if Down(storeState) && rt.runsHere(protocol.Lead) {
+			rt.resumeDeadlinesOn(PausedSince(storeState), time.Now())
+		}
+	case HasRun(last):
 		rt.resumeDeadlines(PausedSince(last), time.Now())
 	}
 	if rt.runsHere(protocol.Lead) {
@@ -343,17 +351,14 @@ func (rt *Runtime) resumeDeadlines(pausedAt, now time.Time) {
 	}
 	for i := range live {
 		r := &live[i]
-		from := pausedAt
-		if r.Created.After(from) {
-			from = r.Created
-		}
-		if r.Status != protocol.RequestPending || !r.Deadline.After(from) || !now.After(from) {
+		deadline, ok := resumedDeadline(r, pausedAt, now)
+		if !ok {
 			continue
 		}
 		if d, err := readDecision(rt.dir, r.ID); err == nil && d != nil {
 			continue // decided while down: the tick applies it
 		}
-		r.Deadline = now.Add(r.Deadline.Sub(from)).UTC()
+		r.Deadline = deadline
 		p, err := teamdir.RequestPath(rt.dir, r.ID)
 		if err == nil {
 			err = writeJSONAtomic(p, r, true)
@@ -364,6 +369,20 @@ func (rt *Runtime) resumeDeadlines(pausedAt, now time.Time) {
 		}
 		rt.emit(Event{"event": "deadline_resumed", "id": r.ID, "deadline": protocol.FormatTime(r.Deadline)})
 	}
+}
+
+// resumedDeadline is r's deadline given back the time from pausedAt (or
+// its creation, if later) to now; false when r keeps its deadline: it is
+// not pending, was overdue when the clock stopped, or no time passed.
+func resumedDeadline(r *protocol.Request, pausedAt, now time.Time) (time.Time, bool) {
+	from := pausedAt
+	if r.Created.After(from) {
+		from = r.Created
+	}
+	if r.Status != protocol.RequestPending || !r.Deadline.After(from) || !now.After(from) {
+		return time.Time{}, false
+	}
+	return now.Add(r.Deadline.Sub(from)).UTC(), true
 }
 
 // Wait waits until the team has stopped (its context ended) and returns

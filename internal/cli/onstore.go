@@ -19,27 +19,25 @@ import (
 	"huddle/team"
 )
 
-// running is the runtime state a store command prints with: a store keeps
-// no runtime.lock, so no deadline reads as paused.
-var running = team.RuntimeState{Running: true}
-
-// notRunningOn is the store's "team not running" line, or "" while some
-// runtime of the team is alive: a member's record seen within lostAfter.
-func notRunningOn(states []store.MemberState, lostAfter time.Duration) string {
-	if !team.DownOn(states) {
-		return ""
-	}
-	return fmt.Sprintf("team not running (no member seen within %v)", lostAfter)
-}
-
-// noticeOn reads the members of st for notRunningOn; a store that cannot
-// say is taken for running (nothing is said).
-func noticeOn(ctx context.Context, st store.Store) string {
+// runtimeOn is the store's RuntimeState (team.RuntimeOn): whether some
+// runtime of the team is alive (a member's record seen within lostAfter),
+// and since when deadlines are paused when none is. A store that cannot
+// say is taken for running (nothing is said, nothing shown paused).
+func runtimeOn(ctx context.Context, st store.Store) team.RuntimeState {
 	states, err := st.Members(ctx, team.LostAfter)
 	if err != nil {
-		return ""
+		return team.RuntimeState{Running: true}
 	}
-	return notRunningOn(states, team.LostAfter)
+	return team.RuntimeOn(states, team.LostAfter)
+}
+
+// noticeOn is the store's "team not running" line, or "" while some
+// runtime of the team is alive.
+func noticeOn(ctx context.Context, st store.Store) string {
+	if rt := runtimeOn(ctx, st); team.Down(rt) {
+		return team.NotRunning(rt)
+	}
+	return ""
 }
 
 func statusOnStore(ctx context.Context, cl *cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
@@ -67,7 +65,11 @@ func statusOnStore(ctx context.Context, cl *cmdline, st store.Store, asJSON bool
 		}
 		rows = append(rows, row)
 	}
-	return printStatus(cl, t, rows, notRunningOn(states, lostAfter), asJSON)
+	notice := ""
+	if rt := team.RuntimeOn(states, lostAfter); team.Down(rt) {
+		notice = team.NotRunning(rt)
+	}
+	return printStatus(cl, t, rows, notice, asJSON)
 }
 
 // requestsOnStore lists as listRequests does: pending oldest first, then
@@ -96,7 +98,7 @@ func requestsOnStore(ctx context.Context, cl *cmdline, st store.Store, all bool,
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	return printRequests(cl, out, all, asJSON, running)
+	return printRequests(cl, out, all, asJSON, runtimeOn(ctx, st))
 }
 
 func decideOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, approve bool, feedback string) int {
@@ -225,7 +227,7 @@ func showOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, as
 	r, err := st.Request(ctx, id)
 	switch {
 	case err == nil:
-		return printShown(cl, &shown{Type: "request", ID: id, Request: r}, asJSON, running)
+		return printShown(cl, &shown{Type: "request", ID: id, Request: r}, asJSON, runtimeOn(ctx, st))
 	case !errors.Is(err, store.ErrNotFound):
 		return cl.fail(err)
 	}
@@ -234,7 +236,7 @@ func showOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, as
 		return cl.fail(err)
 	}
 	if s := findInChains(chains, id); s != nil {
-		return printShown(cl, s, asJSON, running)
+		return printShown(cl, s, asJSON, team.RuntimeState{Running: true})
 	}
 	return cl.fail(fmt.Errorf("no request, chain or call %s in the store %s", id, cl.storeName()))
 }

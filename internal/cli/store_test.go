@@ -481,3 +481,31 @@ func TestStoreBadURL(t *testing.T) {
 	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew").wantError(t, exitFail, "store nats://127.0.0.1:1/crew: connect", "an unreachable store")
 	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew", "--dir", t.TempDir()).wantError(t, exitUsage, "--dir and --store", "--dir with --store")
 }
+
+// TestStoreDeadlinesShownPausedWhileDown: with every member's record
+// stopped (no runtime of the team alive), requests and show say the
+// team is not running and show a pending deadline paused; with a member
+// running again, they count it down.
+func TestStoreDeadlinesShownPausedWhileDown(t *testing.T) {
+	url, st := storeWithDemo(t)
+	ctx := context.Background()
+	if err := st.PutMember(ctx, &protocol.Member{Name: "data", Status: protocol.MemberStopped, Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	const id = "pl-downdowndownX"
+	storePlan(t, st, id, "data")
+	r := mustHuddle(t, "requests", "--store", url)
+	if !strings.Contains(r.stdout, "team not running (no member seen within 15s); deadlines are paused until it starts") || !strings.Contains(r.stdout, "paused, ") {
+		t.Fatalf("requests --store with the team down:\n%s", r.stdout)
+	}
+	if r := mustHuddle(t, "show", "--store", url, id); !strings.Contains(r.stdout, "left when the team starts)") {
+		t.Fatalf("show --store with the team down:\n%s", r.stdout)
+	}
+	if err := st.PutMember(ctx, &protocol.Member{Name: "data", Status: protocol.MemberWorking, Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r = mustHuddle(t, "requests", "--store", url)
+	if strings.Contains(r.stdout, "paused") || strings.Contains(r.stdout, "not running") || !strings.Contains(r.stdout, id) {
+		t.Fatalf("requests --store with data running:\n%s", r.stdout)
+	}
+}

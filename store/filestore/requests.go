@@ -105,6 +105,30 @@ func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, error) {
 	return s.list(ctx, teamdir.RequestsDirPath(s.dir))
 }
 
+// Reschedule rewrites requests/<id>.json with the new deadline,
+// temp+fsync+rename, unless a decision is there: as team's resumeDeadlines.
+func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (*protocol.Request, error) {
+	r, err := s.Request(ctx, id)
+	if err != nil || r.Status != protocol.RequestPending {
+		return r, err
+	}
+	if _, err := s.readDecision(id); !errors.Is(err, store.ErrNotFound) {
+		return s.Request(ctx, id) // decided meanwhile (or unreadable): leave it
+	}
+	p, err := teamdir.RequestPath(s.dir, id)
+	if err != nil {
+		return nil, err
+	}
+	if !exists(p) {
+		return s.Request(ctx, id) // archived meanwhile
+	}
+	r.Deadline = deadline.UTC()
+	if err := writeJSON(p, r, true); err != nil {
+		return nil, fmt.Errorf("reschedule %s: %w", id, err)
+	}
+	return r, nil
+}
+
 // Archive moves a final record and its decision to requests/done/
 // (teamdir.Archive, as the team runtime archives on a directory).
 func (s *Store) Archive(ctx context.Context, id string) error {

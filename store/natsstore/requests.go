@@ -99,6 +99,50 @@ func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, error) {
 	return s.list(ctx, keyRequest)
 }
 
+// Reschedule rewrites req.<id> with the new deadline by Update at the
+// revision read, so a record rewritten meanwhile (its decision applied) is
+// read again rather than overwritten; a decision in dec.<id> leaves it.
+func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (*protocol.Request, error) {
+	if err := protocol.ValidateID(id); err != nil {
+		return nil, err
+	}
+	for {
+		e, err := s.kv.Get(ctx, keyRequest+token(id))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return s.Request(ctx, id) // archived, or no such request
+		}
+		if err != nil {
+			return nil, fmt.Errorf("request %s: %w", id, scrub(err, s.t.secrets))
+		}
+		var r protocol.Request
+		if err := json.Unmarshal(e.Value(), &r); err != nil {
+			return nil, fmt.Errorf("request %s: %s is corrupt: %w", id, e.Key(), err)
+		}
+		if r.Status != protocol.RequestPending {
+			return &r, nil
+		}
+		if _, err := s.decision(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			return s.Request(ctx, id) // decided: the decision is the truth
+		}
+		r.Deadline = deadline.UTC()
+		b, err := json.Marshal(&r)
+		if err != nil {
+			return nil, err
+		}
+		_, err = s.kv.Update(ctx, e.Key(), b, e.Revision())
+		if err == nil {
+			return &r, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return nil, fmt.Errorf("reschedule %s: %w", id, scrub(err, s.t.secrets))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Rewritten since it was read: read it again.
+	}
+}
+
 // Archive copies a final record to done.<id>, then purges req.<id> with a
 // marker that the server removes after markerTTL, so that req.'s listing
 // (the bucket stream's subjects) no longer holds it: the live listing

@@ -446,3 +446,38 @@ func testArchive(t *testing.T, open Opener) {
 		t.Fatalf("after a late decision: %+v, %v", r, err)
 	}
 }
+
+// testReschedule: a pending request's deadline moves, for every handle; a
+// decided one stays as its decision made it; an unknown id is not found.
+func testReschedule(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	a, b := open(t), open(t)
+	p := newPlan(t, "alice")
+	if err := a.CreateRequest(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	later := p.Deadline.Add(90 * time.Minute)
+	r, err := b.Reschedule(ctx, p.ID, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Deadline.Equal(later) || r.Status != protocol.RequestPending {
+		t.Fatalf("rescheduled: %+v, want the deadline %v", r, later)
+	}
+	if r, err := a.Request(ctx, p.ID); err != nil || !r.Deadline.Equal(later) {
+		t.Fatalf("read after the reschedule: %+v, %v; want the deadline %v", r, err, later)
+	}
+	if _, err := a.Decide(ctx, p.ID, store.Decision{Event: protocol.EventReject, By: protocol.Lead, Text: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = b.Reschedule(ctx, p.ID, later.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != protocol.RequestRejected || !r.Deadline.Equal(later) {
+		t.Fatalf("a decided request rescheduled: %+v", r)
+	}
+	if _, err := a.Reschedule(ctx, "plan-nosuch", later); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("an unknown id: %v", err)
+	}
+}

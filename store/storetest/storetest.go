@@ -40,6 +40,7 @@ func Run(t *testing.T, f Factory) {
 		{"PendingPlanResumedAfterRestart", testPendingPlanResumed},
 		{"ForgedAndStaleResponsesRefused", testForgedAndStale},
 		{"ArchiveTakesFinalOutOfLive", testArchive},
+		{"RescheduleMovesAPendingDeadline", testReschedule},
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
