@@ -13,6 +13,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsstore"
+	"huddle/store/storetest"
 )
 
 // retentionOptions make a purge cycle short, so that a test waits for
@@ -226,4 +227,23 @@ func TestStaleAnswersSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the later stale result swept", func() bool { return stored(t, s, "ops") == 1 })
+}
+
+// TestContractWhilePurging holds the store to the store contract with a
+// purge cycle every 10 ms, so that every consumer of the suite purges
+// while it delivers, redelivers and dead-letters.
+func TestContractWhilePurging(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		url := server.URL(fmt.Sprintf("t%d", teams.Add(1)))
+		return func(t *testing.T) store.Store {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			s, err := natsstore.Open(ctx, url, retentionOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
 }
