@@ -241,7 +241,8 @@ func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
 }
 
 // readAll hands fn every message of subject in stream, oldest first, up to
-// the last one there when it started.
+// the last one there when it started (or until a pull brings nothing: the
+// rest was removed meanwhile).
 func (s *Store) readAll(ctx context.Context, stream, subject string, fn func([]byte)) error {
 	st, err := s.js.Stream(ctx, stream)
 	if err != nil {
@@ -273,8 +274,13 @@ func (s *Store) readAll(ctx context.Context, stream, subject string, fn func([]b
 				return nil
 			}
 		}
-		if err := batch.Error(); err != nil && n == 0 {
-			return scrub(err, s.t.secrets)
+		if n == 0 {
+			// Nothing came: what was counted is gone meanwhile (a dead
+			// letter's TTL, a purge), or the pull failed.
+			if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+				return scrub(err, s.t.secrets)
+			}
+			return ctx.Err()
 		}
 	}
 	return nil

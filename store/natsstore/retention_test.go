@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"huddle/protocol"
@@ -246,4 +247,99 @@ func TestContractWhilePurging(t *testing.T) {
 			return s
 		}
 	})
+}
+
+// TestPurgeAcrossAServerRestart: the server restarted under a consumer
+// that purged what it committed: nothing purged comes back, what comes
+// after is delivered once each, and purged in turn.
+func TestPurgeAcrossAServerRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.Addr()
+	defer func() { srv.Shutdown() }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := natsstore.Open(ctx, srv.URL("purge"), retentionOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	box := &inbox{}
+	sub, err := s.Consume(ctx, "alice", box.handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	for i := 1; i <= 3; i++ {
+		if err := s.Append(ctx, "alice", note(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the first three", func() bool { return box.String() == "n1 n2 n3" })
+	waitFor(t, "the first three purged", func() bool { return stored(t, s, "alice") == 0 })
+
+	srv.Shutdown()
+	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
+	srv, err = natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 4; i <= 6; i++ {
+		m := note(i)
+		waitFor(t, fmt.Sprintf("n%d appended", i), func() bool {
+			actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+			defer acancel()
+			return s.Append(actx, "alice", m) == nil
+		})
+	}
+	waitFor(t, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
+	if got := withoutMarkedRepeats(t, box.String()); got != "n1 n2 n3 n4 n5 n6" {
+		t.Fatalf("the consumer got %q", box.String())
+	}
+	waitFor(t, "the last three purged", func() bool { return stored(t, s, "alice") == 0 })
+}
+
+// TestDeadLettersAndSpansAgeOut: a dead letter carries a TTL of
+// DeadLetterMaxAge and the server removes it when that has passed; the
+// trace stream keeps spans TraceMaxAge, 7 days unless told, forever when
+// told a negative age.
+func TestDeadLettersAndSpansAgeOut(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	opts := testOptions
+	opts.DeadLetterMaxAge = time.Second
+	s := openTeam(t, opts, 1)[0]
+	if err := s.DeadLetter(ctx, store.DeadLetter{Source: "inbox/alice", Offset: 1, Reason: "test", Raw: "{"}); err != nil {
+		t.Fatal(err)
+	}
+	dls, err := s.DeadLetters(ctx)
+	if err != nil || len(dls) != 1 {
+		t.Fatalf("dead letters: %v %+v", err, dls)
+	}
+	waitFor(t, "the dead letter expired", func() bool {
+		dls, err := s.DeadLetters(ctx)
+		return err == nil && len(dls) == 0
+	})
+
+	traceAge := func(s *natsstore.Store) time.Duration {
+		js, err := jetstream.New(s.Conn())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := js.Stream(ctx, "huddle_"+s.Team()+"_traces")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.CachedInfo().Config.MaxAge
+	}
+	if got := traceAge(s); got != 7*24*time.Hour {
+		t.Fatalf("trace stream MaxAge %v, want 7 days", got)
+	}
+	opts.TraceMaxAge = -1
+	if got := traceAge(openTeam(t, opts, 1)[0]); got != 0 {
+		t.Fatalf("trace stream MaxAge %v, want none", got)
+	}
 }
