@@ -343,9 +343,9 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	return s.watch(ctx, member, func(d store.Delivery) bool { fn(d); return false }, nil)
 }
 
-// watch is WatchInbox with a say in what happens next: take returning
-// true hands the message's removal to taken, which runs before the watch
-// is stopped; loop, when not nil, runs beside the watch until it stops.
+// watch is WatchInbox with a say in what happens next: a message take
+// returns true for is removed (removeTaken) before the watch's Stop
+// returns; loop, when not nil, runs beside the watch until it stops.
 func (s *Store) watch(ctx context.Context, member string, take func(store.Delivery) bool, loop func(ctx context.Context)) (store.Subscription, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return nil, err

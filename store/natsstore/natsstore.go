@@ -40,8 +40,8 @@ type Options struct {
 	// ack floor the cycle before read, so a committed message stays at
 	// least one interval, at most two: a watch that lags reads it still.
 	PurgeInterval time.Duration
-	// AnswerMaxAge is how old an invocation result in the inbox of a
-	// caller that no consumer takes from (ops, cli, an HTTP caller) gets
+	// AnswerMaxAge is how old an invocation result may get in the inbox
+	// of a caller no durable consumer reads (ops, cli, an HTTP caller)
 	// before a watch of that inbox deletes it (default 1 h): far longer
 	// than a call waits, so only answers no one waits for anymore go.
 	AnswerMaxAge time.Duration
