@@ -122,10 +122,11 @@ func (b *ServeBackend) Call(ctx context.Context, req protocol.InvocationRequest)
 	return b.caller.Call(ctx, req)
 }
 
-// inboxWatcher is a store that follows an inbox without taking from it
-// (natsstore.Store.WatchInbox, docs/DESIGN.md §16).
+// inboxWatcher is a store that follows an inbox without consuming it, and
+// removes what take says it took when no consumer has it to commit
+// (natsstore.Store.WatchAnswers, docs/DESIGN.md §16).
 type inboxWatcher interface {
-	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
+	WatchAnswers(ctx context.Context, caller string, take func(store.Delivery) bool) (store.Subscription, error)
 }
 
 // NewServeBackendOn is NewServeBackend for a team kept in store st: the
@@ -171,8 +172,8 @@ func (a *storeAnswers) Follow(caller string) error {
 	if _, ok := a.subs[caller]; ok {
 		return nil
 	}
-	sub, err := a.w.WatchInbox(a.ctx, caller, func(d store.Delivery) {
-		a.router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+	sub, err := a.w.WatchAnswers(a.ctx, caller, func(d store.Delivery) bool {
+		return a.router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
 	})
 	if err != nil {
 		return err

@@ -19,11 +19,12 @@ import (
 	"huddle/teamdir"
 )
 
-// inboxWatcher is a store that follows an inbox without taking from it
-// (natsstore.Store.WatchInbox): the caller's inbox may be a running
-// member's, whose runtime consumes it.
+// inboxWatcher is a store that follows an inbox without consuming it
+// (natsstore.Store.WatchAnswers): the caller's inbox may be a running
+// member's, whose runtime consumes it. What take says it took is removed
+// from the store when no consumer has it to commit.
 type inboxWatcher interface {
-	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
+	WatchAnswers(ctx context.Context, caller string, take func(store.Delivery) bool) (store.Subscription, error)
 }
 
 func callOnStore(ctx context.Context, cl *cmdline, st store.Store, o *callOptions) int {
@@ -45,8 +46,8 @@ func callOnStore(ctx context.Context, cl *cmdline, st store.Store, o *callOption
 	// The answer comes to the caller's inbox: follow it from its end
 	// before the request is appended, so the answer cannot be missed, and
 	// take nothing from it (see inboxWatcher).
-	sub, err := w.WatchInbox(ctx, name, func(d store.Delivery) {
-		router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+	sub, err := w.WatchAnswers(ctx, name, func(d store.Delivery) bool {
+		return router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
 	})
 	if err != nil {
 		return cl.fail(err)

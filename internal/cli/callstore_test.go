@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/natsstore"
 	"huddle/team"
 )
 
@@ -29,6 +32,32 @@ func parseCall(t *testing.T, r cliResult) callResult {
 	return c
 }
 
+// inboxHolds is how many messages member's subject holds in the NATS
+// store st, from the server's state.
+func inboxHolds(t *testing.T, st store.Store, member string) uint64 {
+	t.Helper()
+	ns, ok := st.(*natsstore.Store)
+	if !ok {
+		t.Fatal("not a NATS store")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, err := jetstream.New(ns.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, "huddle_"+ns.Team()+"_inbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "huddle." + ns.Team() + ".inbox." + member
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Subjects[subject]
+}
+
 // actionsTeam is storeTeam with an action each: alice notes, bob looks up.
 func actionsTeam() team.Team {
 	tm := storeTeam
@@ -42,7 +71,7 @@ func actionsTeam() team.Team {
 // process; `huddle call --store` as ops (a policy in the store, not a
 // member) gets bob's answer, is refused a target its allowlist does not
 // name as on a directory, gets an IPC_ERROR without a policy in the
-// store, and as alice (a running member, whose inbox her
+// store (the answer ops took leaves the store), and as alice (a running member, whose inbox her
 // runtime consumes) still gets its answer; `huddle traces --store` shows
 // the calls.
 func TestCallOnStore(t *testing.T) {
@@ -63,6 +92,10 @@ func TestCallOnStore(t *testing.T) {
 	answered := parseCall(t, ok)
 	if answered.Response.Status != protocol.ResultOK || !strings.Contains(string(answered.Response.Result), "found") {
 		t.Fatalf("call to bob: %s", ok.stdout)
+	}
+	// ops is no member: the answer it took left the store before call exited.
+	if n := inboxHolds(t, st, "ops"); n != 0 {
+		t.Fatalf("ops's inbox holds %d messages after its call, want none", n)
 	}
 
 	denied := huddle(t, "call", "--store", url, "--caller", "ops", "--target", "alice", "--action", "note", "--prompt", "q")
@@ -105,7 +138,8 @@ func TestCallOnStore(t *testing.T) {
 // TestServeOnStore: `huddle serve --store` on real loopback HTTP serves
 // the skills of a team on NATS that a `huddle up --store` process runs: a
 // skill the store's policy allows is answered by the member, one it does
-// not is refused, and the call is in `huddle traces --store`.
+// not is refused, the answer serve took leaves the store, and the call
+// is in `huddle traces --store`.
 func TestServeOnStore(t *testing.T) {
 	url := natsTeam(t)
 	b, _ := json.Marshal(actionsTeam())
@@ -128,6 +162,7 @@ func TestServeOnStore(t *testing.T) {
 	if err != nil || res.Status != "completed" || !strings.Contains(string(res.Output), "found") {
 		t.Fatalf("bob.lookup over HTTP: %v %+v %s", err, res, res.Output)
 	}
+	waitUntil(t, 20*time.Second, "the answer serve took removed from web's inbox", func() bool { return inboxHolds(t, st, "web") == 0 })
 	if res, err := ask("alice.note"); err == nil && res.Status == "completed" {
 		t.Fatalf("alice.note, which the store's policy does not allow, was answered: %s", res.Output)
 	}

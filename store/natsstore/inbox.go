@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -84,7 +85,7 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 		return nil, fmt.Errorf("consume %s: %w", member, scrub(err, s.t.secrets))
 	}
 	c := &consumer{s: s, member: member, cons: cons, h: h}
-	return s.run(ctx, c.loop, nil), nil
+	return s.run(ctx, c.run, nil), nil
 }
 
 type consumer struct {
@@ -92,6 +93,21 @@ type consumer struct {
 	member string
 	cons   jetstream.Consumer
 	h      store.Handler
+	// commits counts the commits the server confirmed, so that an idle
+	// inbox costs its retention no request (retention.go).
+	commits atomic.Uint64
+}
+
+// run pulls and delivers until ctx ends, and meanwhile removes from the
+// stream what was committed (retain).
+func (c *consumer) run(ctx context.Context) {
+	retained := make(chan struct{})
+	go func() {
+		defer close(retained)
+		c.retain(ctx)
+	}()
+	c.loop(ctx)
+	<-retained
 }
 
 // loop pulls one message at a time until ctx ends. A pull that fails (the
@@ -171,7 +187,9 @@ func (c *consumer) nak(msg jetstream.Msg) { _ = msg.Nak() }
 func (c *consumer) ack(msg jetstream.Msg) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = msg.DoubleAck(ctx)
+	if msg.DoubleAck(ctx) == nil {
+		c.commits.Add(1)
+	}
 }
 
 func (c *consumer) reject(ctx context.Context, msg jetstream.Msg, source string, seq int64, reason string) {
@@ -184,7 +202,7 @@ func (c *consumer) reject(ctx context.Context, msg jetstream.Msg, source string,
 }
 
 // DeadLetter publishes one record to the team's dead-letter subject, its
-// raw input cut to 4 KiB.
+// raw input cut to 4 KiB, with a TTL of Options.DeadLetterMaxAge.
 func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
 	if len(dl.Raw) > 4096 {
 		dl.Raw = dl.Raw[:4096]
@@ -196,7 +214,11 @@ func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.js.Publish(ctx, s.n.deadLetters, b, jetstream.WithExpectStream(s.n.inboxStream)); err != nil {
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(s.n.inboxStream)}
+	if s.opts.DeadLetterMaxAge > 0 {
+		opts = append(opts, jetstream.WithMsgTTL(s.opts.DeadLetterMaxAge))
+	}
+	if _, err := s.js.Publish(ctx, s.n.deadLetters, b, opts...); err != nil {
 		return fmt.Errorf("dead letter: %w", scrub(err, s.t.secrets))
 	}
 	return nil
@@ -219,7 +241,8 @@ func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
 }
 
 // readAll hands fn every message of subject in stream, oldest first, up to
-// the last one there when it started.
+// the last one there when it started (or until a pull brings nothing: the
+// rest was removed meanwhile).
 func (s *Store) readAll(ctx context.Context, stream, subject string, fn func([]byte)) error {
 	st, err := s.js.Stream(ctx, stream)
 	if err != nil {
@@ -251,8 +274,13 @@ func (s *Store) readAll(ctx context.Context, stream, subject string, fn func([]b
 				return nil
 			}
 		}
-		if err := batch.Error(); err != nil && n == 0 {
-			return scrub(err, s.t.secrets)
+		if n == 0 {
+			// Nothing came: what was counted is gone meanwhile (a dead
+			// letter's TTL, a purge), or the pull failed.
+			if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+				return scrub(err, s.t.secrets)
+			}
+			return ctx.Err()
 		}
 	}
 	return nil
@@ -312,6 +340,13 @@ func pause(ctx context.Context, d time.Duration) bool {
 // file does on a team directory. A message that does not decode is
 // skipped: it is the durable consumer's to dead-letter.
 func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error) {
+	return s.watch(ctx, member, func(d store.Delivery) bool { fn(d); return false }, nil)
+}
+
+// watch is WatchInbox with a say in what happens next: a message take
+// returns true for is removed (removeTaken) before the watch's Stop
+// returns; loop, when not nil, runs beside the watch until it stops.
+func (s *Store) watch(ctx context.Context, member string, take func(store.Delivery) bool, loop func(ctx context.Context)) (store.Subscription, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return nil, err
 	}
@@ -322,16 +357,24 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.secrets))
 	}
+	// handling is held while a message is handled, so that Stop returns
+	// only after the last removal it started.
+	var handling sync.Mutex
+	stopped := false
 	cc, err := oc.Consume(func(msg jetstream.Msg) {
+		handling.Lock()
+		defer handling.Unlock()
 		meta, err := msg.Metadata()
-		if err != nil {
+		if err != nil || stopped {
 			return
 		}
 		m, err := protocol.Decode(msg.Data(), protocol.Fallback{To: member, ID: "x" + strconv.FormatUint(meta.Sequence.Stream, 10) + "-" + member})
 		if err != nil || m.To != member {
 			return
 		}
-		fn(store.Delivery{Msg: m, Seq: int64(meta.Sequence.Stream)})
+		if take(store.Delivery{Msg: m, Seq: int64(meta.Sequence.Stream)}) {
+			s.removeTaken(member, meta.Sequence.Stream)
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.secrets))
@@ -339,6 +382,12 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	stop := func() {
 		cc.Stop()
 		<-cc.Closed()
+		handling.Lock()
+		stopped = true
+		handling.Unlock()
 	}
-	return s.run(ctx, func(ctx context.Context) { <-ctx.Done() }, stop), nil
+	if loop == nil {
+		loop = func(ctx context.Context) { <-ctx.Done() }
+	}
+	return s.run(ctx, loop, stop), nil
 }

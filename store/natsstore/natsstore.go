@@ -35,6 +35,22 @@ type Options struct {
 	ReconnectWait time.Duration
 	// Name is the client's name, shown by the server (default "huddle").
 	Name string
+	// PurgeInterval is how often a member's consumer removes from the
+	// stream what it committed (default 1 min). A cycle purges up to the
+	// ack floor the cycle before read, so a committed message stays at
+	// least one interval, at most two: a watch that lags reads it still.
+	PurgeInterval time.Duration
+	// AnswerMaxAge is how old an invocation result may get in the inbox
+	// of a caller no durable consumer reads (ops, cli, an HTTP caller)
+	// before a watch of that inbox deletes it (default 1 h): far longer
+	// than a call waits, so only answers no one waits for anymore go.
+	AnswerMaxAge time.Duration
+	// DeadLetterMaxAge is how long a dead letter is kept, a TTL the
+	// server enforces (default 30 days; negative: forever).
+	DeadLetterMaxAge time.Duration
+	// TraceMaxAge is how long a trace span is kept, the trace stream's
+	// MaxAge (default 7 days; negative: forever).
+	TraceMaxAge time.Duration
 }
 
 func (o *Options) defaults() {
@@ -53,6 +69,25 @@ func (o *Options) defaults() {
 	if o.Name == "" {
 		o.Name = "huddle"
 	}
+	if o.PurgeInterval <= 0 {
+		o.PurgeInterval = time.Minute
+	}
+	if o.AnswerMaxAge <= 0 {
+		o.AnswerMaxAge = time.Hour
+	}
+	o.DeadLetterMaxAge = orDefault(o.DeadLetterMaxAge, 30*24*time.Hour)
+	o.TraceMaxAge = orDefault(o.TraceMaxAge, 7*24*time.Hour)
+}
+
+// orDefault is d, def for zero, and zero (no limit) for a negative d.
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Store is a team kept in NATS JetStream.
@@ -62,7 +97,9 @@ type Store struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
-	n    names
+	// inbox is the inbox stream, for its purges and deletions.
+	inbox jetstream.Stream
+	n     names
 
 	mu   sync.Mutex
 	subs map[*subscription]bool
@@ -111,7 +148,7 @@ func (s *Store) setup(ctx context.Context) error {
 		return err
 	}
 	s.js = js
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	inbox, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        s.n.inboxStream,
 		Description: "huddle team " + s.t.Team + ": inboxes and dead letters",
 		Subjects:    []string{s.n.inboxPrefix + ">", s.n.deadLetters},
@@ -121,9 +158,14 @@ func (s *Store) setup(ctx context.Context) error {
 		// A line of an inbox is at most protocol.MaxLine; a dead letter
 		// carries at most 4 KiB of it.
 		MaxMsgSize: protocol.MaxLine + 4096,
-	}); err != nil {
+		// Dead letters carry a TTL (Options.DeadLetterMaxAge); inbox
+		// messages none: they leave when consumed (retention.go).
+		AllowMsgTTL: true,
+	})
+	if err != nil {
 		return fmt.Errorf("inbox stream: %w", err)
 	}
+	s.inbox = inbox
 	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        s.n.traceStream,
 		Description: "huddle team " + s.t.Team + ": trace spans",
@@ -131,6 +173,7 @@ func (s *Store) setup(ctx context.Context) error {
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
 		MaxMsgSize:  protocol.MaxLine + 4096,
+		MaxAge:      s.opts.TraceMaxAge,
 	}); err != nil {
 		return fmt.Errorf("trace stream: %w", err)
 	}
