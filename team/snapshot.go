@@ -17,6 +17,12 @@ type Snapshot struct {
 	// NotRunning(Runtime) the line that says so.
 	Down    bool
 	Runtime RuntimeState
+	// Store is set when the team is kept in a store (ObserveOn): Down then
+	// says that no member was seen alive within the deadline (DownOn),
+	// Runtime is not read (a store has no runtime.lock), deadlines are not
+	// paused while it is down, and a member that should be running and was
+	// not seen within the deadline shows StatusLost.
+	Store bool
 	// Team is team.json; nil when it cannot be read, with TeamErr saying why.
 	Team    *Team
 	TeamErr string
@@ -45,6 +51,19 @@ type Snapshot struct {
 	// first, the most recent MaxDeadLetters.
 	DeadLetters []DeadLetter
 }
+
+// NotRunning is the line that says no runtime runs the team, when Down.
+func (s *Snapshot) NotRunning() string {
+	if s.Store {
+		return "team not running (no member seen alive)"
+	}
+	return NotRunning(s.Runtime)
+}
+
+// Paused reports whether pending deadlines stand still: on a team directory
+// while it is down (they resume with the next runtime); never on a store,
+// which has no record of since when (docs/DESIGN.md §16).
+func (s *Snapshot) Paused() bool { return s.Down && !s.Store }
 
 // MaxDeadLetters bounds Snapshot.DeadLetters.
 const MaxDeadLetters = 1000
