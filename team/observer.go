@@ -196,7 +196,7 @@ func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer
 		},
 		observing: make(map[string]bool),
 		reader:    trace.NewTraceReader(dir),
-		m: newModel(),
+		m:         newModel(),
 	}
 }
 
