@@ -22,7 +22,7 @@ import (
 const actTimeout = 30 * time.Second
 
 // noFeedOnStore is what the member view says instead of a log.
-const noFeedOnStore = "a team in a store keeps each member's log on the machine that runs it (huddle logs there)"
+const noFeedOnStore = "its log is on the machine that runs it (huddle logs there)"
 
 // storeRunOptions is the UI on the team kept in st, named (credentials
 // redacted) in its footer. ctx ends the keys' actions.
