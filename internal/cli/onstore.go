@@ -146,7 +146,7 @@ func waitRequestOn(ctx context.Context, st store.Store, id string) (*protocol.Re
 	if err != nil {
 		return nil, err
 	}
-	defer sub.Stop()
+	defer func() { _ = sub.Stop() }() // a watch that ends with the wait: nothing to report
 	for {
 		r, err := st.Request(ctx, id)
 		if err != nil && ctx.Err() == nil {
