@@ -67,7 +67,8 @@ func ObserveOn(ctx context.Context, st store.Store, lostAfter time.Duration, opt
 		pending: map[store.Change]bool{}, kick: make(chan struct{}, 1),
 		m: newModel(), states: map[string]store.MemberState{},
 	}
-	o.m.onStore, o.m.probed = true, true
+	// Up until the members read say otherwise.
+	o.m.onStore, o.m.probed, o.m.runtime.Running = true, true, true
 	o.ctx, o.cancel = context.WithCancel(ctx)
 	// The watch first, then the reads: a change made between them is read
 	// twice, never missed.
@@ -214,10 +215,13 @@ func (o *StoreObserver) loadTeam() {
 	cancel()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil && o.m.teamErr != err.Error():
 		o.m.teamErr = err.Error()
-	} else {
+	case err == nil:
 		o.m.team, o.m.teamErr = t, ""
+	default:
+		return // still missing, for the same reason
 	}
 	o.m.membersStale = true
 	o.m.changed()
@@ -286,34 +290,54 @@ func (o *StoreObserver) readMember(name string) {
 	defer o.mu.Unlock()
 	if s == nil {
 		delete(o.states, name)
+		o.m.setMember(name, nil)
 	} else {
 		o.states[name] = *s
+		o.showMember(name, time.Now())
 	}
-	o.showMembers()
+	o.showDown()
 }
 
 // showMembers sets the model's records from the store's, each judged lost
-// or not now, and Down from them (DownOn). Called under mu.
+// or not now, and Down from them. Called under mu.
 func (o *StoreObserver) showMembers() {
 	now := time.Now()
-	states := make([]store.MemberState, 0, len(o.states))
-	for name, s := range o.states {
-		s.Lost = store.IsLive(s.Status) && now.Sub(s.Seen) > o.lostAfter
-		o.states[name] = s
-		states = append(states, s)
-		rec := s.Member
-		if s.Lost {
-			rec.Status = StatusLost
-			rec.Activity = fmt.Sprintf("was %s, not seen since %s", s.Status, s.Seen.Local().Format("15:04:05"))
-		}
-		o.m.setMember(name, &rec)
+	for name := range o.states {
+		o.showMember(name, now)
 	}
 	for name := range o.m.records {
 		if _, ok := o.states[name]; !ok {
 			o.m.setMember(name, nil)
 		}
 	}
-	if running := !DownOn(states); running != o.m.runtime.Running {
+	o.showDown()
+}
+
+// showMember sets the model's record of name from the store's, judged
+// lost or not at now: one heartbeat costs one record. Called under mu.
+func (o *StoreObserver) showMember(name string, now time.Time) {
+	s := o.states[name]
+	s.Lost = store.IsLive(s.Status) && now.Sub(s.Seen) > o.lostAfter
+	o.states[name] = s
+	rec := s.Member
+	if s.Lost {
+		rec.Status = StatusLost
+		rec.Activity = fmt.Sprintf("was %s, not seen since %s", s.Status, s.Seen.Local().Format("15:04:05"))
+	}
+	o.m.setMember(name, &rec)
+}
+
+// showDown sets Down from the members' states: DownOn's rule, over the map
+// without a copy of it (it runs on every heartbeat). Called under mu.
+func (o *StoreObserver) showDown() {
+	running := len(o.states) == 0
+	for _, s := range o.states {
+		if store.IsLive(s.Status) && !s.Lost {
+			running = true
+			break
+		}
+	}
+	if running != o.m.runtime.Running {
 		o.m.runtime.Running = running
 		o.m.membersStale = true
 		o.m.changed()
