@@ -74,6 +74,15 @@ type Store interface {
 	// status it is told, which must not cost a listing of the team.
 	Member(ctx context.Context, name string, lostAfter time.Duration) (*MemberState, error)
 
+	// Watch calls fn with each change of a request record or its decision
+	// and of a member record (a heartbeat too) made after it returns, on
+	// any handle: which record changed, not what it holds, for the reader
+	// to read. Several changes of one record may be told once, after the
+	// last. fn is called from one goroutine and must not block: a UI
+	// hands the change on. A Change with no Name says changes of its Kind
+	// may have been missed: read them all again.
+	Watch(ctx context.Context, fn func(Change)) (Subscription, error)
+
 	// AcquireLease takes member's runtime lease for holder, for ttl: a
 	// *HeldError while another holder's lease runs.
 	AcquireLease(ctx context.Context, member, holder string, ttl time.Duration) (Lease, error)
@@ -113,6 +122,24 @@ type Subscription interface {
 	// sees its context end.
 	Stop() error
 }
+
+// Change is what a Watch saw change: a request (its record or its
+// decision) or a member's record.
+type Change struct {
+	Kind ChangeKind
+	// Name is the request's id or the member's name; "" when any of Kind
+	// may have changed.
+	Name string
+}
+
+// ChangeKind says which records a Change is about.
+type ChangeKind string
+
+// The kinds of a Change.
+const (
+	ChangeRequest ChangeKind = "request"
+	ChangeMember  ChangeKind = "member"
+)
 
 // DeadLetter is one piece of refused input.
 type DeadLetter = inbox.DeadLetter

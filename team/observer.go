@@ -75,7 +75,6 @@ type Observer struct {
 	wg     sync.WaitGroup
 	fsw    *fsnotify.Watcher
 	iw     *inbox.Watcher
-	wake   chan struct{}
 
 	// Owned by the event goroutine (and by Observe before it starts).
 	watched   map[string]string // watched directory -> what it holds
@@ -125,6 +124,12 @@ type model struct {
 
 	dirty   bool
 	version uint64
+	// wake tells the sender the model changed.
+	wake chan struct{}
+	// onStore: the team is in a store (ObserveOn); Down is then "no member
+	// seen alive", and a member's record is shown as it is (lost, not
+	// stopped).
+	onStore bool
 }
 
 // inboxView is what the observer knows of one inbox.
@@ -183,7 +188,6 @@ func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer
 	dir = filepath.Clean(dir)
 	return &Observer{
 		dir: dir, opts: opts.withDefaults(), send: send,
-		wake: make(chan struct{}, 1),
 		watched: map[string]string{
 			dir:                          "",
 			teamdir.MembersDirPath(dir):  teamdir.MembersDir,
@@ -192,12 +196,18 @@ func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer
 		},
 		observing: make(map[string]bool),
 		reader:    trace.NewTraceReader(dir),
-		m: model{
-			records: make(map[string]protocol.Member), reqs: make(map[string]*protocol.Request),
-			traces: trace.NewTraces(), inboxes: make(map[string]*inboxView),
-			archived: make(map[string]bool), corruptMembers: make(map[string]string),
-			membersStale: true, requestsStale: true,
-		},
+		m:         newModel(),
+	}
+}
+
+// newModel is an empty model, its parts to be built.
+func newModel() model {
+	return model{
+		records: make(map[string]protocol.Member), reqs: make(map[string]*protocol.Request),
+		traces: trace.NewTraces(), inboxes: make(map[string]*inboxView),
+		archived: make(map[string]bool), corruptMembers: make(map[string]string),
+		membersStale: true, requestsStale: true,
+		wake: make(chan struct{}, 1),
 	}
 }
 
@@ -314,10 +324,14 @@ func (o *Observer) rescan() {
 }
 
 // changed marks the model dirty and wakes the sender. Called under mu.
-func (o *Observer) changed() {
-	o.m.dirty = true
+func (o *Observer) changed() { o.m.changed() }
+
+// changed marks the model dirty and wakes its sender. Called under the
+// lock that guards it.
+func (m *model) changed() {
+	m.dirty = true
 	select {
-	case o.wake <- struct{}{}:
+	case m.wake <- struct{}{}:
 	default:
 	}
 }
@@ -370,16 +384,21 @@ func (o *Observer) delivered(name string, d inbox.Delivery) {
 		iv.unread = append(iv.unread, d.Offset)
 		o.m.membersStale = true
 	}
-	if n := len(o.m.msgs); n > 0 && d.Msg.TS.Before(o.m.msgs[n-1].Msg.TS) {
-		o.m.unsorted = true
+	o.m.addMessage(MessageView{Inbox: name, Offset: d.Offset, Msg: d.Msg})
+}
+
+// addMessage takes one message seen in an inbox. Called under the lock.
+func (m *model) addMessage(mv MessageView) {
+	if n := len(m.msgs); n > 0 && mv.Msg.TS.Before(m.msgs[n-1].Msg.TS) {
+		m.unsorted = true
 	}
 	// Appending never writes where a snapshot handed out can see: those
 	// slices end at their length and capacity.
-	o.m.msgs = append(o.m.msgs, MessageView{Inbox: name, Offset: d.Offset, Msg: d.Msg})
-	if !o.m.unsorted && len(o.m.msgs) > MaxMessages {
-		o.m.msgs = o.m.msgs[len(o.m.msgs)-MaxMessages:]
+	m.msgs = append(m.msgs, mv)
+	if !m.unsorted && len(m.msgs) > MaxMessages {
+		m.msgs = m.msgs[len(m.msgs)-MaxMessages:]
 	}
-	o.changed()
+	m.changed()
 }
 
 func (m *model) inbox(name string) *inboxView {
@@ -417,7 +436,7 @@ func (o *Observer) loadMember(name string) {
 	if errors.As(err, &ce) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.setCorruptMember(ce)
+		o.m.setCorruptMember(ce)
 		return
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -425,20 +444,20 @@ func (o *Observer) loadMember(name string) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.setMember(name, rec)
+	o.m.setMember(name, rec)
 }
 
 // setCorruptMember shows a member whose record cannot be read as corrupt,
 // saying why. Called under mu.
-func (o *Observer) setCorruptMember(ce *CorruptError) {
+func (m *model) setCorruptMember(ce *CorruptError) {
 	name := ce.Name()
-	delete(o.m.records, name)
-	if o.m.corruptMembers[name] == ce.Error() {
+	delete(m.records, name)
+	if m.corruptMembers[name] == ce.Error() {
 		return
 	}
-	o.m.corruptMembers[name] = ce.Error()
-	o.m.membersStale = true
-	o.changed()
+	m.corruptMembers[name] = ce.Error()
+	m.membersStale = true
+	m.changed()
 }
 
 // probeRuntime asks runtime.lock whether a runtime runs the team.
@@ -459,25 +478,25 @@ func (o *Observer) probeRuntime() {
 }
 
 // setMember records rec as name's record; nil removes it. Called under mu.
-func (o *Observer) setMember(name string, rec *protocol.Member) {
-	if _, bad := o.m.corruptMembers[name]; bad {
-		delete(o.m.corruptMembers, name)
-		o.m.membersStale = true
-		o.changed()
+func (m *model) setMember(name string, rec *protocol.Member) {
+	if _, bad := m.corruptMembers[name]; bad {
+		delete(m.corruptMembers, name)
+		m.membersStale = true
+		m.changed()
 	}
-	old, had := o.m.records[name]
+	old, had := m.records[name]
 	switch {
 	case rec == nil && !had:
 		return
 	case rec == nil:
-		delete(o.m.records, name)
+		delete(m.records, name)
 	case had && reflect.DeepEqual(old, *rec):
 		return
 	default:
-		o.m.records[name] = *rec
+		m.records[name] = *rec
 	}
-	o.m.membersStale = true
-	o.changed()
+	m.membersStale = true
+	m.changed()
 }
 
 func (o *Observer) loadMembers() {
@@ -490,15 +509,15 @@ func (o *Observer) loadMembers() {
 	seen := make(map[string]bool, len(recs))
 	for i := range recs {
 		seen[recs[i].Name] = true
-		o.setMember(recs[i].Name, &recs[i])
+		o.m.setMember(recs[i].Name, &recs[i])
 	}
 	for i := range bad {
 		seen[bad[i].Name()] = true
-		o.setCorruptMember(&bad[i])
+		o.m.setCorruptMember(&bad[i])
 	}
 	for name := range o.m.records {
 		if !seen[name] {
-			o.setMember(name, nil)
+			o.m.setMember(name, nil)
 		}
 	}
 	for name := range o.m.corruptMembers {
@@ -521,7 +540,7 @@ func (o *Observer) loadRequest(id string) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.setRequest(id, r)
+	o.m.setRequest(id, r)
 }
 
 // StatusCorrupt is the status a UI shows for a record that cannot be read
@@ -549,13 +568,13 @@ func (o *Observer) loadHistory() {
 	defer o.mu.Unlock()
 	for i := range hist {
 		o.m.archived[hist[i].ID] = true
-		o.setRequest(hist[i].ID, &hist[i])
+		o.m.setRequest(hist[i].ID, &hist[i])
 	}
 }
 
 // setRequest records r as request id; nil removes it. Called under mu.
-func (o *Observer) setRequest(id string, r *protocol.Request) {
-	old, had := o.m.reqs[id]
+func (m *model) setRequest(id string, r *protocol.Request) {
+	old, had := m.reqs[id]
 	switch {
 	case r == nil && !had:
 		return
@@ -563,24 +582,24 @@ func (o *Observer) setRequest(id string, r *protocol.Request) {
 		return
 	}
 	if had {
-		i, _ := slices.BinarySearchFunc(o.m.byOrder, old, RequestOrder)
-		o.m.byOrder = slices.Delete(o.m.byOrder, i, i+1)
-		delete(o.m.reqs, id)
+		i, _ := slices.BinarySearchFunc(m.byOrder, old, RequestOrder)
+		m.byOrder = slices.Delete(m.byOrder, i, i+1)
+		delete(m.reqs, id)
 	}
 	if r != nil {
-		i, _ := slices.BinarySearchFunc(o.m.byOrder, r, RequestOrder)
-		o.m.byOrder = slices.Insert(o.m.byOrder, i, r)
-		o.m.reqs[id] = r
+		i, _ := slices.BinarySearchFunc(m.byOrder, r, RequestOrder)
+		m.byOrder = slices.Insert(m.byOrder, i, r)
+		m.reqs[id] = r
 	}
 	// Final requests come last, newest first: drop the oldest past the bound.
-	for n := len(o.m.byOrder); n > 0 && n-o.m.pending() > MaxHistory; n-- {
-		gone := o.m.byOrder[n-1]
-		o.m.byOrder = o.m.byOrder[:n-1]
-		delete(o.m.reqs, gone.ID)
-		delete(o.m.archived, gone.ID)
+	for n := len(m.byOrder); n > 0 && n-m.pending() > MaxHistory; n-- {
+		gone := m.byOrder[n-1]
+		m.byOrder = m.byOrder[:n-1]
+		delete(m.reqs, gone.ID)
+		delete(m.archived, gone.ID)
 	}
-	o.m.requestsStale = true
-	o.changed()
+	m.requestsStale = true
+	m.changed()
 }
 
 // loadRequests reads the live request records, requests/ itself, and never
@@ -617,17 +636,17 @@ func (o *Observer) loadRequests() {
 	defer o.mu.Unlock()
 	for i := range live {
 		r := live[i]
-		o.setRequest(r.ID, &r)
+		o.m.setRequest(r.ID, &r)
 	}
 	for i := range bad {
-		o.setRequest(bad[i].Name(), corruptRequest(bad[i].Name(), &bad[i]))
+		o.m.setRequest(bad[i].Name(), corruptRequest(bad[i].Name(), &bad[i]))
 	}
 	for _, id := range gone {
 		r := moved[id]
 		if r != nil && r.Status.IsTerminal() {
 			o.m.archived[id] = true
 		}
-		o.setRequest(id, r)
+		o.m.setRequest(id, r)
 	}
 }
 
@@ -685,33 +704,39 @@ func (o *Observer) readDeadLetters() {
 	o.changed()
 }
 
-// sender is the one goroutine that calls send: at most once per frame, and
-// always once more after the last change.
+// sender is the one goroutine that calls send.
 func (o *Observer) sender() {
 	defer o.wg.Done()
+	sendSnapshots(o.ctx, o.opts.Frame, &o.mu, &o.m, o.send)
+}
+
+// sendSnapshots calls send with a snapshot of m, under mu, whenever m
+// changed: at most once per frame, and always once more after the last
+// change, until ctx ends. The directory's and the store's observers share it.
+func sendSnapshots(ctx context.Context, frameLen time.Duration, mu *sync.Mutex, m *model, send func(Snapshot)) {
 	frame := time.NewTimer(time.Hour)
 	frame.Stop()
 	var last time.Time
 	for {
 		select {
-		case <-o.ctx.Done():
+		case <-ctx.Done():
 			return
-		case <-o.wake:
+		case <-m.wake:
 		}
-		if wait := o.opts.Frame - time.Since(last); wait > 0 {
+		if wait := frameLen - time.Since(last); wait > 0 {
 			frame.Reset(wait)
 			select {
-			case <-o.ctx.Done():
+			case <-ctx.Done():
 				frame.Stop()
 				return
 			case <-frame.C:
 			}
 		}
-		o.mu.Lock()
-		snap, ok := o.m.snapshot()
-		o.mu.Unlock()
+		mu.Lock()
+		snap, ok := m.snapshot()
+		mu.Unlock()
 		if ok {
-			o.send(snap)
+			send(snap)
 			last = time.Now()
 		}
 	}
@@ -739,6 +764,7 @@ func (m *model) snapshot() (Snapshot, bool) {
 	return Snapshot{
 		Runtime:  m.runtime,
 		Down:     m.down(),
+		Store:    m.onStore,
 		Version:  m.version,
 		Team:     m.team,
 		TeamErr:  m.teamErr,
@@ -794,7 +820,7 @@ func (m *model) shown(name string) protocol.Member {
 	if !ok {
 		return protocol.Member{Name: name}
 	}
-	if m.down() {
+	if m.down() && !m.onStore {
 		return AsSeenWhileDown(rec)
 	}
 	return rec

@@ -17,6 +17,12 @@ type Snapshot struct {
 	// NotRunning(Runtime) the line that says so.
 	Down    bool
 	Runtime RuntimeState
+	// Store is set when the team is kept in a store (ObserveOn): Down then
+	// says that no member was seen alive within the deadline (DownOn),
+	// Runtime is RuntimeOn's (no runtime.lock: deadlines are paused since
+	// the last member was seen), and a member that should be running and
+	// was not seen within the deadline shows StatusLost.
+	Store bool
 	// Team is team.json; nil when it cannot be read, with TeamErr saying why.
 	Team    *Team
 	TeamErr string
@@ -45,6 +51,14 @@ type Snapshot struct {
 	// first, the most recent MaxDeadLetters.
 	DeadLetters []DeadLetter
 }
+
+// NotRunning is the line that says no runtime runs the team, when Down.
+func (s *Snapshot) NotRunning() string { return NotRunning(s.Runtime) }
+
+// Paused reports whether pending deadlines stand still: while the team is
+// down (they resume with the next runtime), on a directory and on a store
+// alike (docs/DESIGN.md §5, §16).
+func (s *Snapshot) Paused() bool { return s.Down }
 
 // MaxDeadLetters bounds Snapshot.DeadLetters.
 const MaxDeadLetters = 1000

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
@@ -11,7 +12,7 @@ import (
 
 // Actions are what the UI's keys do to the team it shows. Each returns the
 // line the UI flashes. The default acts on a huddle team directory
-// (dirActions); `huddle claude attach` gives its own for a Claude Code team.
+// (dirLead); `huddle claude attach` gives its own for a Claude Code team.
 type Actions interface {
 	Approve(id string) (string, error)
 	Reject(id, feedback string) (string, error)
@@ -38,7 +39,7 @@ type Refuser interface {
 func (m *Model) act(do func(Actions) (string, error)) tea.Cmd {
 	a := m.actions
 	if a == nil {
-		a = dirActions{dir: m.dir}
+		a = LeadActions(dirLead(m.dir))
 	}
 	return func() tea.Msg {
 		text, err := do(a)
@@ -80,27 +81,72 @@ func (m *Model) broadcast(text string) tea.Cmd {
 	return m.act(func(a Actions) (string, error) { return a.Broadcast(text) })
 }
 
-// dirActions act on the huddle team directory dir.
-type dirActions struct{ dir string }
+// Lead is the lead's operations on a huddle team, wherever it is kept.
+// LeadActions makes the keys' Actions of them: the team directory's by
+// default (dirLead), a store's for huddle attach --store (team/onstore.go),
+// with the same lines flashed.
+type Lead struct {
+	Decide          func(id string, ev protocol.RequestEvent, feedback string) (*protocol.Request, error)
+	RequestShutdown func(member, reason string) (*protocol.Request, error)
+	Send            func(member, text string) error
+	Broadcast       func(text string) (int, error)
+	// Restart, when set, asks for a stopped or crashed member to run again.
+	Restart func(member string) error
+}
 
-func (d dirActions) Approve(id string) (string, error) {
-	r, err := team.Decide(d.dir, id, protocol.EventApprove, "", protocol.Lead)
+// LeadActions are the keys acting through l.
+func LeadActions(l Lead) Actions { return leadActions{l} }
+
+type leadActions struct{ l Lead }
+
+// dirLead is the lead's operations on the team directory dir.
+func dirLead(dir string) Lead {
+	return Lead{
+		Decide: func(id string, ev protocol.RequestEvent, feedback string) (*protocol.Request, error) {
+			return team.Decide(dir, id, ev, feedback, protocol.Lead)
+		},
+		RequestShutdown: func(member, reason string) (*protocol.Request, error) {
+			return team.RequestShutdown(dir, member, reason)
+		},
+		Send: func(member, text string) error {
+			t, err := team.Load(dir)
+			if err != nil {
+				return err
+			}
+			return team.Send(dir, t, protocol.Lead, member, text)
+		},
+		Broadcast: func(text string) (int, error) {
+			t, err := team.Load(dir)
+			if err != nil {
+				return 0, err
+			}
+			return team.Broadcast(dir, t, protocol.Lead, text)
+		},
+		Restart: func(member string) error {
+			_, err := team.RequestRestart(dir, member)
+			return err
+		},
+	}
+}
+
+func (a leadActions) Approve(id string) (string, error) {
+	r, err := a.l.Decide(id, protocol.EventApprove, "")
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("approved %s: %s may go on", r.ID, r.From), nil
 }
 
-func (d dirActions) Reject(id, feedback string) (string, error) {
-	r, err := team.Decide(d.dir, id, protocol.EventReject, feedback, protocol.Lead)
+func (a leadActions) Reject(id, feedback string) (string, error) {
+	r, err := a.l.Decide(id, protocol.EventReject, feedback)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("rejected %s: %s will revise", r.ID, r.From), nil
 }
 
-func (d dirActions) Shutdown(member string) (string, error) {
-	r, err := team.RequestShutdown(d.dir, member, "asked from the huddle UI")
+func (a leadActions) Shutdown(member string) (string, error) {
+	r, err := a.l.RequestShutdown(member, "asked from the huddle UI")
 	if err != nil {
 		return "", err
 	}
@@ -110,42 +156,39 @@ func (d dirActions) Shutdown(member string) (string, error) {
 	return fmt.Sprintf("asked %s to shut down (%s)", member, r.ID), nil
 }
 
-func (d dirActions) Send(member, text string) (string, error) {
-	t, err := team.Load(d.dir)
-	if err == nil {
-		err = team.Send(d.dir, t, protocol.Lead, member, text)
-	}
-	if err != nil {
+func (a leadActions) Send(member, text string) (string, error) {
+	if err := a.l.Send(member, text); err != nil {
 		return "", err
 	}
 	return "sent to " + member, nil
 }
 
-func (d dirActions) Broadcast(text string) (string, error) {
-	t, err := team.Load(d.dir)
-	if err != nil {
-		return "", err
-	}
-	n, err := team.Broadcast(d.dir, t, protocol.Lead, text)
+func (a leadActions) Broadcast(text string) (string, error) {
+	n, err := a.l.Broadcast(text)
 	if err != nil {
 		return "", fmt.Errorf("broadcast reached %d members, then: %w", n, err)
 	}
 	return fmt.Sprintf("broadcast to %d members", n), nil
 }
 
-func (d dirActions) Restart(member string) (string, error) {
-	if _, err := team.RequestRestart(d.dir, member); err != nil {
+func (a leadActions) Restart(member string) (string, error) {
+	if a.l.Restart == nil {
+		return "", errNoRestart
+	}
+	if err := a.l.Restart(member); err != nil {
 		return "", err
 	}
 	return "asked the runtime to run " + member + " again", nil
 }
+
+var errNoRestart = errors.New("this team's members cannot be restarted from huddle")
 
 // restart asks for member to run again, when the team's actions can.
 func (m *Model) restart(member string) tea.Cmd {
 	return m.act(func(a Actions) (string, error) {
 		r, ok := a.(Restarter)
 		if !ok {
-			return "", fmt.Errorf("this team's members cannot be restarted from huddle")
+			return "", errNoRestart
 		}
 		return r.Restart(member)
 	})

@@ -168,7 +168,7 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 // shows a move the view has not read.
 func (v *memberView) refreshHistory(mv *team.MemberView) tea.Cmd {
 	moved := string(mv.Record.Status) + "@" + mv.Record.Since.String()
-	if !v.open || memberName(mv) != v.name || moved == v.movedAt {
+	if !v.open || memberName(mv) != v.name || moved == v.movedAt || v.dir == "" {
 		return nil
 	}
 	v.movedAt = moved

@@ -58,6 +58,10 @@ type Options struct {
 	// RunsTeam is set when quitting the UI stops the team (huddle up, the
 	// demo): q asks first while there is work going on.
 	RunsTeam bool
+	// NoFeed, when set, says why the member view shows no log, transcript
+	// or status history: they are kept where the member runs, not here (a
+	// team in a store attached from any machine).
+	NoFeed string
 	// Controls, when set, make the UI read-only (a replay): the footer
 	// offers them instead of the keys that act on the team.
 	Controls []key.Binding
@@ -120,7 +124,7 @@ type Model struct {
 	flash    string
 	flashBad bool
 
-	// actions are what the keys do (Options.Actions; nil: dirActions).
+	// actions are what the keys do (Options.Actions; nil: the team directory's, dirLead).
 	actions Actions
 }
 
@@ -147,6 +151,9 @@ func New(opts Options) *Model {
 	m.member = newMemberView(&m.common, opts.Dir)
 	if opts.Actions != nil { // another kind of team: no members/<name>.log
 		m.member.noFeed = "huddle keeps no log of a member it does not run"
+	}
+	if opts.NoFeed != "" {
+		m.member.noFeed = opts.NoFeed
 	}
 	return m
 }

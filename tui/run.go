@@ -50,6 +50,8 @@ type RunOptions struct {
 	Actions Actions
 	// Footer, when set, says what the UI shows instead of "attached to Dir".
 	Footer string
+	// NoFeed, when set, says why a member's log is not shown (Options.NoFeed).
+	NoFeed string
 }
 
 // Run opens the UI on the team in opts.Dir until the person quits or ctx
@@ -71,7 +73,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil})
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil, NoFeed: opts.NoFeed})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FPS)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))

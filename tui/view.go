@@ -173,12 +173,12 @@ func (m *Model) header(w int) string {
 	parts := []string{left, pend}
 	if m.snap.Down {
 		// Nothing moves while no runtime runs the team: say so first.
-		parts = []string{left, st.Danger.Render(team.NotRunning(m.snap.Runtime)), pend}
+		parts = []string{left, st.Danger.Render(m.snap.NotRunning()), pend}
 	}
 	var marks []string
 	// What needs a person comes first.
 	for _, s := range []protocol.MemberStatus{
-		protocol.MemberCrashed, protocol.MemberAwaitingApproval, protocol.MemberRevising, protocol.MemberStarting,
+		protocol.MemberCrashed, team.StatusLost, protocol.MemberAwaitingApproval, protocol.MemberRevising, protocol.MemberStarting,
 		protocol.MemberWorking, protocol.MemberIdle, protocol.MemberStopping, protocol.MemberStopped,
 	} {
 		n := counts[s]
@@ -255,6 +255,7 @@ var memberMarks = map[protocol.MemberStatus]mark{
 	protocol.MemberStopped:          {"■", toneMuted},
 	protocol.MemberCrashed:          {"✗", toneDanger},
 	team.StatusCorrupt:              {"⚠", toneDanger},
+	team.StatusLost:                 {"?", toneDanger},
 }
 
 var requestMarks = map[protocol.RequestStatus]mark{

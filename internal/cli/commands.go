@@ -50,17 +50,21 @@ var commands = []command{
 			"status, their messages and the plans that wait for the lead. One process runs a team at\n" +
 			"a time. With --headless, print one JSON event per line on stdout instead; then a\n" +
 			"terminal is not needed. Ctrl-C, SIGTERM or SIGHUP stops the team.\n" +
-			"With --store (headless), the team is kept in the store and may span machines: this\n" +
-			"process runs the --members listed (default: every one no other process runs), and the\n" +
-			"lead when no other process runs it; --dir keeps only this machine's files.",
+			"With --store, the team is kept in the store and may span machines: this process runs\n" +
+			"the --members listed (default: every one no other process runs), and the lead when no\n" +
+			"other process runs it; --dir keeps only this machine's files. The UI shows the whole\n" +
+			"team in the store (huddle attach --store shows it from any other machine).",
 		flags: upFlags,
 	},
 	{
-		name: "attach", synopsis: "[--dir D]", teamDir: true,
+		name: "attach", synopsis: storeSynopsis, teamDir: true, store: true,
 		summary: "open the UI on a team that another process runs",
 		about: "Open the UI on the team directory of a team that another process runs (huddle up,\n" +
 			"e.g. with --headless). It shows the team as it is and starts nothing; quitting the UI\n" +
-			"leaves the team running. Needs a terminal.",
+			"leaves the team running. Needs a terminal.\n" +
+			"With --store, open it on the team kept in the store, from any machine: the processes of\n" +
+			"huddle up --store run it wherever they are, and the keys (approve, reject, send, shutdown)\n" +
+			"act on the store. A member not seen within 15s that should be running shows lost.",
 		flags: attachFlags,
 	},
 	{

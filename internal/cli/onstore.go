@@ -132,14 +132,23 @@ func shutdownOnStore(ctx context.Context, cl *cmdline, st store.Store, member, r
 	return printShutdownAnswer(cl, r, err, id, timeout)
 }
 
-// waitEvery is how often a wait on a store reads the request again: the
-// store has no watch on requests (§16).
-const waitEvery = 200 * time.Millisecond
-
-// waitRequestOn waits until request id is final, or ctx ends.
+// waitRequestOn waits until request id is final, or ctx ends: it reads the
+// request again whenever the store's watch says it changed (the watch
+// started before the first read, so no change falls between).
 func waitRequestOn(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
-	tick := time.NewTicker(waitEvery)
-	defer tick.Stop()
+	changed := make(chan struct{}, 1)
+	sub, err := st.Watch(ctx, func(c store.Change) {
+		if c.Kind == store.ChangeRequest && (c.Name == id || c.Name == "") {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Stop() }() // a watch that ends with the wait: nothing to report
 	for {
 		r, err := st.Request(ctx, id)
 		if err != nil && ctx.Err() == nil {
@@ -151,7 +160,7 @@ func waitRequestOn(ctx context.Context, st store.Store, id string) (*protocol.Re
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 }

@@ -31,24 +31,31 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
+	if !cl.onStore() && members != "" {
+		return cl.usageError("--members goes with --store")
+	}
+	if !headless && !isTerminal(cl.stdout) {
+		return cl.exit(exitUsage, "stdout is not a terminal (use 'huddle up --headless' for JSON events)")
+	}
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
+	ui := tui.RunOptions{Dir: cl.dir, Runtime: &opts}
 	if cl.onStore() {
-		st, code, ok := openUpStore(ctx, cl, members, headless)
+		st, code, ok := openUpStore(ctx, cl, members)
 		if !ok {
 			return code
 		}
 		defer st.Close()
 		opts.Store, opts.Members = st, splitMembers(members)
-	} else if members != "" {
-		return cl.usageError("--members goes with --store")
+		// The store's UI, over this process's runtime: the logs of the
+		// members it runs are in --dir.
+		ui = storeRunOptions(ctx, st, cl.storeName())
+		ui.Dir, ui.Runtime, ui.NoFeed = cl.dir, &opts, ""
+		ui.Footer = "running the team in the store " + cl.storeName() + " (this machine's files in " + cl.dir + ")"
 	}
 	if !headless {
-		if !isTerminal(cl.stdout) {
-			return cl.exit(exitUsage, "stdout is not a terminal (use 'huddle up --headless' for JSON events)")
-		}
-		if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir, Runtime: &opts}); err != nil {
+		if err := tui.Run(ctx, ui); err != nil {
 			return cl.fail(err)
 		}
 		return exitOK
@@ -67,7 +74,7 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 }
 
 func attachFlags(fs *flag.FlagSet) runFunc {
-	return runAttach // --dir only
+	return runAttach // --dir, or --store and --nats-creds
 }
 
 func runAttach(cl *cmdline) int {
@@ -76,6 +83,9 @@ func runAttach(cl *cmdline) int {
 	}
 	if !isTerminal(cl.stdout) {
 		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle up --headless' prints events instead)")
+	}
+	if cl.onStore() {
+		return attachStore(cl)
 	}
 	if _, err := team.Load(cl.dir); err != nil {
 		return cl.fail(err)
@@ -91,10 +101,7 @@ func runAttach(cl *cmdline) int {
 // openUpStore opens the store of huddle up --store: a bad URL or member
 // list is a usage error, an unreachable server a failure; neither shows a
 // credential.
-func openUpStore(ctx context.Context, cl *cmdline, members string, headless bool) (store.Store, int, bool) {
-	if !headless {
-		return nil, cl.usageError("the UI does not read a store yet: add --headless"), false
-	}
+func openUpStore(ctx context.Context, cl *cmdline, members string) (store.Store, int, bool) {
 	for _, m := range splitMembers(members) {
 		if err := checkMemberFlag(m); err != nil {
 			return nil, cl.usageError("--members: %v", err), false

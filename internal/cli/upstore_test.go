@@ -257,7 +257,8 @@ func TestUpOnStoreRefusals(t *testing.T) {
 	}{
 		{[]string{"up", "--headless", "--members", "bob"}, exitUsage, "--members goes with --store"},
 		{[]string{"up", "--headless", "--store", "nats://" + secret + "@127.0.0.1:1/a.b"}, exitUsage, "a team name holds no dot"},
-		{[]string{"up", "--store", closed}, exitUsage, "add --headless"},
+		{[]string{"up", "--store", closed}, exitUsage, "stdout is not a terminal"},
+		{[]string{"attach", "--store", closed}, exitUsage, "stdout is not a terminal"},
 		{[]string{"up", "--headless", "--store", closed, "--members", "../bob"}, exitUsage, "--members: invalid name"},
 		{[]string{"up", "--headless", "--store", closed}, exitFail, "connect"},
 	} {

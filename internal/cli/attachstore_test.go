@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"huddle/protocol"
+	"huddle/store/natsstore"
+	"huddle/team"
+	"huddle/tui"
+)
+
+// TestAttachStoreApprovesAPlanWithTheKey: the UI wired as huddle attach
+// --store wires it, on a team in an embedded NATS server: a member's plan
+// put in the store by another handle reaches the UI pending, a approves
+// it, the store holds the lead's decision and the member's inbox the
+// answer, and the UI sees the request approved (through the store's
+// watch) and says so. The waits in the middle are on the snapshots the UI
+// was handed, not on the terminal's bytes: a redraw writes only the cells
+// that changed, so a text need not appear whole in them.
+func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
+	url := natsTeam(t)
+	writer := openTeamStore(t, url, true)
+	ui := openTestStore(t, url) // the UI's own connection, as another machine's
+	opts := storeRunOptions(t.Context(), ui, natsstore.Redact(url))
+	st := tui.NewStyles(false, true)
+	tm := teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, NoFeed: opts.NoFeed}), teatest.WithInitialTermSize(120, 36))
+	var mu sync.Mutex
+	var last team.Snapshot
+	// Each snapshot goes to the program, in order, before the test's keys.
+	stop, err := opts.Connect(t.Context(), func(msg tea.Msg) {
+		if s, ok := msg.(tui.SnapshotMsg); ok {
+			mu.Lock()
+			last = team.Snapshot(s)
+			mu.Unlock()
+		}
+		tm.Send(msg)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			tm.Quit()
+			_ = stop()
+		}
+	})
+	handed := func(what string, cond func(s team.Snapshot) bool) {
+		t.Helper()
+		waitUntil(t, 20*time.Second, what, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return cond(last)
+		})
+	}
+	key := func(s string) { tm.Send(tea.KeyPressMsg{Code: []rune(s)[0], Text: s}) }
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("attached to the store "+natsstore.Redact(url)))
+	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	handed("the team", func(s team.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 && s.Store })
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := writer.PutMember(ctx, &protocol.Member{Name: "alice", Role: "test", Runtime: "script", Status: protocol.MemberAwaitingApproval, Activity: "waiting for approval", Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	const id = "pl-a77ac4ed0001"
+	storePlan(t, writer, id, "alice")
+	handed("the plan pending", func(s team.Snapshot) bool {
+		return s.Pending == 1 && s.Requests[0].ID == id
+	})
+
+	key("2")
+	key("k") // the person moved to it: no grace
+	key("a")
+	waitUntil(t, 20*time.Second, "the decision in the store", func() bool {
+		r, err := writer.Request(ctx, id)
+		return err == nil && r.Status == protocol.RequestApproved && r.ResolvedBy == protocol.Lead
+	})
+	got := consumeN(t, writer, "alice", 1)
+	if got[0].Type != protocol.TypePlanApprovalResponse || got[0].RequestID != id || got[0].Approve == nil || !*got[0].Approve {
+		t.Fatalf("alice's inbox holds %+v, want the approval of %s", got[0], id)
+	}
+	handed("the plan approved", func(s team.Snapshot) bool {
+		return s.Pending == 0 && len(s.Requests) == 1 && s.Requests[0].Status == protocol.RequestApproved
+	})
+
+	tm.Quit()
+	m, ok := tm.FinalModel(t, teatest.WithFinalTimeout(15*time.Second)).(*tui.Model)
+	stopped = true
+	if err := stop(); err != nil {
+		t.Error(err)
+	}
+	if !ok {
+		t.Fatal("the final model is not the UI's")
+	}
+	screen := ansi.Strip(m.View().Content)
+	for _, want := range []string{"approved " + id + ": alice may go on", "no pending requests", "✓ " + id} { // the flash stands where the footer was
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the screen lacks %q:\n%s", want, screen)
+		}
+	}
+}
+
+// TestAttachStoreNeverShowsTheToken: huddle attach --store on a terminal,
+// with the token in the URL (and then in $HUDDLE_STORE), shows the team
+// and the store's address redacted, never the token, and q quits with 0.
+func TestAttachStoreNeverShowsTheToken(t *testing.T) {
+	const token = "s3cr3t-attach-t0ken"
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	url := strings.Replace(srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1))), "nats://", "nats://"+token+"@", 1)
+	openTeamStore(t, url, true)
+	for _, run := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"attach", "--store", url}},
+		{[]string{"HUDDLE_STORE=" + url}, []string{"attach"}},
+	} {
+		p := startOnPTY(t, t.TempDir(), run.env, nil, run.args...)
+		p.waitFor(t, "attached to the store nats://***@")
+		p.waitFor(t, "alice")
+		p.typeKeys(t, "q")
+		if code := p.exit(t); code != exitOK {
+			t.Fatalf("huddle %v: exit %d; the terminal shows %s", run.args, code, p.outputTail())
+		}
+		if strings.Contains(p.output(), token) {
+			t.Fatalf("huddle %v showed the token", run.args)
+		}
+	}
+	// Refused before any screen: one line, no token.
+	r := huddle(t, "attach", "--store", url, "--dir", t.TempDir())
+	r.wantError(t, exitUsage, "stdout is not a terminal", "attach --store without a terminal")
+	if strings.Contains(r.stdout+r.stderr, token) {
+		t.Fatalf("attach --store without a terminal showed the token: %q", r.stderr)
+	}
+}

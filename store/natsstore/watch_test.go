@@ -1,0 +1,62 @@
+package natsstore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/natsstore"
+)
+
+// TestWatchSurvivesAServerRestart: a watch whose server goes away and comes
+// back on the same address and data is told of the changes made after it
+// returned, those made before the watching connection is back included.
+func TestWatchSurvivesAServerRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.Addr()
+	defer func() { srv.Shutdown() }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url := srv.URL("watchrestart")
+	s := openURL(t, url)
+	var mu sync.Mutex
+	told := map[store.Change]bool{}
+	sub, err := s.Watch(ctx, func(c store.Change) { mu.Lock(); told[c] = true; mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	has := func(c store.Change) func() bool {
+		return func() bool { mu.Lock(); defer mu.Unlock(); return told[c] }
+	}
+	if err := s.PutMember(ctx, &protocol.Member{Name: "before", Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the member put before the restart", has(store.Change{Kind: store.ChangeMember, Name: "before"}))
+
+	srv.Shutdown()
+	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
+	srv, err = natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := openURL(t, url) // a writer on a connection of its own, maybe before s is back
+	r := protocol.NewRequest(protocol.KindShutdown, "sd-after", protocol.Lead, "alice", time.Now(), time.Hour)
+	if err := other.CreateRequest(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.PutMember(ctx, &protocol.Member{Name: "after", Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the request created after the restart", has(store.Change{Kind: store.ChangeRequest, Name: "sd-after"}))
+	waitFor(t, "the member put after the restart", has(store.Change{Kind: store.ChangeMember, Name: "after"}))
+}

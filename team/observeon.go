@@ -1,0 +1,439 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"huddle/ipc/trace"
+	"huddle/protocol"
+	"huddle/store"
+)
+
+// StatusLost is the status a UI shows for a member of a team in a store
+// that should be running and was not seen within the deadline (its machine
+// or process went away); like StatusCorrupt, no state of docs/DESIGN.md §5.
+const StatusLost = "lost"
+
+// deadLettersEvery is how often a store observer reads the dead letters
+// again: the store has no watch on them (docs/DESIGN.md §16).
+const deadLettersEvery = 10 * time.Second
+
+// observeOpTimeout bounds each read of a store observer.
+const observeOpTimeout = 15 * time.Second
+
+// StoreObserver folds a team kept in a store into Snapshots, live: the
+// store's Watch says which request or member changed and it reads only
+// that record; the spans come from WatchSpans, the inbox traffic from
+// WatchInbox when the store has it. The store's callbacks only note what
+// changed: the reads and the sends run on the observer's goroutines.
+type StoreObserver struct {
+	st        store.Store
+	opts      ObserveOptions
+	lostAfter time.Duration
+	send      func(Snapshot)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	subs   []store.Subscription
+
+	// Changes told by the store and not read yet, with all set when every
+	// record of a kind is to be read again.
+	pmu     sync.Mutex
+	pending map[store.Change]bool
+	kick    chan struct{}
+
+	mu     sync.Mutex
+	m      model
+	states map[string]store.MemberState // the records as the store has them
+}
+
+// ObserveOn folds the team kept in st and calls send with a new Snapshot
+// after each change, at most once per opts.Frame, as Observe does for a
+// team directory. lostAfter is the deadline past which a member that
+// should be running shows StatusLost (LostAfter when not positive); a
+// member going lost changes no record, so a timer at the earliest such
+// deadline marks it. Close stops it; so does the end of ctx. It does not
+// close st.
+func ObserveOn(ctx context.Context, st store.Store, lostAfter time.Duration, opts ObserveOptions, send func(Snapshot)) (*StoreObserver, error) {
+	if lostAfter <= 0 {
+		lostAfter = LostAfter
+	}
+	o := &StoreObserver{
+		st: st, opts: opts.withDefaults(), lostAfter: lostAfter, send: send,
+		pending: map[store.Change]bool{}, kick: make(chan struct{}, 1),
+		m: newModel(), states: map[string]store.MemberState{},
+	}
+	// Up until the members read say otherwise.
+	o.m.onStore, o.m.probed, o.m.runtime.Running = true, true, true
+	o.ctx, o.cancel = context.WithCancel(ctx)
+	// The watch first, then the reads: a change made between them is read
+	// twice, never missed.
+	sub, err := st.Watch(o.ctx, o.told)
+	if err != nil {
+		o.cancel()
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	o.subs = append(o.subs, sub)
+	o.loadTeam()
+	o.readAll(store.ChangeRequest)
+	o.readAll(store.ChangeMember)
+	o.readDeadLetters()
+	sub, err = st.WatchSpans(o.ctx, true, o.span)
+	if err != nil {
+		o.Close()
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	o.subs = append(o.subs, sub)
+	o.followInboxes()
+	o.mu.Lock()
+	o.m.changed() // the first snapshot goes out even for an empty team
+	o.mu.Unlock()
+	o.wg.Add(2)
+	go o.loop()
+	go func() {
+		defer o.wg.Done()
+		sendSnapshots(o.ctx, o.opts.Frame, &o.mu, &o.m, o.send)
+	}()
+	return o, nil
+}
+
+// Close stops the observer's goroutines and the store's watches.
+func (o *StoreObserver) Close() error {
+	o.cancel()
+	o.wg.Wait()
+	var errs []error
+	for _, sub := range o.subs {
+		errs = append(errs, sub.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// told is the store's callback: it notes the change and wakes the loop,
+// never waiting for it.
+func (o *StoreObserver) told(c store.Change) {
+	o.pmu.Lock()
+	o.pending[c] = true
+	o.pmu.Unlock()
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// retryAfter is how long a read that failed (the store unreachable) waits
+// to be tried again.
+const retryAfter = time.Second
+
+// again notes a change whose read failed, for the loop to try after
+// retryAfter (or with the next change told).
+func (o *StoreObserver) again(c store.Change) {
+	o.pmu.Lock()
+	o.pending[c] = true
+	o.pmu.Unlock()
+}
+
+// loop reads what the store said changed, marks members lost as their
+// deadlines pass, and reads the dead letters on their clock.
+func (o *StoreObserver) loop() {
+	defer o.wg.Done()
+	lost := time.NewTimer(time.Hour)
+	defer lost.Stop()
+	dead := time.NewTicker(deadLettersEvery)
+	defer dead.Stop()
+	retry := time.NewTimer(retryAfter)
+	retry.Stop()
+	defer retry.Stop()
+	for {
+		o.armLost(lost)
+		o.pmu.Lock()
+		failed := len(o.pending) > 0
+		o.pmu.Unlock()
+		if failed {
+			retry.Reset(retryAfter)
+		}
+		select {
+		case <-o.ctx.Done():
+			return
+		case <-o.kick:
+			o.readPending()
+		case <-retry.C:
+			o.readPending()
+		case <-lost.C:
+			o.mu.Lock()
+			o.showMembers()
+			o.mu.Unlock()
+		case <-dead.C:
+			o.readDeadLetters()
+		}
+	}
+}
+
+// readPending reads the records of the changes noted since the last call.
+func (o *StoreObserver) readPending() {
+	o.pmu.Lock()
+	batch := o.pending
+	o.pending = make(map[store.Change]bool, len(batch))
+	o.pmu.Unlock()
+	if o.teamMissing() {
+		o.loadTeam() // init --store may have put it since
+	}
+	for _, kind := range []store.ChangeKind{store.ChangeRequest, store.ChangeMember} {
+		if batch[store.Change{Kind: kind}] {
+			o.readAll(kind)
+		}
+	}
+	for c := range batch {
+		switch {
+		case c.Name == "" || batch[store.Change{Kind: c.Kind}]:
+		case c.Kind == store.ChangeRequest:
+			o.readRequest(c.Name)
+		case c.Kind == store.ChangeMember:
+			o.readMember(c.Name)
+		}
+	}
+}
+
+func (o *StoreObserver) opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(o.ctx, observeOpTimeout)
+}
+
+func (o *StoreObserver) teamMissing() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m.team == nil
+}
+
+// loadTeam reads team.json: it is put once (init --store), so it is read
+// at the start and, while it is missing, with the next change.
+func (o *StoreObserver) loadTeam() {
+	ctx, cancel := o.opCtx()
+	t, err := LoadTeamOn(ctx, o.st)
+	cancel()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case err != nil && o.m.teamErr != err.Error():
+		o.m.teamErr = err.Error()
+	case err == nil:
+		o.m.team, o.m.teamErr = t, ""
+	default:
+		return // still missing, for the same reason
+	}
+	o.m.membersStale = true
+	o.m.changed()
+}
+
+// readAll reads every record of kind again.
+func (o *StoreObserver) readAll(kind store.ChangeKind) {
+	ctx, cancel := o.opCtx()
+	defer cancel()
+	if kind == store.ChangeRequest {
+		recs, err := o.st.Requests(ctx)
+		if err != nil {
+			o.again(store.Change{Kind: kind})
+			return
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		present := make(map[string]bool, len(recs))
+		for i := range recs {
+			present[recs[i].ID] = true
+			o.m.setRequest(recs[i].ID, &recs[i])
+		}
+		for id := range o.m.reqs {
+			if !present[id] {
+				o.m.setRequest(id, nil)
+			}
+		}
+		return
+	}
+	states, err := o.st.Members(ctx, o.lostAfter)
+	if err != nil {
+		o.again(store.Change{Kind: kind})
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	clear(o.states)
+	for _, s := range states {
+		o.states[s.Name] = s
+	}
+	o.showMembers()
+}
+
+func (o *StoreObserver) readRequest(id string) {
+	ctx, cancel := o.opCtx()
+	r, err := o.st.Request(ctx, id)
+	cancel()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		o.again(store.Change{Kind: store.ChangeRequest, Name: id})
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.m.setRequest(id, r) // nil: removed
+}
+
+func (o *StoreObserver) readMember(name string) {
+	ctx, cancel := o.opCtx()
+	s, err := o.st.Member(ctx, name, o.lostAfter)
+	cancel()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		o.again(store.Change{Kind: store.ChangeMember, Name: name})
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s == nil {
+		delete(o.states, name)
+		o.m.setMember(name, nil)
+	} else {
+		o.states[name] = *s
+		o.showMember(name, time.Now())
+	}
+	o.showDown()
+}
+
+// showMembers sets the model's records from the store's, each judged lost
+// or not now, and Down from them. Called under mu.
+func (o *StoreObserver) showMembers() {
+	now := time.Now()
+	for name := range o.states {
+		o.showMember(name, now)
+	}
+	for name := range o.m.records {
+		if _, ok := o.states[name]; !ok {
+			o.m.setMember(name, nil)
+		}
+	}
+	o.showDown()
+}
+
+// showMember sets the model's record of name from the store's, judged
+// lost or not at now: one heartbeat costs one record. Called under mu.
+func (o *StoreObserver) showMember(name string, now time.Time) {
+	s := o.states[name]
+	s.Lost = store.IsLive(s.Status) && now.Sub(s.Seen) > o.lostAfter
+	o.states[name] = s
+	rec := s.Member
+	if s.Lost {
+		rec.Status = StatusLost
+		rec.Activity = fmt.Sprintf("was %s, not seen since %s", s.Status, s.Seen.Local().Format("15:04:05"))
+	}
+	o.m.setMember(name, &rec)
+}
+
+// showDown sets Down, and the runtime state RuntimeOn would make, from the
+// members' states: DownOn's rule, over the map without a copy of it (it
+// runs on every heartbeat). While the team is down the deadlines stand
+// still from the last member's Seen. Called under mu.
+func (o *StoreObserver) showDown() {
+	running := len(o.states) == 0
+	var last time.Time
+	for _, s := range o.states {
+		if store.IsLive(s.Status) && !s.Lost {
+			running = true
+		}
+		if s.Seen.After(last) {
+			last = s.Seen
+		}
+	}
+	rt := &o.m.runtime
+	if running != rt.Running || (!running && !last.Equal(rt.LastAlive)) {
+		rt.Running, rt.OnStore, rt.LostAfter, rt.LastAlive = running, true, o.lostAfter, last
+		o.m.membersStale = true
+		o.m.changed()
+	}
+}
+
+// armLost sets t to fire when the first member seen alive passes its
+// deadline (stopped when none is alive).
+func (o *StoreObserver) armLost(t *time.Timer) {
+	o.mu.Lock()
+	var next time.Time
+	for _, s := range o.states {
+		if store.IsLive(s.Status) && !s.Lost {
+			if at := s.Seen.Add(o.lostAfter); next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+	}
+	o.mu.Unlock()
+	t.Stop()
+	select {
+	case <-t.C:
+	default:
+	}
+	if !next.IsZero() {
+		// A moment past the deadline: Lost is "older than", not "as old as".
+		t.Reset(time.Until(next) + time.Millisecond)
+	}
+}
+
+// readDeadLetters reads the dead letters again; they only grow.
+func (o *StoreObserver) readDeadLetters() {
+	ctx, cancel := o.opCtx()
+	letters, _, err := DeadLettersOn(ctx, o.st)
+	cancel()
+	if err != nil {
+		return // the next tick tries again
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(letters) == len(o.m.dead) {
+		return
+	}
+	// A fresh array: the snapshots handed out keep the old one.
+	o.m.dead = letters[max(len(letters)-MaxDeadLetters, 0):]
+	o.m.changed()
+}
+
+// span takes one span from the store's watch.
+func (o *StoreObserver) span(s trace.Span) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.m.traces.Add(s)
+	o.m.changed()
+}
+
+// inboxFollower is a store that follows an inbox from now on without
+// consuming it or removing anything (the NATS store's WatchInbox).
+type inboxFollower interface {
+	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
+}
+
+// followInboxes follows the lead's and every member's inbox from now on,
+// when the store can (the NATS store): the Messages pane shows the traffic
+// since the UI attached. Unread stays 0: what a member's consumer has
+// committed is the store's.
+func (o *StoreObserver) followInboxes() {
+	iw, ok := o.st.(inboxFollower)
+	if !ok {
+		return
+	}
+	o.mu.Lock()
+	names := []string{protocol.Lead}
+	if o.m.team != nil {
+		for _, m := range o.m.team.Members {
+			names = append(names, m.Name)
+		}
+	}
+	o.mu.Unlock()
+	for _, name := range names {
+		sub, err := iw.WatchInbox(o.ctx, name, func(d store.Delivery) { o.delivered(name, d) })
+		if err == nil {
+			o.subs = append(o.subs, sub)
+		}
+	}
+}
+
+// delivered takes one message an inbox watch saw.
+func (o *StoreObserver) delivered(name string, d store.Delivery) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.m.addMessage(MessageView{Inbox: name, Offset: d.Seq, Msg: d.Msg})
+}
