@@ -130,6 +130,7 @@ func TestAttachStoreNeverShowsTheToken(t *testing.T) {
 	}{
 		{nil, []string{"attach", "--store", url}},
 		{[]string{"HUDDLE_STORE=" + url}, []string{"attach"}},
+		{[]string{"HUDDLE_STORE=" + url}, nil}, // huddle alone attaches to the store's team
 	} {
 		p := startOnPTY(t, t.TempDir(), run.env, nil, run.args...)
 		p.waitFor(t, "attached to the store nats://***@")

@@ -13,14 +13,18 @@ import (
 )
 
 // withoutCommand is `huddle` alone. Off a terminal it prints the usage. On
-// one, in a directory whose team directory ($HUDDLE_DIR, else .huddle)
-// holds a team.json, it opens that team: attached when a runtime runs it,
-// otherwise run after asking on the terminal. Elsewhere, or with --keep,
-// it runs the demo team.
+// one, with $HUDDLE_STORE set, it attaches to the team kept in that store
+// (huddle attach). Otherwise, in a directory whose team directory
+// ($HUDDLE_DIR, else .huddle) holds a team.json, it opens that team:
+// attached when a runtime runs it, otherwise run after asking on the
+// terminal. Elsewhere, or with --keep, it runs the demo team.
 func withoutCommand(keep bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !isTerminal(stdout) {
 		printUsage(stdout)
 		return exitOK
+	}
+	if os.Getenv(envStore) != "" && !keep {
+		return lookup("attach").execute(nil, stdout, stderr)
 	}
 	dir := defaultTeamDir()
 	if _, err := os.Stat(team.ConfigPath(dir)); err == nil && !keep {
