@@ -57,21 +57,64 @@ func note(i int) *protocol.Message {
 	return &m
 }
 
+// restartable is an embedded server a test shuts down and starts again on
+// the same address and data directory, as an operator restarting NATS.
+type restartable struct {
+	srv       *natsstore.Server
+	addr, dir string
+}
+
+// startRestartable starts one on a free loopback port; it is shut down
+// when the test ends.
+func startRestartable(t *testing.T) *restartable {
+	t.Helper()
+	r := &restartable{dir: t.TempDir()}
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: r.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.srv, r.addr = srv, srv.Addr()
+	t.Cleanup(func() { r.srv.Shutdown() })
+	return r
+}
+
+// restart shuts the server down, waits until s has seen it go, and starts
+// it again where it was.
+func (r *restartable) restart(t *testing.T, s *natsstore.Store) {
+	t.Helper()
+	r.srv.Shutdown()
+	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: r.addr, DataDir: r.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.srv = srv
+}
+
+// appendRetried appends notes from..to to alice's inbox, each until it is
+// stored: appends while the client reconnects may fail, and the same
+// message appended again is stored once (its id), so a writer retries.
+func appendRetried(t *testing.T, ctx context.Context, s *natsstore.Store, from, to int) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		m := note(i)
+		waitFor(t, fmt.Sprintf("n%d appended", i), func() bool {
+			actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+			defer acancel()
+			return s.Append(actx, "alice", m) == nil
+		})
+	}
+}
+
 // TestServerRestartedUnderAConnectedStore shuts the server down under a
 // store whose consumer runs and starts it again on the same address and
 // data directory: the store reconnects with no help, the consumer goes on,
 // and nothing written before or during the outage is lost.
 func TestServerRestartedUnderAConnectedStore(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := srv.Addr()
-	defer func() { srv.Shutdown() }()
+	srv := startRestartable(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s := openURL(t, srv.URL("restart"))
+	s := openURL(t, srv.srv.URL("restart"))
 	box := &inbox{}
 	sub, err := s.Consume(ctx, "alice", box.handler)
 	if err != nil {
@@ -89,22 +132,8 @@ func TestServerRestartedUnderAConnectedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv.Shutdown()
-	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
-	srv, err = natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Appends while the client reconnects may fail; the same message
-	// appended again is stored once (its id), so a writer retries.
-	for i := 4; i <= 6; i++ {
-		m := note(i)
-		waitFor(t, fmt.Sprintf("n%d appended", i), func() bool {
-			actx, acancel := context.WithTimeout(ctx, 2*time.Second)
-			defer acancel()
-			return s.Append(actx, "alice", m) == nil
-		})
-	}
+	srv.restart(t, s)
+	appendRetried(t, ctx, s, 4, 6)
 	waitFor(t, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
 	// The ack of the message handled as the server went down may not have
 	// reached it: that message comes again, marked, right after its first

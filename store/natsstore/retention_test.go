@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"huddle/protocol"
@@ -253,16 +252,10 @@ func TestContractWhilePurging(t *testing.T) {
 // that purged what it committed: nothing purged comes back, what comes
 // after is delivered once each, and purged in turn.
 func TestPurgeAcrossAServerRestart(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := srv.Addr()
-	defer func() { srv.Shutdown() }()
+	srv := startRestartable(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := natsstore.Open(ctx, srv.URL("purge"), retentionOptions())
+	s, err := natsstore.Open(ctx, srv.srv.URL("purge"), retentionOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,20 +274,8 @@ func TestPurgeAcrossAServerRestart(t *testing.T) {
 	waitFor(t, "the first three", func() bool { return box.String() == "n1 n2 n3" })
 	waitFor(t, "the first three purged", func() bool { return stored(t, s, "alice") == 0 })
 
-	srv.Shutdown()
-	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
-	srv, err = natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 4; i <= 6; i++ {
-		m := note(i)
-		waitFor(t, fmt.Sprintf("n%d appended", i), func() bool {
-			actx, acancel := context.WithTimeout(ctx, 2*time.Second)
-			defer acancel()
-			return s.Append(actx, "alice", m) == nil
-		})
-	}
+	srv.restart(t, s)
+	appendRetried(t, ctx, s, 4, 6)
 	waitFor(t, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
 	if got := withoutMarkedRepeats(t, box.String()); got != "n1 n2 n3 n4 n5 n6" {
 		t.Fatalf("the consumer got %q", box.String())

@@ -6,27 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/natsstore"
 )
 
 // TestWatchSurvivesAServerRestart: a watch whose server goes away and comes
 // back on the same address and data is told of the changes made after it
 // returned, those made before the watching connection is back included.
 func TestWatchSurvivesAServerRestart(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := srv.Addr()
-	defer func() { srv.Shutdown() }()
+	srv := startRestartable(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	url := srv.URL("watchrestart")
+	url := srv.srv.URL("watchrestart")
 	s := openURL(t, url)
 	var mu sync.Mutex
 	told := map[store.Change]bool{}
@@ -43,12 +34,7 @@ func TestWatchSurvivesAServerRestart(t *testing.T) {
 	}
 	waitFor(t, "the member put before the restart", has(store.Change{Kind: store.ChangeMember, Name: "before"}))
 
-	srv.Shutdown()
-	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
-	srv, err = natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv.restart(t, s)
 	other := openURL(t, url) // a writer on a connection of its own, maybe before s is back
 	r := protocol.NewRequest(protocol.KindShutdown, "sd-after", protocol.Lead, "alice", time.Now(), time.Hour)
 	if err := other.CreateRequest(ctx, &r); err != nil {
