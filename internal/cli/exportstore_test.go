@@ -174,4 +174,16 @@ func TestReplayStoreOnATerminal(t *testing.T) {
 	if strings.Contains(p.output(), token) {
 		t.Fatal("replay --store showed the token")
 	}
+
+	// Its export, replayed as a file, says the same of the logs.
+	out := filepath.Join(t.TempDir(), "session.jsonl")
+	huddle(t, "export", "--store", url, "-o", out)
+	f := startOnPTY(t, t.TempDir(), nil, nil, "replay", out)
+	f.waitFor(t, "replay 1/")
+	f.typeKeys(t, "1\r")
+	f.waitFor(t, "a store keeps no logs: they are on the machines")
+	f.typeKeys(t, "q")
+	if code := f.exit(t); code != exitOK {
+		t.Fatalf("replay FILE of a store: exit %d; the terminal shows %s", code, f.outputTail())
+	}
 }

@@ -120,11 +120,19 @@ func runReplay(cl *cmdline, speed float64) int {
 	defer stop()
 	// The member view reads logs under Dir: for an export, its path, under
 	// which there is nothing (never the working directory).
-	if err := tui.RunReplay(ctx, tui.ReplayOptions{Timeline: tl, Dir: path, Speed: speed}); err != nil {
+	opts := tui.ReplayOptions{Timeline: tl, Dir: path, Speed: speed}
+	if tl.Store != nil { // an export of a store's team (export --store)
+		opts.NoFeed = storeNoFeed
+	}
+	if err := tui.RunReplay(ctx, opts); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK
 }
+
+// storeNoFeed is what the member view of a store's timeline says of the
+// logs.
+const storeNoFeed = "a store keeps no logs: they are on the machines that run the members"
 
 // replayOnStore is 'huddle replay --store URL': the timeline of the team
 // kept in the store (replay.ReadOn), read once and played. The terminal is
@@ -141,8 +149,7 @@ func replayOnStore(cl *cmdline, speed float64) int {
 		if err != nil {
 			return cl.fail(err)
 		}
-		opts := tui.ReplayOptions{Timeline: tl, Speed: speed,
-			NoFeed: "a store keeps no logs: they are on the machines that run the members"}
+		opts := tui.ReplayOptions{Timeline: tl, Speed: speed, NoFeed: storeNoFeed}
 		if err := tui.RunReplay(ctx, opts); err != nil {
 			return cl.fail(err)
 		}
