@@ -24,7 +24,7 @@ var allowedImports = map[string][]string{
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store"},
 	"claudeteam":    {"protocol", "teamdir", "team"},
-	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team"},
+	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team", "store"},
 	"agents":        {"protocol", "team"},
 	"tui":           {"protocol", "ipc/trace", "team", "replay"},
 	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},

@@ -25,15 +25,21 @@ type header struct {
 	Version    int             `json:"version"`
 	ExportedAt time.Time       `json:"exported_at"`
 	Team       json.RawMessage `json:"team"`
+	// Store is set on an export of a team kept in a store (ReadOn): what
+	// it leaves out. An optional field, so the version stays 1: a reader
+	// of version 1 that does not know it ignores it, and an export
+	// without it is a team directory's.
+	Store *StoreSource `json:"store,omitempty"`
 }
 
 // Export writes tl as JSON lines: a header (format, version, the export
-// time and team.json), then one event per line, oldest first.
+// time, team.json, and for a store's timeline what it leaves out), then
+// one event per line, oldest first.
 func Export(w io.Writer, tl *Timeline, now time.Time) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	h := header{Format: Format, Version: FormatVersion, ExportedAt: now.UTC(), Team: json.RawMessage(tl.TeamJSON)}
+	h := header{Format: Format, Version: FormatVersion, ExportedAt: now.UTC(), Team: json.RawMessage(tl.TeamJSON), Store: tl.Store}
 	if err := enc.Encode(h); err != nil {
 		return fmt.Errorf("export: header: %w", err)
 	}
@@ -72,7 +78,7 @@ func ReadExport(r io.Reader, name string) (*Timeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}
-	tl := &Timeline{TeamJSON: []byte(h.Team), Team: t}
+	tl := &Timeline{TeamJSON: []byte(h.Team), Team: t, Store: h.Store}
 	for n := 2; ; n++ {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {

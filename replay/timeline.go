@@ -21,6 +21,9 @@ type Timeline struct {
 	TeamJSON []byte
 	Team     *team.Team
 	Events   []Event
+	// Store is set when the timeline was read from a store (ReadOn), not
+	// a team directory: what such a timeline leaves out.
+	Store *StoreSource
 }
 
 // Read builds the timeline of the team directory dir. It fails only when
@@ -127,6 +130,13 @@ func requestEvents(dir string) ([]Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
+	return transitionEvents(reqs), nil
+}
+
+// transitionEvents are the transitions of reqs, each carrying the request
+// as it was right after it; a request without a history is one event at
+// its creation.
+func transitionEvents(reqs []protocol.Request) []Event {
 	var out []Event
 	for i := range reqs {
 		r := &reqs[i]
@@ -140,7 +150,7 @@ func requestEvents(dir string) ([]Event, error) {
 			out = append(out, Event{At: r.History[k].At, Kind: KindRequest, Request: c})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // AsOf is request r as it was right after its k-th transition: that
@@ -207,10 +217,5 @@ func spanEvents(dir string) ([]Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
-	out := make([]Event, len(spans))
-	for i := range spans {
-		s := spans[i]
-		out[i] = Event{At: s.TS, Kind: KindSpan, Span: &s}
-	}
-	return out, nil
+	return spanEventsOf(spans), nil
 }

@@ -64,7 +64,7 @@ func NewReplay(player *replay.Player, opts Options) *ReplayModel {
 	controls := defaultReplayKeys()
 	opts.Controls = []key.Binding{controls.Pause, controls.Next, controls.Prev, controls.Faster, controls.Slower}
 	r := &ReplayModel{Model: New(opts), player: player, controls: controls}
-	if fi, err := os.Stat(opts.Dir); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(opts.Dir); opts.NoFeed == "" && (err != nil || !fi.IsDir()) {
 		// An export holds no logs: nothing is read beside it.
 		r.member.noFeed = "an exported session holds no logs or transcripts (replay the team directory for them)"
 	}
@@ -171,8 +171,11 @@ type ReplayOptions struct {
 	Timeline *replay.Timeline
 	// Dir is the team directory replayed: the member view reads its logs
 	// there. For an export, the export's path (nothing is under it).
-	Dir   string
-	Speed float64
+	Dir string
+	// NoFeed, when set, says why the member view shows no log (a team
+	// kept in a store: they are on the machines that run its members).
+	NoFeed string
+	Speed  float64
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -183,7 +186,7 @@ type ReplayOptions struct {
 func RunReplay(ctx context.Context, opts ReplayOptions) error {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := NewReplay(replay.NewPlayer(opts.Timeline, opts.Speed), Options{Dir: opts.Dir, Styles: &st})
+	m := NewReplay(replay.NewPlayer(opts.Timeline, opts.Speed), Options{Dir: opts.Dir, NoFeed: opts.NoFeed, Styles: &st})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))

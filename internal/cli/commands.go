@@ -230,21 +230,29 @@ var commands = []command{
 		flags: validateFlags,
 	},
 	{
-		name: "export", synopsis: "[DIR] [-o FILE] [--dir D]", teamDir: true,
+		name: "export", synopsis: "[DIR] [-o FILE] " + storeSynopsis, teamDir: true, store: true,
 		summary: "write a team's history as one JSON-lines file that replay plays",
 		about: "Write the history of the team directory DIR (default --dir) as one self-contained file:\n" +
 			"a header line (format, version, export time and team.json), then one event per line in\n" +
 			"time order: member status changes, request transitions, messages and call spans. Attach\n" +
-			"it to a bug report; 'huddle replay FILE' plays it on any machine. Reads only.",
+			"it to a bug report; 'huddle replay FILE' plays it on any machine. Reads only.\n" +
+			"With --store, write the history of the team kept in the store: every request's transitions\n" +
+			"(archived ones too), the spans and each member's current status at its since. Its header's\n" +
+			"\"store\" field says what it leaves out: the status histories (local to each machine), the\n" +
+			"messages the store no longer holds (NATS removes what a member's consumer committed; those\n" +
+			"still in the inboxes are in, read without taking them), spans past the store's age limit,\n" +
+			"and the logs. It never shows the URL's credentials.",
 		flags: exportFlags,
 	},
 	{
-		name: "replay", synopsis: "[DIR|FILE] [--speed N] [--dir D]", teamDir: true,
-		summary: "play a team's history (a team directory or an export) in the UI, read-only",
+		name: "replay", synopsis: "[DIR|FILE] [--speed N] " + storeSynopsis, teamDir: true, store: true,
+		summary: "play a team's history (a team directory, an export or a store) in the UI, read-only",
 		about: "Play the history of a team directory, or of a file 'huddle export' wrote, in the UI as it\n" +
 			"happened, read-only. --speed N plays N seconds of the session per second (default 1); an\n" +
 			"idle spell lasts at most 2s on screen. Keys: space pause/play, →/n step, ←/p step back,\n" +
-			"+/- speed ×2 ÷2, g/G start/end; a, r, s, m, b and R do nothing. Needs a terminal.",
+			"+/- speed ×2 ÷2, g/G start/end; a, r, s, m, b and R do nothing. Needs a terminal.\n" +
+			"With --store, play the history of the team kept in the store, as 'huddle export --store'\n" +
+			"writes it (read once, when it starts; what it leaves out: 'huddle help export').",
 		flags: replayFlags,
 	},
 	{

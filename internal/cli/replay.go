@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"huddle/replay"
+	"huddle/store"
 	"huddle/teamdir"
 	"huddle/tui"
 )
@@ -23,6 +25,18 @@ func runExport(cl *cmdline, out string) int {
 	if code, ok := cl.wantArgs(0, 1, "DIR"); !ok {
 		return code
 	}
+	if cl.onStore() {
+		if len(cl.args) == 1 {
+			return cl.usageError("DIR and --store: the team is in the store; drop %s", cl.args[0])
+		}
+		return cl.withStore(func(ctx context.Context, st store.Store) int {
+			tl, err := replay.ReadOn(ctx, st)
+			if err != nil {
+				return cl.fail(err)
+			}
+			return writeTimeline(cl, tl, out, "the store "+cl.storeName())
+		})
+	}
 	dir := cl.dir
 	if len(cl.args) == 1 {
 		dir = cl.args[0]
@@ -34,6 +48,13 @@ func runExport(cl *cmdline, out string) int {
 	if err != nil {
 		return cl.fail(err)
 	}
+	return writeTimeline(cl, tl, out, "")
+}
+
+// writeTimeline writes tl's export to stdout, or to out (not "" or "-")
+// saying so on stderr; from names the store it was read from ("" for a
+// team directory).
+func writeTimeline(cl *cmdline, tl *replay.Timeline, out, from string) int {
 	if out == "" || out == "-" {
 		if err := replay.Export(cl.stdout, tl, time.Now()); err != nil {
 			return cl.fail(err)
@@ -42,6 +63,10 @@ func runExport(cl *cmdline, out string) int {
 	}
 	if err := writeExport(out, tl); err != nil {
 		return cl.fail(err)
+	}
+	if from != "" {
+		fmt.Fprintf(cl.stderr, "exported %d events of team %s from %s to %s (what a store's export leaves out is in its header)\n", len(tl.Events), tl.Team.Name, from, out)
+		return exitOK
 	}
 	fmt.Fprintf(cl.stderr, "exported %d events of team %s to %s\n", len(tl.Events), tl.Team.Name, out)
 	return exitOK
@@ -74,6 +99,9 @@ func runReplay(cl *cmdline, speed float64) int {
 	if speed <= 0 {
 		return cl.usageError("--speed must be more than 0")
 	}
+	if cl.onStore() {
+		return replayOnStore(cl, speed)
+	}
 	path := cl.dir
 	if len(cl.args) == 1 {
 		path = cl.args[0]
@@ -92,8 +120,39 @@ func runReplay(cl *cmdline, speed float64) int {
 	defer stop()
 	// The member view reads logs under Dir: for an export, its path, under
 	// which there is nothing (never the working directory).
-	if err := tui.RunReplay(ctx, tui.ReplayOptions{Timeline: tl, Dir: path, Speed: speed}); err != nil {
+	opts := tui.ReplayOptions{Timeline: tl, Dir: path, Speed: speed}
+	if tl.Store != nil { // an export of a store's team (export --store)
+		opts.NoFeed = storeNoFeed
+	}
+	if err := tui.RunReplay(ctx, opts); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK
+}
+
+// storeNoFeed is what the member view of a store's timeline says of the
+// logs.
+const storeNoFeed = "a store keeps no logs: they are on the machines that run the members"
+
+// replayOnStore is 'huddle replay --store URL': the timeline of the team
+// kept in the store (replay.ReadOn), read once and played. The terminal is
+// checked before the store is read.
+func replayOnStore(cl *cmdline, speed float64) int {
+	if len(cl.args) == 1 {
+		return cl.usageError("DIR or FILE and --store: the team is in the store; drop %s", cl.args[0])
+	}
+	if !isTerminal(cl.stdout) {
+		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle export --store' writes the timeline as JSON lines instead)")
+	}
+	return cl.withStore(func(ctx context.Context, st store.Store) int {
+		tl, err := replay.ReadOn(ctx, st)
+		if err != nil {
+			return cl.fail(err)
+		}
+		opts := tui.ReplayOptions{Timeline: tl, Speed: speed, NoFeed: storeNoFeed}
+		if err := tui.RunReplay(ctx, opts); err != nil {
+			return cl.fail(err)
+		}
+		return exitOK
+	})
 }

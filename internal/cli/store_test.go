@@ -452,7 +452,7 @@ func TestStoreRefusedWhereNotRunOnAStore(t *testing.T) {
 	huddle(t, "restart", "reservas", "--nats-creds=/x").
 		wantError(t, exitUsage, "huddle restart takes no --nats-creds", "restart --nats-creds")
 	env := []string{"HUDDLE_STORE=nats://127.0.0.1:4222/crew"}
-	for _, cmd := range []string{"logs", "restart", "export", "replay"} { // up, attach, call and serve run on a store (upstore_test.go, callstore_test.go, attachstore_test.go)
+	for _, cmd := range []string{"logs", "restart"} { // up, attach, call, serve, export and replay run on a store (upstore_test.go, callstore_test.go, attachstore_test.go, exportstore_test.go)
 		r := huddleIn(t, t.TempDir(), env, cmd, "--dir", dir)
 		r.wantError(t, exitUsage, "does not run on a store yet, and $HUDDLE_STORE is set: huddle "+cmd+" would read the team directory", cmd+" with $HUDDLE_STORE")
 	}
