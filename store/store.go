@@ -87,6 +87,14 @@ type Store interface {
 	// *HeldError while another holder's lease runs.
 	AcquireLease(ctx context.Context, member, holder string, ttl time.Duration) (Lease, error)
 
+	// AskRestart asks the runtime that holds member's lease to run it
+	// again (huddle restart): by says who asks. ErrNoRuntime when no
+	// runtime holds the lease; ErrExists while an earlier ask is not taken.
+	AskRestart(ctx context.Context, member, by string) error
+	// TakeRestart removes member's ask and reports whether there was one:
+	// the runtime that holds the lease takes it, so it acts on it once.
+	TakeRestart(ctx context.Context, member string) (bool, error)
+
 	// AppendSpan appends one trace span; WatchSpans calls fn with every span
 	// appended from now on (or from the first when fromStart), in order.
 	AppendSpan(ctx context.Context, s trace.Span) error
@@ -184,6 +192,9 @@ var (
 	ErrTooLarge = inbox.ErrTooLarge
 	// ErrLeaseLost: a lease renewed after it expired or was taken over.
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrNoRuntime: no runtime holds the member's lease, so no one would
+	// act on what is asked of it.
+	ErrNoRuntime = errors.New("no runtime runs it")
 )
 
 // AlreadyError says who resolved a request first.

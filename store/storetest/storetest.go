@@ -44,6 +44,7 @@ func Run(t *testing.T, f Factory) {
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
+		{"RestartAskedOfTheLeaseHolder", testRestartAsk},
 		{"MembersHeartbeatAndLost", testMembers},
 		{"WatchTellsEveryChange", testWatch},
 		{"TraceSpansWatched", testTraces},
