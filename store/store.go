@@ -91,9 +91,10 @@ type Store interface {
 	// again (huddle restart): by says who asks. ErrNoRuntime when no
 	// runtime holds the lease; ErrExists while an earlier ask is not taken.
 	AskRestart(ctx context.Context, member, by string) error
-	// TakeRestart removes member's ask and reports whether there was one:
-	// the runtime that holds the lease takes it, so it acts on it once.
-	TakeRestart(ctx context.Context, member string) (bool, error)
+	// TakeRestart removes member's ask and returns it, JSON {"at","by"}
+	// (nil when none was asked): the runtime that holds the lease takes
+	// it, and of two takers one gets it, so it is acted on once.
+	TakeRestart(ctx context.Context, member string) ([]byte, error)
 
 	// AppendSpan appends one trace span; WatchSpans calls fn with every span
 	// appended from now on (or from the first when fromStart), in order.

@@ -252,8 +252,9 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		al.arm(next)
 		hb.counting(!next.IsZero())
 		if rt.opts.Store != nil {
-			// No watch tells of a record another machine wrote: look again
-			// within Tick.
+			// No watch tells of a record another machine wrote, nor of a
+			// restart asked there: look again within Tick.
+			rt.restartsAskedOn()
 			al.arm(time.Now().Add(rt.opts.Tick))
 		}
 	}

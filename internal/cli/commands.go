@@ -132,12 +132,14 @@ var commands = []command{
 		flags: shutdownFlags,
 	},
 	{
-		name: "restart", synopsis: "MEMBER [--timeout D] [--dir D]", teamDir: true,
+		name: "restart", synopsis: "MEMBER [--timeout D] " + storeSynopsis, teamDir: true, store: true,
 		summary: "run a stopped or crashed member again, in the runtime that runs the team",
 		about: "Ask the runtime that runs the team (huddle up) to run a stopped or crashed member again,\n" +
 			"and wait until it has (--timeout, default 10s). It asks by writing restart/MEMBER in the team\n" +
 			"directory, which the runtime reads within half a second. Without a runtime it says so and\n" +
-			"exits 1: 'huddle up' starts every member. A member that runs is not restarted (exit 1).",
+			"exits 1: 'huddle up' starts every member. A member that runs is not restarted (exit 1).\n" +
+			"On a store it asks through the key restart.MEMBER, which the runtime that holds MEMBER's\n" +
+			"lease, on any machine, takes within its tick; no lease holder: one line, exit 1.",
 		flags: restartFlags,
 	},
 	{

@@ -74,24 +74,28 @@ func (s *Store) runtimeRuns(member string) (bool, error) {
 	return held, err
 }
 
-// TakeRestart removes restart/<member>.
-func (s *Store) TakeRestart(ctx context.Context, member string) (bool, error) {
+// TakeRestart reads and removes restart/<member>: the taker is the one
+// whose removal succeeds.
+func (s *Store) TakeRestart(ctx context.Context, member string) ([]byte, error) {
 	if err := ctxErr(ctx); err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := protocol.ValidateName(member); err != nil {
-		return false, err
+		return nil, err
 	}
 	p, err := teamdir.RestartPath(s.dir, member)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	err = os.Remove(p)
+	raw, err := os.ReadFile(p)
+	if err == nil {
+		err = os.Remove(p)
+	}
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("restart %s: %w", member, err)
+		return nil, fmt.Errorf("restart %s: %w", member, err)
 	}
-	return true, nil
+	return raw, nil
 }

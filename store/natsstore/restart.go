@@ -47,25 +47,25 @@ func (s *Store) AskRestart(ctx context.Context, member, by string) error {
 }
 
 // TakeRestart deletes restart.<member> at the revision it read: of two
-// takers, one gets true.
-func (s *Store) TakeRestart(ctx context.Context, member string) (bool, error) {
+// takers, one gets it.
+func (s *Store) TakeRestart(ctx context.Context, member string) ([]byte, error) {
 	if err := protocol.ValidateName(member); err != nil {
-		return false, err
+		return nil, err
 	}
 	key := keyRestart + token(member)
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
 	}
 	if err := s.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision())); err != nil {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
-			return false, nil // another took it
+			return nil, nil // another took it
 		}
-		return false, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
 	}
-	return true, nil
+	return e.Value(), nil
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -40,18 +41,22 @@ func testRestartAsk(t *testing.T, open Opener) {
 		if err := a.AskRestart(ctx, "bob", "lead"); !errors.Is(err, store.ErrNoRuntime) {
 			t.Fatalf("round %d: ask of bob: %v, want ErrNoRuntime", round, err)
 		}
-		if took, err := b.TakeRestart(ctx, "bob"); err != nil || took {
-			t.Fatalf("round %d: take of bob: %v %v, want none", round, took, err)
+		if ask, err := b.TakeRestart(ctx, "bob"); err != nil || ask != nil {
+			t.Fatalf("round %d: take of bob: %q %v, want none", round, ask, err)
 		}
 		var took atomic.Int32
 		var wg sync.WaitGroup
 		for _, s := range []store.Store{a, b} {
 			wg.Go(func() {
-				ok, err := s.TakeRestart(ctx, "alice")
+				ask, err := s.TakeRestart(ctx, "alice")
 				if err != nil {
 					t.Errorf("take: %v", err)
 				}
-				if ok {
+				if ask != nil {
+					var v struct{ By string }
+					if err := json.Unmarshal(ask, &v); err != nil || v.By != "lead" {
+						t.Errorf("the ask taken: %q (%v), want by lead", ask, err)
+					}
 					took.Add(1)
 				}
 			})
@@ -60,8 +65,8 @@ func testRestartAsk(t *testing.T, open Opener) {
 		if n := took.Load(); n != 1 {
 			t.Fatalf("round %d: %d takers took the ask, want 1", round, n)
 		}
-		if ok, err := b.TakeRestart(ctx, "alice"); err != nil || ok {
-			t.Fatalf("round %d: a take after it was taken: %v %v", round, ok, err)
+		if ask, err := b.TakeRestart(ctx, "alice"); err != nil || ask != nil {
+			t.Fatalf("round %d: a take after it was taken: %q %v", round, ask, err)
 		}
 	}
 	if err := l.Release(ctx); err != nil {
