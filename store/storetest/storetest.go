@@ -45,6 +45,7 @@ func Run(t *testing.T, f Factory) {
 		{"DeadLetters", testDeadLetters},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
 		{"RestartAskedOfTheLeaseHolder", testRestartAsk},
+		{"LogsFollowedAndRead", testLogs},
 		{"MembersHeartbeatAndLost", testMembers},
 		{"WatchTellsEveryChange", testWatch},
 		{"TraceSpansWatched", testTraces},
