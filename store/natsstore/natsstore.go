@@ -119,7 +119,7 @@ type Store struct {
 	inbox jetstream.Stream
 	// logs is the members' logs stream, for the last line of one.
 	logs jetstream.Stream
-	n     names
+	n    names
 
 	mu   sync.Mutex
 	subs map[*subscription]bool
