@@ -72,9 +72,9 @@ func TestRestartOnStoreACrashedMember(t *testing.T) {
 	if second.PID == first.PID || second.Status.IsTerminal() {
 		t.Fatalf("after the restart: %+v (before %+v)", second, first)
 	}
-	if !up.saw(func(e map[string]any) bool { return e["event"] == "member_restarted" && e["member"] == "echo" }) {
-		t.Fatal("the runtime did not say it restarted echo")
-	}
+	waitUntil(t, 30*time.Second, "the runtime to say it restarted echo", func() bool {
+		return up.saw(func(e map[string]any) bool { return e["event"] == "member_restarted" && e["member"] == "echo" })
+	})
 	waitUntil(t, 30*time.Second, "echo's answer to the message sent while it was down", func() bool {
 		return up.saw(func(e map[string]any) bool {
 			return e["event"] == "message_delivered" && e["member"] == protocol.Lead && e["from"] == "echo"
