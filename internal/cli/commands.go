@@ -76,12 +76,14 @@ var commands = []command{
 		flags: statusFlags,
 	},
 	{
-		name: "logs", synopsis: "MEMBER [--transcript [--json]] [-f] [--dir D]", teamDir: true,
+		name: "logs", synopsis: "MEMBER [--transcript [--json]] [-f] " + storeSynopsis, teamDir: true, store: true,
 		summary: "print a member's log, or an llm member's transcript",
 		about: "Print members/MEMBER.log (what an exec member writes on stderr). With --transcript, print\n" +
 			"an llm member's transcript (members/MEMBER.transcript.jsonl) one entry a line: every model\n" +
 			"turn, tool call and tool result; --json prints its raw lines. With -f, keep printing what\n" +
-			"is appended until Ctrl-C.",
+			"is appended until Ctrl-C. On a store it prints what the runtime that runs MEMBER, on any\n" +
+			"machine, copied there from its local file (the stream keeps the newest, bounded in size\n" +
+			"and age; lines written while the server was away may be missing).",
 		flags: logsFlags,
 	},
 	{
