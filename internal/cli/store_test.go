@@ -410,6 +410,7 @@ func TestStoreTokenNeverShown(t *testing.T) {
 		{"status", "--store", good + "/x?y"},
 		{"status", "--store", good, "--nats-creds", filepath.Join(t.TempDir(), "nocreds")},
 		{"logs", "--store", good, "reservas"},
+		{"restart", "--store", good, "reservas"},
 	}
 	failed := 0
 	for _, args := range runs {
@@ -426,8 +427,8 @@ func TestStoreTokenNeverShown(t *testing.T) {
 			t.Errorf("huddle %s failed in more than one line: %q", args[0], r.stderr)
 		}
 	}
-	if failed != 11 {
-		t.Errorf("%d of the runs failed, want 11 (the bad ones)", failed)
+	if failed != 12 {
+		t.Errorf("%d of the runs failed, want 12 (the bad ones)", failed)
 	}
 	with := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + good}, "status").wantOK(t, "status with $HUDDLE_STORE")
 	if !strings.Contains(with.stdout, "reservas") {
@@ -447,17 +448,17 @@ func TestStoreTokenNeverShown(t *testing.T) {
 // itself rather than reading the directory; its help still works.
 func TestStoreRefusedWhereNotRunOnAStore(t *testing.T) {
 	dir := demoTeam(t)
-	huddle(t, "logs", "reservas", "--dir", dir, "--store", "nats://127.0.0.1:4222/crew").
-		wantError(t, exitUsage, "does not run on a store yet: huddle logs takes no --store", "logs --store")
-	huddle(t, "restart", "reservas", "--nats-creds=/x").
-		wantError(t, exitUsage, "huddle restart takes no --nats-creds", "restart --nats-creds")
+	huddle(t, "export", "--dir", dir, "--store", "nats://127.0.0.1:4222/crew").
+		wantError(t, exitUsage, "does not run on a store yet: huddle export takes no --store", "export --store")
+	huddle(t, "replay", "--nats-creds=/x").
+		wantError(t, exitUsage, "huddle replay takes no --nats-creds", "replay --nats-creds")
 	env := []string{"HUDDLE_STORE=nats://127.0.0.1:4222/crew"}
-	for _, cmd := range []string{"logs", "restart", "export", "replay"} { // up, attach, call and serve run on a store (upstore_test.go, callstore_test.go, attachstore_test.go)
+	for _, cmd := range []string{"export", "replay"} { // up, attach, call, serve, logs and restart run on a store (upstore_test.go, callstore_test.go, attachstore_test.go, logsstore_test.go, restartstore_test.go)
 		r := huddleIn(t, t.TempDir(), env, cmd, "--dir", dir)
 		r.wantError(t, exitUsage, "does not run on a store yet, and $HUDDLE_STORE is set: huddle "+cmd+" would read the team directory", cmd+" with $HUDDLE_STORE")
 	}
-	if r := huddleIn(t, t.TempDir(), env, "logs", "--help"); r.code != exitOK || !strings.HasPrefix(r.stdout, "usage: huddle logs") {
-		t.Fatalf("logs --help with $HUDDLE_STORE: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := huddleIn(t, t.TempDir(), env, "export", "--help"); r.code != exitOK || !strings.HasPrefix(r.stdout, "usage: huddle export") {
+		t.Fatalf("export --help with $HUDDLE_STORE: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// A --store that is another flag's value is that value.
 	r := huddle(t, "send", "reservas", "--dir", dir, "--from", "data", "--", "--store")
