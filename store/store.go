@@ -175,7 +175,7 @@ const (
 func (k LogKind) Valid() bool { return k == LogStderr || k == LogTranscript }
 
 // MaxLogLine is the longest line AppendLog keeps whole.
-const MaxLogLine = 256 << 10
+const MaxLogLine = 64 << 10
 
 // CutLogLine is line as a store keeps it: cut at MaxLogLine (ending in
 // "…\n"), and ending in a newline.

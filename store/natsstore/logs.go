@@ -19,9 +19,9 @@ import (
 // messages going first: a member that writes a lot cannot grow the server
 // without bound.
 
-// maxLogBatch is how many bytes of lines one message holds at the most (a
-// line of MaxLogLine has one to itself).
-const maxLogBatch = 512 << 10
+// maxLogBatch is how many bytes of lines one message holds at the most:
+// MaxLogLine, so a line of that length has one to itself.
+const maxLogBatch = store.MaxLogLine
 
 func (n names) log(member string, kind store.LogKind) string {
 	return n.logPrefix + token(member) + "." + string(kind)

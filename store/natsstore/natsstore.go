@@ -52,15 +52,18 @@ type Options struct {
 	// MaxAge (default 7 days; negative: forever).
 	TraceMaxAge time.Duration
 	// LogMaxBytes bounds the members' logs and transcripts the store
-	// keeps, all together (default 256 MiB; the oldest go first).
+	// keeps, all together (the oldest go first). Default 0: no such
+	// bound, as the server reserves a stream's MaxBytes from its storage
+	// when the stream is made, and refuses the team once it has not that
+	// much; LogMaxPerMember bounds each member instead.
 	LogMaxBytes int64
 	// LogMaxAge is how long a log line is kept (default 7 days; negative:
 	// forever).
 	LogMaxAge time.Duration
-	// LogMaxPerMember bounds the messages (of up to 512 KiB of lines each)
-	// kept of one member's log, and of its transcript (default 2000): a
-	// member that writes a lot pushes out its own old lines, not all of
-	// the others'.
+	// LogMaxPerMember bounds the messages (of up to 64 KiB of lines each)
+	// kept of one member's log, and of its transcript (default 1000, so
+	// at most 64 MiB each): a member that writes a lot pushes out its own
+	// old lines, not the others'.
 	LogMaxPerMember int64
 }
 
@@ -90,10 +93,10 @@ func (o *Options) defaults() {
 	o.TraceMaxAge = orDefault(o.TraceMaxAge, 7*24*time.Hour)
 	o.LogMaxAge = orDefault(o.LogMaxAge, 7*24*time.Hour)
 	if o.LogMaxBytes <= 0 {
-		o.LogMaxBytes = 256 << 20
+		o.LogMaxBytes = -1 // none
 	}
 	if o.LogMaxPerMember <= 0 {
-		o.LogMaxPerMember = 2000
+		o.LogMaxPerMember = 1000
 	}
 }
 
@@ -204,7 +207,7 @@ func (s *Store) setup(ctx context.Context) error {
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           jetstream.FileStorage,
 		Discard:           jetstream.DiscardOld,
-		MaxMsgSize:        maxLogBatch + store.MaxLogLine,
+		MaxMsgSize:        maxLogBatch,
 		MaxBytes:          s.opts.LogMaxBytes,
 		MaxAge:            s.opts.LogMaxAge,
 		MaxMsgsPerSubject: s.opts.LogMaxPerMember,
