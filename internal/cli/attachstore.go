@@ -77,6 +77,14 @@ func storeLead(ctx context.Context, st store.Store) tui.Lead {
 			})
 			return n, err
 		},
+		// R asks the runtime holding the member's lease, on any machine,
+		// as huddle restart --store does; the roster shows the new run.
+		Restart: func(member string) error {
+			ctx, cancel := context.WithTimeout(ctx, actTimeout)
+			defer cancel()
+			_, err := team.RequestRestartOn(ctx, st, member)
+			return err
+		},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
+	"huddle/tui"
 )
 
 // putRestartTeam puts restartTeam's members, and ghost, a scripted member
@@ -147,4 +148,38 @@ func TestRestartOnStoreRefusals(t *testing.T) {
 		t.Fatalf("huddle up: %v", err)
 	}
 	huddle(t, "restart", "idler", "--store", url).wantError(t, exitFail, "no runtime runs the team restarts: no runtime holds the lease of idler", "restart after the runtime stopped")
+}
+
+// TestUIRestartOnStore: the UI's R on a store (storeLead's Restart) asks
+// the holder of the member's lease, through the store, as huddle restart
+// --store does: a crashed member's ask is there for the holder to take,
+// a running member's is refused in one line.
+func TestUIRestartOnStore(t *testing.T) {
+	url := natsTeam(t)
+	st := putRestartTeam(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	restart := tui.LeadActions(storeLead(ctx, st)).(tui.Restarter).Restart
+	if _, err := restart("ghost"); err == nil || !strings.Contains(err.Error(), "no runtime holds the lease of ghost") {
+		t.Fatalf("R with no runtime: %v", err)
+	}
+	if _, err := st.AcquireLease(ctx, "ghost", "test", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutMember(ctx, &protocol.Member{Name: "ghost", Status: protocol.MemberIdle, RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restart("ghost"); err == nil || err.Error() != "ghost is idle; only a stopped or crashed member is restarted" {
+		t.Fatalf("R on a running member: %v", err)
+	}
+	if err := st.PutMember(ctx, &protocol.Member{Name: "ghost", Status: protocol.MemberCrashed, RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	said, err := restart("ghost")
+	if err != nil || said != "asked the runtime to run ghost again" {
+		t.Fatalf("R on a crashed member: %q %v", said, err)
+	}
+	if ask, err := st.TakeRestart(ctx, "ghost"); err != nil || ask == nil {
+		t.Fatalf("the ask of R is not in the store: %q %v", ask, err)
+	}
 }
