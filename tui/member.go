@@ -154,6 +154,7 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	history := v.refreshHistory(mv)
 	if v.source != nil {
 		feed, _ := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind) // its What and Line; no path is read
+		feed.Path = ""                                                // the label names no local file
 		v.feed = feed
 		v.gen++
 		gen, src := v.gen, v.source(name, mv.Spec.Runtime.Kind)
