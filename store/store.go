@@ -87,6 +87,26 @@ type Store interface {
 	// *HeldError while another holder's lease runs.
 	AcquireLease(ctx context.Context, member, holder string, ttl time.Duration) (Lease, error)
 
+	// AskRestart asks the runtime that holds member's lease to run it
+	// again (huddle restart): by says who asks. ErrNoRuntime when no
+	// runtime holds the lease; ErrExists while an earlier ask is not taken.
+	AskRestart(ctx context.Context, member, by string) error
+	// TakeRestart removes member's ask and returns it, JSON {"at","by"}
+	// (nil when none was asked): the runtime that holds the lease takes
+	// it, and of two takers one gets it, so it is acted on once.
+	TakeRestart(ctx context.Context, member string) ([]byte, error)
+
+	// AppendLog appends whole lines (each ending in a newline) to member's
+	// log or transcript as the store keeps it, in order, without waiting
+	// on a slow or absent server: an error says the lines were dropped. A
+	// line longer than MaxLogLine is cut there (and ends in "…\n").
+	AppendLog(ctx context.Context, member string, kind LogKind, lines [][]byte) error
+	// ReadLog calls fn with each line of member's log or transcript the
+	// store holds, oldest first, newline included, and returns; with
+	// follow it goes on with every line appended after, until ctx ends
+	// (then nil). ErrNotFound when it holds none and follow is false.
+	ReadLog(ctx context.Context, member string, kind LogKind, follow bool, fn func(line []byte)) error
+
 	// AppendSpan appends one trace span; WatchSpans calls fn with every span
 	// appended from now on (or from the first when fromStart), in order.
 	AppendSpan(ctx context.Context, s trace.Span) error
@@ -141,6 +161,34 @@ const (
 	ChangeMember  ChangeKind = "member"
 )
 
+// LogKind says which of a member's logs: its log (an exec member's
+// stderr) or its transcript (an llm member's turns).
+type LogKind string
+
+// The kinds of a member's log.
+const (
+	LogStderr     LogKind = "log"
+	LogTranscript LogKind = "transcript"
+)
+
+// Valid reports whether k is one of the kinds.
+func (k LogKind) Valid() bool { return k == LogStderr || k == LogTranscript }
+
+// MaxLogLine is the longest line AppendLog keeps whole.
+const MaxLogLine = 64 << 10
+
+// CutLogLine is line as a store keeps it: cut at MaxLogLine (ending in
+// "…\n"), and ending in a newline.
+func CutLogLine(line []byte) []byte {
+	if len(line) > MaxLogLine {
+		return append(append([]byte(nil), line[:MaxLogLine-len("…\n")]...), "…\n"...)
+	}
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		return append(append([]byte(nil), line...), '\n')
+	}
+	return line
+}
+
 // DeadLetter is one piece of refused input.
 type DeadLetter = inbox.DeadLetter
 
@@ -184,6 +232,9 @@ var (
 	ErrTooLarge = inbox.ErrTooLarge
 	// ErrLeaseLost: a lease renewed after it expired or was taken over.
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrNoRuntime: no runtime holds the member's lease, so no one would
+	// act on what is asked of it.
+	ErrNoRuntime = errors.New("no runtime runs it")
 )
 
 // AlreadyError says who resolved a request first.

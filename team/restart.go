@@ -1,6 +1,7 @@
 package team
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -139,4 +141,120 @@ func (rt *Runtime) restart(name string) error {
 	close(old.replaced)
 	rt.emit(Event{"event": "member_restarted", "member": name})
 	return nil
+}
+
+// restartsAskedOn is restartAsked on a store (store.Store.AskRestart): on
+// each tick the runtime takes the ask of every member whose lease it
+// holds, and acts on it as on restart/<member>.
+func (rt *Runtime) restartsAskedOn() {
+	for name, ml := range rt.leases {
+		if name == protocol.Lead || ml.lost.Load() {
+			continue
+		}
+		ctx, cancel := op()
+		raw, err := rt.opts.Store.TakeRestart(ctx, name)
+		cancel()
+		if err != nil {
+			rt.emit(Event{"event": "error", "member": name, "error": fmt.Sprintf("restart of %s: %v", name, err)})
+			continue
+		}
+		if raw == nil {
+			continue
+		}
+		if err := rt.restart(name); err != nil {
+			if derr := rt.sh.deadLetter(teamdir.RestartDir+"/"+name, 0, err.Error(), raw); derr != nil {
+				rt.emit(Event{"event": "error", "member": name, "error": derr.Error()})
+			}
+			rt.emit(Event{"event": "dead_letter", "member": name, "reason": err.Error()})
+		}
+	}
+}
+
+// dropRestartAskedOn removes a restart of name asked before this runtime
+// took its lease: the run it starts now is what was asked.
+func (rt *Runtime) dropRestartAskedOn(name string) {
+	ctx, cancel := op()
+	defer cancel()
+	if _, err := rt.opts.Store.TakeRestart(ctx, name); err != nil {
+		rt.emit(Event{"event": "error", "member": name, "error": fmt.Sprintf("restart of %s: %v", name, err)})
+	}
+}
+
+// RequestRestartOn is RequestRestart on a store: the same checks, then the
+// ask (store.Store.AskRestart) that the runtime holding member's lease, on
+// any machine, takes within its tick. A second ask while the first is not
+// taken is refused.
+func RequestRestartOn(ctx context.Context, st store.Store, member string) (*protocol.Member, error) {
+	if err := protocol.ValidateMemberName(member); err != nil {
+		return nil, err
+	}
+	t, err := LoadTeamOn(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := t.Member(member)
+	if !ok {
+		return nil, fmt.Errorf("no member %q in team %s", member, t.Name)
+	}
+	if !runByHuddle(spec) {
+		return nil, fmt.Errorf("%s is not run by huddle (runtime %q)", member, spec.Runtime.Kind)
+	}
+	ms, err := st.Member(ctx, member, LostAfter)
+	if errors.Is(err, store.ErrNotFound) {
+		// Never run: no runtime took its lease.
+		return nil, fmt.Errorf("%w %s: no runtime holds the lease of %s ('huddle up --store' starts it)", ErrNotRunning, t.Name, member)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("member %s: %w", member, err)
+	}
+	if !ms.Lost && !ms.Status.IsTerminal() {
+		return nil, fmt.Errorf("%s is %s; only a stopped or crashed member is restarted", member, ms.Status)
+	}
+	err = st.AskRestart(ctx, member, protocol.Lead)
+	switch {
+	case errors.Is(err, store.ErrNoRuntime):
+		return nil, fmt.Errorf("%w %s: no runtime holds the lease of %s ('huddle up --store' starts it)", ErrNotRunning, t.Name, member)
+	case errors.Is(err, store.ErrExists):
+		return nil, fmt.Errorf("a restart of %s is asked already, and the runtime that runs it has not taken it yet", member)
+	case err != nil:
+		return nil, err
+	}
+	rec := ms.Member
+	return &rec, nil
+}
+
+// WaitMemberOn is WaitMember on a store: it reads member's record again
+// whenever the store's watch says it changed (the watch starts before the
+// first read, so no change falls between).
+func WaitMemberOn(ctx context.Context, st store.Store, member string, done func(*protocol.Member) bool) (*protocol.Member, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	changed := make(chan struct{}, 1)
+	sub, err := st.Watch(ctx, func(c store.Change) {
+		if c.Kind == store.ChangeMember && (c.Name == member || c.Name == "") {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Stop() }() // a watch that ends with the wait: nothing to report
+	for {
+		ms, err := st.Member(ctx, member, LostAfter)
+		if err != nil && !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+			return nil, err
+		}
+		if err == nil && done(&ms.Member) {
+			return &ms.Member, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		}
+	}
 }

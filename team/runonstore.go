@@ -115,6 +115,9 @@ func (rt *Runtime) takeLeases() error {
 			return fmt.Errorf("lease of %s: %w", name, err)
 		default:
 			rt.leases[name] = ml
+			if name != protocol.Lead {
+				rt.dropRestartAskedOn(name)
+			}
 		}
 	}
 	return nil

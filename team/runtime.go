@@ -189,6 +189,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	// Every teammate is spawned (record, process, inbox consumer) before
 	// any begins its run: the first ones' work does not slow the spawning
 	// of the rest, and team_started comes as soon as all are there.
+	// The logs' shippers start before the processes: their first lines
+	// are shipped too.
+	rt.shipLogs(rt.ours(t.Members))
 	sms, err := rt.spawnAll(ctx, rt.ours(t.Members))
 	for _, sm := range sms {
 		if sm.mt != nil {
@@ -252,8 +255,9 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		al.arm(next)
 		hb.counting(!next.IsZero())
 		if rt.opts.Store != nil {
-			// No watch tells of a record another machine wrote: look again
-			// within Tick.
+			// No watch tells of a record another machine wrote, nor of a
+			// restart asked there: look again within Tick.
+			rt.restartsAskedOn()
 			al.arm(time.Now().Add(rt.opts.Tick))
 		}
 	}

@@ -42,12 +42,15 @@ type memberView struct {
 	// the team is not a huddle team directory (a Claude Code team, a
 	// replayed export).
 	noFeed string
+	// source, when set, is where a member's log or transcript is read
+	// instead of the files in dir (a team in a store).
+	source func(member, kind string) team.LineSource
 	open   bool
 	name   string // the member shown
 
 	gen     int
 	feed    team.Feed
-	tail    *team.Follower
+	tail    team.LineSource
 	lines   []string
 	tailErr string
 	up      int  // lines scrolled up from the newest
@@ -120,7 +123,7 @@ type historyMsg struct {
 // tailOpenedMsg brings the end of a member's feed and its follower.
 type tailOpenedMsg struct {
 	gen   int
-	f     *team.Follower
+	f     team.LineSource
 	lines []string
 	err   error
 }
@@ -149,6 +152,14 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 	v.history, v.movedAt = nil, ""
 	v.gather()
 	history := v.refreshHistory(mv)
+	if v.source != nil {
+		feed, _ := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind) // its What and Line; no path is read
+		feed.Path = ""                                                // the label names no local file
+		v.feed = feed
+		v.gen++
+		gen, src := v.gen, v.source(name, mv.Spec.Runtime.Kind)
+		return tea.Batch(history, func() tea.Msg { return tailOpenedMsg{gen: gen, f: src} })
+	}
 	if v.noFeed != "" {
 		v.feed = team.Feed{What: "log"}
 		v.tailErr = v.noFeed
@@ -271,7 +282,7 @@ func openTail(gen int, feed team.Feed) tea.Cmd {
 }
 
 // nextTail waits for lines appended to a feed.
-func nextTail(gen int, f *team.Follower, feed team.Feed) tea.Cmd {
+func nextTail(gen int, f team.LineSource, feed team.Feed) tea.Cmd {
 	return func() tea.Msg {
 		raw, err := f.Next(context.Background())
 		return tailMsg{gen: gen, lines: readable(raw, feed), err: err}

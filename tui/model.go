@@ -62,6 +62,10 @@ type Options struct {
 	// or status history: they are kept where the member runs, not here (a
 	// team in a store attached from any machine).
 	NoFeed string
+	// Lines, when set, is where the member view reads a member's log or
+	// transcript (kind is its runtime's) instead of the files in Dir: a
+	// team in a store, whose copy of them any machine reads.
+	Lines func(member, kind string) team.LineSource
 	// Controls, when set, make the UI read-only (a replay): the footer
 	// offers them instead of the keys that act on the team.
 	Controls []key.Binding
@@ -155,6 +159,7 @@ func New(opts Options) *Model {
 	if opts.NoFeed != "" {
 		m.member.noFeed = opts.NoFeed
 	}
+	m.member.source = opts.Lines
 	return m
 }
 

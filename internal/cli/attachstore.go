@@ -21,15 +21,24 @@ import (
 // is a flashed error, not a hung action.
 const actTimeout = 30 * time.Second
 
-// noFeedOnStore is what the member view says instead of a log.
-const noFeedOnStore = "its log is on the machine that runs it (huddle logs there)"
+// viewLines is how many lines of a member's log the member view keeps
+// (tui's tailEntries): a store's copy read from its start is cut to them.
+const viewLines = 500
 
 // storeRunOptions is the UI on the team kept in st, named (credentials
 // redacted) in its footer. ctx ends the keys' actions.
 func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOptions {
 	return tui.RunOptions{
 		Footer: "attached to the store " + name,
-		NoFeed: noFeedOnStore,
+		// The member view reads the store's copy of a member's log or
+		// transcript, wherever the member runs.
+		Lines: func(member, kind string) team.LineSource {
+			k := store.LogStderr
+			if kind == string(team.RuntimeLLM) {
+				k = store.LogTranscript
+			}
+			return team.FollowStore(st, member, k, viewLines)
+		},
 		Connect: func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
 			obs, err := team.ObserveOn(ctx, st, team.LostAfter, team.ObserveOptions{}, func(s team.Snapshot) { send(tui.SnapshotMsg(s)) })
 			if err != nil {
@@ -76,6 +85,14 @@ func storeLead(ctx context.Context, st store.Store) tui.Lead {
 				return err
 			})
 			return n, err
+		},
+		// R asks the runtime holding the member's lease, on any machine,
+		// as huddle restart --store does; the roster shows the new run.
+		Restart: func(member string) error {
+			ctx, cancel := context.WithTimeout(ctx, actTimeout)
+			defer cancel()
+			_, err := team.RequestRestartOn(ctx, st, member)
+			return err
 		},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/store/natsstore"
 	"huddle/team"
 	"huddle/tui"
@@ -33,7 +34,7 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	ui := openTestStore(t, url) // the UI's own connection, as another machine's
 	opts := storeRunOptions(t.Context(), ui, natsstore.Redact(url))
 	st := tui.NewStyles(false, true)
-	tm := teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, NoFeed: opts.NoFeed}), teatest.WithInitialTermSize(120, 36))
+	tm := teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines}), teatest.WithInitialTermSize(120, 36))
 	var mu sync.Mutex
 	var last team.Snapshot
 	// Each snapshot goes to the program, in order, before the test's keys.
@@ -148,5 +149,76 @@ func TestAttachStoreNeverShowsTheToken(t *testing.T) {
 	r.wantError(t, exitUsage, "stdout is not a terminal", "attach --store without a terminal")
 	if strings.Contains(r.stdout+r.stderr, token) {
 		t.Fatalf("attach --store without a terminal showed the token: %q", r.stderr)
+	}
+}
+
+// TestAttachStoreMemberViewReadsTheStoresLog: the member view of the UI
+// on a store shows a member's log as the store holds it (what the runtime
+// on the member's machine copied there), and the lines appended after it
+// opened, as they come.
+func TestAttachStoreMemberViewReadsTheStoresLog(t *testing.T) {
+	url := natsTeam(t)
+	writer := openTeamStore(t, url, true)
+	ui := openTestStore(t, url)
+	opts := storeRunOptions(t.Context(), ui, natsstore.Redact(url))
+	st := tui.NewStyles(false, true)
+	tm := teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines}), teatest.WithInitialTermSize(120, 36))
+	var mu sync.Mutex
+	var last team.Snapshot
+	stop, err := opts.Connect(t.Context(), func(msg tea.Msg) {
+		if s, ok := msg.(tui.SnapshotMsg); ok {
+			mu.Lock()
+			last = team.Snapshot(s)
+			mu.Unlock()
+		}
+		tm.Send(msg)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			tm.Quit()
+			_ = stop()
+		}
+	})
+	waitUntil(t, 20*time.Second, "the team", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return last.Team != nil && len(last.Members) == 2
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := writer.AppendLog(ctx, "alice", store.LogStderr, [][]byte{[]byte("qz1 before\n")}); err != nil {
+		t.Fatal(err)
+	}
+	seen := func(s string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
+			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	seen("alice") // the roster has its rows: enter opens the first
+	tm.Send(tea.KeyPressMsg{Code: '1', Text: "1"})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	seen("qz1")
+	if err := writer.AppendLog(ctx, "alice", store.LogStderr, [][]byte{[]byte("qz2 after\n")}); err != nil {
+		t.Fatal(err)
+	}
+	seen("qz2")
+	tm.Quit()
+	m, ok := tm.FinalModel(t, teatest.WithFinalTimeout(15*time.Second)).(*tui.Model)
+	stopped = true
+	if err := stop(); err != nil {
+		t.Error(err)
+	}
+	if !ok {
+		t.Fatal("the final model is not the UI's")
+	}
+	screen := ansi.Strip(m.View().Content)
+	for _, want := range []string{"qz1 before", "qz2 after"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the member view lacks %q:\n%s", want, screen)
+		}
 	}
 }

@@ -44,13 +44,6 @@ func (c *command) execute(args []string, stdout, stderr io.Writer) int {
 		c.printHelp(stdout)
 		return exitOK
 	}
-	if c.teamDir && fs.Lookup("store") == nil {
-		// A --store that parsed is another flag's value: only a failed
-		// parse can be a --store the command does not take.
-		if why, refused := refuseStore(c.name, args, err != nil); refused {
-			return cl.exit(exitUsage, "%s", why)
-		}
-	}
 	if err != nil {
 		return cl.usageError("%v", err)
 	}

@@ -76,12 +76,14 @@ var commands = []command{
 		flags: statusFlags,
 	},
 	{
-		name: "logs", synopsis: "MEMBER [--transcript [--json]] [-f] [--dir D]", teamDir: true,
+		name: "logs", synopsis: "MEMBER [--transcript [--json]] [-f] " + storeSynopsis, teamDir: true, store: true,
 		summary: "print a member's log, or an llm member's transcript",
 		about: "Print members/MEMBER.log (what an exec member writes on stderr). With --transcript, print\n" +
 			"an llm member's transcript (members/MEMBER.transcript.jsonl) one entry a line: every model\n" +
 			"turn, tool call and tool result; --json prints its raw lines. With -f, keep printing what\n" +
-			"is appended until Ctrl-C.",
+			"is appended until Ctrl-C. On a store it prints what the runtime that runs MEMBER, on any\n" +
+			"machine, copied there from its local file (the stream keeps the newest, bounded in size\n" +
+			"and age; lines written while the server was away may be missing).",
 		flags: logsFlags,
 	},
 	{
@@ -132,12 +134,14 @@ var commands = []command{
 		flags: shutdownFlags,
 	},
 	{
-		name: "restart", synopsis: "MEMBER [--timeout D] [--dir D]", teamDir: true,
+		name: "restart", synopsis: "MEMBER [--timeout D] " + storeSynopsis, teamDir: true, store: true,
 		summary: "run a stopped or crashed member again, in the runtime that runs the team",
 		about: "Ask the runtime that runs the team (huddle up) to run a stopped or crashed member again,\n" +
 			"and wait until it has (--timeout, default 10s). It asks by writing restart/MEMBER in the team\n" +
 			"directory, which the runtime reads within half a second. Without a runtime it says so and\n" +
-			"exits 1: 'huddle up' starts every member. A member that runs is not restarted (exit 1).",
+			"exits 1: 'huddle up' starts every member. A member that runs is not restarted (exit 1).\n" +
+			"On a store it asks through the key restart.MEMBER, which the runtime that holds MEMBER's\n" +
+			"lease, on any machine, takes within its tick; no lease holder: one line, exit 1.",
 		flags: restartFlags,
 	},
 	{

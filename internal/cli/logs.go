@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -28,27 +29,26 @@ func runLogs(cl *cmdline, transcript, asJSON, follow bool) int {
 	if asJSON && !transcript {
 		return cl.usageError("--json goes with --transcript")
 	}
+	if err := protocol.ValidateMemberName(name); err != nil {
+		return cl.usageError("%v", err)
+	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int {
+			return logsOnStore(ctx, cl, st, name, transcript, asJSON, follow)
+		})
+	}
 	t, err := team.Load(cl.dir)
 	if err != nil {
 		return cl.fail(err)
-	}
-	if err := protocol.ValidateMemberName(name); err != nil {
-		return cl.usageError("%v", err)
 	}
 	if _, ok := t.Member(name); !ok {
 		return cl.fail(fmt.Errorf("no member %q in team %s", name, t.Name))
 	}
 	path, err := teamdir.MemberLogPath(cl.dir, name)
-	print := func(w io.Writer, line []byte) { _, _ = w.Write(line) }
-	what := "log (an exec member's stderr)"
 	if transcript {
 		path, err = teamdir.TranscriptPath(cl.dir, name)
-		what = "transcript (an llm member's turns)"
-		print = printEntry
-		if asJSON {
-			print = func(w io.Writer, line []byte) { _, _ = w.Write(line) }
-		}
 	}
+	what, print := logPrinter(transcript, asJSON)
 	if err != nil {
 		return cl.fail(err)
 	}
@@ -97,3 +97,41 @@ func followFile(ctx context.Context, path string, off int64, w io.Writer, print 
 
 // printEntry prints one transcript line readably (team.TranscriptLine).
 func printEntry(w io.Writer, line []byte) { fmt.Fprintln(w, team.TranscriptLine(line)) }
+
+// logPrinter is what the log is called and how a line of it is printed.
+func logPrinter(transcript, asJSON bool) (string, func(io.Writer, []byte)) {
+	raw := func(w io.Writer, line []byte) { _, _ = w.Write(line) }
+	switch {
+	case transcript && asJSON:
+		return "transcript (an llm member's turns)", raw
+	case transcript:
+		return "transcript (an llm member's turns)", printEntry
+	}
+	return "log (an exec member's stderr)", raw
+}
+
+// logsOnStore prints what the store holds of name's log, and with follow
+// what is appended to it, until Ctrl-C: the lines the runtime that runs
+// name copies there from its machine.
+func logsOnStore(ctx context.Context, cl *cmdline, st store.Store, name string, transcript, asJSON, follow bool) int {
+	t, err := team.LoadTeamOn(ctx, st)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if _, ok := t.Member(name); !ok {
+		return cl.fail(fmt.Errorf("no member %q in team %s", name, t.Name))
+	}
+	kind := store.LogStderr
+	if transcript {
+		kind = store.LogTranscript
+	}
+	what, print := logPrinter(transcript, asJSON)
+	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { print(cl.stdout, line) })
+	if errors.Is(err, store.ErrNotFound) {
+		return cl.fail(fmt.Errorf("%s has no %s in the store yet", name, what))
+	}
+	if err != nil && ctx.Err() == nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}

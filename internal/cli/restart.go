@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -27,6 +28,9 @@ func runRestart(cl *cmdline, timeout time.Duration) int {
 	if timeout <= 0 {
 		return cl.usageError("--timeout must be more than 0")
 	}
+	if cl.onStore() {
+		return cl.withStore(func(ctx context.Context, st store.Store) int { return restartOnStore(ctx, cl, st, member, timeout) })
+	}
 	before, err := team.RequestRestart(cl.dir, member)
 	if err != nil {
 		return cl.fail(err)
@@ -43,6 +47,31 @@ func runRestart(cl *cmdline, timeout time.Duration) int {
 		}
 		return cl.fail(err)
 	}
+	return printRestarted(cl, member, before, after)
+}
+
+// restartOnStore asks through the store: the runtime that holds member's
+// lease, on whichever machine, restarts it, and its record says so.
+func restartOnStore(ctx context.Context, cl *cmdline, st store.Store, member string, timeout time.Duration) int {
+	asked := time.Now().Add(-time.Second)
+	before, err := team.RequestRestartOn(ctx, st, member)
+	if err != nil {
+		return cl.fail(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	after, err := team.WaitMemberOn(wctx, st, member, func(m *protocol.Member) bool { return m.RunID != before.RunID })
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return cl.fail(fmt.Errorf("asked the runtime to restart %s; not restarted after %v%s", member, timeout, refusalOn(ctx, st, member, asked)))
+		}
+		return cl.fail(err)
+	}
+	return printRestarted(cl, member, before, after)
+}
+
+// printRestarted is restart's line: what the member was, and is now.
+func printRestarted(cl *cmdline, member string, before, after *protocol.Member) int {
 	was := string(before.Status)
 	if before.Error != "" {
 		was += " (" + team.Printable(before.Error) + ")"
@@ -58,6 +87,21 @@ func refusal(dir, member string, asked time.Time) string {
 	if err != nil {
 		return ""
 	}
+	return refusalIn(letters, member, asked)
+}
+
+// refusalOn is refusal from the store's dead letters.
+func refusalOn(ctx context.Context, st store.Store, member string, asked time.Time) string {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
+	defer cancel()
+	letters, _, err := team.DeadLettersOn(rctx, st)
+	if err != nil {
+		return ""
+	}
+	return refusalIn(letters, member, asked)
+}
+
+func refusalIn(letters []team.DeadLetter, member string, asked time.Time) string {
 	for i := len(letters) - 1; i >= 0; i-- {
 		d := letters[i]
 		if d.Source == "restart/"+member && !d.At.Before(asked) {

@@ -110,32 +110,3 @@ func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) in
 	defer st.Close()
 	return f(ctx, st)
 }
-
-// refuseStore is the one line of a command that takes a team directory but
-// does not run on a store yet, given --store or run with $HUDDLE_STORE set:
-// it would otherwise read the directory while the team lives elsewhere.
-func refuseStore(name string, args []string, parseFailed bool) (string, bool) {
-	if parseFailed {
-		if flagName, ok := storeFlagIn(args); ok {
-			return fmt.Sprintf("does not run on a store yet: huddle %s takes no --%s (run it with --dir on the team directory)", name, flagName), true
-		}
-	}
-	if os.Getenv(envStore) != "" {
-		return fmt.Sprintf("does not run on a store yet, and $%s is set: huddle %s would read the team directory instead (unset $%s to use --dir)", envStore, name, envStore), true
-	}
-	return "", false
-}
-
-// storeFlagIn finds --store or --nats-creds among the flags of args.
-func storeFlagIn(args []string) (string, bool) {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (name == "store" || name == "nats-creds") {
-			return name, true
-		}
-	}
-	return "", false
-}

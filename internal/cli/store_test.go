@@ -410,6 +410,7 @@ func TestStoreTokenNeverShown(t *testing.T) {
 		{"status", "--store", good + "/x?y"},
 		{"status", "--store", good, "--nats-creds", filepath.Join(t.TempDir(), "nocreds")},
 		{"logs", "--store", good, "reservas"},
+		{"restart", "--store", good, "reservas"},
 	}
 	failed := 0
 	for _, args := range runs {
@@ -426,8 +427,8 @@ func TestStoreTokenNeverShown(t *testing.T) {
 			t.Errorf("huddle %s failed in more than one line: %q", args[0], r.stderr)
 		}
 	}
-	if failed != 11 {
-		t.Errorf("%d of the runs failed, want 11 (the bad ones)", failed)
+	if failed != 12 {
+		t.Errorf("%d of the runs failed, want 12 (the bad ones)", failed)
 	}
 	with := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + good}, "status").wantOK(t, "status with $HUDDLE_STORE")
 	if !strings.Contains(with.stdout, "reservas") {
@@ -442,26 +443,22 @@ func TestStoreTokenNeverShown(t *testing.T) {
 	}
 }
 
-// TestStoreRefusedWhereNotRunOnAStore: a command that runs only on the
-// team directory refuses --store and $HUDDLE_STORE in one line naming
-// itself rather than reading the directory; its help still works.
-func TestStoreRefusedWhereNotRunOnAStore(t *testing.T) {
+// TestEveryTeamCommandRunsOnAStore: a command that takes a team directory
+// also runs on a team kept in a store (--store, $HUDDLE_STORE): none would
+// read a directory while the team lives in NATS. A new one fails here until
+// it runs on a store too.
+func TestEveryTeamCommandRunsOnAStore(t *testing.T) {
+	for _, c := range commands {
+		if c.teamDir && !c.store {
+			t.Errorf("huddle %s takes a team directory and does not run on a store", c.name)
+		}
+		if c.store && !strings.Contains(c.synopsis, "--store URL") {
+			t.Errorf("huddle %s runs on a store and its usage does not say so: %q", c.name, c.synopsis)
+		}
+	}
+	// A --store after -- is text, not the flag.
 	dir := demoTeam(t)
-	huddle(t, "logs", "reservas", "--dir", dir, "--store", "nats://127.0.0.1:4222/crew").
-		wantError(t, exitUsage, "does not run on a store yet: huddle logs takes no --store", "logs --store")
-	huddle(t, "restart", "reservas", "--nats-creds=/x").
-		wantError(t, exitUsage, "huddle restart takes no --nats-creds", "restart --nats-creds")
-	env := []string{"HUDDLE_STORE=nats://127.0.0.1:4222/crew"}
-	for _, cmd := range []string{"logs", "restart"} { // up, attach, call, serve, export and replay run on a store (upstore_test.go, callstore_test.go, attachstore_test.go, exportstore_test.go)
-		r := huddleIn(t, t.TempDir(), env, cmd, "--dir", dir)
-		r.wantError(t, exitUsage, "does not run on a store yet, and $HUDDLE_STORE is set: huddle "+cmd+" would read the team directory", cmd+" with $HUDDLE_STORE")
-	}
-	if r := huddleIn(t, t.TempDir(), env, "logs", "--help"); r.code != exitOK || !strings.HasPrefix(r.stdout, "usage: huddle logs") {
-		t.Fatalf("logs --help with $HUDDLE_STORE: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	// A --store that is another flag's value is that value.
-	r := huddle(t, "send", "reservas", "--dir", dir, "--from", "data", "--", "--store")
-	if r.code != exitOK {
+	if r := huddle(t, "send", "reservas", "--dir", dir, "--from", "data", "--", "--store"); r.code != exitOK {
 		t.Fatalf("send -- --store: exit %d, %q", r.code, r.stderr)
 	}
 }

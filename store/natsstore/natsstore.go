@@ -51,6 +51,20 @@ type Options struct {
 	// TraceMaxAge is how long a trace span is kept, the trace stream's
 	// MaxAge (default 7 days; negative: forever).
 	TraceMaxAge time.Duration
+	// LogMaxBytes bounds the members' logs and transcripts the store
+	// keeps, all together (the oldest go first). Default 0: no such
+	// bound, as the server reserves a stream's MaxBytes from its storage
+	// when the stream is made, and refuses the team once it has not that
+	// much; LogMaxPerMember bounds each member instead.
+	LogMaxBytes int64
+	// LogMaxAge is how long a log line is kept (default 7 days; negative:
+	// forever).
+	LogMaxAge time.Duration
+	// LogMaxPerMember bounds the messages (of up to 64 KiB of lines each)
+	// kept of one member's log, and of its transcript (default 1000, so
+	// at most 64 MiB each): a member that writes a lot pushes out its own
+	// old lines, not the others'.
+	LogMaxPerMember int64
 }
 
 func (o *Options) defaults() {
@@ -77,6 +91,13 @@ func (o *Options) defaults() {
 	}
 	o.DeadLetterMaxAge = orDefault(o.DeadLetterMaxAge, 30*24*time.Hour)
 	o.TraceMaxAge = orDefault(o.TraceMaxAge, 7*24*time.Hour)
+	o.LogMaxAge = orDefault(o.LogMaxAge, 7*24*time.Hour)
+	if o.LogMaxBytes <= 0 {
+		o.LogMaxBytes = -1 // none
+	}
+	if o.LogMaxPerMember <= 0 {
+		o.LogMaxPerMember = 1000
+	}
 }
 
 // orDefault is d, def for zero, and zero (no limit) for a negative d.
@@ -99,7 +120,9 @@ type Store struct {
 	kv   jetstream.KeyValue
 	// inbox is the inbox stream, for its purges and deletions.
 	inbox jetstream.Stream
-	n     names
+	// logs is the members' logs stream, for the last line of one.
+	logs jetstream.Stream
+	n    names
 
 	mu   sync.Mutex
 	subs map[*subscription]bool
@@ -177,6 +200,22 @@ func (s *Store) setup(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("trace stream: %w", err)
 	}
+	logs, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:              s.n.logStream,
+		Description:       "huddle team " + s.t.Team + ": members' logs and transcripts",
+		Subjects:          []string{s.n.logPrefix + ">"},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		Discard:           jetstream.DiscardOld,
+		MaxMsgSize:        maxLogBatch,
+		MaxBytes:          s.opts.LogMaxBytes,
+		MaxAge:            s.opts.LogMaxAge,
+		MaxMsgsPerSubject: s.opts.LogMaxPerMember,
+	})
+	if err != nil {
+		return fmt.Errorf("logs stream: %w", err)
+	}
+	s.logs = logs
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      s.n.bucket,
 		Description: "huddle team " + s.t.Team + ": requests, decisions, members, leases, configuration",
@@ -222,18 +261,20 @@ func (s *Store) track(sub *subscription, on bool) {
 
 // names are the team's streams, subjects and bucket.
 type names struct {
-	inboxStream, traceStream, bucket string
-	inboxPrefix, deadLetters, traces string
+	inboxStream, traceStream, logStream, bucket string
+	inboxPrefix, deadLetters, traces, logPrefix string
 }
 
 func namesOf(team string) names {
 	return names{
 		inboxStream: "huddle_" + team + "_inbox",
 		traceStream: "huddle_" + team + "_traces",
+		logStream:   "huddle_" + team + "_logs",
 		bucket:      "huddle_" + team,
 		inboxPrefix: "huddle." + team + ".inbox.",
 		deadLetters: "huddle." + team + ".deadletter",
 		traces:      "huddle." + team + ".traces",
+		logPrefix:   "huddle." + team + ".logs.",
 	}
 }
 

@@ -44,6 +44,8 @@ func Run(t *testing.T, f Factory) {
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
+		{"RestartAskedOfTheLeaseHolder", testRestartAsk},
+		{"LogsFollowedAndRead", testLogs},
 		{"MembersHeartbeatAndLost", testMembers},
 		{"WatchTellsEveryChange", testWatch},
 		{"TraceSpansWatched", testTraces},

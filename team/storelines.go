@@ -1,0 +1,103 @@
+package team
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	"huddle/store"
+)
+
+// LineSource is where a member view reads a member's log or transcript,
+// whole lines at a time: a file (Follower), or a store's copy of it
+// (StoreLines, docs/DESIGN.md §16 "Logs on a store").
+type LineSource interface {
+	// Next returns the lines that came since the last call, waiting for
+	// some when there are none: io.EOF once closed, ctx's error once ctx
+	// ends.
+	Next(ctx context.Context) ([][]byte, error)
+	Close() error
+}
+
+var _ LineSource = (*Follower)(nil)
+
+// StoreLines follows a member's log or transcript in a store: what it
+// holds, then what is appended.
+type StoreLines struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{}
+	keep   int
+
+	mu   sync.Mutex
+	buf  [][]byte
+	err  error // why the read ended; io.EOF once closed
+	over bool
+}
+
+// FollowStore starts following member's log of kind in st. Of the lines
+// not yet taken by Next it keeps the newest keep: a view that shows the
+// last few hundred lines does not hold a long log in memory.
+func FollowStore(st store.Store, member string, kind store.LogKind, keep int) *StoreLines {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &StoreLines{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1), keep: max(keep, 1)}
+	go func() {
+		defer close(s.done)
+		err := st.ReadLog(ctx, member, kind, true, func(line []byte) {
+			s.mu.Lock()
+			s.buf = append(s.buf, append([]byte(nil), line...))
+			if over := len(s.buf) - s.keep; over > 0 {
+				s.buf = append(s.buf[:0:0], s.buf[over:]...)
+			}
+			s.mu.Unlock()
+			s.notify()
+		})
+		s.mu.Lock()
+		s.over, s.err = true, err
+		if err == nil || ctx.Err() != nil {
+			s.err = io.EOF
+		}
+		s.mu.Unlock()
+		s.notify()
+	}()
+	return s
+}
+
+func (s *StoreLines) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the lines read since the last call.
+func (s *StoreLines) Next(ctx context.Context) ([][]byte, error) {
+	for {
+		s.mu.Lock()
+		lines, over, err := s.buf, s.over, s.err
+		s.buf = nil
+		s.mu.Unlock()
+		if len(lines) > 0 {
+			return lines, nil
+		}
+		if over {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.wake:
+		}
+	}
+}
+
+// Close stops the read without waiting for it to end (a UI closes it in
+// its update, which must not wait on the network); a Next waiting
+// returns io.EOF once it has.
+func (s *StoreLines) Close() error {
+	s.cancel()
+	return nil
+}
+
+// Done is closed once the read has ended after Close.
+func (s *StoreLines) Done() <-chan struct{} { return s.done }
