@@ -456,22 +456,37 @@ func TestLLMKeyIsInNoFileAndNoEvent(t *testing.T) {
 	f.end <- fmt.Errorf("401: incorrect API key provided: %s", key)
 	waitFor(t, 5*time.Second, "coder crashed", func() bool { return memberStatus(dir, "coder") == protocol.MemberCrashed })
 
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
+	// The runtime still runs: it archives the plan and rewrites records
+	// (temp + rename) while the walk reads, so a file can go between the
+	// listing and the read. A walk in which none went has read every file.
+	waitFor(t, 5*time.Second, "a walk of the team directory that read every file", func() bool {
+		vanished := false
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = true
+				return nil
+			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if strings.Contains(string(b), key) {
+				t.Errorf("the key is in %s", p)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		if strings.Contains(string(b), key) {
-			t.Errorf("the key is in %s", p)
-		}
-		return nil
+		return !vanished
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if ev.has(func(e Event) bool { return strings.Contains(fmt.Sprint(e), key) }) {
 		t.Error("the key is in an event")
 	}
