@@ -39,6 +39,8 @@ var allowedImports = map[string][]string{
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
 	"internal/benchfloor": {},
+	// Certificates for tests of TLS connections.
+	"internal/testtls": {},
 
 	// The OpenTelemetry export of the spans ipc/trace records; only
 	// internal/cli starts it.

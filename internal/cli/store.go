@@ -20,6 +20,9 @@ import (
 const (
 	envStore     = "HUDDLE_STORE"
 	envNATSCreds = "HUDDLE_NATS_CREDS"
+	// envNATSCA names a PEM file of the certificate authorities a tls://
+	// server's certificate is checked against (default: the system's).
+	envNATSCA = "HUDDLE_NATS_CA"
 )
 
 // openTimeout bounds connecting to the store and making the team's streams
@@ -34,7 +37,7 @@ const storeSynopsis = "[--dir D | --store URL [--nats-creds F]]"
 // given to the FlagSet: the help prints a flag's default, and a store URL
 // may hold a token.
 func addStoreFlags(fs *flag.FlagSet) {
-	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://…, instead of the team directory (default $"+envStore+")")
+	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://… (checked against the system's CAs, or those of the PEM file $"+envNATSCA+"), instead of the team directory (default $"+envStore+")")
 	fs.String("nats-creds", "", "a NATS credentials `file` for --store (default $"+envNATSCreds+")")
 }
 
@@ -87,7 +90,7 @@ func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
 	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	st, err := natsstore.Open(octx, cl.storeURL, natsstore.Options{CredsFile: cl.natsCreds})
+	st, err := natsstore.Open(octx, cl.storeURL, natsstore.Options{CredsFile: cl.natsCreds, CAFile: os.Getenv(envNATSCA)})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testtls"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
@@ -504,5 +505,29 @@ func TestStoreDeadlinesShownPausedWhileDown(t *testing.T) {
 	r = mustHuddle(t, "requests", "--store", url)
 	if strings.Contains(r.stdout, "paused") || strings.Contains(r.stdout, "not running") || !strings.Contains(r.stdout, id) {
 		t.Fatalf("requests --store with data running:\n%s", r.stdout)
+	}
+}
+
+// TestStoreOverTLS: a tls:// store whose server certificate the team's own
+// CA signed is reached with that CA in $HUDDLE_NATS_CA, and refused in one
+// line without it.
+func TestStoreOverTLS(t *testing.T) {
+	caFile, cfg := testtls.Server(t)
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), TLS: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	url := "tls://" + srv.Addr() + "/crew"
+	ri := huddleIn(t, t.TempDir(), []string{"HUDDLE_NATS_CA=" + caFile}, "init", "--store", url, "--dir", t.TempDir())
+	if ri.code != exitOK {
+		t.Fatalf("init --store over TLS with the CA: exit %d\n%s", ri.code, ri.stderr)
+	}
+	if r := huddleIn(t, t.TempDir(), []string{"HUDDLE_NATS_CA=" + caFile}, "status", "--store", url); r.code != exitOK || !strings.Contains(r.stdout, "reservas") {
+		t.Fatalf("status --store over TLS: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := huddleIn(t, t.TempDir(), []string{"HUDDLE_NATS_CA="}, "status", "--store", url)
+	if r.code != exitFail || !strings.Contains(r.stderr, "certificate") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("status --store over TLS without the CA: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

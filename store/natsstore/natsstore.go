@@ -20,6 +20,11 @@ type Options struct {
 	// CredsFile is a NATS credentials file (JWT and seed), as the nats CLI
 	// takes with --creds.
 	CredsFile string
+	// CAFile is a PEM file of the certificate authorities a tls:// server's
+	// certificate is checked against, for a server whose certificate the
+	// system's roots do not vouch for (a team's own CA). Empty: the
+	// system's roots.
+	CAFile string
 	// AckWait is how long a consumer's message may stay uncommitted before
 	// the server hands it out again (default 30 s): the bound on how long a
 	// message handed to a consumer that died waits.
@@ -146,6 +151,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	if opts.CredsFile != "" {
 		copts = append(copts, nats.UserCredentials(opts.CredsFile))
+	}
+	if opts.CAFile != "" {
+		copts = append(copts, nats.RootCAs(opts.CAFile))
 	}
 	nc, err := nats.Connect(t.Server, copts...)
 	if err != nil {

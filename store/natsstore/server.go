@@ -1,6 +1,7 @@
 package natsstore
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +21,9 @@ type ServerOptions struct {
 	// nats://TOKEN@HOST:PORT/TEAM); without it anyone who reaches the
 	// address may connect.
 	Token string
+	// TLS, when set, makes the server take TLS connections only, with this
+	// configuration (its certificate): clients then connect with tls://.
+	TLS *tls.Config
 }
 
 // Server is an embedded NATS server with JetStream.
@@ -63,6 +67,9 @@ func StartServer(o ServerOptions) (*Server, error) {
 		NoLog:      true,
 		// No monitoring port, no cluster, no leaf nodes: one machine.
 		Authorization: o.Token,
+		TLS:           o.TLS != nil,
+		TLSConfig:     o.TLS,
+		TLSTimeout:    5,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedded server: %w", err)
