@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
 	"huddle/store"
@@ -33,7 +31,7 @@ func parseCall(t *testing.T, r cliResult) callResult {
 }
 
 // inboxHolds is how many messages member's subject holds in the NATS
-// store st, from the server's state.
+// store st, from the server's state (natsstore.Store.Held).
 func inboxHolds(t *testing.T, st store.Store, member string) uint64 {
 	t.Helper()
 	ns, ok := st.(*natsstore.Store)
@@ -42,20 +40,11 @@ func inboxHolds(t *testing.T, st store.Store, member string) uint64 {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	js, err := jetstream.New(ns.Conn())
+	n, err := ns.Held(ctx, member)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, err := js.Stream(ctx, "huddle_"+ns.Team()+"_inbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject := "huddle." + ns.Team() + ".inbox." + member
-	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Subjects[subject]
+	return n
 }
 
 // actionsTeam is storeTeam with an action each: alice notes, bob looks up.

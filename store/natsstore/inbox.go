@@ -228,9 +228,9 @@ func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
 // consumer.
 func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
 	var out []store.DeadLetter
-	err := s.readAll(ctx, s.n.inboxStream, s.n.deadLetters, func(b []byte) {
+	err := s.readAll(ctx, s.n.inboxStream, s.n.deadLetters, func(msg jetstream.Msg) {
 		var dl store.DeadLetter
-		if json.Unmarshal(b, &dl) == nil {
+		if json.Unmarshal(msg.Data(), &dl) == nil {
 			out = append(out, dl)
 		}
 	})
@@ -240,23 +240,26 @@ func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
 	return out, nil
 }
 
-// readAll hands fn every message of subject in stream, oldest first, up to
-// the last one there when it started (or until a pull brings nothing: the
-// rest was removed meanwhile).
-func (s *Store) readAll(ctx context.Context, stream, subject string, fn func([]byte)) error {
+// readAll hands fn every message of filter (a subject, or a wildcard) in
+// stream, oldest first, up to the last one there when it started (or
+// until a pull brings nothing: the rest was removed meanwhile).
+func (s *Store) readAll(ctx context.Context, stream, filter string, fn func(jetstream.Msg)) error {
 	st, err := s.js.Stream(ctx, stream)
 	if err != nil {
 		return scrub(err, s.t.secrets)
 	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
 		return scrub(err, s.t.secrets)
 	}
-	want := info.State.Subjects[subject]
+	var want uint64
+	for _, n := range info.State.Subjects {
+		want += n
+	}
 	if want == 0 {
 		return nil
 	}
-	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
 	if err != nil {
 		return scrub(err, s.t.secrets)
 	}
@@ -267,10 +270,12 @@ func (s *Store) readAll(ctx context.Context, stream, subject string, fn func([]b
 		}
 		n := 0
 		for msg := range batch.Messages() {
-			fn(msg.Data())
+			fn(msg)
 			got++
 			n++
-			if meta, err := msg.Metadata(); err == nil && meta.NumPending == 0 {
+			if meta, err := msg.Metadata(); (err == nil && meta.NumPending == 0) || got == want {
+				// The end: a fetch waits for its whole batch, or its
+				// wait, unless left here.
 				return nil
 			}
 		}

@@ -2,13 +2,10 @@ package natsstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"huddle/protocol"
@@ -25,65 +22,18 @@ import (
 // its subject, is skipped, as WatchInbox skips it. Dead letters are not
 // inbox messages.
 func (s *Store) Messages(ctx context.Context) ([]store.Delivery, error) {
-	st, err := s.js.Stream(ctx, s.n.inboxStream)
-	if err != nil {
-		return nil, fmt.Errorf("messages: %w", scrub(err, s.t.secrets))
-	}
-	filter := s.n.inboxPrefix + ">"
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
-	if err != nil {
-		return nil, fmt.Errorf("messages: %w", scrub(err, s.t.secrets))
-	}
-	var want uint64
-	for _, n := range info.State.Subjects {
-		want += n
-	}
-	if want == 0 {
-		return nil, nil
-	}
-	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
-	if err != nil {
-		return nil, fmt.Errorf("messages: %w", scrub(err, s.t.secrets))
-	}
 	var out []store.Delivery
-	for got := uint64(0); got < want; {
-		batch, err := oc.Fetch(256, jetstream.FetchMaxWait(5*time.Second))
+	err := s.readAll(ctx, s.n.inboxStream, s.n.inboxPrefix+">", func(msg jetstream.Msg) {
+		meta, err := msg.Metadata()
 		if err != nil {
-			return nil, fmt.Errorf("messages: %w", scrub(err, s.t.secrets))
+			return
 		}
-		n := 0
-		last := false
-		for msg := range batch.Messages() {
-			got++
-			n++
-			meta, err := msg.Metadata()
-			if err != nil {
-				continue
-			}
-			if d, ok := s.inboxDelivery(msg.Subject(), msg.Data(), meta.Sequence.Stream); ok {
-				out = append(out, d)
-			}
-			if meta.NumPending == 0 || got == want {
-				// The end: a fetch waits for its whole batch, or its
-				// wait, unless left here.
-				last = true
-				break
-			}
+		if d, ok := s.inboxDelivery(msg.Subject(), msg.Data(), meta.Sequence.Stream); ok {
+			out = append(out, d)
 		}
-		if last {
-			break
-		}
-		if n == 0 {
-			// Nothing came: what was counted was purged meanwhile, or the
-			// pull failed.
-			if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-				return nil, fmt.Errorf("messages: %w", scrub(err, s.t.secrets))
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			break
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("messages: %w", err)
 	}
 	return out, nil
 }

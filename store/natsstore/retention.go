@@ -155,3 +155,22 @@ func (s *Store) sweep(ctx context.Context, member string, from uint64) uint64 {
 		}
 	}
 }
+
+// Held is how many messages member's inbox subject holds in the stream
+// now, by the server's state: what retention has not removed yet,
+// committed or not.
+func (s *Store) Held(ctx context.Context, member string) (uint64, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return 0, err
+	}
+	str, err := s.js.Stream(ctx, s.n.inboxStream)
+	if err != nil {
+		return 0, scrub(err, s.t.secrets)
+	}
+	subject := s.n.inbox(member)
+	info, err := str.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return 0, scrub(err, s.t.secrets)
+	}
+	return info.State.Subjects[subject], nil
+}

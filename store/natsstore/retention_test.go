@@ -43,25 +43,16 @@ func openTeam(t *testing.T, opts natsstore.Options, n int) []*natsstore.Store {
 }
 
 // stored is how many messages member's subject holds in the inbox stream,
-// read from the server's state.
+// read from the server's state (Store.Held).
 func stored(t *testing.T, s *natsstore.Store, member string) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	js, err := jetstream.New(s.Conn())
+	n, err := s.Held(ctx, member)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := js.Stream(ctx, "huddle_"+s.Team()+"_inbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject := "huddle." + s.Team() + ".inbox." + member
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Subjects[subject]
+	return n
 }
 
 // TestCommittedMessagesLeaveTheStream: what a member's consumer committed
