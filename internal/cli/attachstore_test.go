@@ -31,39 +31,8 @@ import (
 func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	url := natsTeam(t)
 	writer := openTeamStore(t, url, true)
-	ui := openTestStore(t, url) // the UI's own connection, as another machine's
-	opts := storeRunOptions(t.Context(), ui, natsstore.Redact(url))
-	st := tui.NewStyles(false, true)
-	tm := teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines}), teatest.WithInitialTermSize(120, 36))
-	var mu sync.Mutex
-	var last team.Snapshot
-	// Each snapshot goes to the program, in order, before the test's keys.
-	stop, err := opts.Connect(t.Context(), func(msg tea.Msg) {
-		if s, ok := msg.(tui.SnapshotMsg); ok {
-			mu.Lock()
-			last = team.Snapshot(s)
-			mu.Unlock()
-		}
-		tm.Send(msg)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			tm.Quit()
-			_ = stop()
-		}
-	})
-	handed := func(what string, cond func(s team.Snapshot) bool) {
-		t.Helper()
-		waitUntil(t, 20*time.Second, what, func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return cond(last)
-		})
-	}
+	ui := startStoreUI(t, url)
+	tm, handed := ui.tm, ui.handed
 	key := func(s string) { tm.Send(tea.KeyPressMsg{Code: []rune(s)[0], Text: s}) }
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("attached to the store "+natsstore.Redact(url)))
@@ -96,16 +65,7 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 		return s.Pending == 0 && len(s.Requests) == 1 && s.Requests[0].Status == protocol.RequestApproved
 	})
 
-	tm.Quit()
-	m, ok := tm.FinalModel(t, teatest.WithFinalTimeout(15*time.Second)).(*tui.Model)
-	stopped = true
-	if err := stop(); err != nil {
-		t.Error(err)
-	}
-	if !ok {
-		t.Fatal("the final model is not the UI's")
-	}
-	screen := ansi.Strip(m.View().Content)
+	screen := ui.finish()
 	for _, want := range []string{"approved " + id + ": alice may go on", "no pending requests", "✓ " + id} { // the flash stands where the footer was
 		if !strings.Contains(screen, want) {
 			t.Fatalf("the screen lacks %q:\n%s", want, screen)
@@ -159,35 +119,9 @@ func TestAttachStoreNeverShowsTheToken(t *testing.T) {
 func TestAttachStoreMemberViewReadsTheStoresLog(t *testing.T) {
 	url := natsTeam(t)
 	writer := openTeamStore(t, url, true)
-	ui := openTestStore(t, url)
-	opts := storeRunOptions(t.Context(), ui, natsstore.Redact(url))
-	st := tui.NewStyles(false, true)
-	tm := teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines}), teatest.WithInitialTermSize(120, 36))
-	var mu sync.Mutex
-	var last team.Snapshot
-	stop, err := opts.Connect(t.Context(), func(msg tea.Msg) {
-		if s, ok := msg.(tui.SnapshotMsg); ok {
-			mu.Lock()
-			last = team.Snapshot(s)
-			mu.Unlock()
-		}
-		tm.Send(msg)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			tm.Quit()
-			_ = stop()
-		}
-	})
-	waitUntil(t, 20*time.Second, "the team", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return last.Team != nil && len(last.Members) == 2
-	})
+	ui := startStoreUI(t, url)
+	tm := ui.tm
+	ui.handed("the team", func(s team.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 })
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if err := writer.AppendLog(ctx, "alice", store.LogStderr, [][]byte{[]byte("qz1 before\n")}); err != nil {
@@ -206,19 +140,74 @@ func TestAttachStoreMemberViewReadsTheStoresLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen("qz2")
-	tm.Quit()
-	m, ok := tm.FinalModel(t, teatest.WithFinalTimeout(15*time.Second)).(*tui.Model)
-	stopped = true
-	if err := stop(); err != nil {
-		t.Error(err)
-	}
-	if !ok {
-		t.Fatal("the final model is not the UI's")
-	}
-	screen := ansi.Strip(m.View().Content)
+	screen := ui.finish()
 	for _, want := range []string{"qz1 before", "qz2 after"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("the member view lacks %q:\n%s", want, screen)
 		}
 	}
+}
+
+// storeUI is the UI of huddle attach --store in a teatest program, on its
+// own connection to the store at url (as another machine's), with the
+// last snapshot handed to it.
+type storeUI struct {
+	t       *testing.T
+	tm      *teatest.TestModel
+	stop    func() error
+	stopped bool
+	mu      sync.Mutex
+	last    team.Snapshot
+}
+
+func startStoreUI(t *testing.T, url string) *storeUI {
+	t.Helper()
+	opts := storeRunOptions(t.Context(), openTestStore(t, url), natsstore.Redact(url))
+	st := tui.NewStyles(false, true)
+	u := &storeUI{t: t, tm: teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines}), teatest.WithInitialTermSize(120, 36))}
+	// Each snapshot goes to the program, in order, before the test's keys.
+	stop, err := opts.Connect(t.Context(), func(msg tea.Msg) {
+		if s, ok := msg.(tui.SnapshotMsg); ok {
+			u.mu.Lock()
+			u.last = team.Snapshot(s)
+			u.mu.Unlock()
+		}
+		u.tm.Send(msg)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.stop = stop
+	t.Cleanup(func() {
+		if !u.stopped {
+			u.tm.Quit()
+			_ = stop()
+		}
+	})
+	return u
+}
+
+// handed waits until the last snapshot handed to the UI meets cond.
+func (u *storeUI) handed(what string, cond func(s team.Snapshot) bool) {
+	u.t.Helper()
+	waitUntil(u.t, 20*time.Second, what, func() bool {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return cond(u.last)
+	})
+}
+
+// finish quits the UI, stops its feed and returns its final screen.
+func (u *storeUI) finish() string {
+	u.t.Helper()
+	u.tm.Quit()
+	m, ok := u.tm.FinalModel(u.t, teatest.WithFinalTimeout(15*time.Second)).(*tui.Model)
+	u.stopped = true
+	if err := u.stop(); err != nil {
+		u.t.Error(err)
+	}
+	if !ok {
+		u.t.Fatal("the final model is not the UI's")
+	}
+	return ansi.Strip(m.View().Content)
 }
