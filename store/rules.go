@@ -169,3 +169,38 @@ func clip(s string) string {
 	}
 	return s[:80] + "…"
 }
+
+// Await runs check until it says done, or fails, or ctx ends: once now,
+// and again each time s's Watch says the record kind/name changed. The
+// watch starts before the first check, so no change falls between them.
+// check's error ends the wait unless ctx has ended (then ctx's error is
+// returned).
+func Await(ctx context.Context, s Store, kind ChangeKind, name string, check func() (bool, error)) error {
+	changed := make(chan struct{}, 1)
+	sub, err := s.Watch(ctx, func(c Change) {
+		if c.Name == name || c.Name == "" {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	}, kind)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sub.Stop() }() // a watch that ends with the wait: nothing to report
+	for {
+		done, err := check()
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		if err == nil && done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"huddle/inbox"
@@ -74,14 +75,17 @@ type Store interface {
 	// status it is told, which must not cost a listing of the team.
 	Member(ctx context.Context, name string, lostAfter time.Duration) (*MemberState, error)
 
-	// Watch calls fn with each change of a request record or its decision
-	// and of a member record (a heartbeat too) made after it returns, on
-	// any handle: which record changed, not what it holds, for the reader
-	// to read. Several changes of one record may be told once, after the
-	// last. fn is called from one goroutine and must not block: a UI
-	// hands the change on. A Change with no Name says changes of its Kind
-	// may have been missed: read them all again.
-	Watch(ctx context.Context, fn func(Change)) (Subscription, error)
+	// Watch calls fn with each change of the records of kinds (every kind
+	// when none is named) made after it returns, on any handle: a request
+	// record or its decision, a member record (a heartbeat too), a restart
+	// asked. It says which record changed, not what it holds, for the
+	// reader to read. Several changes of one record may be told once,
+	// after the last. fn is called from one goroutine and must not block:
+	// a UI hands the change on. A Change with no Name says changes of its
+	// Kind may have been missed: read them all again. Only the kinds asked
+	// for are sent: a runtime that watches requests is not woken by every
+	// member's heartbeat.
+	Watch(ctx context.Context, fn func(Change), kinds ...ChangeKind) (Subscription, error)
 
 	// AcquireLease takes member's runtime lease for holder, for ttl: a
 	// *HeldError while another holder's lease runs.
@@ -159,7 +163,16 @@ type ChangeKind string
 const (
 	ChangeRequest ChangeKind = "request"
 	ChangeMember  ChangeKind = "member"
+	ChangeRestart ChangeKind = "restart" // a restart asked of a member (AskRestart)
 )
+
+// ChangeKinds are the kinds a Watch can tell.
+var ChangeKinds = []ChangeKind{ChangeRequest, ChangeMember, ChangeRestart}
+
+// Watched reports whether a Watch asked for kinds tells changes of k.
+func Watched(kinds []ChangeKind, k ChangeKind) bool {
+	return len(kinds) == 0 || slices.Contains(kinds, k)
+}
 
 // LogKind says which of a member's logs: its log (an exec member's
 // stderr) or its transcript (an llm member's turns).

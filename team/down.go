@@ -2,6 +2,8 @@ package team
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"time"
 
 	"huddle/protocol"
@@ -49,16 +51,29 @@ func NotRunning(st RuntimeState) string {
 func clockTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
 
 // RuntimeOn is a store's RuntimeState, read from its members' records: the
-// team runs while one of them is live and seen within lostAfter (DownOn),
-// and was last alive when the latest of them was seen. A runtime that runs
-// only the lead writes no member record, so it does not count.
+// team runs while one of them is live and seen within lostAfter, or while
+// there are none (DownOn), and was last alive when the latest of them was
+// seen. A runtime that runs only the lead writes no member record, so it
+// does not count.
 func RuntimeOn(states []store.MemberState, lostAfter time.Duration) RuntimeState {
-	st := RuntimeState{OnStore: true, LostAfter: lostAfter, Running: !DownOn(states)}
-	for _, s := range states {
+	return runtimeOn(slices.Values(states), lostAfter)
+}
+
+// runtimeOn is RuntimeOn over any sequence of records (the store
+// observer's map, read on every heartbeat, without a copy).
+func runtimeOn(states iter.Seq[store.MemberState], lostAfter time.Duration) RuntimeState {
+	st := RuntimeState{OnStore: true, LostAfter: lostAfter}
+	some := false
+	for s := range states {
+		some = true
+		if store.IsLive(s.Status) && !s.Lost {
+			st.Running = true
+		}
 		if s.Seen.After(st.LastAlive) {
 			st.LastAlive = s.Seen
 		}
 	}
+	st.Running = st.Running || !some
 	return st
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -72,7 +73,7 @@ func ObserveOn(ctx context.Context, st store.Store, lostAfter time.Duration, opt
 	o.ctx, o.cancel = context.WithCancel(ctx)
 	// The watch first, then the reads: a change made between them is read
 	// twice, never missed.
-	sub, err := st.Watch(o.ctx, o.told)
+	sub, err := st.Watch(o.ctx, o.told, store.ChangeRequest, store.ChangeMember)
 	if err != nil {
 		o.cancel()
 		return nil, fmt.Errorf("observe: %w", err)
@@ -327,24 +328,15 @@ func (o *StoreObserver) showMember(name string, now time.Time) {
 	o.m.setMember(name, &rec)
 }
 
-// showDown sets Down, and the runtime state RuntimeOn would make, from the
-// members' states: DownOn's rule, over the map without a copy of it (it
-// runs on every heartbeat). While the team is down the deadlines stand
-// still from the last member's Seen. Called under mu.
+// showDown sets Down, and the runtime state, from the members' states
+// (runtimeOn, over the map: it runs on every heartbeat). While the team is
+// down the deadlines stand still from the last member's Seen. Called
+// under mu.
 func (o *StoreObserver) showDown() {
-	running := len(o.states) == 0
-	var last time.Time
-	for _, s := range o.states {
-		if store.IsLive(s.Status) && !s.Lost {
-			running = true
-		}
-		if s.Seen.After(last) {
-			last = s.Seen
-		}
-	}
-	rt := &o.m.runtime
-	if running != rt.Running || (!running && !last.Equal(rt.LastAlive)) {
-		rt.Running, rt.OnStore, rt.LostAfter, rt.LastAlive = running, true, o.lostAfter, last
+	rt := runtimeOn(maps.Values(o.states), o.lostAfter)
+	cur := o.m.runtime
+	if rt.Running != cur.Running || (!rt.Running && !rt.LastAlive.Equal(cur.LastAlive)) {
+		o.m.runtime = rt
 		o.m.membersStale = true
 		o.m.changed()
 	}
@@ -382,13 +374,18 @@ func (o *StoreObserver) readDeadLetters() {
 	if err != nil {
 		return // the next tick tries again
 	}
+	// A fresh array: the snapshots handed out keep the old one.
+	letters = letters[max(len(letters)-MaxDeadLetters, 0):]
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(letters) == len(o.m.dead) {
+	// Unchanged when the newest is the same and as many are kept: they
+	// are appended and expire oldest first. (Comparing the count alone
+	// would see a change every read once more than MaxDeadLetters exist.)
+	n := len(letters)
+	if n == len(o.m.dead) && (n == 0 || letters[n-1] == o.m.dead[n-1]) {
 		return
 	}
-	// A fresh array: the snapshots handed out keep the old one.
-	o.m.dead = letters[max(len(letters)-MaxDeadLetters, 0):]
+	o.m.dead = letters
 	o.m.changed()
 }
 

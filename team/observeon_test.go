@@ -8,6 +8,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/store/natsstore"
 )
 
@@ -126,8 +127,8 @@ func TestObserveOn(t *testing.T) {
 		waitFor(t, within, "ana lost and the team down", func() bool {
 			s := snaps.get()
 			ana := memberIn(s, "ana")
-			return ana.Status == StatusLost && ana.Activity != "" && s.Down && s.Paused() &&
-				s.NotRunning() == "team not running (no member seen within "+lostAfter.String()+")"
+			return ana.Status == StatusLost && ana.Activity != "" && s.Down &&
+				NotRunning(s.Runtime) == "team not running (no member seen within "+lostAfter.String()+")"
 		})
 		// The deadlines stand still from when the last member was seen.
 		if s := snaps.get(); !s.Runtime.OnStore || s.Runtime.LastAlive.IsZero() || PausedSince(s.Runtime).After(time.Now()) {
@@ -137,4 +138,46 @@ func TestObserveOn(t *testing.T) {
 			t.Fatalf("bo, stopped, shows %q once the team is down", bo.Status)
 		}
 	})
+}
+
+// TestObserveOnDeadLettersReadAgainChangeNothing: with more dead letters
+// than a snapshot keeps, reading them again (every deadLettersEvery) when
+// none came makes no new snapshot.
+func TestObserveOnDeadLettersReadAgainChangeNothing(t *testing.T) {
+	dir := t.TempDir()
+	writeTeam(t, dir, Team{Name: "crew", Members: []MemberSpec{scripted("alice", "", Step{Wait: Duration(time.Hour)})}})
+	st, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range MaxDeadLetters + 5 {
+		if err := st.DeadLetter(ctx, store.DeadLetter{Source: "inbox/alice.jsonl", Offset: int64(i), Reason: "bad line", Raw: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var snaps snapshots
+	obs, err := ObserveOn(ctx, st, 0, ObserveOptions{}, snaps.send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	waitFor(t, 20*time.Second, "the newest dead letters in a snapshot", func() bool {
+		s := snaps.get()
+		return len(s.DeadLetters) == MaxDeadLetters && s.DeadLetters[MaxDeadLetters-1].Offset == MaxDeadLetters+4
+	})
+	waitFor(t, 20*time.Second, "the snapshot sent", func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return !obs.m.dirty
+	})
+	obs.readDeadLetters()
+	obs.mu.Lock()
+	dirty := obs.m.dirty
+	obs.mu.Unlock()
+	if dirty {
+		t.Fatal("reading the same dead letters again changed the model")
+	}
 }

@@ -135,14 +135,7 @@ func RequestShutdownOn(ctx context.Context, st store.Store, t *Team, member, rea
 // member seen within the deadline. It is the store's Down: a runtime's
 // members are heartbeaten while it runs, and a machine that went away
 // leaves them lost.
-func DownOn(states []store.MemberState) bool {
-	for _, s := range states {
-		if store.IsLive(s.Status) && !s.Lost {
-			return false
-		}
-	}
-	return len(states) > 0
-}
+func DownOn(states []store.MemberState) bool { return !RuntimeOn(states, 0).Running }
 
 func memberState(states []store.MemberState, name string) (store.MemberState, bool) {
 	for _, s := range states {

@@ -44,12 +44,8 @@ func RequestRestart(dir, member string) (*protocol.Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, ok := t.Member(member)
-	if !ok {
-		return nil, fmt.Errorf("no member %q in team %s", member, t.Name)
-	}
-	if k := spec.Runtime.Kind; k != RuntimeScript && k != RuntimeExec && k != RuntimeLLM {
-		return nil, fmt.Errorf("%s is not run by huddle (runtime %q)", member, k)
+	if err := restartable(t, member); err != nil {
+		return nil, err
 	}
 	st, err := ProbeRuntime(dir)
 	if err != nil {
@@ -77,6 +73,19 @@ func RequestRestart(dir, member string) (*protocol.Member, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// restartable refuses a restart of member that t does not name or that
+// huddle does not run.
+func restartable(t *Team, member string) error {
+	spec, ok := t.Member(member)
+	if !ok {
+		return fmt.Errorf("no member %q in team %s", member, t.Name)
+	}
+	if !runByHuddle(spec) {
+		return fmt.Errorf("%s is not run by huddle (runtime %q)", member, spec.Runtime.Kind)
+	}
+	return nil
 }
 
 // restartAsked runs when the runtime's watch reports a change in restart/:
@@ -143,12 +152,16 @@ func (rt *Runtime) restart(name string) error {
 	return nil
 }
 
-// restartsAskedOn is restartAsked on a store (store.Store.AskRestart): on
-// each tick the runtime takes the ask of every member whose lease it
-// holds, and acts on it as on restart/<member>.
-func (rt *Runtime) restartsAskedOn() {
+// restartsAskedOn is restartAsked on a store (store.Store.AskRestart): the
+// runtime takes the ask of each member of names whose lease it holds
+// (every one it holds when names is nil or names ""), and acts on it as on
+// restart/<member>. The store's watch says whose (watchStore).
+func (rt *Runtime) restartsAskedOn(names map[string]bool) {
+	if len(names) == 0 && names != nil {
+		return
+	}
 	for name, ml := range rt.leases {
-		if name == protocol.Lead || ml.lost.Load() {
+		if name == protocol.Lead || ml.lost.Load() || (names != nil && !names[""] && !names[name]) {
 			continue
 		}
 		ctx, cancel := op()
@@ -192,12 +205,8 @@ func RequestRestartOn(ctx context.Context, st store.Store, member string) (*prot
 	if err != nil {
 		return nil, err
 	}
-	spec, ok := t.Member(member)
-	if !ok {
-		return nil, fmt.Errorf("no member %q in team %s", member, t.Name)
-	}
-	if !runByHuddle(spec) {
-		return nil, fmt.Errorf("%s is not run by huddle (runtime %q)", member, spec.Runtime.Kind)
+	if err := restartable(t, member); err != nil {
+		return nil, err
 	}
 	ms, err := st.Member(ctx, member, LostAfter)
 	if errors.Is(err, store.ErrNotFound) {
@@ -224,37 +233,26 @@ func RequestRestartOn(ctx context.Context, st store.Store, member string) (*prot
 }
 
 // WaitMemberOn is WaitMember on a store: it reads member's record again
-// whenever the store's watch says it changed (the watch starts before the
-// first read, so no change falls between).
+// whenever the store's watch says it changed (store.Await); a member with
+// no record yet is waited for.
 func WaitMemberOn(ctx context.Context, st store.Store, member string, done func(*protocol.Member) bool) (*protocol.Member, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return nil, err
 	}
-	changed := make(chan struct{}, 1)
-	sub, err := st.Watch(ctx, func(c store.Change) {
-		if c.Kind == store.ChangeMember && (c.Name == member || c.Name == "") {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
+	var m *protocol.Member
+	err := store.Await(ctx, st, store.ChangeMember, member, func() (bool, error) {
+		ms, err := st.Member(ctx, member, LostAfter)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
 		}
+		if err != nil {
+			return false, err
+		}
+		m = &ms.Member
+		return done(m), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = sub.Stop() }() // a watch that ends with the wait: nothing to report
-	for {
-		ms, err := st.Member(ctx, member, LostAfter)
-		if err != nil && !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
-			return nil, err
-		}
-		if err == nil && done(&ms.Member) {
-			return &ms.Member, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-changed:
-		}
-	}
+	return m, nil
 }

@@ -394,3 +394,46 @@ func (rt *Runtime) resumeDeadlinesOn(pausedAt, now time.Time) {
 		}
 	}
 }
+
+// watchStore starts the store's watch of requests and restart asks, on a
+// team in a store: a record another machine wrote, or a restart asked
+// there, wakes the loop (storeKick), which looks at the requests and takes
+// the asks told. Nothing is polled: an idle team on a store sends no
+// request to the server but its heartbeats and leases. Nil on a team
+// directory, whose own fsnotify watch does the same.
+func (rt *Runtime) watchStore(ctx context.Context) (store.Subscription, error) {
+	if rt.opts.Store == nil {
+		return nil, nil
+	}
+	sub, err := rt.opts.Store.Watch(ctx, func(c store.Change) {
+		if c.Kind == store.ChangeRestart {
+			rt.toldMu.Lock()
+			if rt.told == nil {
+				rt.told = map[string]bool{}
+			}
+			rt.told[c.Name] = true
+			rt.toldMu.Unlock()
+		}
+		select {
+		case rt.storeKick <- struct{}{}:
+		default:
+		}
+	}, store.ChangeRequest, store.ChangeRestart)
+	if err != nil {
+		return nil, fmt.Errorf("watch the store: %w", err)
+	}
+	return sub, nil
+}
+
+// restartsTold takes the members whose restart the watch told of since
+// the last call: an empty map when none was.
+func (rt *Runtime) restartsTold() map[string]bool {
+	rt.toldMu.Lock()
+	defer rt.toldMu.Unlock()
+	told := rt.told
+	rt.told = nil
+	if told == nil {
+		told = map[string]bool{}
+	}
+	return told
+}

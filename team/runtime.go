@@ -66,6 +66,12 @@ type Runtime struct {
 	opts Options
 	// sh is the team's shared state: the team directory, or a store.
 	sh shared
+	// storeKick wakes the loop when the store's watch tells of a request
+	// or a restart asked (a team in a store); told holds the members whose
+	// restart was asked since the loop last looked ("" for every one).
+	storeKick chan struct{}
+	toldMu    sync.Mutex
+	told      map[string]bool
 
 	done chan struct{}
 	err  error
@@ -138,7 +144,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		unlock()
 		return nil, err
 	}
-	rt = &Runtime{dir: dir, team: t, opts: opts, sh: sh, mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx}
+	rt = &Runtime{dir: dir, team: t, opts: opts, sh: sh, mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	rt.inv.router.AppendSpan = rt.sh.appendSpan
 	// Under the lock no other runtime writes here: what a crash left goes.
@@ -209,6 +215,11 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	}
 	rt.emit(rt.started())
 	keeper := rt.keepLeases()
+	watch, err := rt.watchStore(ctx)
+	if err != nil {
+		keeper()
+		return fail(err)
+	}
 	go func() {
 		defer close(rt.done)
 		defer unlock()
@@ -217,6 +228,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		fsw.Close()
 		rt.wg.Wait() // teammates see ctx and stop
 		rt.err = rt.sh.stopConsumers()
+		if watch != nil {
+			_ = watch.Stop() // ends with the runtime: nothing left to report
+		}
 		keeper()
 		rt.releaseLeases()
 		rt.emit(Event{"event": "team_stopped", "team": t.Name})
@@ -254,14 +268,9 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		next := rt.expire()
 		al.arm(next)
 		hb.counting(!next.IsZero())
-		if rt.opts.Store != nil {
-			// No watch tells of a record another machine wrote, nor of a
-			// restart asked there: look again within Tick.
-			rt.restartsAskedOn()
-			al.arm(time.Now().Add(rt.opts.Tick))
-		}
 	}
-	look() // decisions made and deadlines passed while no runtime ran
+	rt.restartsAskedOn(nil) // asked between the leases taken and the watch started
+	look()                  // decisions made and deadlines passed while no runtime ran
 	// gone is set when a watched directory was removed or moved away: the
 	// next alarm, within Tick, watches it again (rewatch).
 	gone := false
@@ -291,6 +300,11 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 				return
 			}
 			rt.lostEvents(err, al)
+		case <-rt.storeKick:
+			// The store's watch told of a request or a restart asked,
+			// maybe on another machine (watchStore).
+			rt.restartsAskedOn(rt.restartsTold())
+			look()
 		case <-hb.t.C:
 			if err := teamdir.Heartbeat(rt.dir); err != nil {
 				rt.emit(Event{"event": "error", "error": err.Error()})

@@ -52,14 +52,6 @@ type Snapshot struct {
 	DeadLetters []DeadLetter
 }
 
-// NotRunning is the line that says no runtime runs the team, when Down.
-func (s *Snapshot) NotRunning() string { return NotRunning(s.Runtime) }
-
-// Paused reports whether pending deadlines stand still: while the team is
-// down (they resume with the next runtime), on a directory and on a store
-// alike (docs/DESIGN.md §5, §16).
-func (s *Snapshot) Paused() bool { return s.Down }
-
 // MaxDeadLetters bounds Snapshot.DeadLetters.
 const MaxDeadLetters = 1000
 

@@ -227,7 +227,7 @@ func (p *requestsPane) rows(w, h int) []string {
 		} else if r.Status == protocol.RequestPending {
 			left := r.Deadline.Sub(now)
 			tail = age(left) + " left"
-			if p.snap.Paused() {
+			if p.snap.Down {
 				// No runtime counts it down: it resumes at the next start.
 				left = team.LeftWhenPaused(r, p.snap.Runtime)
 				tail = "⏸ paused, " + age(left) + " left"
@@ -263,7 +263,7 @@ func (p *requestsPane) detail(w int) []string {
 		return nil
 	}
 	when := fmt.Sprintf("created %s (%s ago)", r.Created.Local().Format("15:04:05"), age(p.clock.Sub(r.Created)))
-	if r.Status == protocol.RequestPending && p.snap.Paused() {
+	if r.Status == protocol.RequestPending && p.snap.Down {
 		when += fmt.Sprintf(" · deadline paused with %s left (team not running)", age(team.LeftWhenPaused(r, p.snap.Runtime)))
 	} else if r.Status == protocol.RequestPending && r.Deadline.IsZero() {
 		when += " · no deadline"

@@ -173,7 +173,7 @@ func (m *Model) header(w int) string {
 	parts := []string{left, pend}
 	if m.snap.Down {
 		// Nothing moves while no runtime runs the team: say so first.
-		parts = []string{left, st.Danger.Render(m.snap.NotRunning()), pend}
+		parts = []string{left, st.Danger.Render(team.NotRunning(m.snap.Runtime)), pend}
 	}
 	var marks []string
 	// What needs a person comes first.

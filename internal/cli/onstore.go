@@ -132,37 +132,19 @@ func shutdownOnStore(ctx context.Context, cl *cmdline, st store.Store, member, r
 	return printShutdownAnswer(cl, r, err, id, timeout)
 }
 
-// waitRequestOn waits until request id is final, or ctx ends: it reads the
-// request again whenever the store's watch says it changed (the watch
-// started before the first read, so no change falls between).
+// waitRequestOn waits until request id is final, or ctx ends, reading it
+// again whenever the store's watch says it changed (store.Await).
 func waitRequestOn(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
-	changed := make(chan struct{}, 1)
-	sub, err := st.Watch(ctx, func(c store.Change) {
-		if c.Kind == store.ChangeRequest && (c.Name == id || c.Name == "") {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		}
+	var r *protocol.Request
+	err := store.Await(ctx, st, store.ChangeRequest, id, func() (bool, error) {
+		var err error
+		r, err = st.Request(ctx, id)
+		return err == nil && r.Status.IsTerminal(), err
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = sub.Stop() }() // a watch that ends with the wait: nothing to report
-	for {
-		r, err := st.Request(ctx, id)
-		if err != nil && ctx.Err() == nil {
-			return nil, err
-		}
-		if err == nil && r.Status.IsTerminal() {
-			return r, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-changed:
-		}
-	}
+	return r, nil
 }
 
 func sendOnStore(ctx context.Context, cl *cmdline, st store.Store, from, member, text string) int {

@@ -11,15 +11,22 @@ import (
 )
 
 // Watch follows the bucket's stream from its end with an ordered consumer
-// filtered to the request, decision and member keys, headers only (the
-// watch says which key changed, not what it holds). The client recreates
-// an ordered consumer after a reconnect from where it was, as WatchSpans's,
-// so a change made while the connection was down is told once it is back
+// filtered to the keys of kinds (requests: req. and dec.; members:
+// member.; restarts: restart.), headers only (the watch says which key
+// changed, not what it holds). The client recreates an ordered consumer
+// after a reconnect from where it was, as WatchSpans's, so a change made
+// while the connection was down is told once it is back
 // (TestWatchSurvivesAServerRestart).
-func (s *Store) Watch(ctx context.Context, fn func(store.Change)) (store.Subscription, error) {
+func (s *Store) Watch(ctx context.Context, fn func(store.Change), kinds ...store.ChangeKind) (store.Subscription, error) {
 	prefix := "$KV." + s.n.bucket + "."
+	var filter []string
+	for _, k := range changeKeys {
+		if store.Watched(kinds, k.kind) {
+			filter = append(filter, prefix+k.prefix+">")
+		}
+	}
 	oc, err := s.js.OrderedConsumer(ctx, "KV_"+s.n.bucket, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{prefix + keyRequest + ">", prefix + keyDecision + ">", prefix + keyMember + ">"},
+		FilterSubjects: filter,
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 		HeadersOnly:    true,
 	})
@@ -41,12 +48,15 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change)) (store.Subscri
 	return s.run(ctx, func(ctx context.Context) { <-ctx.Done() }, stop), nil
 }
 
+// changeKeys are the bucket's keys a Watch tells of, by kind.
+var changeKeys = []struct {
+	prefix string
+	kind   store.ChangeKind
+}{{keyRequest, store.ChangeRequest}, {keyDecision, store.ChangeRequest}, {keyMember, store.ChangeMember}, {keyRestart, store.ChangeRestart}}
+
 // changeOf is the change a key of the bucket stands for.
 func changeOf(key string) (store.Change, bool) {
-	for _, k := range []struct {
-		prefix string
-		kind   store.ChangeKind
-	}{{keyRequest, store.ChangeRequest}, {keyDecision, store.ChangeRequest}, {keyMember, store.ChangeMember}} {
+	for _, k := range changeKeys {
 		if tok, ok := strings.CutPrefix(key, k.prefix); ok && tok != "" {
 			return store.Change{Kind: k.kind, Name: strings.ReplaceAll(tok, "=", ".")}, true
 		}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -48,8 +49,13 @@ func testWatch(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
-	var c changes
+	var c, onlyRequests changes
 	sub, err := watcher.Watch(ctx, c.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, sub)
+	sub, err = watcher.Watch(ctx, onlyRequests.add, store.ChangeRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +85,31 @@ func testWatch(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the heartbeat told", func() bool { return c.told(store.ChangeMember, "beating") })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ch := range c.got {
-		if ch.Kind != store.ChangeRequest && ch.Kind != store.ChangeMember {
-			t.Fatalf("a change of no kind: %+v", ch)
+	if _, err := writer.AcquireLease(ctx, "restartee", "test", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.AskRestart(ctx, "restartee", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the restart asked told", func() bool { return c.told(store.ChangeRestart, "restartee") })
+
+	// The watch of requests alone: told of both requests, in order after
+	// the members' changes, and of nothing else.
+	last := newPlan(t, "carol")
+	if err := writer.CreateRequest(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the last request told to the watch of requests", func() bool { return onlyRequests.told(store.ChangeRequest, last.ID) })
+	if !onlyRequests.told(store.ChangeRequest, created.ID) || !onlyRequests.told(store.ChangeRequest, decided.ID) {
+		t.Fatal("the watch of requests missed a request")
+	}
+	for _, w := range []*changes{&c, &onlyRequests} {
+		w.mu.Lock()
+		for _, ch := range w.got {
+			if !slices.Contains(store.ChangeKinds, ch.Kind) || (w == &onlyRequests && ch.Kind != store.ChangeRequest) {
+				t.Errorf("a change of another kind: %+v", ch)
+			}
 		}
+		w.mu.Unlock()
 	}
 }
