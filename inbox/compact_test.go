@@ -1,11 +1,14 @@
 package inbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -239,4 +242,203 @@ func TestWatcherStopsEveryGoroutine(t *testing.T) {
 	if again.len() != 1 || again.ds[0].Redelivery || again.ds[0].Msg.Content != "after restart" {
 		t.Fatalf("after a clean stop: %+v", again.ds)
 	}
+}
+
+// TestCompactionThatBackedOffCopiesOnlyWhatIsNew: a writer that gets in
+// before every compaction takes its lock, as one that appends right after
+// each delivery does, makes the compaction back off and try again. Each
+// try copies only the lines consumed since the last one; the previous
+// generation finally written holds every consumed line once, in order, and
+// no temp file is left.
+func TestCompactionThatBackedOffCopiesOnlyWhatIsNew(t *testing.T) {
+	team := t.TempDir()
+	var consumed collect
+	c, err := NewConsumer(team, "bob", consumed.handle, Options{CompactAt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	next := 0
+	send := func() {
+		if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint(next))); err != nil {
+			t.Fatal(err)
+		}
+		next++
+	}
+	for range 3 {
+		send()
+	}
+	// Five writers in first: three in the first drain (each of its passes
+	// backs off), two in the second.
+	const cutIn = 5
+	tries := 0
+	stepHook = func(step string) {
+		if step == "prev-written" {
+			if tries++; tries <= cutIn {
+				send()
+			}
+		}
+	}
+	defer func() { stepHook = nil }()
+	inboxPath := filepath.Join(teamdir.InboxDirPath(team), "bob.jsonl")
+	ctx := context.Background()
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sz := fileSize(t, inboxPath); sz == 0 {
+		t.Fatal("the inbox was compacted although a writer got in before each try")
+	}
+	if n := len(temps(t, team)); n != 1 {
+		t.Fatalf("after a drain that backed off, %d temp files, want the one kept for the next try", n)
+	}
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sz := fileSize(t, inboxPath); sz != 0 {
+		t.Fatalf("fully consumed inbox not compacted: %d bytes", sz)
+	}
+	if tries != cutIn+1 {
+		t.Fatalf("%d tries, want %d", tries, cutIn+1)
+	}
+	prev, err := os.ReadFile(prevPath(team, "bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := prev[bytes.IndexByte(prev, '\n')+1:]
+	if c.prevCopied != int64(len(content)) {
+		t.Fatalf("copied %d bytes into the previous generation for %d bytes of it: the tries copied the inbox again", c.prevCopied, len(content))
+	}
+	var observed collect
+	o, err := NewObserver(team, "bob", true, func(d Delivery) { observed.handle(ctx, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	want := "[0 1 2 3 4 5 6 7]"
+	if got := fmt.Sprint(observed.contents()); got != want || o.Gaps() != 0 {
+		t.Fatalf("previous generation holds %s (gaps %d), want %s", got, o.Gaps(), want)
+	}
+	if got := fmt.Sprint(consumed.contents()); got != want {
+		t.Fatalf("consumed %s, want %s", got, want)
+	}
+	if n := len(temps(t, team)); n != 0 {
+		t.Fatalf("%d temp files left after the compaction", n)
+	}
+}
+
+// TestCompactionKeptForAReplacedInboxIsDropped: a compaction kept for its
+// next try belongs to one inbox file. When the file is replaced, the next
+// compaction starts again from the new file, and the kept one's temp file
+// goes; so does it when the consumer closes.
+func TestCompactionKeptForAReplacedInboxIsDropped(t *testing.T) {
+	team := t.TempDir()
+	var consumed collect
+	c, err := NewConsumer(team, "bob", consumed.handle, Options{CompactAt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 3 {
+		if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint("old", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutIn := true
+	stepHook = func(step string) {
+		if step == "prev-written" && cutIn {
+			if err := Append(team, "bob", msg("alice", "bob", "late")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() { stepHook = nil }()
+	ctx := context.Background()
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept := temps(t, team)
+	if len(kept) != 1 {
+		t.Fatalf("after a drain that backed off, %d temp files, want 1", len(kept))
+	}
+	cutIn = false
+	// Another process replaces the inbox with a file of its own.
+	inboxPath := filepath.Join(teamdir.InboxDirPath(team), "bob.jsonl")
+	other := filepath.Join(t.TempDir(), "other.jsonl")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// More bytes than the kept try covers, so only its file's identity
+	// tells it is of no use.
+	var want []string
+	for i := range 10 {
+		want = append(want, fmt.Sprint("new", i))
+		line, err := protocol.Encode(msg("carol", "bob", want[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := teamdir.AppendLine(other, append(line, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(other, inboxPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sz := fileSize(t, inboxPath); sz != 0 {
+		t.Fatalf("the replaced inbox, consumed, was not compacted: %d bytes", sz)
+	}
+	if left := temps(t, team); len(left) != 0 {
+		t.Fatalf("temp files left: %v (the one kept for the old file was %v)", left, kept)
+	}
+	var observed collect
+	o, err := NewObserver(team, "bob", true, func(d Delivery) { observed.handle(ctx, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if got := observed.contents(); len(got) < len(want) || !slices.Equal(got[len(got)-len(want):], want) {
+		t.Fatalf("the previous generation ends %v, want it to end with the new file's %v", got, want)
+	}
+
+	// A kept try goes with the consumer that kept it.
+	cutIn = true
+	for range 2 {
+		if err := Append(team, "bob", msg("alice", "bob", "more")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(temps(t, team)); n != 1 {
+		t.Fatalf("after a drain that backed off, %d temp files, want 1", n)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := temps(t, team); len(left) != 0 {
+		t.Fatalf("temp files left after Close: %v", left)
+	}
+}
+
+// temps lists the temp files in the team's inbox directory.
+func temps(t *testing.T, team string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(teamdir.InboxDirPath(team))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), teamdir.TempPrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }

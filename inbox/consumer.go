@@ -89,6 +89,11 @@ type Consumer struct {
 	// anchorBuf is scratch space for anchor checks, from anchorPool for the
 	// length of one drain.
 	anchorBuf []byte
+	// pending is the previous generation a compaction wrote before a
+	// writer got in first, kept for the next try (compact); nil mostly.
+	pending *pendingPrev
+	// prevCopied counts the inbox bytes copied into previous generations.
+	prevCopied int64
 }
 
 // anchorPool holds the anchor checks' scratch space between drains, so an
@@ -230,6 +235,7 @@ func (c *Consumer) Delivered() int64 { return c.delivered }
 
 // Close records a clean stop.
 func (c *Consumer) Close() error {
+	c.dropPending()
 	err := c.cur.close(true)
 	if c.f != nil {
 		c.f.Close()
@@ -244,6 +250,7 @@ func (c *Consumer) Close() error {
 // interrupted a handler, where Close's clean record would say the message
 // was never handed out.
 func (c *Consumer) Abandon() error {
+	c.dropPending()
 	err := c.cur.close(false)
 	if c.f != nil {
 		c.f.Close()
@@ -539,23 +546,22 @@ func derivedID(member string, logical int64) string {
 //
 // It returns false when the file was left as it was: a writer got in
 // first, or the file is no longer the one consumed.
+//
+// The consumed prefix never changes, so the new previous generation is
+// written before taking the lock; writers wait only for a rename and a
+// truncate. A compaction a writer got in first keeps what it wrote
+// (c.pending): the next attempt copies only the lines consumed since. A
+// writer that appends right after each delivery would otherwise win every
+// race against a copy of the whole inbox, and each delivery would pay for
+// one (docs/PERFORMANCE.md, "Compaction that backed off").
 func (c *Consumer) compact(f *os.File) (done bool, err error) {
-	// The consumed prefix never changes, so the new previous generation is
-	// written before taking the lock; writers wait only for a rename and a
-	// truncate. Copies go file to file, without holding the data in memory.
 	size := c.cur.off
-	tmp, err := teamdir.CreateTemp(c.prevPath)
+	p, err := c.prevUpTo(f, size)
 	if err != nil {
+		c.dropPending()
 		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
-	defer os.Remove(tmp.Name())
-	err = c.writePrev(tmp, f, size)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
-	}
+	step("prev-written")
 
 	if err := teamdir.LockExclusive(f); err != nil {
 		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
@@ -566,15 +572,22 @@ func (c *Consumer) compact(f *os.File) (done bool, err error) {
 		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	if st.Size() != size {
-		return false, nil // a writer got in first
+		return false, nil // a writer got in first; p waits for the next try
 	}
 	if c.cur.first != nil {
 		// Someone may have truncated it and written as much again.
 		if same, err := c.cur.first.holds(f, c.anchorBuf); err != nil || !same {
+			c.dropPending()
 			return false, err
 		}
 	}
-	if err := os.Rename(tmp.Name(), c.prevPath); err != nil {
+	c.pending = nil
+	err = p.tmp.Close()
+	if err == nil {
+		err = os.Rename(p.tmp.Name(), c.prevPath)
+	}
+	if err != nil {
+		os.Remove(p.tmp.Name())
 		return false, fmt.Errorf("inbox %s: compact: %w", c.member, err)
 	}
 	step("prev-renamed")
@@ -592,6 +605,72 @@ func (c *Consumer) compact(f *os.File) (done bool, err error) {
 	return true, nil
 }
 
+// pendingPrev is a previous generation being written: the header, what is
+// kept of the old one, and the inbox file's first covered bytes, all
+// consumed. It belongs to one inbox file, counted from one base and
+// anchored at one first line; any of them changing makes it useless.
+type pendingPrev struct {
+	tmp     *os.File
+	inbox   *os.File
+	first   *anchor
+	base    int64
+	covered int64
+}
+
+// prevUpTo returns the pending previous generation extended to the inbox
+// file's first size bytes, starting one when there is none or the one
+// there no longer fits (another file, another base or anchor, its temp
+// file swept away).
+func (c *Consumer) prevUpTo(f *os.File, size int64) (*pendingPrev, error) {
+	p := c.pending
+	if p != nil && (p.inbox != f || p.first != c.cur.first || p.base != c.cur.base || p.covered > size || !stillLinked(p.tmp)) {
+		c.dropPending()
+		p = nil
+	}
+	if p == nil {
+		tmp, err := teamdir.CreateTemp(c.prevPath)
+		if err != nil {
+			return nil, err
+		}
+		p = &pendingPrev{tmp: tmp, inbox: f, first: c.cur.first, base: c.cur.base}
+		c.pending = p
+		if err := c.writePrevHead(tmp, size); err != nil {
+			return nil, err
+		}
+	}
+	if p.covered == size {
+		return p, nil
+	}
+	// Copies go file to file (copy_file_range), without holding the data
+	// in memory.
+	if _, err := f.Seek(p.covered, io.SeekStart); err != nil {
+		return nil, err
+	}
+	n, err := io.CopyN(p.tmp, f, size-p.covered)
+	c.prevCopied += n
+	if err != nil {
+		return nil, err
+	}
+	p.covered = size
+	return p, nil
+}
+
+// stillLinked reports whether f still has a name (a temp file left
+// pending long enough may have been swept).
+func stillLinked(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && linked(st)
+}
+
+// dropPending removes a pending previous generation.
+func (c *Consumer) dropPending() {
+	if p := c.pending; p != nil {
+		c.pending = nil
+		p.tmp.Close()
+		os.Remove(p.tmp.Name())
+	}
+}
+
 // stepHook, when a test sets it, runs at each step of a compaction and of a
 // journal's move out of inbox/, so a test process can die at exactly that
 // point. Nil outside tests.
@@ -603,12 +682,12 @@ func step(name string) {
 	}
 }
 
-// writePrev writes the new previous generations to w: a header with the
-// logical offset of their first byte, the tail of the old ones (a rolling
-// window, so an observer that lags by a few generations still reads every
-// line), then the consumed content of the inbox. No fsync: they only serve
-// observers that lag.
-func (c *Consumer) writePrev(w *os.File, inbox *os.File, size int64) error {
+// writePrevHead writes the start of the new previous generations to w: a
+// header with the logical offset of their first byte, then the tail of the
+// old ones (a rolling window, so an observer that lags by a few
+// generations still reads every line); the consumed content of the inbox
+// follows (prevUpTo). No fsync: they only serve observers that lag.
+func (c *Consumer) writePrevHead(w *os.File, size int64) error {
 	prevBase := c.cur.base
 	var oldStart, oldLen int64
 	old, ok := openPrev(c.prevPath)
@@ -639,11 +718,7 @@ func (c *Consumer) writePrev(w *os.File, inbox *os.File, size int64) error {
 			return err
 		}
 	}
-	if _, err := inbox.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	_, err := io.CopyN(w, inbox, size)
-	return err
+	return nil
 }
 
 // skipLine returns how many bytes up to and including the first newline.

@@ -113,7 +113,7 @@ func TestCrashInsideCompactionLosesNothing(t *testing.T) {
 	for _, tc := range []struct {
 		step  string
 		after int
-	}{{"prev-renamed", 2500}, {"truncated", 3}, {"truncated", 2500}, {"rebased", 2500}} {
+	}{{"prev-written", 2500}, {"prev-renamed", 2500}, {"truncated", 3}, {"truncated", 2500}, {"rebased", 2500}} {
 		step, after := tc.step, tc.after
 		t.Run(fmt.Sprintf("%s,then%d", step, after), func(t *testing.T) {
 			team := t.TempDir()
