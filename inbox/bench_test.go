@@ -284,17 +284,6 @@ func openBenchWriter(team, member string) (benchWrite, func() error, error) {
 // used (getrusage) per op, one delivery and one floor sample.
 func BenchmarkDeliveryInProcess(b *testing.B) { deliveryInProcess(b) }
 
-// BenchmarkDeliveryInProcessOneThread is BenchmarkDeliveryInProcess with
-// GOMAXPROCS at 1, floor and huddle alike: every goroutine of the path then
-// runs on one thread, so no wake-up waits for a second thread that another
-// process holds the core of. Its p99 beside the default's, in the same
-// run, says how much of the tail is the scheduler's hand-off between
-// threads rather than huddle's work (docs/PERFORMANCE.md).
-func BenchmarkDeliveryInProcessOneThread(b *testing.B) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	deliveryInProcess(b)
-}
-
 func deliveryInProcess(b *testing.B) {
 	team := b.TempDir()
 	rig := newDeliveryRig(b, team)

@@ -183,8 +183,13 @@ func openCursor(path string, keep int) (*cursor, error) {
 		if err := c.rewrite(); err != nil {
 			return nil, err
 		}
-	} else if c.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, teamdir.FileMode); err != nil {
-		return nil, fmt.Errorf("cursor: %w", err)
+	} else if err == nil {
+		// A journal that is not there yet is created by its first record
+		// (write): a consumer that never commits, as most of a large
+		// team's do at first, costs no file; a spawn, one less create.
+		if c.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, teamdir.FileMode); err != nil {
+			return nil, fmt.Errorf("cursor: %w", err)
+		}
 	}
 	if c.startedClean && c.records > 0 {
 		// Running from here on: a crash must not look like the clean stop.
@@ -235,6 +240,13 @@ func (c *cursor) rebase(base int64) error {
 }
 
 func (c *cursor) write(r record) error {
+	if c.f == nil {
+		f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, teamdir.FileMode)
+		if err != nil {
+			return fmt.Errorf("cursor: %w", err)
+		}
+		c.f = f
+	}
 	c.buf = r.appendLine(c.buf[:0])
 	if _, err := c.f.Write(c.buf); err != nil {
 		return fmt.Errorf("cursor: %w", err)
@@ -283,6 +295,11 @@ func (c *cursor) ids() []string {
 
 // close records a clean stop, unless the consumer is going away mid-crash.
 func (c *cursor) close(clean bool) error {
+	if c.f == nil {
+		// Nothing recorded, no journal: which is what a clean stop at
+		// the start says.
+		return nil
+	}
 	var err error
 	if clean {
 		err = c.write(record{Base: c.base, Off: c.off, Clean: true, First: c.first})
