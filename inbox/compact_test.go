@@ -251,13 +251,7 @@ func TestWatcherStopsEveryGoroutine(t *testing.T) {
 // generation finally written holds every consumed line once, in order, and
 // no temp file is left.
 func TestCompactionThatBackedOffCopiesOnlyWhatIsNew(t *testing.T) {
-	team := t.TempDir()
-	var consumed collect
-	c, err := NewConsumer(team, "bob", consumed.handle, Options{CompactAt: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	team, c, consumed := compactingConsumer(t)
 	next := 0
 	send := func() {
 		if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint(next))); err != nil {
@@ -308,17 +302,9 @@ func TestCompactionThatBackedOffCopiesOnlyWhatIsNew(t *testing.T) {
 	if c.prevCopied != int64(len(content)) {
 		t.Fatalf("copied %d bytes into the previous generation for %d bytes of it: the tries copied the inbox again", c.prevCopied, len(content))
 	}
-	var observed collect
-	o, err := NewObserver(team, "bob", true, func(d Delivery) { observed.handle(ctx, d) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Drain(); err != nil {
-		t.Fatal(err)
-	}
 	want := "[0 1 2 3 4 5 6 7]"
-	if got := fmt.Sprint(observed.contents()); got != want || o.Gaps() != 0 {
-		t.Fatalf("previous generation holds %s (gaps %d), want %s", got, o.Gaps(), want)
+	if got, gaps := observeAll(t, team); fmt.Sprint(got) != want || gaps != 0 {
+		t.Fatalf("previous generation holds %v (gaps %d), want %s", got, gaps, want)
 	}
 	if got := fmt.Sprint(consumed.contents()); got != want {
 		t.Fatalf("consumed %s, want %s", got, want)
@@ -333,13 +319,7 @@ func TestCompactionThatBackedOffCopiesOnlyWhatIsNew(t *testing.T) {
 // compaction starts again from the new file, and the kept one's temp file
 // goes; so does it when the consumer closes.
 func TestCompactionKeptForAReplacedInboxIsDropped(t *testing.T) {
-	team := t.TempDir()
-	var consumed collect
-	c, err := NewConsumer(team, "bob", consumed.handle, Options{CompactAt: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	team, c, _ := compactingConsumer(t)
 	for i := range 3 {
 		if err := Append(team, "bob", msg("alice", "bob", fmt.Sprint("old", i))); err != nil {
 			t.Fatal(err)
@@ -394,15 +374,7 @@ func TestCompactionKeptForAReplacedInboxIsDropped(t *testing.T) {
 	if left := temps(t, team); len(left) != 0 {
 		t.Fatalf("temp files left: %v (the one kept for the old file was %v)", left, kept)
 	}
-	var observed collect
-	o, err := NewObserver(team, "bob", true, func(d Delivery) { observed.handle(ctx, d) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Drain(); err != nil {
-		t.Fatal(err)
-	}
-	if got := observed.contents(); len(got) < len(want) || !slices.Equal(got[len(got)-len(want):], want) {
+	if got, _ := observeAll(t, team); len(got) < len(want) || !slices.Equal(got[len(got)-len(want):], want) {
 		t.Fatalf("the previous generation ends %v, want it to end with the new file's %v", got, want)
 	}
 
@@ -425,6 +397,36 @@ func TestCompactionKeptForAReplacedInboxIsDropped(t *testing.T) {
 	if left := temps(t, team); len(left) != 0 {
 		t.Fatalf("temp files left after Close: %v", left)
 	}
+}
+
+// compactingConsumer is a consumer of bob's inbox in a new team directory
+// that compacts whenever the inbox is fully consumed; Close is the test's
+// cleanup.
+func compactingConsumer(t *testing.T) (string, *Consumer, *collect) {
+	t.Helper()
+	team := t.TempDir()
+	consumed := new(collect)
+	c, err := NewConsumer(team, "bob", consumed.handle, Options{CompactAt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return team, c, consumed
+}
+
+// observeAll reads bob's inbox from its oldest kept line with a new
+// observer: the contents, and the gaps it reported.
+func observeAll(t *testing.T, team string) ([]string, int64) {
+	t.Helper()
+	var observed collect
+	o, err := NewObserver(team, "bob", true, func(d Delivery) { observed.handle(context.TODO(), d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	return observed.contents(), o.Gaps()
 }
 
 // temps lists the temp files in the team's inbox directory.
