@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
-	"huddle/store/natsstore"
+	"huddle/store/storetest"
 )
 
 // snapshots keeps the newest snapshot an observer handed out.
@@ -44,7 +45,8 @@ func memberIn(snap Snapshot, name string) protocol.Member {
 // pending, then decided; a member alive shows its status and the team up;
 // once its heartbeats stop and the deadline passes, it shows lost (with
 // what it was) and the team down, though no record changed; a span shows
-// as a chain; on NATS a message sent shows in the Messages.
+// as a chain; a message sent shows in the Messages, and in its member's
+// unread count.
 func TestObserveOn(t *testing.T) {
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
 		const within = 20 * time.Second
@@ -108,19 +110,23 @@ func TestObserveOn(t *testing.T) {
 		}
 		waitFor(t, within, "the call's chain", func() bool { return snaps.get().Chains.Len() == 1 })
 
-		if _, ok := st.(*natsstore.Store); ok {
-			if err := SendOn(ctx, st, tm, protocol.Lead, "cy", "hello cy"); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, within, "the message in Messages", func() bool {
-				for _, mv := range snaps.get().Messages {
-					if mv.Inbox == "cy" && mv.Msg.Content == "hello cy" {
-						return true
-					}
-				}
-				return false
-			})
+		if err := SendOn(ctx, st, tm, protocol.Lead, "cy", "hello cy"); err != nil {
+			t.Fatal(err)
 		}
+		waitFor(t, within, "the message in Messages and cy's unread", func() bool {
+			s := snaps.get()
+			for _, mv := range s.Members {
+				if mv.Record.Name == "cy" && mv.Unread != 1 {
+					return false
+				}
+			}
+			for _, mv := range s.Messages {
+				if mv.Inbox == "cy" && mv.Msg.Content == "hello cy" {
+					return true
+				}
+			}
+			return false
+		})
 
 		stopBeat()
 		<-beating
@@ -180,4 +186,152 @@ func TestObserveOnDeadLettersReadAgainChangeNothing(t *testing.T) {
 	if dirty {
 		t.Fatal("reading the same dead letters again changed the model")
 	}
+}
+
+// unreadOf is member name's unread count in snap (-1 when it is not there).
+func unreadOf(snap Snapshot, name string) int {
+	for _, mv := range snap.Members {
+		if mv.Record.Name == name {
+			return mv.Unread
+		}
+	}
+	return -1
+}
+
+// inboxIDs counts the messages of inbox in snap, by id.
+func inboxIDs(snap Snapshot, inbox string) map[string]int {
+	ids := map[string]int{}
+	for _, mv := range snap.Messages {
+		if mv.Inbox == inbox {
+			ids[mv.Msg.ID]++
+		}
+	}
+	return ids
+}
+
+// sendN appends n messages from the lead to member's inbox and returns
+// their ids.
+func sendN(t *testing.T, ctx context.Context, st store.Store, member, prefix string, n int) []string {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		m := protocol.NewMessage(protocol.TypeMessage, protocol.Lead, member)
+		m.Content = fmt.Sprintf("%s %d", prefix, i)
+		if err := st.Append(ctx, member, &m); err != nil {
+			t.Error(err)
+			return ids
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// TestObserveOnSeedsMessagesAndUnread: an observer attached to a store
+// after messages were appended (two of ana's five committed, the third
+// handed out and given back) starts with what the store holds in its
+// Messages (the three ana's consumer has not committed, the files store
+// the committed two as well: its inbox keeps them) and with each member's
+// unread count; messages appended to bo while it attaches, and after,
+// show once each; a member record change (ana's consumer done) refreshes
+// ana's count.
+func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) {
+		const within = 20 * time.Second
+		const total, commit = 5, 2
+		anaIDs := sendN(t, ctx, st, "ana", "to ana", total)
+		cyIDs := sendN(t, ctx, st, "cy", "to cy", 1)
+		var mu sync.Mutex
+		handled := 0
+		sub, err := st.Consume(ctx, "ana", func(hctx context.Context, _ store.Delivery) error {
+			mu.Lock()
+			handled++
+			n := handled
+			mu.Unlock()
+			if n <= commit {
+				return nil
+			}
+			<-hctx.Done() // the third is held until the stop
+			return hctx.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, within, "two of ana's committed", func() bool {
+			n, err := st.Unread(ctx, "ana")
+			return err == nil && n == total-commit
+		})
+		if err := sub.Stop(); err != nil {
+			t.Fatal(err)
+		}
+
+		// bo's messages are appended while the observer attaches: some
+		// before its watch, some between the watch and the seed, some after.
+		const during, after = 20, 3
+		boIDs := make(chan []string, 1)
+		go func() { boIDs <- sendN(t, ctx, st, "bo", "while attaching", during) }()
+		var snaps snapshots
+		obs, err := ObserveOn(ctx, st, 0, ObserveOptions{}, snaps.send)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer obs.Close()
+		waitFor(t, within, "ana's and cy's messages and counts", func() bool {
+			s := snaps.get()
+			ana := inboxIDs(s, "ana")
+			for _, id := range anaIDs[commit:] {
+				if ana[id] != 1 {
+					return false
+				}
+			}
+			return inboxIDs(s, "cy")[cyIDs[0]] == 1 && unreadOf(s, "ana") == total-commit && unreadOf(s, "cy") == 1
+		})
+		if _, files := st.(*filestore.Store); files {
+			// The inbox file keeps what was consumed until a compaction.
+			ana := inboxIDs(snaps.get(), "ana")
+			for _, id := range anaIDs[:commit] {
+				if ana[id] != 1 {
+					t.Fatalf("a committed message of ana's not in the seed: %v", ana)
+				}
+			}
+		}
+		ids := <-boIDs
+		if len(ids) != during {
+			t.Fatalf("appended %d of bo's %d messages", len(ids), during)
+		}
+		ids = append(ids, sendN(t, ctx, st, "bo", "after attaching", after)...)
+		waitFor(t, within, "every message of bo's and its count", func() bool {
+			s := snaps.get()
+			bo := inboxIDs(s, "bo")
+			for _, id := range ids {
+				if bo[id] == 0 {
+					return false
+				}
+			}
+			return unreadOf(s, "bo") == during+after
+		})
+		// The watch delivers bo's messages in order: the last one seen, no
+		// copy of an earlier one can come after.
+		s := snaps.get()
+		bo := inboxIDs(s, "bo")
+		for id, n := range bo {
+			if n != 1 {
+				t.Fatalf("bo's message %s shown %d times", id, n)
+			}
+		}
+		if len(bo) != during+after {
+			t.Fatalf("bo's inbox shows %d messages, want %d", len(bo), during+after)
+		}
+		for _, id := range anaIDs {
+			if n := inboxIDs(s, "ana")[id]; n > 1 {
+				t.Fatalf("ana's message %s shown %d times", id, n)
+			}
+		}
+
+		// ana's consumer takes the rest and says so in its record.
+		storetest.Drain(t, ctx, st, "ana", total-commit)
+		if err := st.PutMember(ctx, &protocol.Member{Name: "ana", Runtime: RuntimeExternal, Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, within, "ana's unread count refreshed", func() bool { return unreadOf(snaps.get(), "ana") == 0 })
+	})
 }
