@@ -20,8 +20,10 @@ import (
 const StatusLost = "lost"
 
 // deadLettersEvery is how often a store observer reads the dead letters
-// again: the store has no watch on them (docs/DESIGN.md §16).
-const deadLettersEvery = 10 * time.Second
+// again, and asks every unread count again: the store has no watch on
+// them (docs/DESIGN.md §16). A variable for a test that must tell a count
+// refreshed by a change from one refreshed by this clock.
+var deadLettersEvery = 10 * time.Second
 
 // observeOpTimeout bounds each read of a store observer.
 const observeOpTimeout = 15 * time.Second

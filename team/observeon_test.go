@@ -226,15 +226,71 @@ func sendN(t *testing.T, ctx context.Context, st store.Store, member, prefix str
 	return ids
 }
 
+// overlapStore makes both overlaps of an inbox watch and the seed happen
+// in bo's inbox, for sure: when the observer reads the messages the store
+// holds, it first appends one to bo and waits for the watch to deliver it
+// (the seed then holds a message the watch delivered already), then
+// appends another that the watch is held from delivering until release
+// (the watch then delivers a message the seed held).
+type overlapStore struct {
+	store.Store
+	t         *testing.T
+	watched   chan string   // ids bo's watch delivered, while not held
+	held      chan struct{} // closed: bo's watch is held
+	release   chan struct{} // closed: bo's watch goes on
+	heldOnce  sync.Once
+	overlapID [2]string
+}
+
+func (s *overlapStore) WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error) {
+	return s.Store.(inboxFollower).WatchInbox(ctx, member, func(d store.Delivery) {
+		if member == "bo" {
+			select {
+			case <-s.held:
+				<-s.release
+			default:
+				s.watched <- d.Msg.ID
+			}
+		}
+		fn(d)
+	})
+}
+
+func (s *overlapStore) Messages(ctx context.Context) ([]store.Delivery, error) {
+	s.heldOnce.Do(func() {
+		first := sendN(s.t, ctx, s.Store, "bo", "seen by the watch first", 1)
+		deadline := time.After(20 * time.Second)
+	wait:
+		for {
+			select {
+			case id := <-s.watched:
+				if id == first[0] {
+					break wait
+				}
+			case <-deadline:
+				s.t.Error("bo's watch did not deliver the first message")
+				break wait
+			}
+		}
+		close(s.held)
+		second := sendN(s.t, ctx, s.Store, "bo", "seen by the seed first", 1)
+		s.overlapID = [2]string{first[0], second[0]}
+	})
+	return s.Store.(messageReader).Messages(ctx)
+}
+
 // TestObserveOnSeedsMessagesAndUnread: an observer attached to a store
 // after messages were appended (two of ana's five committed, the third
 // handed out and given back) starts with what the store holds in its
 // Messages (the three ana's consumer has not committed, the files store
 // the committed two as well: its inbox keeps them) and with each member's
-// unread count; messages appended to bo while it attaches, and after,
-// show once each; a member record change (ana's consumer done) refreshes
+// unread count; messages appended to bo while it attaches (seen by its
+// watch and its seed both: overlapStore), and after, show once each; a member record change (ana's consumer done) refreshes
 // ana's count.
 func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
+	// No periodic read: each count shown is refreshed by what changed.
+	defer func(every time.Duration) { deadLettersEvery = every }(deadLettersEvery)
+	deadLettersEvery = time.Hour
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) {
 		const within = 20 * time.Second
 		const total, commit = 5, 2
@@ -264,13 +320,13 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		// bo's messages are appended while the observer attaches: some
-		// before its watch, some between the watch and the seed, some after.
-		const during, after = 20, 3
-		boIDs := make(chan []string, 1)
-		go func() { boIDs <- sendN(t, ctx, st, "bo", "while attaching", during) }()
+		// Two of bo's messages are appended while the observer attaches,
+		// each seen by both its watch and its seed.
+		const during, after = 2, 3
+		ov := &overlapStore{Store: st, t: t, watched: make(chan string, 16), held: make(chan struct{}), release: make(chan struct{})}
 		var snaps snapshots
-		obs, err := ObserveOn(ctx, st, 0, ObserveOptions{}, snaps.send)
+		obs, err := ObserveOn(ctx, ov, 0, ObserveOptions{}, snaps.send)
+		close(ov.release)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,11 +350,7 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 				}
 			}
 		}
-		ids := <-boIDs
-		if len(ids) != during {
-			t.Fatalf("appended %d of bo's %d messages", len(ids), during)
-		}
-		ids = append(ids, sendN(t, ctx, st, "bo", "after attaching", after)...)
+		ids := append(ov.overlapID[:], sendN(t, ctx, st, "bo", "after attaching", after)...)
 		waitFor(t, within, "every message of bo's and its count", func() bool {
 			s := snaps.get()
 			bo := inboxIDs(s, "bo")
