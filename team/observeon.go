@@ -30,9 +30,10 @@ const observeOpTimeout = 15 * time.Second
 
 // StoreObserver folds a team kept in a store into Snapshots, live: the
 // store's Watch says which request or member changed and it reads only
-// that record; the spans come from WatchSpans, the inbox traffic from
-// WatchInbox when the store has it. The store's callbacks only note what
-// changed: the reads and the sends run on the observer's goroutines.
+// that record; the spans come from WatchSpans; the messages from what the
+// store holds (Messages) and then WatchInbox, when the store has them; the
+// unread counts from Unread. The store's callbacks only note what changed:
+// the reads and the sends run on the observer's goroutines.
 type StoreObserver struct {
 	st        store.Store
 	opts      ObserveOptions
