@@ -193,7 +193,7 @@ func (o *StoreObserver) loop() {
 			o.mu.Unlock()
 		case <-dead.C:
 			o.readDeadLetters()
-			o.dueUnread(o.unreadNames()...)
+			o.noteUnread(o.unreadNames()...)
 			o.readUnread()
 		}
 	}
