@@ -29,6 +29,10 @@ type Store interface {
 	// committed: the next consumer gets it again, marked Redelivery. One
 	// consumer per member at a time: the member's lease says who.
 	Consume(ctx context.Context, member string, h Handler) (Subscription, error)
+	// Unread counts the messages in member's inbox its consumer has not
+	// committed: all it holds when no consumer ever ran (0 for an inbox
+	// with none). A UI shows it beside the member (docs/DESIGN.md §16).
+	Unread(ctx context.Context, member string) (int, error)
 	// DeadLetter records refused input; DeadLetters reads them back, oldest
 	// first.
 	DeadLetter(ctx context.Context, dl DeadLetter) error

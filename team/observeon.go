@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,17 +20,20 @@ import (
 const StatusLost = "lost"
 
 // deadLettersEvery is how often a store observer reads the dead letters
-// again: the store has no watch on them (docs/DESIGN.md §16).
-const deadLettersEvery = 10 * time.Second
+// again, and asks every unread count again: the store has no watch on
+// them (docs/DESIGN.md §16). A variable for a test that must tell a count
+// refreshed by a change from one refreshed by this clock.
+var deadLettersEvery = 10 * time.Second
 
 // observeOpTimeout bounds each read of a store observer.
 const observeOpTimeout = 15 * time.Second
 
 // StoreObserver folds a team kept in a store into Snapshots, live: the
 // store's Watch says which request or member changed and it reads only
-// that record; the spans come from WatchSpans, the inbox traffic from
-// WatchInbox when the store has it. The store's callbacks only note what
-// changed: the reads and the sends run on the observer's goroutines.
+// that record; the spans come from WatchSpans; the messages from what the
+// store holds (Messages) and then WatchInbox, when the store has them; the
+// unread counts from Unread. The store's callbacks only note what changed:
+// the reads and the sends run on the observer's goroutines.
 type StoreObserver struct {
 	st        store.Store
 	opts      ObserveOptions
@@ -45,11 +49,30 @@ type StoreObserver struct {
 	// record of a kind is to be read again.
 	pmu     sync.Mutex
 	pending map[store.Change]bool
-	kick    chan struct{}
+	// unreadDue are the inboxes whose unread count is to be asked again.
+	unreadDue map[string]bool
+	kick      chan struct{}
 
 	mu     sync.Mutex
 	m      model
 	states map[string]store.MemberState // the records as the store has them
+	// inboxes are the inboxes followed, by name (followInboxes).
+	inboxes map[string]*followed
+}
+
+// followed is what a store observer keeps of one inbox it follows, to
+// fold the messages the store held when it began (the seed) and those its
+// watch delivers into one list, each once. The watch starts first: a
+// message appended between the two can come from both.
+type followed struct {
+	seeded bool
+	// watched are the sequences the watch delivered before the seed was
+	// read: the seed skips them.
+	watched map[int64]bool
+	// seeds are the seed's sequences past the last one the watch had
+	// delivered then, ascending: the watch, whose sequences only grow,
+	// may still deliver them, and skips them. Emptied as it passes them.
+	seeds []int64
 }
 
 // ObserveOn folds the team kept in st and calls send with a new Snapshot
@@ -65,8 +88,8 @@ func ObserveOn(ctx context.Context, st store.Store, lostAfter time.Duration, opt
 	}
 	o := &StoreObserver{
 		st: st, opts: opts.withDefaults(), lostAfter: lostAfter, send: send,
-		pending: map[store.Change]bool{}, kick: make(chan struct{}, 1),
-		m: newModel(), states: map[string]store.MemberState{},
+		pending: map[store.Change]bool{}, unreadDue: map[string]bool{}, kick: make(chan struct{}, 1),
+		m: newModel(), states: map[string]store.MemberState{}, inboxes: map[string]*followed{},
 	}
 	// Up until the members read say otherwise.
 	o.m.onStore, o.m.probed, o.m.runtime.Running = true, true, true
@@ -90,6 +113,7 @@ func ObserveOn(ctx context.Context, st store.Store, lostAfter time.Duration, opt
 	}
 	o.subs = append(o.subs, sub)
 	o.followInboxes()
+	o.readUnread()
 	o.mu.Lock()
 	o.m.changed() // the first snapshot goes out even for an empty team
 	o.mu.Unlock()
@@ -151,9 +175,9 @@ func (o *StoreObserver) loop() {
 	for {
 		o.armLost(lost)
 		o.pmu.Lock()
-		failed := len(o.pending) > 0
+		failed := len(o.pending) > 0 || len(o.unreadDue) > 0
 		o.pmu.Unlock()
-		if failed {
+		if failed || o.unseeded() {
 			retry.Reset(retryAfter)
 		}
 		select {
@@ -169,6 +193,8 @@ func (o *StoreObserver) loop() {
 			o.mu.Unlock()
 		case <-dead.C:
 			o.readDeadLetters()
+			o.noteUnread(o.unreadNames()...)
+			o.readUnread()
 		}
 	}
 }
@@ -181,7 +207,11 @@ func (o *StoreObserver) readPending() {
 	o.pmu.Unlock()
 	if o.teamMissing() {
 		o.loadTeam() // init --store may have put it since
+		if !o.teamMissing() {
+			o.followInboxes() // its members' inboxes
+		}
 	}
+	o.seedInboxes()
 	for _, kind := range []store.ChangeKind{store.ChangeRequest, store.ChangeMember} {
 		if batch[store.Change{Kind: kind}] {
 			o.readAll(kind)
@@ -196,6 +226,7 @@ func (o *StoreObserver) readPending() {
 			o.readMember(c.Name)
 		}
 	}
+	o.readUnread()
 }
 
 func (o *StoreObserver) opCtx() (context.Context, context.CancelFunc) {
@@ -264,6 +295,7 @@ func (o *StoreObserver) readAll(kind store.ChangeKind) {
 		o.states[s.Name] = s
 	}
 	o.showMembers()
+	o.noteUnread(o.unreadNamesLocked()...)
 }
 
 func (o *StoreObserver) readRequest(id string) {
@@ -287,6 +319,7 @@ func (o *StoreObserver) readMember(name string) {
 		o.again(store.Change{Kind: store.ChangeMember, Name: name})
 		return
 	}
+	o.noteUnread(name) // a member record changes as its inbox is worked
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if s == nil {
@@ -398,20 +431,26 @@ func (o *StoreObserver) span(s trace.Span) {
 }
 
 // inboxFollower is a store that follows an inbox from now on without
-// consuming it or removing anything (the NATS store's WatchInbox).
+// consuming it or removing anything (both stores' WatchInbox).
 type inboxFollower interface {
 	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
 }
 
-// followInboxes follows the lead's and every member's inbox from now on,
-// when the store can (the NATS store): the Messages pane shows the traffic
-// since the UI attached. Unread stays 0: what a member's consumer has
-// committed is the store's.
+// messageReader is a store that reads every message its inboxes hold now
+// without taking any (both stores' Messages, as huddle export reads them).
+type messageReader interface {
+	Messages(ctx context.Context) ([]store.Delivery, error)
+}
+
+// followInboxes follows the lead's and every member's inbox not followed
+// yet, as the directory observer does (docs/DESIGN.md §16): the watch
+// first (WatchInbox, from now on), then the seed (seedInboxes: what the
+// store holds), so the Messages pane starts with the messages the store
+// still holds and goes on live, with no gap and no message twice. A store
+// with no watch is seeded only; one with no Messages only watched.
 func (o *StoreObserver) followInboxes() {
-	iw, ok := o.st.(inboxFollower)
-	if !ok {
-		return
-	}
+	iw, watches := o.st.(inboxFollower)
+	_, seeds := o.st.(messageReader)
 	o.mu.Lock()
 	names := []string{protocol.Lead}
 	if o.m.team != nil {
@@ -419,18 +458,171 @@ func (o *StoreObserver) followInboxes() {
 			names = append(names, m.Name)
 		}
 	}
-	o.mu.Unlock()
+	var fresh []string
 	for _, name := range names {
+		if o.inboxes[name] == nil {
+			o.inboxes[name] = &followed{seeded: !seeds}
+			fresh = append(fresh, name)
+		}
+	}
+	o.mu.Unlock()
+	for _, name := range fresh {
+		if !watches {
+			break
+		}
+		// Not watched when the watch cannot start (the store away): the
+		// seed still shows what it holds.
 		sub, err := iw.WatchInbox(o.ctx, name, func(d store.Delivery) { o.delivered(name, d) })
 		if err == nil {
 			o.subs = append(o.subs, sub)
 		}
 	}
+	o.seedInboxes()
 }
 
-// delivered takes one message an inbox watch saw.
-func (o *StoreObserver) delivered(name string, d store.Delivery) {
+// unseeded reports whether an inbox followed is still to be seeded (its
+// read failed: the loop tries again after retryAfter).
+func (o *StoreObserver) unseeded() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	for _, f := range o.inboxes {
+		if !f.seeded {
+			return true
+		}
+	}
+	return false
+}
+
+// seedInboxes reads the messages the store holds and folds into the
+// Messages pane those of the inboxes not seeded yet, skipping what their
+// watch delivered already.
+func (o *StoreObserver) seedInboxes() {
+	mr, ok := o.st.(messageReader)
+	if !ok || !o.unseeded() {
+		return
+	}
+	ctx, cancel := o.opCtx()
+	ds, err := mr.Messages(ctx)
+	cancel()
+	if err != nil {
+		return // unseeded still: the loop tries again
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	lastWatched := map[string]int64{}
+	for name, f := range o.inboxes {
+		lastWatched[name] = -1
+		for seq := range f.watched {
+			lastWatched[name] = max(lastWatched[name], seq)
+		}
+	}
+	for _, d := range ds {
+		f := o.inboxes[d.Msg.To]
+		if f == nil || f.seeded || f.watched[d.Seq] {
+			continue
+		}
+		o.m.addMessage(MessageView{Inbox: d.Msg.To, Offset: d.Seq, Msg: d.Msg})
+		if d.Seq > lastWatched[d.Msg.To] {
+			f.seeds = append(f.seeds, d.Seq)
+		}
+	}
+	for _, f := range o.inboxes {
+		f.seeded, f.watched = true, nil
+	}
+}
+
+// delivered takes one message an inbox watch saw, once: before the seed it
+// notes the sequence for the seed to skip; after, it skips a sequence the
+// seed showed. Its inbox's unread count is asked again.
+func (o *StoreObserver) delivered(name string, d store.Delivery) {
+	o.dueUnread(name)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f := o.inboxes[name]
+	switch {
+	case f == nil:
+	case !f.seeded:
+		if f.watched == nil {
+			f.watched = map[int64]bool{}
+		}
+		f.watched[d.Seq] = true
+	case len(f.seeds) > 0:
+		i, dup := slices.BinarySearch(f.seeds, d.Seq)
+		if dup {
+			i++
+		}
+		f.seeds = f.seeds[i:]
+		if dup {
+			return
+		}
+	}
 	o.m.addMessage(MessageView{Inbox: name, Offset: d.Seq, Msg: d.Msg})
+}
+
+// unreadNames are the inboxes whose unread count a snapshot shows: the
+// lead's, the team's members' and those with a record.
+func (o *StoreObserver) unreadNames() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.unreadNamesLocked()
+}
+
+func (o *StoreObserver) unreadNamesLocked() []string {
+	names := []string{protocol.Lead}
+	if o.m.team != nil {
+		for _, m := range o.m.team.Members {
+			names = append(names, m.Name)
+		}
+	}
+	for name := range o.states {
+		names = append(names, name)
+	}
+	return names
+}
+
+// dueUnread notes inboxes whose unread count is to be asked again and
+// wakes the loop, never waiting for it.
+func (o *StoreObserver) dueUnread(names ...string) {
+	o.noteUnread(names...)
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// noteUnread is dueUnread without the wake, for a caller on the loop's
+// goroutine (which reads them before it waits again).
+func (o *StoreObserver) noteUnread(names ...string) {
+	o.pmu.Lock()
+	defer o.pmu.Unlock()
+	for _, name := range names {
+		o.unreadDue[name] = true
+	}
+}
+
+// readUnread asks the store the unread count of each inbox due; a count
+// that cannot be read stays due, for the retry.
+func (o *StoreObserver) readUnread() {
+	o.pmu.Lock()
+	due := o.unreadDue
+	o.unreadDue = make(map[string]bool, len(due))
+	o.pmu.Unlock()
+	for name := range due {
+		ctx, cancel := o.opCtx()
+		n, err := o.st.Unread(ctx, name)
+		cancel()
+		if err != nil {
+			if o.ctx.Err() == nil && protocol.ValidateName(name) == nil {
+				o.noteUnread(name)
+			}
+			continue
+		}
+		o.mu.Lock()
+		if iv := o.m.inbox(name); iv.stored != n {
+			iv.stored = n
+			o.m.membersStale = true
+			o.m.changed()
+		}
+		o.mu.Unlock()
+	}
 }

@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
-	"huddle/store/natsstore"
+	"huddle/store/storetest"
 )
 
 // snapshots keeps the newest snapshot an observer handed out.
@@ -44,7 +45,8 @@ func memberIn(snap Snapshot, name string) protocol.Member {
 // pending, then decided; a member alive shows its status and the team up;
 // once its heartbeats stop and the deadline passes, it shows lost (with
 // what it was) and the team down, though no record changed; a span shows
-// as a chain; on NATS a message sent shows in the Messages.
+// as a chain; a message sent shows in the Messages, and in its member's
+// unread count.
 func TestObserveOn(t *testing.T) {
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
 		const within = 20 * time.Second
@@ -108,19 +110,23 @@ func TestObserveOn(t *testing.T) {
 		}
 		waitFor(t, within, "the call's chain", func() bool { return snaps.get().Chains.Len() == 1 })
 
-		if _, ok := st.(*natsstore.Store); ok {
-			if err := SendOn(ctx, st, tm, protocol.Lead, "cy", "hello cy"); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, within, "the message in Messages", func() bool {
-				for _, mv := range snaps.get().Messages {
-					if mv.Inbox == "cy" && mv.Msg.Content == "hello cy" {
-						return true
-					}
-				}
-				return false
-			})
+		if err := SendOn(ctx, st, tm, protocol.Lead, "cy", "hello cy"); err != nil {
+			t.Fatal(err)
 		}
+		waitFor(t, within, "the message in Messages and cy's unread", func() bool {
+			s := snaps.get()
+			for _, mv := range s.Members {
+				if mv.Record.Name == "cy" && mv.Unread != 1 {
+					return false
+				}
+			}
+			for _, mv := range s.Messages {
+				if mv.Inbox == "cy" && mv.Msg.Content == "hello cy" {
+					return true
+				}
+			}
+			return false
+		})
 
 		stopBeat()
 		<-beating
@@ -180,4 +186,204 @@ func TestObserveOnDeadLettersReadAgainChangeNothing(t *testing.T) {
 	if dirty {
 		t.Fatal("reading the same dead letters again changed the model")
 	}
+}
+
+// unreadOf is member name's unread count in snap (-1 when it is not there).
+func unreadOf(snap Snapshot, name string) int {
+	for _, mv := range snap.Members {
+		if mv.Record.Name == name {
+			return mv.Unread
+		}
+	}
+	return -1
+}
+
+// inboxIDs counts the messages of inbox in snap, by id.
+func inboxIDs(snap Snapshot, inbox string) map[string]int {
+	ids := map[string]int{}
+	for _, mv := range snap.Messages {
+		if mv.Inbox == inbox {
+			ids[mv.Msg.ID]++
+		}
+	}
+	return ids
+}
+
+// sendN appends n messages from the lead to member's inbox and returns
+// their ids.
+func sendN(t *testing.T, ctx context.Context, st store.Store, member, prefix string, n int) []string {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		m := protocol.NewMessage(protocol.TypeMessage, protocol.Lead, member)
+		m.Content = fmt.Sprintf("%s %d", prefix, i)
+		if err := st.Append(ctx, member, &m); err != nil {
+			t.Error(err)
+			return ids
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// overlapStore makes both overlaps of an inbox watch and the seed happen
+// in bo's inbox, for sure: when the observer reads the messages the store
+// holds, it first appends one to bo and waits for the watch to deliver it
+// (the seed then holds a message the watch delivered already), then
+// appends another that the watch is held from delivering until release
+// (the watch then delivers a message the seed held).
+type overlapStore struct {
+	store.Store
+	t         *testing.T
+	watched   chan string   // ids bo's watch delivered, while not held
+	held      chan struct{} // closed: bo's watch is held
+	release   chan struct{} // closed: bo's watch goes on
+	heldOnce  sync.Once
+	overlapID [2]string
+}
+
+func (s *overlapStore) WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error) {
+	return s.Store.(inboxFollower).WatchInbox(ctx, member, func(d store.Delivery) {
+		if member == "bo" {
+			select {
+			case <-s.held:
+				<-s.release
+			default:
+				s.watched <- d.Msg.ID
+			}
+		}
+		fn(d)
+	})
+}
+
+func (s *overlapStore) Messages(ctx context.Context) ([]store.Delivery, error) {
+	s.heldOnce.Do(func() {
+		first := sendN(s.t, ctx, s.Store, "bo", "seen by the watch first", 1)
+		deadline := time.After(20 * time.Second)
+	wait:
+		for {
+			select {
+			case id := <-s.watched:
+				if id == first[0] {
+					break wait
+				}
+			case <-deadline:
+				s.t.Error("bo's watch did not deliver the first message")
+				break wait
+			}
+		}
+		close(s.held)
+		second := sendN(s.t, ctx, s.Store, "bo", "seen by the seed first", 1)
+		s.overlapID = [2]string{first[0], second[0]}
+	})
+	return s.Store.(messageReader).Messages(ctx)
+}
+
+// TestObserveOnSeedsMessagesAndUnread: an observer attached to a store
+// after messages were appended (two of ana's five committed, the third
+// handed out and given back) starts with what the store holds in its
+// Messages (the three ana's consumer has not committed, the files store
+// the committed two as well: its inbox keeps them) and with each member's
+// unread count; messages appended to bo while it attaches (seen by its
+// watch and its seed both: overlapStore), and after, show once each; a member record change (ana's consumer done) refreshes
+// ana's count.
+func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
+	// No periodic read: each count shown is refreshed by what changed.
+	defer func(every time.Duration) { deadLettersEvery = every }(deadLettersEvery)
+	deadLettersEvery = time.Hour
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) {
+		const within = 20 * time.Second
+		const total, commit = 5, 2
+		anaIDs := sendN(t, ctx, st, "ana", "to ana", total)
+		cyIDs := sendN(t, ctx, st, "cy", "to cy", 1)
+		var mu sync.Mutex
+		handled := 0
+		sub, err := st.Consume(ctx, "ana", func(hctx context.Context, _ store.Delivery) error {
+			mu.Lock()
+			handled++
+			n := handled
+			mu.Unlock()
+			if n <= commit {
+				return nil
+			}
+			<-hctx.Done() // the third is held until the stop
+			return hctx.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, within, "two of ana's committed", func() bool {
+			n, err := st.Unread(ctx, "ana")
+			return err == nil && n == total-commit
+		})
+		if err := sub.Stop(); err != nil {
+			t.Fatal(err)
+		}
+
+		// Two of bo's messages are appended while the observer attaches,
+		// each seen by both its watch and its seed.
+		const during, after = 2, 3
+		ov := &overlapStore{Store: st, t: t, watched: make(chan string, 16), held: make(chan struct{}), release: make(chan struct{})}
+		var snaps snapshots
+		obs, err := ObserveOn(ctx, ov, 0, ObserveOptions{}, snaps.send)
+		close(ov.release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer obs.Close()
+		waitFor(t, within, "ana's and cy's messages and counts", func() bool {
+			s := snaps.get()
+			ana := inboxIDs(s, "ana")
+			for _, id := range anaIDs[commit:] {
+				if ana[id] != 1 {
+					return false
+				}
+			}
+			return inboxIDs(s, "cy")[cyIDs[0]] == 1 && unreadOf(s, "ana") == total-commit && unreadOf(s, "cy") == 1
+		})
+		if _, files := st.(*filestore.Store); files {
+			// The inbox file keeps what was consumed until a compaction.
+			ana := inboxIDs(snaps.get(), "ana")
+			for _, id := range anaIDs[:commit] {
+				if ana[id] != 1 {
+					t.Fatalf("a committed message of ana's not in the seed: %v", ana)
+				}
+			}
+		}
+		ids := append(ov.overlapID[:], sendN(t, ctx, st, "bo", "after attaching", after)...)
+		waitFor(t, within, "every message of bo's and its count", func() bool {
+			s := snaps.get()
+			bo := inboxIDs(s, "bo")
+			for _, id := range ids {
+				if bo[id] == 0 {
+					return false
+				}
+			}
+			return unreadOf(s, "bo") == during+after
+		})
+		// The watch delivers bo's messages in order: the last one seen, no
+		// copy of an earlier one can come after.
+		s := snaps.get()
+		bo := inboxIDs(s, "bo")
+		for id, n := range bo {
+			if n != 1 {
+				t.Fatalf("bo's message %s shown %d times", id, n)
+			}
+		}
+		if len(bo) != during+after {
+			t.Fatalf("bo's inbox shows %d messages, want %d", len(bo), during+after)
+		}
+		for _, id := range anaIDs {
+			if n := inboxIDs(s, "ana")[id]; n > 1 {
+				t.Fatalf("ana's message %s shown %d times", id, n)
+			}
+		}
+
+		// ana's consumer takes the rest and says so in its record.
+		storetest.Drain(t, ctx, st, "ana", total-commit)
+		if err := st.PutMember(ctx, &protocol.Member{Name: "ana", Runtime: RuntimeExternal, Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, within, "ana's unread count refreshed", func() bool { return unreadOf(snaps.get(), "ana") == 0 })
+	})
 }

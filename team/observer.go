@@ -136,6 +136,9 @@ type model struct {
 type inboxView struct {
 	committed int64   // the consumer's committed logical offset
 	unread    []int64 // offsets of observed messages at or past committed, ascending
+	// stored is the unread count as the store tells it (ObserveOn): a
+	// store observer does not see the consumer's cursor, so it asks.
+	stored int
 }
 
 // Observe folds the team directory dir and calls send with a new Snapshot
@@ -784,6 +787,9 @@ func (m *model) buildMembers() []MemberView {
 	out := make([]MemberView, 0, len(m.records)+8)
 	unread := func(name string) int {
 		if iv := m.inboxes[name]; iv != nil {
+			if m.onStore {
+				return iv.stored
+			}
 			return len(iv.unread)
 		}
 		return 0

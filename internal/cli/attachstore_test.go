@@ -211,3 +211,57 @@ func (u *storeUI) finish() string {
 	}
 	return ansi.Strip(m.View().Content)
 }
+
+// TestAttachStoreShowsTheStoresMessagesAndUnread: the UI on a store
+// attached after messages were sent starts with them in its Messages pane
+// and with each member's unread count in the roster, and a message sent
+// after it attached shows once, its member's count going up.
+func TestAttachStoreShowsTheStoresMessagesAndUnread(t *testing.T) {
+	url := natsTeam(t)
+	writer := openTeamStore(t, url, true)
+	tm := storeTeam
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	send := func(to, text string) {
+		t.Helper()
+		if err := team.SendOn(ctx, writer, &tm, protocol.Lead, to, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("alice", "qm1 before")
+	send("alice", "qm2 before")
+	send("bob", "qm3 before")
+	ui := startStoreUI(t, url)
+	count := func(s team.Snapshot, text string) int {
+		n := 0
+		for _, mv := range s.Messages {
+			if mv.Msg.Content == text {
+				n++
+			}
+		}
+		return n
+	}
+	unread := func(s team.Snapshot, name string) int {
+		for _, mv := range s.Members {
+			if mv.Record.Name == name {
+				return mv.Unread
+			}
+		}
+		return -1
+	}
+	ui.handed("the messages held and the counts", func(s team.Snapshot) bool {
+		return count(s, "qm1 before") == 1 && count(s, "qm2 before") == 1 && count(s, "qm3 before") == 1 &&
+			unread(s, "alice") == 2 && unread(s, "bob") == 1
+	})
+	send("bob", "qm4 after")
+	ui.handed("the message sent after", func(s team.Snapshot) bool {
+		return count(s, "qm4 after") == 1 && unread(s, "bob") == 2 && len(s.Messages) == 4
+	})
+	ui.tm.Send(tea.KeyPressMsg{Code: '4', Text: "4"})
+	screen := ui.finish()
+	for _, want := range []string{"✉2", "qm1 before", "qm2 before", "qm3 before", "qm4 after"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the screen lacks %q:\n%s", want, screen)
+		}
+	}
+}

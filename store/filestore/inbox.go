@@ -110,3 +110,30 @@ func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
 	}
 	return out, nil
 }
+
+// WatchInbox follows member's inbox from its current end without taking
+// anything from it (natsstore.Store.WatchInbox's twin): a read-only
+// inbox.Observer, drained whenever the inbox file changes (one fsnotify
+// watch on inbox/), so the member's consumer still gets every message.
+// Seq is the logical offset. A line that does not decode is skipped: it is
+// the consumer's to dead-letter.
+func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	dir := teamdir.InboxDirPath(s.dir)
+	if err := os.MkdirAll(dir, teamdir.DirMode); err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
+	}
+	obs, err := inbox.NewObserver(s.dir, member, false, func(d inbox.Delivery) {
+		fn(store.Delivery{Msg: d.Msg, Seq: d.Offset})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
+	}
+	sub, err := s.follow(ctx, dir, member+".jsonl", func(context.Context) error { return obs.Drain() }, nil)
+	if err != nil {
+		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
+	}
+	return sub, nil
+}

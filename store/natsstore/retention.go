@@ -9,6 +9,7 @@ package natsstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -173,4 +174,30 @@ func (s *Store) Held(ctx context.Context, member string) (uint64, error) {
 		return 0, scrub(err, s.t.secrets)
 	}
 	return info.State.Subjects[subject], nil
+}
+
+// Unread counts the messages of member's inbox its durable consumer has
+// not committed: the consumer's NumPending (not handed out yet) and
+// NumAckPending (handed out, not acknowledged). A member whose consumer
+// never started has committed nothing: every message its subject holds.
+func (s *Store) Unread(ctx context.Context, member string) (int, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return 0, err
+	}
+	cons, err := s.js.Consumer(ctx, s.n.inboxStream, durable(member))
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		n, err := s.Held(ctx, member)
+		if err != nil {
+			return 0, fmt.Errorf("unread of %s: %w", member, err)
+		}
+		return int(n), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("unread of %s: %w", member, scrub(err, s.t.secrets))
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("unread of %s: %w", member, scrub(err, s.t.secrets))
+	}
+	return int(info.NumPending) + info.NumAckPending, nil
 }

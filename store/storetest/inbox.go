@@ -226,3 +226,65 @@ func testDeadLetters(t *testing.T, open Opener) {
 		t.Fatalf("dead letters: %d %+v", len(dls), dls)
 	}
 }
+
+// testUnread: Unread counts what the member's consumer has not committed,
+// all of it before a consumer ever ran, the message a stopped handler was
+// holding among it, on any handle.
+func testUnread(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s := open(t)
+	if n, err := s.Unread(ctx, "alice"); err != nil || n != 0 {
+		t.Fatalf("unread of an empty inbox: %d %v", n, err)
+	}
+	if _, err := s.Unread(ctx, "../alice"); err == nil {
+		t.Fatal("an invalid name was counted")
+	}
+	const total, commit = 5, 2
+	for i := range total {
+		if err := s.Append(ctx, "alice", message("lead", "alice", fmt.Sprintf("m%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(ctx, "bob", message("lead", "bob", "not alice's")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := open(t).Unread(ctx, "alice"); err != nil || n != total {
+		t.Fatalf("unread before any consumer: %d %v, want %d", n, err, total)
+	}
+	// The first two are committed; the third is held until the stop.
+	var mu sync.Mutex
+	handled := 0
+	sub, err := s.Consume(ctx, "alice", func(hctx context.Context, _ store.Delivery) error {
+		mu.Lock()
+		handled++
+		n := handled
+		mu.Unlock()
+		if n <= commit {
+			return nil
+		}
+		<-hctx.Done()
+		return hctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := open(t)
+	waitFor(t, "the unread count after two commits", func() bool {
+		n, err := other.Unread(ctx, "alice")
+		return err == nil && n == total-commit
+	})
+	if err := sub.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := open(t).Unread(ctx, "alice"); err != nil || n != total-commit {
+		t.Fatalf("unread after the stop: %d %v, want %d", n, err, total-commit)
+	}
+	if n, err := other.Unread(ctx, "bob"); err != nil || n != 1 {
+		t.Fatalf("bob's unread: %d %v, want 1", n, err)
+	}
+	Drain(t, ctx, open(t), "alice", total-commit)
+	waitFor(t, "no unread once all are committed", func() bool {
+		n, err := other.Unread(ctx, "alice")
+		return err == nil && n == 0
+	})
+}
