@@ -296,26 +296,7 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 		const total, commit = 5, 2
 		anaIDs := sendN(t, ctx, st, "ana", "to ana", total)
 		cyIDs := sendN(t, ctx, st, "cy", "to cy", 1)
-		var mu sync.Mutex
-		handled := 0
-		sub, err := st.Consume(ctx, "ana", func(hctx context.Context, _ store.Delivery) error {
-			mu.Lock()
-			handled++
-			n := handled
-			mu.Unlock()
-			if n <= commit {
-				return nil
-			}
-			<-hctx.Done() // the third is held until the stop
-			return hctx.Err()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, within, "two of ana's committed", func() bool {
-			n, err := st.Unread(ctx, "ana")
-			return err == nil && n == total-commit
-		})
+		sub := storetest.CommitThenHold(t, ctx, st, "ana", commit, total)
 		if err := sub.Stop(); err != nil {
 			t.Fatal(err)
 		}

@@ -252,27 +252,11 @@ func testUnread(t *testing.T, open Opener) {
 		t.Fatalf("unread before any consumer: %d %v, want %d", n, err, total)
 	}
 	// The first two are committed; the third is held until the stop.
-	var mu sync.Mutex
-	handled := 0
-	sub, err := s.Consume(ctx, "alice", func(hctx context.Context, _ store.Delivery) error {
-		mu.Lock()
-		handled++
-		n := handled
-		mu.Unlock()
-		if n <= commit {
-			return nil
-		}
-		<-hctx.Done()
-		return hctx.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	other := open(t)
-	waitFor(t, "the unread count after two commits", func() bool {
-		n, err := other.Unread(ctx, "alice")
-		return err == nil && n == total-commit
-	})
+	sub := CommitThenHold(t, ctx, s, "alice", commit, total)
+	if n, err := other.Unread(ctx, "alice"); err != nil || n != total-commit {
+		t.Fatalf("unread on another handle after two commits: %d %v, want %d", n, err, total-commit)
+	}
 	if err := sub.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -287,4 +271,99 @@ func testUnread(t *testing.T, open Opener) {
 		n, err := other.Unread(ctx, "alice")
 		return err == nil && n == 0
 	})
+}
+
+// InboxWatcher is a store that follows an inbox from now on without
+// consuming it or removing anything (both stores' WatchInbox, which the UI
+// on a store follows the Messages pane with).
+type InboxWatcher interface {
+	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
+}
+
+// testWatchInbox: a watch of an inbox sees the messages appended after it
+// started, once each, in order of their Seq, none from before and none of
+// another member's; the member's consumer, on another handle, still gets
+// every message, the watched ones included.
+func testWatchInbox(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s := open(t)
+	w, ok := s.(InboxWatcher)
+	if !ok {
+		t.Skipf("%T has no inbox watch", s)
+	}
+	var (
+		mu      sync.Mutex
+		watched []store.Delivery
+	)
+	ids := func(ds []store.Delivery) map[string]bool {
+		out := map[string]bool{}
+		for _, d := range ds {
+			out[d.Msg.ID] = true
+		}
+		return out
+	}
+	appendN := func(member, prefix string, n int) []string {
+		var out []string
+		for i := range n {
+			m := message("lead", member, fmt.Sprintf("%s %d", prefix, i))
+			if err := s.Append(ctx, member, m); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	before := appendN("alice", "before", 3)
+	sub, err := w.WatchInbox(ctx, "alice", func(d store.Delivery) {
+		mu.Lock()
+		watched = append(watched, d)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Stop() })
+	after := appendN("alice", "after", 5)
+	appendN("bob", "to bob", 2)
+	waitFor(t, "the watch sees the messages appended after it", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		got := ids(watched)
+		for _, id := range after {
+			if !got[id] {
+				return false
+			}
+		}
+		return true
+	})
+	var consumed []store.Delivery
+	csub, err := open(t).Consume(ctx, "alice", func(_ context.Context, d store.Delivery) error {
+		mu.Lock()
+		consumed = append(consumed, d)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = csub.Stop() })
+	waitFor(t, "the consumer gets every message", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(consumed) == len(before)+len(after)
+	})
+	mu.Lock()
+	got := append([]store.Delivery(nil), watched...)
+	mu.Unlock()
+	if len(got) != len(after) {
+		t.Fatalf("the watch saw %d messages, want the %d appended to alice after it", len(got), len(after))
+	}
+	for i, d := range got {
+		if d.Msg.ID != after[i] || (i > 0 && d.Seq <= got[i-1].Seq) {
+			t.Fatalf("the watch saw %v, want %v in order of Seq", got, after)
+		}
+	}
+	if _, err := w.WatchInbox(ctx, "../x", func(store.Delivery) {}); err == nil {
+		t.Fatal("an invalid member name was accepted")
+	}
 }

@@ -44,6 +44,7 @@ func Run(t *testing.T, f Factory) {
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
 		{"UnreadCountsWhatIsNotCommitted", testUnread},
+		{"WatchInboxFollowsFromTheEndAndTakesNothing", testWatchInbox},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
 		{"RestartAskedOfTheLeaseHolder", testRestartAsk},
 		{"LogsFollowedAndRead", testLogs},
@@ -86,6 +87,37 @@ func stopAtEnd(t *testing.T, sub store.Subscription) {
 			t.Errorf("stop: %v", err)
 		}
 	})
+}
+
+// CommitThenHold consumes member's inbox in st, commits the first n
+// messages and holds the next one until the consumer is stopped (its
+// handler returns when its context ends, so it is not committed), and
+// waits until st counts what is left unread after the n: the state of a
+// member that handled some of its inbox and is busy with the next. Stop
+// the subscription when done.
+func CommitThenHold(t *testing.T, ctx context.Context, st store.Store, member string, n, total int) store.Subscription {
+	t.Helper()
+	var mu sync.Mutex
+	handled := 0
+	sub, err := st.Consume(ctx, member, func(hctx context.Context, _ store.Delivery) error {
+		mu.Lock()
+		handled++
+		k := handled
+		mu.Unlock()
+		if k <= n {
+			return nil
+		}
+		<-hctx.Done()
+		return hctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, fmt.Sprintf("%d of %s's %d messages committed", n, member, total), func() bool {
+		left, err := st.Unread(ctx, member)
+		return err == nil && left == total-n
+	})
+	return sub
 }
 
 // Drain consumes member's inbox in st until it has handed out at least n
