@@ -58,6 +58,27 @@ func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Ob
 	return o, nil
 }
 
+// Unread counts the messages in member's inbox its consumer has not
+// committed: the valid lines at or past Committed. It reads from there,
+// not from the oldest line kept, so what it costs grows with what is
+// unread, not with the previous generations.
+func Unread(teamDir, member string) (int, error) {
+	committed, err := Committed(teamDir, member)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	o, err := NewObserver(teamDir, member, false, func(Delivery) { n++ })
+	if err != nil {
+		return 0, err
+	}
+	o.pos = committed
+	if err := o.Drain(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // Gaps reports how many bytes went by unseen because the observer lagged
 // further behind the consumer than the kept generations reach.
 func (o *Observer) Gaps() int64 { return o.gaps.Load() }

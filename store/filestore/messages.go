@@ -49,8 +49,8 @@ func (s *Store) Messages(ctx context.Context) ([]store.Delivery, error) {
 
 // Unread counts the messages of member's inbox its consumer has not
 // committed, as the directory observer counts them: the valid lines at or
-// past the committed offset (inbox.Committed). It reads the inbox file
-// (compaction keeps it short); an inbox with no file has none.
+// past the committed offset (inbox.Unread, which reads from there); an
+// inbox with no file has none.
 func (s *Store) Unread(ctx context.Context, member string) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
@@ -58,20 +58,8 @@ func (s *Store) Unread(ctx context.Context, member string) (int, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return 0, err
 	}
-	committed, err := inbox.Committed(s.dir, member)
+	n, err := inbox.Unread(s.dir, member)
 	if err != nil {
-		return 0, fmt.Errorf("unread of %s: %w", member, err)
-	}
-	n := 0
-	obs, err := inbox.NewObserver(s.dir, member, true, func(d inbox.Delivery) {
-		if d.Offset >= committed {
-			n++
-		}
-	})
-	if err != nil {
-		return 0, fmt.Errorf("unread of %s: %w", member, err)
-	}
-	if err := obs.Drain(); err != nil {
 		return 0, fmt.Errorf("unread of %s: %w", member, err)
 	}
 	return n, nil
