@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"huddle/inbox"
 	"huddle/protocol"
 )
 
@@ -40,22 +39,21 @@ func (mt *mate) collectReplay(prev *protocol.Member) {
 	}
 }
 
-// openInvocations finds the invocation requests named by ids in the
-// member's inbox (the kept generations included), drops those past their
-// deadline, and remembers the rest as open again.
+// openInvocations finds the invocation requests named by ids among the
+// messages the member's inbox still holds (shared.held: a directory's kept
+// generations included, a store's until its retention takes them), drops
+// those past their deadline, and remembers the rest as open again.
 func (mt *mate) openInvocations(ids []string) []protocol.Message {
 	want := map[string]bool{}
 	for _, id := range ids {
 		want[id] = true
 	}
 	found := map[string]protocol.Message{}
-	o, err := inbox.NewObserver(mt.rt.dir, mt.spec.Name, true, func(d inbox.Delivery) {
-		if inv := d.Msg.Invocation; d.Msg.Type == protocol.TypeInvocationRequest && inv != nil && want[inv.RequestID] {
-			found[inv.RequestID] = d.Msg
+	held, err := mt.rt.sh.held(mt.spec.Name)
+	for _, m := range held {
+		if inv := m.Invocation; m.Type == protocol.TypeInvocationRequest && inv != nil && want[inv.RequestID] {
+			found[inv.RequestID] = m
 		}
-	})
-	if err == nil {
-		err = o.Drain()
 	}
 	if err != nil {
 		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("finding its open invocations: %v", err)})

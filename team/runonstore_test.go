@@ -609,3 +609,61 @@ func runtimeOnStore(t *testing.T, st store.Store) RuntimeState {
 	}
 	return RuntimeOn(states, LostAfter)
 }
+
+func init() {
+	// tallyuntil is tally until the file $ANSWER exists, echo from then on:
+	// a member whose next run answers what this one only took.
+	testRoles["tallyuntil"] = func() int {
+		if _, err := os.Stat(os.Getenv("ANSWER")); err == nil {
+			return echoProcess(false)
+		}
+		return runTally()
+	}
+}
+
+// TestStoreExecInvocationGivenAgainAfterACrash: an exec teammate on a
+// store was given an invocation and had not answered it when its runtime
+// died (the line committed, the member record's open naming it). The next
+// runtime to take the member over finds the request among the messages
+// the store still holds and gives it to the new process, which answers:
+// the caller, in another runtime and still waiting, gets the answer.
+func TestStoreExecInvocationGivenAgainAfterACrash(t *testing.T) {
+	tally, answer := filepath.Join(t.TempDir(), "tally"), filepath.Join(t.TempDir(), "answer")
+	caller := scripted("reservas", "", Step{Call: "x", Action: "audit", Prompt: "invoice 9", TimeoutSec: 60}, Step{Wait: Duration(time.Hour)})
+	tm := Team{Name: "crew", Members: []MemberSpec{caller, roleSpec("x", "tallyuntil", "TALLY="+tally, "ANSWER="+answer)}}
+	open := natsTeam(t, tm, map[string]string{"reservas": `{"allowed_targets":["x"]}`})
+	callers := mustStartOn(t, open(), protocol.Lead, "reservas")
+	st := &severable{Store: open()}
+	gone := mustStartOn(t, st, "x")
+	waitFor(t, 15*time.Second, "x given the invocation", func() bool {
+		return len(tallied(tally, protocol.TypeInvocationRequest)) == 1
+	})
+	gone.gone = true
+	st.dead.Store(true) // the process is gone: nothing it writes from now on lands
+	gone.stop(t)
+
+	// The next run's process answers what it is given.
+	if err := os.WriteFile(answer, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var again *storeRuntime
+	waitFor(t, 30*time.Second, "the next runtime to take x over", func() bool {
+		s, err := startOn(t, open(), "x")
+		if err != nil && !strings.Contains(err.Error(), " runs elsewhere (holder ") {
+			t.Fatal(err)
+		}
+		again = s
+		return err == nil
+	})
+	waitFor(t, 20*time.Second, "reservas's call answered", func() bool {
+		return callers.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
+	})
+	if !callers.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" && e["status"] == "ok" }) {
+		t.Fatalf("reservas's call did not succeed: %v", callers.ev.es)
+	}
+	if !again.ev.has(func(e Event) bool {
+		return e["event"] == "message_replayed" && e["member"] == "x" && e["type"] == string(protocol.TypeInvocationRequest)
+	}) {
+		t.Fatalf("the invocation was not given again: %v", again.ev.es)
+	}
+}

@@ -61,6 +61,12 @@ type shared interface {
 	writeMember(m *protocol.Member) error
 	loadMember(name string) (*protocol.Member, error)
 	readMembers() ([]protocol.Member, []CorruptError, error)
+	// held reads the messages member's inbox still holds, committed ones
+	// included while they are kept (a directory's previous generations; a
+	// store's until its retention takes them), oldest first, without
+	// taking any: where a restarted exec teammate's open invocations are
+	// found again (replay.go).
+	held(member string) ([]protocol.Message, error)
 
 	// appendSpan records one span of a call.
 	appendSpan(s trace.Span) error
@@ -153,6 +159,18 @@ func (d *dirShared) loadMember(name string) (*protocol.Member, error) { return L
 
 func (d *dirShared) readMembers() ([]protocol.Member, []CorruptError, error) {
 	return ReadMembers(d.dir)
+}
+
+func (d *dirShared) held(member string) ([]protocol.Message, error) {
+	var out []protocol.Message
+	o, err := inbox.NewObserver(d.dir, member, true, func(dl inbox.Delivery) { out = append(out, dl.Msg) })
+	if err != nil {
+		return nil, err
+	}
+	if err := o.Drain(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (d *dirShared) appendSpan(s trace.Span) error { return trace.AppendSpan(d.dir, s) }

@@ -201,6 +201,35 @@ func (s *storeShared) readMembers() ([]protocol.Member, []CorruptError, error) {
 	return out, nil, nil
 }
 
+// heldReader is a store that reads every message its inboxes hold without
+// taking any (both stores' Messages).
+type heldReader interface {
+	Messages(ctx context.Context) ([]store.Delivery, error)
+}
+
+// held reads every message the store holds and keeps member's: on NATS
+// what its consumer has not committed, and what it has until retention
+// purges it (one to two PurgeIntervals, docs/DESIGN.md §16).
+func (s *storeShared) held(member string) ([]protocol.Message, error) {
+	hr, ok := s.st.(heldReader)
+	if !ok {
+		return nil, fmt.Errorf("this store cannot read %s's inbox without consuming it", member)
+	}
+	ctx, cancel := op()
+	defer cancel()
+	ds, err := hr.Messages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []protocol.Message
+	for _, d := range ds {
+		if d.Msg.To == member {
+			out = append(out, d.Msg)
+		}
+	}
+	return out, nil
+}
+
 func (s *storeShared) appendSpan(sp trace.Span) error {
 	ctx, cancel := op()
 	defer cancel()
