@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"huddle/store"
 	"huddle/teamdir"
@@ -16,9 +17,11 @@ import (
 // team directory, and a shipper per file follows it and appends what is
 // written to the store (store.Store.AppendLog), so that 'huddle logs
 // --store' reads it from any machine. The member writes to its file and
-// never waits on the store: the shipper reads behind it, and lines the
-// store refuses (its server away and the connection's buffer full) are
-// dropped and counted, not retried.
+// never waits on the store: the shipper reads behind it. Lines the store
+// refuses (its server away and the connection's buffer full) stay where
+// they are, in the file, and the shipper reads them again every
+// retryLogsEvery until the store takes them; only those still refused
+// when the runtime stops are dropped, and counted.
 
 // shipLogs starts the shippers of the members spec names that this
 // runtime runs, from where their files end now: what was there before is
@@ -63,26 +66,45 @@ func (rt *Runtime) shipLogs(specs []MemberSpec) {
 	}
 }
 
+// retryLogsEvery is how long a shipper whose lines the store refused
+// waits before it reads them from its file again and offers them again.
+var retryLogsEvery = 2 * time.Second
+
 // shipper appends one file's new lines to the store.
 type shipper struct {
 	rt     *Runtime
 	member string
 	kind   store.LogKind
 	f      *Follower
-	// dropped counts the lines the store refused since it last took some.
-	dropped int
+	// held counts the lines the store refused since it last took some:
+	// they are in the file still, offered again.
+	held int
 }
 
-// run ships until ctx ends, then what was written up to then.
+// run ships until ctx ends, then what was written up to then. Lines the
+// store refuses are read again from the file, retryLogsEvery later.
 func (sh *shipper) run(ctx context.Context) {
 	defer sh.f.Close()
+	retry := time.NewTimer(retryLogsEvery)
+	retry.Stop()
+	defer retry.Stop()
 	for {
+		from := sh.f.off
 		lines, err := sh.f.Next(ctx)
-		sh.ship(lines)
+		if !sh.ship(lines) {
+			sh.f.off = from // the file holds them: read again after the wait
+			retry.Reset(retryLogsEvery)
+			select {
+			case <-ctx.Done():
+			case <-retry.C:
+			}
+		}
 		if ctx.Err() != nil || errors.Is(err, io.EOF) {
 			last, end, _ := ReadLines(sh.f.path, sh.f.off)
 			sh.f.off = end
-			sh.ship(last)
+			if !sh.ship(last) {
+				sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%d %s lines not stored: the store was away when the runtime stopped", sh.held, sh.kind), "dropped": sh.held})
+			}
 			return
 		}
 		if err != nil {
@@ -92,21 +114,23 @@ func (sh *shipper) run(ctx context.Context) {
 	}
 }
 
-func (sh *shipper) ship(lines [][]byte) {
+// ship appends lines to the store and reports whether it took them.
+func (sh *shipper) ship(lines [][]byte) bool {
 	if len(lines) == 0 {
-		return
+		return true
 	}
 	ctx, cancel := op()
 	defer cancel()
 	if err := sh.rt.opts.Store.AppendLog(ctx, sh.member, sh.kind, lines); err != nil {
-		if sh.dropped == 0 {
-			sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%s lines not stored, dropped until the store takes them again: %v", sh.kind, err)})
+		if sh.held == 0 {
+			sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%s lines not stored yet, offered again every %s: %v", sh.kind, retryLogsEvery, err)})
 		}
-		sh.dropped += len(lines)
-		return
+		sh.held = len(lines)
+		return false
 	}
-	if sh.dropped > 0 {
-		sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%d %s lines were dropped while the store was away", sh.dropped, sh.kind), "dropped": sh.dropped})
-		sh.dropped = 0
+	if sh.held > 0 {
+		sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%s lines stored again after the store was away (%d held)", sh.kind, len(lines)), "held": len(lines)})
+		sh.held = 0
 	}
+	return true
 }

@@ -1,9 +1,11 @@
 package team
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -613,6 +615,16 @@ func runtimeOnStore(t *testing.T, st store.Store) RuntimeState {
 func init() {
 	// tallyuntil is tally until the file $ANSWER exists, echo from then on:
 	// a member whose next run answers what this one only took.
+	// stderrsay writes each message's content to its stderr, its log.
+	testRoles["stderrsay"] = func() int {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if m, err := protocol.Decode(sc.Bytes(), protocol.Fallback{}); err == nil && m.Type == protocol.TypeMessage {
+				fmt.Fprintln(os.Stderr, m.Content)
+			}
+		}
+		return 0
+	}
 	testRoles["tallyuntil"] = func() int {
 		if _, err := os.Stat(os.Getenv("ANSWER")); err == nil {
 			return echoProcess(false)
@@ -666,4 +678,77 @@ func TestStoreExecInvocationGivenAgainAfterACrash(t *testing.T) {
 	}) {
 		t.Fatalf("the invocation was not given again: %v", again.ev.es)
 	}
+}
+
+// logsAway is a store whose AppendLog fails while away is set, as a
+// server out of reach would make it.
+type logsAway struct {
+	store.Store
+	away atomic.Bool
+}
+
+func (s *logsAway) AppendLog(ctx context.Context, member string, kind store.LogKind, lines [][]byte) error {
+	if s.away.Load() {
+		return errSevered
+	}
+	return s.Store.AppendLog(ctx, member, kind, lines)
+}
+
+// TestStoreLogLinesHeldWhileTheStoreIsAway: lines an exec teammate writes
+// to its log while the store refuses them are not lost: the shipper
+// offers them again from the file, and once the store takes them again
+// another machine reads them, in order, before the lines written after.
+func TestStoreLogLinesHeldWhileTheStoreIsAway(t *testing.T) {
+	defer func(every time.Duration) { retryLogsEvery = every }(retryLogsEvery)
+	retryLogsEvery = 50 * time.Millisecond
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{roleSpec("x", "stderrsay")}}, nil)
+	st := &logsAway{Store: open()}
+	rt := mustStartOn(t, st, protocol.Lead, "x")
+	waitFor(t, 15*time.Second, "x running", func() bool { return runsHere(rt, "x") })
+	reader := open()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var got []string
+	go func() {
+		_ = reader.ReadLog(ctx, "x", store.LogStderr, true, func(line []byte) {
+			mu.Lock()
+			got = append(got, string(line))
+			mu.Unlock()
+		})
+	}()
+	say := func(text string) {
+		m := protocol.NewMessage(protocol.TypeMessage, protocol.Lead, "x")
+		m.Content = text
+		if err := reader.Append(ctx, "x", &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logged := func(texts ...string) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			i := 0
+			for _, l := range got {
+				if i < len(texts) && strings.Contains(l, texts[i]) {
+					i++
+				}
+			}
+			return i == len(texts)
+		}
+	}
+	say("before")
+	waitFor(t, 15*time.Second, "the line written before", logged("before"))
+	st.away.Store(true)
+	say("while away 1")
+	say("while away 2")
+	waitFor(t, 15*time.Second, "the store to refuse the lines", func() bool {
+		return rt.ev.has(func(e Event) bool {
+			w, _ := e["warning"].(string)
+			return e["event"] == "warning" && e["member"] == "x" && strings.Contains(w, "not stored yet")
+		})
+	})
+	st.away.Store(false)
+	say("after")
+	waitFor(t, 15*time.Second, "every line, in order", logged("before", "while away 1", "while away 2", "after"))
 }
