@@ -68,10 +68,7 @@ func BenchmarkCycle(b *testing.B) {
 		}
 	}
 	url := serveLoopback(b, srv.HTTP)
-	floorURL := serveLoopback(b, &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte("{}\n"))
-	})})
+	floorURL := serveLoopback(b, &http.Server{Handler: floorHandler()})
 	b.ResetTimer()
 	cpu0 := processCPU(b)
 	lat, elapsed := runCycles(b, b.N, func(ctx context.Context) error { return servedCycle(ctx, url) })
@@ -98,6 +95,14 @@ func BenchmarkCycle(b *testing.B) {
 	b.ReportMetric(float64(floorCPUPer.Nanoseconds())/1000, "floor-cpu-µs/cycle")
 	b.ReportMetric(float64(cpuPer)/float64(floorCPUPer), "cpu-ratio")
 	checkStoreAndLog(b, dir, logFile.Name(), b.N)
+}
+
+// floorHandler answers {} at once: the floor's server.
+func floorHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}\n"))
+	})
 }
 
 // processCPU is the user and system CPU time this process has used.
