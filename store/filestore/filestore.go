@@ -18,6 +18,7 @@ type Store struct {
 
 	mu   sync.Mutex
 	subs map[*subscription]bool // running consumers and watches, stopped by Close
+	dirs map[string]*dirWatch   // the fsnotify watch of each directory followed
 }
 
 var _ store.Store = (*Store)(nil)
@@ -35,7 +36,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(abs, teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: abs, subs: map[*subscription]bool{}}, nil
+	return &Store{dir: abs, subs: map[*subscription]bool{}, dirs: map[string]*dirWatch{}}, nil
 }
 
 // Dir is the team directory.
