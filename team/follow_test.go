@@ -122,6 +122,42 @@ func TestFollowerSeesCreationAppendsAndTruncation(t *testing.T) {
 	}
 }
 
+// TestMoreFollowersThanInotifyInstances: 300 followers of files in one
+// directory, more than the kernel's default 128 inotify instances a user
+// may hold, as a runtime on a store follows every exec and llm member's
+// file: each starts, each sees its own file's line and no other's, and a
+// follower closed leaves the others following.
+func TestMoreFollowersThanInotifyInstances(t *testing.T) {
+	const n = 300
+	dir := t.TempDir()
+	fs := make([]*Follower, n)
+	for i := range fs {
+		f, err := Follow(filepath.Join(dir, fmt.Sprintf("m%03d.log", i)), 0)
+		if err != nil {
+			t.Fatalf("follower %d of %d: %v", i+1, n, err)
+		}
+		defer f.Close()
+		fs[i] = f
+	}
+	if err := fs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 1; i < n; i++ {
+		appendFile(t, filepath.Join(dir, fmt.Sprintf("m%03d.log", i)), fmt.Sprintf("line of m%03d\n", i))
+	}
+	for i := 1; i < n; i++ {
+		lines, err := fs[i].Next(ctx)
+		if err != nil {
+			t.Fatalf("follower %d: %v", i, err)
+		}
+		if got, want := joined(lines), fmt.Sprintf("line of m%03d\n", i); got != want {
+			t.Fatalf("follower %d read %q, want %q", i, got, want)
+		}
+	}
+}
+
 // TestLastLineIsTheLastWords: the last non-empty line, printable and cut;
 // nothing for a missing or empty file.
 func TestLastLineIsTheLastWords(t *testing.T) {
