@@ -359,7 +359,12 @@ type admission struct {
 // two requests with one key can never both reserve. It answers the client
 // itself unless it returns a new execution.
 func (s *Server) admit(w http.ResponseWriter, a admission) (*execution, context.Context, bool) {
-	digest := requestDigest(a.req)
+	// The digest tells a retry from another request under one
+	// Idempotency-Key; without a key nothing compares it.
+	var digest string
+	if a.idemKey != "" {
+		digest = requestDigest(a.req)
+	}
 	s.mu.Lock()
 	if prev := s.byIdemKey(a.caller, a.idemKey); prev != nil {
 		switch {
