@@ -22,7 +22,7 @@ var allowedImports = map[string][]string{
 	"llm":           {"protocol"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
-	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store"},
+	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "internal/dirwatch"},
 	"claudeteam":    {"protocol", "teamdir", "team"},
 	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team", "store"},
 	"agents":        {"protocol", "team"},
@@ -33,12 +33,15 @@ var allowedImports = map[string][]string{
 	// The team's state behind one interface, files or NATS JetStream
 	// (docs/DESIGN.md §16).
 	"store":           {"protocol", "teamdir", "inbox", "ipc/trace"},
-	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
+	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store", "internal/dirwatch"},
 	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	"store/storetest": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
 	"internal/benchfloor": {},
+	// One fsnotify watch per directory, shared by the followers of its
+	// files (team's log followers, the files store's subscriptions).
+	"internal/dirwatch": {},
 	// Certificates for tests of TLS connections.
 	"internal/testtls": {},
 

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 
-	"github.com/fsnotify/fsnotify"
+	"huddle/internal/dirwatch"
 )
 
 // ReadLines reads the whole lines of path from off on, and returns them
@@ -104,110 +103,26 @@ func LastLine(path string) string {
 // Follower follows the lines appended to one file (a member's log or
 // transcript), woken by fsnotify on its directory: the file may not exist
 // yet, and may be replaced. The followers of one process share one watch
-// per directory (followedDir): a runtime on a store follows every exec and
-// llm member's file in members/, and an inotify instance each would run
-// out at the kernel's per-user limit (128 by default).
+// per directory (follows): a runtime on a store follows every exec and
+// llm member's file in members/.
 type Follower struct {
-	path string
-	off  int64
-	dir  *followedDir
-	// wake says the file changed (or events were lost); errs a watch
-	// error; both hold one, never waited on by the watch.
-	wake      chan struct{}
-	errs      chan error
+	path      string
+	off       int64
+	w         *dirwatch.Sub
 	closed    chan struct{}
 	closeOnce sync.Once
 }
 
-// followedDir is the one fsnotify watch of a directory, for every
-// Follower of a file in it.
-type followedDir struct {
-	name string
-	w    *fsnotify.Watcher
-	done chan struct{}
-
-	mu        sync.Mutex
-	followers map[*Follower]bool
-}
-
-// followedDirs are the directories followed in this process.
-var followedDirs = struct {
-	sync.Mutex
-	m map[string]*followedDir
-}{m: map[string]*followedDir{}}
+// follows are the directories this process's Followers watch.
+var follows dirwatch.Set
 
 // Follow starts following path from off.
 func Follow(path string, off int64) (*Follower, error) {
-	path = filepath.Clean(path)
-	f := &Follower{path: path, off: off, wake: make(chan struct{}, 1), errs: make(chan error, 1), closed: make(chan struct{})}
-	dir := filepath.Dir(path)
-	followedDirs.Lock()
-	defer followedDirs.Unlock()
-	d := followedDirs.m[dir]
-	if d == nil {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return nil, err
-		}
-		if err := w.Add(dir); err != nil {
-			w.Close()
-			return nil, err
-		}
-		d = &followedDir{name: dir, w: w, done: make(chan struct{}), followers: map[*Follower]bool{}}
-		followedDirs.m[dir] = d
-		go d.run()
+	w, err := follows.Follow(path)
+	if err != nil {
+		return nil, err
 	}
-	d.mu.Lock()
-	d.followers[f] = true
-	d.mu.Unlock()
-	f.dir = d
-	return f, nil
-}
-
-// run hands the watch's events to the followers until it is closed.
-func (d *followedDir) run() {
-	defer close(d.done)
-	for {
-		select {
-		case ev, ok := <-d.w.Events:
-			if !ok {
-				return
-			}
-			d.tell(func(f *Follower) bool { return filepath.Clean(ev.Name) == f.path }, nil)
-		case err, ok := <-d.w.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				err = nil // events were lost: every follower reads again
-			}
-			d.tell(func(*Follower) bool { return true }, err)
-		}
-	}
-}
-
-// tell wakes the followers for which which holds, or gives them err,
-// never waiting: one pending says the same.
-func (d *followedDir) tell(which func(*Follower) bool, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for f := range d.followers {
-		if !which(f) {
-			continue
-		}
-		ch := f.wake
-		if err != nil {
-			select {
-			case f.errs <- err:
-			default:
-			}
-			continue
-		}
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	return &Follower{path: path, off: off, w: w, closed: make(chan struct{})}, nil
 }
 
 // Next returns the whole lines appended since the last call, waiting for
@@ -235,31 +150,19 @@ func (f *Follower) wait(ctx context.Context) error {
 		return ctx.Err()
 	case <-f.closed:
 		return io.EOF
-	case <-f.wake:
+	case <-f.w.Changed():
 		return nil
-	case err := <-f.errs:
+	case err := <-f.w.Err():
 		return err
 	}
 }
 
-// Close stops the follower; a Next waiting returns io.EOF. The last
-// follower of a directory stops its watch.
+// Close stops the follower; a Next waiting returns io.EOF.
 func (f *Follower) Close() error {
 	var err error
 	f.closeOnce.Do(func() {
 		close(f.closed)
-		followedDirs.Lock()
-		defer followedDirs.Unlock()
-		d := f.dir
-		d.mu.Lock()
-		delete(d.followers, f)
-		last := len(d.followers) == 0
-		d.mu.Unlock()
-		if last {
-			delete(followedDirs.m, d.name)
-			err = d.w.Close()
-			<-d.done
-		}
+		err = f.w.Close()
 	})
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"huddle/internal/dirwatch"
 	"os"
 	"path/filepath"
 	"sync"
@@ -18,7 +19,9 @@ type Store struct {
 
 	mu   sync.Mutex
 	subs map[*subscription]bool // running consumers and watches, stopped by Close
-	dirs map[string]*dirWatch   // the fsnotify watch of each directory followed
+	// watches are the directories its subscriptions follow, one watch
+	// each.
+	watches dirwatch.Set
 }
 
 var _ store.Store = (*Store)(nil)
@@ -36,7 +39,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(abs, teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: abs, subs: map[*subscription]bool{}, dirs: map[string]*dirWatch{}}, nil
+	return &Store{dir: abs, subs: map[*subscription]bool{}}, nil
 }
 
 // Dir is the team directory.

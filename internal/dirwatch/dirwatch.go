@@ -1,0 +1,143 @@
+// Package dirwatch shares one fsnotify watch per directory among the
+// followers of files in it. The kernel lets a user hold only so many
+// inotify instances (fs.inotify.max_user_instances, 128 by default): a
+// watch per followed file ran out with a team of some hundred members.
+package dirwatch
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Set is a set of shared directory watches; the zero Set is ready.
+type Set struct {
+	mu   sync.Mutex
+	dirs map[string]*dir
+}
+
+// dir is the one watch of a directory and the subscriptions on its files.
+type dir struct {
+	name string
+	w    *fsnotify.Watcher
+	done chan struct{}
+
+	mu   sync.Mutex
+	subs map[*Sub]bool
+}
+
+// Sub is one follower of a file: Changed holds a wake when the file
+// changed or events were lost, Err an error of the watch; neither is ever
+// waited on by the watch (one pending says the same).
+type Sub struct {
+	path    string
+	set     *Set
+	dir     *dir
+	changed chan struct{}
+	errs    chan error
+	once    sync.Once
+}
+
+// Follow subscribes to the changes of path, watching its directory if no
+// one in the set does yet. Close the Sub when done.
+func (s *Set) Follow(path string) (*Sub, error) {
+	path = filepath.Clean(path)
+	name := filepath.Dir(path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.dirs[name]
+	if d == nil {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return nil, err
+		}
+		if err := w.Add(name); err != nil {
+			w.Close()
+			return nil, err
+		}
+		if s.dirs == nil {
+			s.dirs = map[string]*dir{}
+		}
+		d = &dir{name: name, w: w, done: make(chan struct{}), subs: map[*Sub]bool{}}
+		s.dirs[name] = d
+		go d.run()
+	}
+	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1), errs: make(chan error, 1)}
+	d.mu.Lock()
+	d.subs[sub] = true
+	d.mu.Unlock()
+	return sub, nil
+}
+
+// Changed is woken when the file changed, or events were lost.
+func (sub *Sub) Changed() <-chan struct{} { return sub.changed }
+
+// Err gets an error of the watch other than lost events.
+func (sub *Sub) Err() <-chan error { return sub.errs }
+
+// Close ends the subscription; the last one of a directory stops its
+// watch.
+func (sub *Sub) Close() error {
+	var err error
+	sub.once.Do(func() {
+		s, d := sub.set, sub.dir
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		d.mu.Lock()
+		delete(d.subs, sub)
+		last := len(d.subs) == 0
+		d.mu.Unlock()
+		if last {
+			delete(s.dirs, d.name)
+			err = d.w.Close()
+			<-d.done
+		}
+	})
+	return err
+}
+
+// run hands the watch's events to the subscriptions until it is closed.
+func (d *dir) run() {
+	defer close(d.done)
+	for {
+		select {
+		case ev, ok := <-d.w.Events:
+			if !ok {
+				return
+			}
+			d.tell(filepath.Clean(ev.Name), nil)
+		case err, ok := <-d.w.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				err = nil // events were lost: every follower looks again
+			}
+			d.tell("", err)
+		}
+	}
+}
+
+// tell wakes the subscriptions on path ("": all), or gives them err.
+func (d *dir) tell(path string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for sub := range d.subs {
+		if path != "" && sub.path != path {
+			continue
+		}
+		if err != nil {
+			select {
+			case sub.errs <- err:
+			default:
+			}
+			continue
+		}
+		select {
+		case sub.changed <- struct{}{}:
+		default:
+		}
+	}
+}
