@@ -33,17 +33,6 @@ const (
 	LeftOutLogs       = "logs and transcripts (on the machine that runs each member)"
 )
 
-// spanReader and messageReader are what both stores have outside the
-// interface: every span, and every inbox message, they hold now, read
-// without taking anything (filestore and natsstore Spans, Messages).
-type spanReader interface {
-	Spans(ctx context.Context) ([]trace.Span, int64, error)
-}
-
-type messageReader interface {
-	Messages(ctx context.Context) ([]store.Delivery, error)
-}
-
 // ReadOn builds the timeline of the team kept in st: team.json from the
 // store, every request's transitions (archived ones too), every span, each
 // member's record as one status event at its since, and the messages the
@@ -72,7 +61,7 @@ func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
 		return nil, fmt.Errorf("timeline: requests: %w", err)
 	}
 	var messages []Event
-	if mr, ok := st.(messageReader); ok {
+	if mr, ok := st.(store.MessageReader); ok {
 		ds, err := mr.Messages(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("timeline: %w", err)
@@ -82,7 +71,7 @@ func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
 	} else {
 		src.LeftOut = append(src.LeftOut, LeftOutNoMessages)
 	}
-	sr, ok := st.(spanReader)
+	sr, ok := st.(store.SpanReader)
 	if !ok {
 		return nil, errors.New("timeline: this store cannot read its spans")
 	}

@@ -151,6 +151,27 @@ type Subscription interface {
 	Stop() error
 }
 
+// What both stores do besides the Store interface, for the readers of a
+// whole history (export, replay, traces), the UI on a store and a
+// restarted exec teammate's replay; each asks for it with a type
+// assertion, and says so when a store does not.
+type (
+	// MessageReader reads every message the inboxes hold now, in order,
+	// without taking any (Seq as a consumer's).
+	MessageReader interface {
+		Messages(ctx context.Context) ([]Delivery, error)
+	}
+	// SpanReader reads every span held now, and how many it skipped.
+	SpanReader interface {
+		Spans(ctx context.Context) ([]trace.Span, int64, error)
+	}
+	// InboxWatcher follows member's inbox from now on without taking
+	// anything from it.
+	InboxWatcher interface {
+		WatchInbox(ctx context.Context, member string, fn func(Delivery)) (Subscription, error)
+	}
+)
+
 // Change is what a Watch saw change: a request (its record or its
 // decision) or a member's record.
 type Change struct {

@@ -430,18 +430,6 @@ func (o *StoreObserver) span(s trace.Span) {
 	o.m.changed()
 }
 
-// inboxFollower is a store that follows an inbox from now on without
-// consuming it or removing anything (both stores' WatchInbox).
-type inboxFollower interface {
-	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
-}
-
-// messageReader is a store that reads every message its inboxes hold now
-// without taking any (both stores' Messages, as huddle export reads them).
-type messageReader interface {
-	Messages(ctx context.Context) ([]store.Delivery, error)
-}
-
 // followInboxes follows the lead's and every member's inbox not followed
 // yet, as the directory observer does (docs/DESIGN.md §16): the watch
 // first (WatchInbox, from now on), then the seed (seedInboxes: what the
@@ -449,8 +437,8 @@ type messageReader interface {
 // still holds and goes on live, with no gap and no message twice. A store
 // with no watch is seeded only; one with no Messages only watched.
 func (o *StoreObserver) followInboxes() {
-	iw, watches := o.st.(inboxFollower)
-	_, seeds := o.st.(messageReader)
+	iw, watches := o.st.(store.InboxWatcher)
+	_, seeds := o.st.(store.MessageReader)
 	o.mu.Lock()
 	names := []string{protocol.Lead}
 	if o.m.team != nil {
@@ -497,7 +485,7 @@ func (o *StoreObserver) unseeded() bool {
 // Messages pane those of the inboxes not seeded yet, skipping what their
 // watch delivered already.
 func (o *StoreObserver) seedInboxes() {
-	mr, ok := o.st.(messageReader)
+	mr, ok := o.st.(store.MessageReader)
 	if !ok || !o.unseeded() {
 		return
 	}

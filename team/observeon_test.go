@@ -243,7 +243,7 @@ type overlapStore struct {
 }
 
 func (s *overlapStore) WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error) {
-	return s.Store.(inboxFollower).WatchInbox(ctx, member, func(d store.Delivery) {
+	return s.Store.(store.InboxWatcher).WatchInbox(ctx, member, func(d store.Delivery) {
 		if member == "bo" {
 			select {
 			case <-s.held:
@@ -276,7 +276,7 @@ func (s *overlapStore) Messages(ctx context.Context) ([]store.Delivery, error) {
 		second := sendN(s.t, ctx, s.Store, "bo", "seen by the seed first", 1)
 		s.overlapID = [2]string{first[0], second[0]}
 	})
-	return s.Store.(messageReader).Messages(ctx)
+	return s.Store.(store.MessageReader).Messages(ctx)
 }
 
 // TestObserveOnSeedsMessagesAndUnread: an observer attached to a store

@@ -201,17 +201,11 @@ func (s *storeShared) readMembers() ([]protocol.Member, []CorruptError, error) {
 	return out, nil, nil
 }
 
-// heldReader is a store that reads every message its inboxes hold without
-// taking any (both stores' Messages).
-type heldReader interface {
-	Messages(ctx context.Context) ([]store.Delivery, error)
-}
-
 // held reads every message the store holds and keeps member's: on NATS
 // what its consumer has not committed, and what it has until retention
 // purges it (one to two PurgeIntervals, docs/DESIGN.md §16).
 func (s *storeShared) held(member string) ([]protocol.Message, error) {
-	hr, ok := s.st.(heldReader)
+	hr, ok := s.st.(store.MessageReader)
 	if !ok {
 		return nil, fmt.Errorf("this store cannot read %s's inbox without consuming it", member)
 	}

@@ -180,16 +180,9 @@ func broadcastOnStore(ctx context.Context, cl *cmdline, st store.Store, from, te
 	return exitOK
 }
 
-// spanReader is a store that reads every span it holds now: both stores
-// are, and a one-shot command needs that where WatchSpans never says it
-// has caught up.
-type spanReader interface {
-	Spans(ctx context.Context) ([]trace.Span, int64, error)
-}
-
 // chainsOn folds the store's spans into chains, newest first.
 func chainsOn(ctx context.Context, st store.Store) ([]trace.Chain, int64, error) {
-	sr, ok := st.(spanReader)
+	sr, ok := st.(store.SpanReader)
 	if !ok {
 		return nil, 0, errors.New("traces: this store cannot read its spans")
 	}

@@ -24,7 +24,12 @@ type Store struct {
 	watches dirwatch.Set
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.MessageReader = (*Store)(nil)
+	_ store.SpanReader    = (*Store)(nil)
+	_ store.InboxWatcher  = (*Store)(nil)
+)
 
 // Open returns the store of the team directory dir, creating the directory
 // (0700) when it is missing.

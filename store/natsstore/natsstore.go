@@ -133,7 +133,12 @@ type Store struct {
 	subs map[*subscription]bool
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.MessageReader = (*Store)(nil)
+	_ store.SpanReader    = (*Store)(nil)
+	_ store.InboxWatcher  = (*Store)(nil)
+)
 
 // Open connects to the server rawURL names and makes the team's streams and
 // bucket when they are missing (or brings their settings up to date).

@@ -273,13 +273,6 @@ func testUnread(t *testing.T, open Opener) {
 	})
 }
 
-// InboxWatcher is a store that follows an inbox from now on without
-// consuming it or removing anything (both stores' WatchInbox, which the UI
-// on a store follows the Messages pane with).
-type InboxWatcher interface {
-	WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error)
-}
-
 // testWatchInbox: a watch of an inbox sees the messages appended after it
 // started, once each, in order of their Seq, none from before and none of
 // another member's; the member's consumer, on another handle, still gets
@@ -287,7 +280,7 @@ type InboxWatcher interface {
 func testWatchInbox(t *testing.T, open Opener) {
 	ctx := ctxOf(t)
 	s := open(t)
-	w, ok := s.(InboxWatcher)
+	w, ok := s.(store.InboxWatcher)
 	if !ok {
 		t.Skipf("%T has no inbox watch", s)
 	}
