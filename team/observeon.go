@@ -319,9 +319,11 @@ func (o *StoreObserver) readMember(name string) {
 		o.again(store.Change{Kind: store.ChangeMember, Name: name})
 		return
 	}
-	o.noteUnread(name) // a member record changes as its inbox is worked
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if prev, ok := o.states[name]; s == nil || !ok || !beatOnly(prev, *s) {
+		o.noteUnread(name) // a member record changes as its inbox is worked
+	}
 	if s == nil {
 		delete(o.states, name)
 		o.m.setMember(name, nil)
@@ -330,6 +332,12 @@ func (o *StoreObserver) readMember(name string) {
 		o.showMember(name, time.Now())
 	}
 	o.showDown()
+}
+
+// beatOnly reports whether a member's record moved only by its heartbeat
+// (Seen): the member did nothing its unread count would show.
+func beatOnly(prev, next store.MemberState) bool {
+	return prev.Status == next.Status && prev.Activity == next.Activity && prev.RunID == next.RunID && prev.Since.Equal(next.Since)
 }
 
 // showMembers sets the model's records from the store's, each judged lost
