@@ -45,6 +45,24 @@ func (b *inbox) handler(_ context.Context, d store.Delivery) error {
 	return nil
 }
 
+// consumeFirstThree consumes alice's inbox in s into a new inbox, appends
+// n1 to n3 and waits until they are handled. Stop the consumer when done.
+func consumeFirstThree(t *testing.T, ctx context.Context, s *natsstore.Store) (*inbox, store.Subscription) {
+	t.Helper()
+	box := &inbox{}
+	sub, err := s.Consume(ctx, "alice", box.handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := s.Append(ctx, "alice", note(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the first three", func() bool { return box.String() == "n1 n2 n3" })
+	return box, sub
+}
+
 func (b *inbox) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -115,18 +133,8 @@ func TestServerRestartedUnderAConnectedStore(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := openURL(t, srv.srv.URL("restart"))
-	box := &inbox{}
-	sub, err := s.Consume(ctx, "alice", box.handler)
-	if err != nil {
-		t.Fatal(err)
-	}
+	box, sub := consumeFirstThree(t, ctx, s)
 	defer sub.Stop()
-	for i := 1; i <= 3; i++ {
-		if err := s.Append(ctx, "alice", note(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "the first three", func() bool { return box.String() == "n1 n2 n3" })
 	p := protocol.NewRequest(protocol.KindShutdown, "sd-restart", protocol.Lead, "alice", time.Now(), time.Hour)
 	if err := s.CreateRequest(ctx, &p); err != nil {
 		t.Fatal(err)

@@ -251,18 +251,8 @@ func TestPurgeAcrossAServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	box := &inbox{}
-	sub, err := s.Consume(ctx, "alice", box.handler)
-	if err != nil {
-		t.Fatal(err)
-	}
+	box, sub := consumeFirstThree(t, ctx, s)
 	defer sub.Stop()
-	for i := 1; i <= 3; i++ {
-		if err := s.Append(ctx, "alice", note(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "the first three", func() bool { return box.String() == "n1 n2 n3" })
 	waitFor(t, "the first three purged", func() bool { return stored(t, s, "alice") == 0 })
 
 	srv.restart(t, s)
