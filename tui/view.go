@@ -222,7 +222,7 @@ const (
 	toneDanger
 )
 
-func (c *common) tone(t tone) lipgloss.Style {
+func (c *common) tone(t tone) Ink {
 	st := &c.styles
 	switch t {
 	case toneMuted:
@@ -268,7 +268,7 @@ var requestMarks = map[protocol.RequestStatus]mark{
 
 // statusMark is the glyph and style of s in marks, or of other when marks
 // does not list s.
-func statusMark[S comparable](c *common, marks map[S]mark, s S, other mark) (string, lipgloss.Style) {
+func statusMark[S comparable](c *common, marks map[S]mark, s S, other mark) (string, Ink) {
 	mk, ok := marks[s]
 	if !ok {
 		mk = other
@@ -277,12 +277,12 @@ func statusMark[S comparable](c *common, marks map[S]mark, s S, other mark) (str
 }
 
 // glyph is a member status's mark and style.
-func (c *common) glyph(s protocol.MemberStatus) (string, lipgloss.Style) {
+func (c *common) glyph(s protocol.MemberStatus) (string, Ink) {
 	return statusMark(c, memberMarks, s, mark{"·", toneMuted})
 }
 
 // requestMark is a request status's mark and style.
-func (c *common) requestMark(s protocol.RequestStatus) (string, lipgloss.Style) {
+func (c *common) requestMark(s protocol.RequestStatus) (string, Ink) {
 	return statusMark(c, requestMarks, s, mark{"⊘", toneMuted})
 }
 
