@@ -73,10 +73,14 @@ func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) > w {
+	// The width is measured once for a line that fits (most do): measuring
+	// is a walk over grapheme clusters, most of what a frame costs.
+	n := ansi.StringWidth(s)
+	if n > w {
 		s = ansi.Truncate(s, w, "…")
+		n = ansi.StringWidth(s)
 	}
-	if pad := w - ansi.StringWidth(s); pad > 0 {
+	if pad := w - n; pad > 0 {
 		s += strings.Repeat(" ", pad)
 	}
 	return s
