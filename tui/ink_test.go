@@ -11,7 +11,7 @@ import (
 func TestInkRendersAsLipgloss(t *testing.T) {
 	texts := []string{
 		"x", "hello, world", "  spaced  ", "é ✓ ─╮ 日本語 🙂", "⚑ 3 pending",
-		"", "a\tb", "two\nlines", "\x1b[1mbold\x1b[m", "cr\r", "del\x7f",
+		"", "a\tb", "two\nlines", "\x1b[1mbold\x1b[m", "cr\r", "del\x7f", "c1\u009b31m", "nel\u0085",
 	}
 	short := 0
 	for _, color := range []bool{true, false} {
