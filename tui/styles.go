@@ -1,9 +1,8 @@
 package tui
 
 import (
-	"strings"
-
 	"image/color"
+	"strings"
 
 	"charm.land/lipgloss/v2"
 )
