@@ -184,11 +184,12 @@ func openCursor(path string, keep int) (*cursor, error) {
 			return nil, err
 		}
 	} else if err == nil {
-		// A journal that is not there yet is created by its first record
-		// (write): a consumer that never commits, as most of a large
-		// team's do at first, costs no file; a spawn, one less create.
-		if c.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, teamdir.FileMode); err != nil {
-			return nil, fmt.Errorf("cursor: %w", err)
+		// The journal is there: appended to from now on. One that is not
+		// there yet is created by its first record (write): a consumer
+		// that never commits, as most of a large team's do at first,
+		// costs no file; a spawn, one less create.
+		if err := c.open(); err != nil {
+			return nil, err
 		}
 	}
 	if c.startedClean && c.records > 0 {
@@ -239,13 +240,21 @@ func (c *cursor) rebase(base int64) error {
 	return nil
 }
 
+// open opens the journal for appends, creating it when it is not there.
+func (c *cursor) open() error {
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, teamdir.FileMode)
+	if err != nil {
+		return fmt.Errorf("cursor: %w", err)
+	}
+	c.f = f
+	return nil
+}
+
 func (c *cursor) write(r record) error {
 	if c.f == nil {
-		f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, teamdir.FileMode)
-		if err != nil {
-			return fmt.Errorf("cursor: %w", err)
+		if err := c.open(); err != nil {
+			return err
 		}
-		c.f = f
 	}
 	c.buf = r.appendLine(c.buf[:0])
 	if _, err := c.f.Write(c.buf); err != nil {
