@@ -59,8 +59,7 @@ type Options struct {
 	// demo): q asks first while there is work going on.
 	RunsTeam bool
 	// NoFeed, when set, says why the member view shows no log, transcript
-	// or status history: they are kept where the member runs, not here (a
-	// team in a store attached from any machine).
+	// or status history (a replay of a team kept in a store).
 	NoFeed string
 	// Lines, when set, is where the member view reads a member's log or
 	// transcript (kind is its runtime's) instead of the files in Dir: a

@@ -173,7 +173,7 @@ type ReplayOptions struct {
 	// there. For an export, the export's path (nothing is under it).
 	Dir string
 	// NoFeed, when set, says why the member view shows no log (a team
-	// kept in a store: they are on the machines that run its members).
+	// kept in a store: its history holds none).
 	NoFeed string
 	Speed  float64
 	// Input and Output default to the terminal.

@@ -50,8 +50,6 @@ type RunOptions struct {
 	Actions Actions
 	// Footer, when set, says what the UI shows instead of "attached to Dir".
 	Footer string
-	// NoFeed, when set, says why a member's log is not shown (Options.NoFeed).
-	NoFeed string
 	// Lines, when set, is where a member's log is read (Options.Lines).
 	Lines func(member, kind string) team.LineSource
 }
@@ -75,7 +73,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil, NoFeed: opts.NoFeed, Lines: opts.Lines})
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil, Lines: opts.Lines})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FPS)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))

@@ -151,7 +151,7 @@ func cmpBy(r *protocol.Request) string { return r.History[len(r.History)-1].By }
 
 // TestReplayStoreOnATerminal: huddle replay --store plays the team kept in
 // the store on a terminal: the end (G) is the last of as many events as
-// the export holds, the member view says where the logs are, and the
+// the export holds, the member view says the history holds no logs, and the
 // token shows nowhere.
 func TestReplayStoreOnATerminal(t *testing.T) {
 	url, token, _, _, _ := storeSession(t)
@@ -166,7 +166,7 @@ func TestReplayStoreOnATerminal(t *testing.T) {
 	p.waitFor(t, fmt.Sprintf("%d/%d · ", n, n)) // the renderer redraws what changed: "replay " stays
 	p.waitFor(t, "smaller, please")             // the rejected plan's feedback, at the end
 	p.typeKeys(t, "1\r")                        // the roster, then its first member's view
-	p.waitFor(t, "a store keeps no logs: they are on the machines")
+	p.waitFor(t, "a store's history holds no logs")
 	p.typeKeys(t, "q")
 	if code := p.exit(t); code != exitOK {
 		t.Fatalf("replay --store: exit %d; the terminal shows %s", code, p.outputTail())
@@ -181,7 +181,7 @@ func TestReplayStoreOnATerminal(t *testing.T) {
 	f := startOnPTY(t, t.TempDir(), nil, nil, "replay", out)
 	f.waitFor(t, "replay 1/")
 	f.typeKeys(t, "1\r")
-	f.waitFor(t, "a store keeps no logs: they are on the machines")
+	f.waitFor(t, "a store's history holds no logs")
 	f.typeKeys(t, "q")
 	if code := f.exit(t); code != exitOK {
 		t.Fatalf("replay FILE of a store: exit %d; the terminal shows %s", code, f.outputTail())

@@ -131,8 +131,9 @@ func runReplay(cl *cmdline, speed float64) int {
 }
 
 // storeNoFeed is what the member view of a store's timeline says of the
-// logs.
-const storeNoFeed = "a store keeps no logs: they are on the machines that run the members"
+// logs: the timeline holds none; the store keeps a copy of each member's,
+// which huddle logs prints.
+const storeNoFeed = "a store's history holds no logs ('huddle logs MEMBER --store' prints the store's copy)"
 
 // replayOnStore is 'huddle replay --store URL': the timeline of the team
 // kept in the store (replay.ReadOn), read once and played. The terminal is

@@ -48,10 +48,11 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 		}
 		defer st.Close()
 		opts.Store, opts.Members = st, splitMembers(members)
-		// The store's UI, over this process's runtime: the logs of the
-		// members it runs are in --dir.
+		// The store's UI, over this process's runtime: its member view
+		// reads every member's log from the store, where each runtime
+		// copies those it runs (this one from --dir).
 		ui = storeRunOptions(ctx, st, cl.storeName())
-		ui.Dir, ui.Runtime, ui.NoFeed = cl.dir, &opts, ""
+		ui.Dir, ui.Runtime = cl.dir, &opts
 		ui.Footer = "running the team in the store " + cl.storeName() + " (this machine's files in " + cl.dir + ")"
 	}
 	if !headless {
