@@ -157,8 +157,9 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 		feed.Path = ""                                                // the label names no local file
 		v.feed = feed
 		v.gen++
-		gen, src := v.gen, v.source(name, mv.Spec.Runtime.Kind)
-		return tea.Batch(history, func() tea.Msg { return tailOpenedMsg{gen: gen, f: src} })
+		// Opened by the command, not here: Update starts no reader.
+		gen, source, kind := v.gen, v.source, mv.Spec.Runtime.Kind
+		return tea.Batch(history, func() tea.Msg { return tailOpenedMsg{gen: gen, f: source(name, kind)} })
 	}
 	if v.noFeed != "" {
 		v.feed = team.Feed{What: "log"}
