@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"huddle/internal/benchfloor"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -349,7 +349,6 @@ func BenchmarkDeliveryAcrossProcesses(b *testing.B) {
 	rig := newDeliveryRig(b, team)
 	defer rig.close(b)
 	wr := startBenchWriter(b, team, rig.floorPath)
-	defer wr.stop(b)
 	rig.awaitFloor(b) // the create
 	var huddle, fl []time.Duration
 	for b.Loop() {
@@ -489,42 +488,26 @@ func runBenchWriter() int {
 	}
 }
 
-type benchWriter struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-}
+type benchWriter struct{ *benchfloor.Child }
 
+// startBenchWriter starts the writer process; the benchmark's cleanup
+// ends it.
 func startBenchWriter(b *testing.B, team, floorPath string) *benchWriter {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), roleEnv+"="+benchWriterRole, "DIR="+team, "FLOOR="+floorPath)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	return &benchWriter{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	return &benchWriter{benchfloor.StartChild(b, roleEnv+"="+benchWriterRole, "DIR="+team, "FLOOR="+floorPath)}
 }
 
 // ask asks the writer for one write; the time it took before the write
 // is read after the write has arrived (sentAt), off the timed path.
 func (w *benchWriter) ask(b *testing.B, what byte) {
-	if _, err := w.in.Write([]byte{what}); err != nil {
+	if _, err := w.In.Write([]byte{what}); err != nil {
 		b.Fatal(err)
 	}
 }
 
 // sentAt reads the time the writer took before its last write.
 func (w *benchWriter) sentAt(b *testing.B) int64 {
-	s, err := w.out.ReadString('\n')
+	s, err := w.Out.ReadString('\n')
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -533,13 +516,6 @@ func (w *benchWriter) sentAt(b *testing.B) int64 {
 		b.Fatal(err)
 	}
 	return t0
-}
-
-func (w *benchWriter) stop(b *testing.B) {
-	w.in.Close()
-	if err := w.cmd.Wait(); err != nil {
-		b.Fatal(err)
-	}
 }
 
 func reportLatency(b *testing.B, huddle, floor []time.Duration) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/benchfloor"
 	"huddle/tui"
 )
 
@@ -89,20 +90,7 @@ const tickerFloorEnv = "HUDDLE_TEST_TICKER_FLOOR_FPS"
 // pid; the benchmark's cleanup ends it.
 func startTickerFloor(b *testing.B, fps int) int {
 	b.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), tickerFloorEnv+"="+strconv.Itoa(fps))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatalf("the ticker floor's stdin: %v", err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("start the ticker floor: %v", err)
-	}
-	b.Cleanup(func() {
-		_ = stdin.Close() // the floor ends at the end of its input
-		_ = cmd.Wait()
-	})
-	return cmd.Process.Pid
+	return benchfloor.StartChild(b, tickerFloorEnv+"="+strconv.Itoa(fps)).Cmd.Process.Pid
 }
 
 // tickerFloor is the floor process: a time.Ticker at fps ticks a second

@@ -1,20 +1,20 @@
 package blueprint
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"huddle/internal/benchfloor"
 )
 
 // benchServerEnv, set to "served" or "floor", starts this test binary as
@@ -68,30 +68,16 @@ func runBenchServer(kind, dir string) int {
 
 // benchServer is a server process of BenchmarkCycleServerCPU.
 type benchServer struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
+	*benchfloor.Child
 	url string
 }
 
+// startBenchServer starts a server process of kind; the benchmark's
+// cleanup ends it.
 func startBenchServer(b *testing.B, kind string) *benchServer {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchServerEnv+"="+kind, "DIR="+b.TempDir())
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	s := &benchServer{cmd: cmd, in: in}
-	b.Cleanup(func() { s.in.Close(); _ = s.cmd.Wait() })
-	url, err := bufio.NewReader(out).ReadString('\n')
+	s := &benchServer{Child: benchfloor.StartChild(b, benchServerEnv+"="+kind, "DIR="+b.TempDir())}
+	url, err := s.Out.ReadString('\n')
 	if err != nil {
 		b.Fatalf("%s server: %v", kind, err)
 	}
@@ -103,19 +89,19 @@ func startBenchServer(b *testing.B, kind string) *benchServer {
 // ended included (/proc/PID/stat utime + stime, in clock ticks of 10 ms).
 func (s *benchServer) cpu(b *testing.B) time.Duration {
 	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.Cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The fields after the command name, which ends at the last ')'.
 	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
 	if len(f) < 13 {
-		b.Fatalf("/proc/%d/stat: %q", s.cmd.Process.Pid, raw)
+		b.Fatalf("/proc/%d/stat: %q", s.Cmd.Process.Pid, raw)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		b.Fatalf("/proc/%d/stat: %q", s.cmd.Process.Pid, raw)
+		b.Fatalf("/proc/%d/stat: %q", s.Cmd.Process.Pid, raw)
 	}
 	const tick = 10 * time.Millisecond // USER_HZ 100 on Linux
 	return time.Duration(utime+stime) * tick
