@@ -752,3 +752,30 @@ func TestStoreLogLinesHeldWhileTheStoreIsAway(t *testing.T) {
 	say("after")
 	waitFor(t, 15*time.Second, "every line, in order", logged("before", "while away 1", "while away 2", "after"))
 }
+
+// noWatch is a store whose Watch cannot start (a server gone, no inotify
+// instance left).
+type noWatch struct{ store.Store }
+
+var errNoWatch = errors.New("no watch")
+
+func (noWatch) Watch(context.Context, func(store.Change), ...store.ChangeKind) (store.Subscription, error) {
+	return nil, errNoWatch
+}
+
+// TestStoreWatchThatCannotStartFailsTheStart: a runtime whose store watch
+// cannot start returns that error before any teammate runs, and leaves
+// its members free: another runtime starts them at once.
+func TestStoreWatchThatCannotStartFailsTheStart(t *testing.T) {
+	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{
+		scripted("alice", "", Step{Wait: Duration(time.Hour)}),
+	}}, nil)
+	_, err := startOn(t, noWatch{open()}, "alice")
+	if !errors.Is(err, errNoWatch) {
+		t.Fatalf("start with a watch that cannot start: %v", err)
+	}
+	s := mustStartOn(t, open(), "alice")
+	if !runsHere(s, "alice") {
+		t.Fatal("alice was left to the failed start")
+	}
+}

@@ -160,8 +160,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	}
 	rt.dropRestartsAsked()
 	var spawned []spawnedMate
+	var watch store.Subscription
 	fail := func(err error) (*Runtime, error) {
 		cancel()
+		if watch != nil {
+			_ = watch.Stop() // the start failed: its error is the one said
+		}
 		for _, sm := range spawned {
 			rt.launch(ctx, sm) // its goroutine sees ctx ended and cleans up
 		}
@@ -192,6 +196,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 			return fail(err)
 		}
 	}
+	// The store's watch starts before any teammate: one that cannot start
+	// fails the start while nothing runs, and a request or a restart asked
+	// from here on is told.
+	if watch, err = rt.watchStore(ctx); err != nil {
+		return fail(err)
+	}
 	// Every teammate is spawned (record, process, inbox consumer) before
 	// any begins its run: the first ones' work does not slow the spawning
 	// of the rest, and team_started comes as soon as all are there.
@@ -215,11 +225,6 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 	}
 	rt.emit(rt.started())
 	keeper := rt.keepLeases()
-	watch, err := rt.watchStore(ctx)
-	if err != nil {
-		keeper()
-		return fail(err)
-	}
 	go func() {
 		defer close(rt.done)
 		defer unlock()
