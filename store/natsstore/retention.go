@@ -115,8 +115,7 @@ func (s *Store) sweep(ctx context.Context, member string, from uint64) uint64 {
 	if s.consumed(ctx, member) {
 		return from
 	}
-	info, err := s.inbox.Info(ctx, jetstream.WithSubjectFilter(subject))
-	if err != nil || info.State.Subjects[subject] == 0 {
+	if n, err := s.Held(ctx, member); err != nil || n == 0 {
 		return from
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy}
@@ -164,12 +163,8 @@ func (s *Store) Held(ctx context.Context, member string) (uint64, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return 0, err
 	}
-	str, err := s.js.Stream(ctx, s.n.inboxStream)
-	if err != nil {
-		return 0, scrub(err, s.t.secrets)
-	}
 	subject := s.n.inbox(member)
-	info, err := str.Info(ctx, jetstream.WithSubjectFilter(subject))
+	info, err := s.inbox.Info(ctx, jetstream.WithSubjectFilter(subject))
 	if err != nil {
 		return 0, scrub(err, s.t.secrets)
 	}
@@ -195,9 +190,7 @@ func (s *Store) Unread(ctx context.Context, member string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("unread of %s: %w", member, scrub(err, s.t.secrets))
 	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("unread of %s: %w", member, scrub(err, s.t.secrets))
-	}
+	// Looking the consumer up read its state: one request in all.
+	info := cons.CachedInfo()
 	return int(info.NumPending) + info.NumAckPending, nil
 }
