@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,7 +142,7 @@ func (c *consumer) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	seq := int64(meta.Sequence.Stream)
 	source := "inbox/" + c.member
-	m, err := protocol.Decode(msg.Data(), protocol.Fallback{To: c.member, ID: "x" + strconv.FormatInt(seq, 10) + "-" + c.member})
+	m, err := decodeInbox(c.member, msg.Data(), meta.Sequence.Stream)
 	switch {
 	case err != nil:
 		c.reject(ctx, msg, source, seq, err.Error())
@@ -373,7 +372,7 @@ func (s *Store) watch(ctx context.Context, member string, take func(store.Delive
 		if err != nil || stopped {
 			return
 		}
-		m, err := protocol.Decode(msg.Data(), protocol.Fallback{To: member, ID: "x" + strconv.FormatUint(meta.Sequence.Stream, 10) + "-" + member})
+		m, err := decodeInbox(member, msg.Data(), meta.Sequence.Stream)
 		if err != nil || m.To != member {
 			return
 		}

@@ -38,7 +38,8 @@ func (s *Store) Messages(ctx context.Context) ([]store.Delivery, error) {
 	return out, nil
 }
 
-// inboxDelivery decodes one message of an inbox subject as WatchInbox does.
+// inboxDelivery decodes one message of an inbox subject, as WatchInbox
+// does, with its member from the subject.
 func (s *Store) inboxDelivery(subject string, data []byte, seq uint64) (store.Delivery, bool) {
 	tok, ok := strings.CutPrefix(subject, s.n.inboxPrefix)
 	if !ok {
@@ -48,9 +49,16 @@ func (s *Store) inboxDelivery(subject string, data []byte, seq uint64) (store.De
 	if protocol.ValidateName(member) != nil {
 		return store.Delivery{}, false
 	}
-	m, err := protocol.Decode(data, protocol.Fallback{To: member, ID: "x" + strconv.FormatUint(seq, 10) + "-" + member})
+	m, err := decodeInbox(member, data, seq)
 	if err != nil || m.To != member {
 		return store.Delivery{}, false
 	}
 	return store.Delivery{Msg: m, Seq: int64(seq)}, true
+}
+
+// decodeInbox decodes a message of member's inbox at stream sequence seq:
+// one that came without an id is named by the inbox and the sequence, the
+// same name wherever it is read (consumer, watch, Messages).
+func decodeInbox(member string, data []byte, seq uint64) (protocol.Message, error) {
+	return protocol.Decode(data, protocol.Fallback{To: member, ID: "x" + strconv.FormatUint(seq, 10) + "-" + member})
 }
