@@ -597,22 +597,30 @@ func (o *StoreObserver) noteUnread(names ...string) {
 }
 
 // readUnread asks the store the unread count of each inbox due; a count
-// that cannot be read stays due, for the retry.
+// that cannot be read stays due, for the retry, and so do the ones not
+// asked yet: a store that does not answer costs the loop one timeout, not
+// one per inbox.
 func (o *StoreObserver) readUnread() {
 	o.pmu.Lock()
 	due := o.unreadDue
 	o.unreadDue = make(map[string]bool, len(due))
 	o.pmu.Unlock()
 	for name := range due {
+		if protocol.ValidateName(name) != nil {
+			delete(due, name) // no store holds such an inbox
+		}
+	}
+	for name := range due {
 		ctx, cancel := o.opCtx()
 		n, err := o.st.Unread(ctx, name)
 		cancel()
 		if err != nil {
-			if o.ctx.Err() == nil && protocol.ValidateName(name) == nil {
-				o.noteUnread(name)
+			if o.ctx.Err() == nil {
+				o.noteUnread(slices.Collect(maps.Keys(due))...) // this one and those not asked yet
 			}
-			continue
+			return
 		}
+		delete(due, name)
 		o.mu.Lock()
 		if iv := o.m.inbox(name); iv.stored != n {
 			iv.stored = n

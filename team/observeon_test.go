@@ -2,7 +2,9 @@ package team
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -367,4 +369,32 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 		}
 		waitFor(t, within, "ana's unread count refreshed", func() bool { return unreadOf(snaps.get(), "ana") == 0 })
 	})
+}
+
+// awayUnread is a store that cannot tell an unread count (away, or timing
+// out), counting the asks.
+type awayUnread struct {
+	store.Store
+	asks int
+}
+
+func (s *awayUnread) Unread(context.Context, string) (int, error) {
+	s.asks++
+	return 0, errors.New("store away")
+}
+
+// TestUnreadCountsStopAtTheFirstFailure: while the store cannot tell one
+// count, the observer does not ask for the others (each ask may cost a
+// timeout, with the loop waiting): all of them stay due, for the retry;
+// a name no inbox can have is dropped.
+func TestUnreadCountsStopAtTheFirstFailure(t *testing.T) {
+	st := &awayUnread{}
+	o := &StoreObserver{st: st, ctx: t.Context(), unreadDue: map[string]bool{"alice": true, "bob": true, "carol": true, "../x": true}}
+	o.readUnread()
+	if st.asks != 1 {
+		t.Fatalf("asked the store %d times for counts it could not tell, want 1", st.asks)
+	}
+	if want := map[string]bool{"alice": true, "bob": true, "carol": true}; !maps.Equal(o.unreadDue, want) {
+		t.Fatalf("due after the failure: %v, want %v", o.unreadDue, want)
+	}
 }
