@@ -129,7 +129,7 @@ func (sh *shipper) ship(lines [][]byte) bool {
 		return false
 	}
 	if sh.held > 0 {
-		sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%s lines stored again after the store was away (%d held)", sh.kind, len(lines)), "held": len(lines)})
+		sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%s lines stored again after the store was away (%d held)", sh.kind, sh.held), "held": sh.held})
 		sh.held = 0
 	}
 	return true
