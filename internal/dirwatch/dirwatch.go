@@ -24,8 +24,10 @@ type dir struct {
 	w    *fsnotify.Watcher
 	done chan struct{}
 
-	mu   sync.Mutex
-	subs map[*Sub]bool
+	mu sync.Mutex
+	// subs are the subscriptions by the path they follow: an event wakes
+	// those of its file, not a walk over every follower of the directory.
+	subs map[string]map[*Sub]struct{}
 }
 
 // Sub is one follower of a file: Changed holds a wake when the file
@@ -60,13 +62,16 @@ func (s *Set) Follow(path string) (*Sub, error) {
 		if s.dirs == nil {
 			s.dirs = map[string]*dir{}
 		}
-		d = &dir{name: name, w: w, done: make(chan struct{}), subs: map[*Sub]bool{}}
+		d = &dir{name: name, w: w, done: make(chan struct{}), subs: map[string]map[*Sub]struct{}{}}
 		s.dirs[name] = d
 		go d.run()
 	}
 	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1), errs: make(chan error, 1)}
 	d.mu.Lock()
-	d.subs[sub] = true
+	if d.subs[path] == nil {
+		d.subs[path] = map[*Sub]struct{}{}
+	}
+	d.subs[path][sub] = struct{}{}
 	d.mu.Unlock()
 	return sub, nil
 }
@@ -86,7 +91,10 @@ func (sub *Sub) Close() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		d.mu.Lock()
-		delete(d.subs, sub)
+		delete(d.subs[sub.path], sub)
+		if len(d.subs[sub.path]) == 0 {
+			delete(d.subs, sub.path)
+		}
 		last := len(d.subs) == 0
 		d.mu.Unlock()
 		if last {
@@ -124,10 +132,19 @@ func (d *dir) run() {
 func (d *dir) tell(path string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for sub := range d.subs {
-		if path != "" && sub.path != path {
-			continue
-		}
+	if path != "" {
+		d.wake(d.subs[path], nil)
+		return
+	}
+	for _, subs := range d.subs {
+		d.wake(subs, err)
+	}
+}
+
+// wake wakes subs, or gives them err; it never waits. The caller holds
+// d.mu.
+func (d *dir) wake(subs map[*Sub]struct{}, err error) {
+	for sub := range subs {
 		if err != nil {
 			select {
 			case sub.errs <- err:
