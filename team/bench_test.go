@@ -20,6 +20,7 @@ import (
 	"huddle/inbox"
 	"huddle/internal/benchfloor"
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // thousandTeam writes a team of n scripted teammates that warm up for a
@@ -58,18 +59,8 @@ func spawnFloor(b *testing.B, team string, n int) time.Duration {
 	start := time.Now()
 	for i := range n {
 		g.Go(func() error {
-			f, err := os.CreateTemp(dir, ".tmp-*")
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(rec); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-			return os.Rename(f.Name(), filepath.Join(dir, fmt.Sprintf("m%04d.json", i)))
+			// The write the runtime makes of a record, and nothing else.
+			return teamdir.ReplaceFile(filepath.Join(dir, fmt.Sprintf("m%04d.json", i)), rec)
 		})
 	}
 	if err := g.Wait(); err != nil {
