@@ -29,10 +29,9 @@ type StoreLines struct {
 	wake   chan struct{}
 	keep   int
 
-	mu   sync.Mutex
-	buf  [][]byte
-	err  error // why the read ended; io.EOF once closed
-	over bool
+	mu  sync.Mutex
+	buf [][]byte
+	err error // why the read ended, once it has; io.EOF once closed
 }
 
 // FollowStore starts following member's log of kind in st. Of the lines
@@ -46,14 +45,16 @@ func FollowStore(st store.Store, member string, kind store.LogKind, keep int) *S
 		err := st.ReadLog(ctx, member, kind, true, func(line []byte) {
 			s.mu.Lock()
 			s.buf = append(s.buf, append([]byte(nil), line...))
-			if over := len(s.buf) - s.keep; over > 0 {
-				s.buf = append(s.buf[:0:0], s.buf[over:]...)
+			if len(s.buf) >= 2*s.keep {
+				// The oldest go keep at a time, not one copy per line
+				// (Next hands out the newest keep).
+				s.buf = append(s.buf[:0:0], s.buf[len(s.buf)-s.keep:]...)
 			}
 			s.mu.Unlock()
 			s.notify()
 		})
 		s.mu.Lock()
-		s.over, s.err = true, err
+		s.err = err
 		if err == nil || ctx.Err() != nil {
 			s.err = io.EOF
 		}
@@ -74,13 +75,13 @@ func (s *StoreLines) notify() {
 func (s *StoreLines) Next(ctx context.Context) ([][]byte, error) {
 	for {
 		s.mu.Lock()
-		lines, over, err := s.buf, s.over, s.err
+		lines, err := s.buf, s.err
 		s.buf = nil
 		s.mu.Unlock()
 		if len(lines) > 0 {
-			return lines, nil
+			return lines[max(len(lines)-s.keep, 0):], nil
 		}
-		if over {
+		if err != nil {
 			return nil, err
 		}
 		select {

@@ -38,6 +38,9 @@ func TestFollowStoreReadsFollowsAndEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(b) > 3 {
+			t.Fatalf("one Next gave %d lines, more than the 3 kept", len(b))
+		}
 		for _, l := range b {
 			got = append(got, string(l))
 		}
