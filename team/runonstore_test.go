@@ -699,7 +699,10 @@ func (s *logsAway) AppendLog(ctx context.Context, member string, kind store.LogK
 // offers them again from the file, and once the store takes them again
 // another machine reads them, in order, before the lines written after.
 func TestStoreLogLinesHeldWhileTheStoreIsAway(t *testing.T) {
-	defer func(every time.Duration) { retryLogsEvery = every }(retryLogsEvery)
+	// Put back after the runtime's cleanup has stopped it (cleanups run
+	// last first), not before as a defer would.
+	every := retryLogsEvery
+	t.Cleanup(func() { retryLogsEvery = every })
 	retryLogsEvery = 50 * time.Millisecond
 	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{roleSpec("x", "stderrsay")}}, nil)
 	st := &logsAway{Store: open()}
