@@ -104,6 +104,23 @@ func startOn(t *testing.T, st store.Store, members ...string) (*storeRuntime, er
 	return s, nil
 }
 
+// takeOver starts members in a runtime of its own on st as soon as the
+// leases another runtime holds have expired, trying on the one
+// connection.
+func takeOver(t *testing.T, st store.Store, members ...string) *storeRuntime {
+	t.Helper()
+	var s *storeRuntime
+	waitFor(t, 30*time.Second, fmt.Sprintf("another runtime to take %v over", members), func() bool {
+		var err error
+		s, err = startOn(t, st, members...)
+		if err != nil && !strings.Contains(err.Error(), " runs elsewhere (holder ") {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
+	return s
+}
+
 func mustStartOn(t *testing.T, st store.Store, members ...string) *storeRuntime {
 	t.Helper()
 	s, err := startOn(t, st, members...)
@@ -285,15 +302,7 @@ func TestStoreRuntimeRestartedResumesAPendingPlan(t *testing.T) {
 	st.dead.Store(true) // the process is gone: nothing it writes from now on lands
 	gone.stop(t)
 
-	var again *storeRuntime
-	waitFor(t, 30*time.Second, "the next runtime to take the leases over", func() bool {
-		s, err := startOn(t, open(), protocol.Lead, "alice")
-		if err != nil && !strings.Contains(err.Error(), " runs elsewhere (holder ") {
-			t.Fatal(err)
-		}
-		again = s
-		return err == nil
-	})
+	again := takeOver(t, open(), protocol.Lead, "alice")
 	waitFor(t, 15*time.Second, "alice awaiting the same plan", func() bool {
 		return again.ev.has(func(e Event) bool {
 			return e["event"] == "member_status" && e["member"] == "alice" && e["status"] == string(protocol.MemberAwaitingApproval)
@@ -451,15 +460,7 @@ func TestStoreLostLeaseStopsTheMember(t *testing.T) {
 	st := &severable{Store: open()}
 	old := mustStartOn(t, st, "alice")
 	st.noRenewal.Store(true)
-	var now *storeRuntime
-	waitFor(t, 30*time.Second, "another runtime to take alice over", func() bool {
-		s, err := startOn(t, open(), "alice")
-		if err != nil && !strings.Contains(err.Error(), "alice runs elsewhere (holder ") {
-			t.Fatal(err)
-		}
-		now = s
-		return err == nil
-	})
+	now := takeOver(t, open(), "alice")
 	st.noRenewal.Store(false)
 	waitFor(t, 15*time.Second, "the old runtime to say alice's lease is lost", func() bool {
 		return old.ev.has(func(e Event) bool {
@@ -658,15 +659,7 @@ func TestStoreExecInvocationGivenAgainAfterACrash(t *testing.T) {
 	if err := os.WriteFile(answer, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var again *storeRuntime
-	waitFor(t, 30*time.Second, "the next runtime to take x over", func() bool {
-		s, err := startOn(t, open(), "x")
-		if err != nil && !strings.Contains(err.Error(), " runs elsewhere (holder ") {
-			t.Fatal(err)
-		}
-		again = s
-		return err == nil
-	})
+	again := takeOver(t, open(), "x")
 	waitFor(t, 20*time.Second, "reservas's call answered", func() bool {
 		return callers.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
 	})
