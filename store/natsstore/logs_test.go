@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"huddle/store"
-	"huddle/store/natsstore"
 )
 
 // TestAppendLogNeverWaitsOnAServerAway: with the server gone, AppendLog
@@ -18,14 +17,8 @@ import (
 // lines, and with an error (the lines dropped) once it is full; it never
 // waits for the server. When the server is back, the log goes on.
 func TestAppendLogNeverWaitsOnAServerAway(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := srv.Addr()
-	defer func() { srv.Shutdown() }()
-	s := openURL(t, srv.URL("logs"))
+	r := startRestartable(t)
+	s := openURL(t, r.srv.URL("logs"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := s.AppendLog(ctx, "alice", store.LogStderr, [][]byte{[]byte("before\n")}); err != nil {
@@ -35,8 +28,7 @@ func TestAppendLogNeverWaitsOnAServerAway(t *testing.T) {
 	waitFor(t, "the line before the outage stored", func() bool {
 		return s.ReadLog(ctx, "alice", store.LogStderr, false, func([]byte) {}) == nil
 	})
-	srv.Shutdown()
-	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
+	r.stop(t, s)
 
 	// 64 KiB of lines a call: the 8 MiB buffer is full within 200 calls.
 	batch := bytes.Repeat([]byte(strings.Repeat("x", 1023)+"\n"), 63)
@@ -60,10 +52,7 @@ func TestAppendLogNeverWaitsOnAServerAway(t *testing.T) {
 		t.Fatalf("AppendLog refused nothing with the server away (%d), or refused the first batch", stored)
 	}
 
-	srv, err = natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r.start(t)
 	waitFor(t, "the store to reconnect", func() bool { return s.Conn().Status() == nats.CONNECTED })
 	if err := s.AppendLog(ctx, "alice", store.LogStderr, [][]byte{[]byte("after\n")}); err != nil {
 		t.Fatal(err)

@@ -100,8 +100,20 @@ func startRestartable(t *testing.T) *restartable {
 // it again where it was.
 func (r *restartable) restart(t *testing.T, s *natsstore.Store) {
 	t.Helper()
+	r.stop(t, s)
+	r.start(t)
+}
+
+// stop shuts the server down and waits until s has seen it go.
+func (r *restartable) stop(t *testing.T, s *natsstore.Store) {
+	t.Helper()
 	r.srv.Shutdown()
 	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
+}
+
+// start starts the server again where it was.
+func (r *restartable) start(t *testing.T) {
+	t.Helper()
 	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: r.addr, DataDir: r.dir})
 	if err != nil {
 		t.Fatal(err)
