@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"huddle/protocol"
@@ -56,6 +59,34 @@ func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Ob
 		}
 	}
 	return o, nil
+}
+
+// Names lists the inboxes under teamDir that have a file, sorted: the
+// names valid as a member's (a file of another name is no inbox).
+func Names(teamDir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(teamdir.InboxDirPath(teamDir), "*.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
+	var names []string
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".jsonl"); protocol.ValidateName(name) == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// ReadAll hands fn every message member's inbox holds now, consumed or
+// not, oldest first, from the previous generation on: what a read-only
+// observer started from the start reads, once.
+func ReadAll(teamDir, member string, fn func(Delivery)) error {
+	o, err := NewObserver(teamDir, member, true, fn)
+	if err != nil {
+		return err
+	}
+	return o.Drain()
 }
 
 // Unread counts the messages in member's inbox its consumer has not

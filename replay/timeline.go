@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -178,16 +177,13 @@ func inboxNames(dir string, t *team.Team) []string {
 	for _, m := range t.Members {
 		names, known[m.Name] = append(names, m.Name), true
 	}
-	files, _ := filepath.Glob(filepath.Join(teamdir.InboxDirPath(dir), "*.jsonl"))
-	var extra []string
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
-		if !known[name] && protocol.ValidateName(name) == nil {
-			extra, known[name] = append(extra, name), true
+	present, _ := inbox.Names(dir) // a directory that cannot be listed has no other inbox to read
+	for _, name := range present {
+		if !known[name] {
+			names = append(names, name)
 		}
 	}
-	slices.Sort(extra)
-	return append(names, extra...)
+	return names
 }
 
 // messageEvents are the messages still on disk in every inbox, read as the
@@ -196,14 +192,10 @@ func inboxNames(dir string, t *team.Team) []string {
 func messageEvents(dir string, t *team.Team) ([]Event, error) {
 	var out []Event
 	for _, name := range inboxNames(dir, t) {
-		obs, err := inbox.NewObserver(dir, name, true, func(d inbox.Delivery) {
+		if err := inbox.ReadAll(dir, name, func(d inbox.Delivery) {
 			msg := d.Msg
 			out = append(out, Event{At: msg.TS, Kind: KindMessage, Inbox: name, Offset: d.Offset, Message: &msg})
-		})
-		if err != nil {
-			return nil, fmt.Errorf("timeline: %w", err)
-		}
-		if err := obs.Drain(); err != nil {
+		}); err != nil {
 			return nil, fmt.Errorf("timeline: %w", err)
 		}
 	}

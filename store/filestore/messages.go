@@ -3,14 +3,10 @@ package filestore
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"huddle/inbox"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/teamdir"
 )
 
 // Messages reads every message the inbox files hold now, consumed or not
@@ -18,29 +14,18 @@ import (
 // each inbox from the previous generation on, the inboxes by name. Msg.To
 // is the inbox; Seq the logical offset. Nothing is consumed.
 func (s *Store) Messages(ctx context.Context) ([]store.Delivery, error) {
-	files, err := filepath.Glob(filepath.Join(teamdir.InboxDirPath(s.dir), "*.jsonl"))
+	names, err := inbox.Names(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("messages: %w", err)
 	}
-	var names []string
-	for _, f := range files {
-		if name := strings.TrimSuffix(filepath.Base(f), ".jsonl"); protocol.ValidateName(name) == nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
 	var out []store.Delivery
 	for _, name := range names {
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		obs, err := inbox.NewObserver(s.dir, name, true, func(d inbox.Delivery) {
+		if err := inbox.ReadAll(s.dir, name, func(d inbox.Delivery) {
 			out = append(out, store.Delivery{Msg: d.Msg, Seq: d.Offset})
-		})
-		if err != nil {
-			return nil, fmt.Errorf("messages: %w", err)
-		}
-		if err := obs.Drain(); err != nil {
+		}); err != nil {
 			return nil, fmt.Errorf("messages: %w", err)
 		}
 	}
