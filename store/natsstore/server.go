@@ -22,7 +22,8 @@ type ServerOptions struct {
 	// address may connect.
 	Token string
 	// TLS, when set, makes the server take TLS connections only, with this
-	// configuration (its certificate): clients then connect with tls://.
+	// configuration (its certificate): a client's tls:// URL requires TLS,
+	// a nats:// one is taken up to it when the server asks.
 	TLS *tls.Config
 }
 

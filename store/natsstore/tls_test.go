@@ -13,8 +13,10 @@ import (
 
 // TestTLSURL: against a server that takes TLS only, a tls:// URL with the
 // team's CA (Options.CAFile) connects and works; without the CA the
-// certificate is refused, and so is a nats:// URL: the connection is
-// never made in the clear, nor to a server nobody vouched for.
+// certificate is refused, tls:// or nats:// alike; a nats:// URL with the
+// CA connects under TLS too (the client takes it up when the server asks
+// for it): the connection is never made in the clear, nor to a server
+// nobody vouched for.
 func TestTLSURL(t *testing.T) {
 	caFile, cfg := testtls.Server(t)
 	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), TLS: cfg})
@@ -46,7 +48,7 @@ func TestTLSURL(t *testing.T) {
 		opts natsstore.Options
 	}{
 		{url, natsstore.Options{}},                              // the system's roots do not vouch for it
-		{"nats://" + srv.Addr() + "/crew", natsstore.Options{}}, // in the clear, to a server that wants TLS
+		{"nats://" + srv.Addr() + "/crew", natsstore.Options{}}, // taken up to TLS, then the same
 	} {
 		octx, ocancel := context.WithTimeout(ctx, 10*time.Second)
 		s, err := natsstore.Open(octx, c.url, c.opts)
@@ -58,5 +60,14 @@ func TestTLSURL(t *testing.T) {
 		if !strings.Contains(err.Error(), "certificate") && !strings.Contains(err.Error(), "tls") && !strings.Contains(err.Error(), "TLS") {
 			t.Fatalf("%s without the CA: %v, want a TLS error", c.url, err)
 		}
+	}
+
+	plain, err := natsstore.Open(ctx, "nats://"+srv.Addr()+"/crew", natsstore.Options{CAFile: caFile})
+	if err != nil {
+		t.Fatalf("nats:// with the CA: %v", err)
+	}
+	defer plain.Close()
+	if st, err := plain.Conn().TLSConnectionState(); err != nil || !st.HandshakeComplete {
+		t.Fatalf("nats:// with the CA is not under TLS: %v", err)
 	}
 }
