@@ -25,12 +25,13 @@ type StoreSource struct {
 const (
 	LeftOutHistories = "member status histories: each member is its current record, at its since " +
 		"(the histories stay in the local directory of the machine that runs it)"
-	LeftOutMessages = "messages the store no longer holds: NATS removes a message one to two purge " +
+	LeftOutMessages = "messages the store no longer holds (NATS removes a message one to two purge " +
 		"intervals after its member's consumer committed it, and an answer once its caller took it; " +
+		"the files store keeps an inbox's consumed lines until its compaction): " +
 		"the messages in are those the inboxes held at export"
 	LeftOutNoMessages = "messages: this store cannot read its inboxes without consuming them"
-	LeftOutSpans      = "spans older than the store keeps them (NATS: 7 days by default)"
-	LeftOutLogs       = "logs and transcripts (on the machine that runs each member)"
+	LeftOutSpans      = "spans older than the store keeps them (NATS: its trace age limit, 7 days by default)"
+	LeftOutLogs       = "logs and transcripts ('huddle logs MEMBER --store URL' prints the store's copy)"
 )
 
 // ReadOn builds the timeline of the team kept in st: team.json from the
@@ -49,6 +50,12 @@ func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
 	t, err := team.Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
+	}
+	// Asked first: a store that cannot read its spans fails before the
+	// rest is read for nothing.
+	sr, ok := st.(store.SpanReader)
+	if !ok {
+		return nil, errors.New("timeline: this store cannot read its spans")
 	}
 	src := &StoreSource{LeftOut: []string{LeftOutHistories}}
 	tl := &Timeline{TeamJSON: b, Team: t, Store: src}
@@ -70,10 +77,6 @@ func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
 		src.LeftOut = append(src.LeftOut, LeftOutMessages)
 	} else {
 		src.LeftOut = append(src.LeftOut, LeftOutNoMessages)
-	}
-	sr, ok := st.(store.SpanReader)
-	if !ok {
-		return nil, errors.New("timeline: this store cannot read its spans")
 	}
 	spans, _, err := sr.Spans(ctx)
 	if err != nil {
