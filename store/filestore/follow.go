@@ -48,8 +48,7 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 			case <-ctx.Done():
 				return
 			case <-w.Changed():
-			case err := <-w.Err():
-				_ = err // whatever the watch missed, a drain reads
+			case <-w.Err(): // whatever the watch missed, a drain reads
 			case <-retry.C:
 			}
 			if err := drain(ctx); err != nil && ctx.Err() == nil {

@@ -75,9 +75,9 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change), kinds ...store
 					return
 				}
 				dir, base := filepath.Dir(ev.Name), filepath.Base(ev.Name)
-				if _, ok := dirs[ev.Name]; ok && dir == s.dir && ev.Has(fsnotify.Create) {
+				if kind, ok := dirs[ev.Name]; ok && dir == s.dir && ev.Has(fsnotify.Create) {
 					_ = w.Add(ev.Name) // recreated: what it held before is gone
-					all()
+					fn(store.Change{Kind: kind})
 					continue
 				}
 				if c, ok := fileChange(dirs[dir], base); ok {
@@ -105,7 +105,7 @@ func fileChange(kind store.ChangeKind, base string) (store.Change, bool) {
 			return store.Change{Kind: store.ChangeMember, Name: name}, true
 		}
 	case store.ChangeRestart:
-		if !strings.HasPrefix(base, ".") && protocol.ValidateName(base) == nil {
+		if protocol.ValidateName(base) == nil { // a temp file's leading dot is no name's
 			return store.Change{Kind: store.ChangeRestart, Name: base}, true
 		}
 	}

@@ -93,8 +93,9 @@ func testWatch(t *testing.T, open Opener) {
 	}
 	waitFor(t, "the restart asked told", func() bool { return c.told(store.ChangeRestart, "restartee") })
 
-	// The watch of requests alone: told of both requests, in order after
-	// the members' changes, and of nothing else.
+	// The watch of requests alone: told of both requests, the last one
+	// marking that what came before it has been told, and of nothing
+	// else.
 	last := newPlan(t, "carol")
 	if err := writer.CreateRequest(ctx, last); err != nil {
 		t.Fatal(err)
