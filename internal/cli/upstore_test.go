@@ -13,6 +13,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/storetest"
 	"huddle/team"
 )
 
@@ -151,24 +152,6 @@ func (p *upOn) delivered(member string) map[string]bool {
 	return ids
 }
 
-// sendTo appends n messages to member's inbox through st and returns their
-// ids.
-func sendTo(t *testing.T, st store.Store, member, prefix string, n int) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var ids []string
-	for i := range n {
-		m := protocol.NewMessage(protocol.TypeMessage, "alice", member)
-		m.Content = fmt.Sprintf("%s %d", prefix, i)
-		if err := st.Append(ctx, member, &m); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, m.ID)
-	}
-	return ids
-}
-
 func missing(ids []string, got ...map[string]bool) []string {
 	var out []string
 	for _, id := range ids {
@@ -192,13 +175,13 @@ func TestUpOnStoreKill9LosesNothing(t *testing.T) {
 	st := openTeamStore(t, url, true)
 	first := startUpOnWhenFree(t, url, "lead,alice")
 	bob := startUpOnWhenFree(t, url, "bob")
-	ids := sendTo(t, st, "bob", "before", 30)
+	ids := storetest.AppendN(t, st, "alice", "bob", "before", 30)
 	waitUntil(t, 30*time.Second, "bob's first deliveries", func() bool { return len(bob.delivered("bob")) > 0 })
 	if err := bob.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-bob.exited
-	ids = append(ids, sendTo(t, st, "bob", "while down", 10)...)
+	ids = append(ids, storetest.AppendN(t, st, "alice", "bob", "while down", 10)...)
 	again := startUpOnWhenFree(t, url, "bob")
 	waitUntil(t, 60*time.Second, "every message delivered to bob", func() bool {
 		return len(missing(ids, bob.delivered("bob"), again.delivered("bob"))) == 0
@@ -218,8 +201,8 @@ func TestUpOnStoreBrokerRestarted(t *testing.T) {
 	st := openTeamStore(t, url, true)
 	alice := startUpOnWhenFree(t, url, "lead,alice")
 	bob := startUpOnWhenFree(t, url, "bob")
-	toBob := sendTo(t, st, "bob", "before", 5)
-	toAlice := sendTo(t, st, "alice", "before", 5)
+	toBob := storetest.AppendN(t, st, "alice", "bob", "before", 5)
+	toAlice := storetest.AppendN(t, st, "alice", "alice", "before", 5)
 	waitUntil(t, 30*time.Second, "the first messages delivered", func() bool {
 		return len(missing(toBob, bob.delivered("bob"))) == 0 && len(missing(toAlice, alice.delivered("alice"))) == 0
 	})
@@ -230,8 +213,8 @@ func TestUpOnStoreBrokerRestarted(t *testing.T) {
 		t.Fatalf("broker stop: %v", err)
 	}
 	startBroker(t, "--addr", addr, "--data", data)
-	toBob = append(toBob, sendTo(t, st, "bob", "after", 5)...)
-	toAlice = append(toAlice, sendTo(t, st, "alice", "after", 5)...)
+	toBob = append(toBob, storetest.AppendN(t, st, "alice", "bob", "after", 5)...)
+	toAlice = append(toAlice, storetest.AppendN(t, st, "alice", "alice", "after", 5)...)
 	waitUntil(t, 60*time.Second, "the messages sent after the restart delivered", func() bool {
 		return len(missing(toBob, bob.delivered("bob"))) == 0 && len(missing(toAlice, alice.delivered("alice"))) == 0
 	})

@@ -1,14 +1,7 @@
 package natsstore_test
 
 import (
-	"context"
-	"fmt"
 	"sync"
-	"testing"
-	"time"
-
-	"huddle/protocol"
-	"huddle/store"
 )
 
 // seen collects the ids a watch or a consumer is handed.
@@ -33,19 +26,3 @@ func (s *seen) has(ids ...string) bool {
 	return true
 }
 func (s *seen) count() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.ids) }
-
-func appendN(t *testing.T, st store.Store, member, prefix string, n int) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	var ids []string
-	for i := range n {
-		m := protocol.NewMessage(protocol.TypeMessage, "lead", member)
-		m.Content = fmt.Sprintf("%s %d", prefix, i)
-		if err := st.Append(ctx, member, &m); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, m.ID)
-	}
-	return ids
-}

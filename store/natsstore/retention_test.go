@@ -62,8 +62,8 @@ func TestCommittedMessagesLeaveTheStream(t *testing.T) {
 	s := openTeam(t, retentionOptions(), 1)[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ids := appendN(t, s, "alice", "to alice", 20)
-	appendN(t, s, "bob", "to bob", 3)
+	ids := storetest.AppendN(t, s, "lead", "alice", "to alice", 20)
+	storetest.AppendN(t, s, "lead", "bob", "to bob", 3)
 	var got seen
 	sub, err := s.Consume(ctx, "alice", func(_ context.Context, d store.Delivery) error { got.add(d.Msg.ID); return nil })
 	if err != nil {
@@ -76,7 +76,7 @@ func TestCommittedMessagesLeaveTheStream(t *testing.T) {
 		t.Fatalf("bob's subject holds %d messages, want the 3 no one consumed", n)
 	}
 	// Later messages are purged too, once committed.
-	more := appendN(t, s, "alice", "later", 5)
+	more := storetest.AppendN(t, s, "lead", "alice", "later", 5)
 	waitFor(t, "the later messages delivered", func() bool { return got.has(more...) })
 	waitFor(t, "alice's subject emptied again", func() bool { return stored(t, s, "alice") == 0 })
 	if n := got.count(); n != len(ids)+len(more) {
@@ -205,7 +205,7 @@ func TestStaleAnswersSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	appendN(t, s, "ops", "not a result", 1)
+	storetest.AppendN(t, s, "lead", "ops", "not a result", 1)
 	sub, err := s.WatchAnswers(ctx, "ops", func(store.Delivery) bool { return false })
 	if err != nil {
 		t.Fatal(err)

@@ -295,18 +295,7 @@ func testWatchInbox(t *testing.T, open Opener) {
 		}
 		return out
 	}
-	appendN := func(member, prefix string, n int) []string {
-		var out []string
-		for i := range n {
-			m := message("lead", member, fmt.Sprintf("%s %d", prefix, i))
-			if err := s.Append(ctx, member, m); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, m.ID)
-		}
-		return out
-	}
-	before := appendN("alice", "before", 3)
+	before := AppendN(t, s, "lead", "alice", "before", 3)
 	sub, err := w.WatchInbox(ctx, "alice", func(d store.Delivery) {
 		mu.Lock()
 		watched = append(watched, d)
@@ -316,8 +305,8 @@ func testWatchInbox(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Stop() })
-	after := appendN("alice", "after", 5)
-	appendN("bob", "to bob", 2)
+	after := AppendN(t, s, "lead", "alice", "after", 5)
+	AppendN(t, s, "lead", "bob", "to bob", 2)
 	waitFor(t, "the watch sees the messages appended after it", func() bool {
 		mu.Lock()
 		defer mu.Unlock()

@@ -66,6 +66,23 @@ func ctxOf(t *testing.T) context.Context {
 	return ctx
 }
 
+// AppendN appends n messages from from to member's inbox in st, their
+// contents "prefix 0" to "prefix n-1", and returns their ids in order.
+func AppendN(t *testing.T, st store.Store, from, member, prefix string, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	defer cancel()
+	var ids []string
+	for i := range n {
+		m := message(from, member, fmt.Sprintf("%s %d", prefix, i))
+		if err := st.Append(ctx, member, m); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
 // waitFor waits until cond holds, failing the test at the deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
