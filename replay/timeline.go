@@ -172,10 +172,10 @@ func AsOf(r *protocol.Request, k int) *protocol.Request {
 // inboxNames are the inboxes to read: the lead's, every member's, and any
 // other inbox file present.
 func inboxNames(dir string, t *team.Team) []string {
-	names := []string{protocol.Lead}
-	known := map[string]bool{protocol.Lead: true}
-	for _, m := range t.Members {
-		names, known[m.Name] = append(names, m.Name), true
+	names := t.InboxNames()
+	known := map[string]bool{}
+	for _, name := range names {
+		known[name] = true
 	}
 	present, _ := inbox.Names(dir) // a directory that cannot be listed has no other inbox to read
 	for _, name := range present {

@@ -572,6 +572,19 @@ func checkTarget(where string, tg *TargetSpec) error {
 	return nil
 }
 
+// InboxNames are the inboxes the team's config names: the lead's, then
+// each member's in the config's order; the lead's alone for a nil team
+// (its config not read yet).
+func (t *Team) InboxNames() []string {
+	names := []string{protocol.Lead}
+	if t != nil {
+		for _, m := range t.Members {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
 // Member returns the spec of the named member.
 func (t *Team) Member(name string) (MemberSpec, bool) {
 	for _, m := range t.Members {

@@ -448,29 +448,22 @@ func (o *StoreObserver) followInboxes() {
 	iw, watches := o.st.(store.InboxWatcher)
 	_, seeds := o.st.(store.MessageReader)
 	o.mu.Lock()
-	names := []string{protocol.Lead}
-	if o.m.team != nil {
-		for _, m := range o.m.team.Members {
-			names = append(names, m.Name)
-		}
-	}
 	var fresh []string
-	for _, name := range names {
+	for _, name := range o.m.team.InboxNames() {
 		if o.inboxes[name] == nil {
 			o.inboxes[name] = &followed{seeded: !seeds}
 			fresh = append(fresh, name)
 		}
 	}
 	o.mu.Unlock()
-	for _, name := range fresh {
-		if !watches {
-			break
-		}
-		// Not watched when the watch cannot start (the store away): the
-		// seed still shows what it holds.
-		sub, err := iw.WatchInbox(o.ctx, name, func(d store.Delivery) { o.delivered(name, d) })
-		if err == nil {
-			o.subs = append(o.subs, sub)
+	if watches {
+		for _, name := range fresh {
+			// Not watched when the watch cannot start (the store away):
+			// the seed still shows what it holds.
+			sub, err := iw.WatchInbox(o.ctx, name, func(d store.Delivery) { o.delivered(name, d) })
+			if err == nil {
+				o.subs = append(o.subs, sub)
+			}
 		}
 	}
 	o.seedInboxes()
@@ -564,12 +557,7 @@ func (o *StoreObserver) unreadNames() []string {
 }
 
 func (o *StoreObserver) unreadNamesLocked() []string {
-	names := []string{protocol.Lead}
-	if o.m.team != nil {
-		for _, m := range o.m.team.Members {
-			names = append(names, m.Name)
-		}
-	}
+	names := o.m.team.InboxNames()
 	for name := range o.states {
 		names = append(names, name)
 	}

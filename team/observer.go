@@ -355,11 +355,7 @@ func (o *Observer) loadTeam() {
 	o.changed()
 	o.mu.Unlock()
 	if t != nil {
-		names := []string{protocol.Lead}
-		for _, m := range t.Members {
-			names = append(names, m.Name)
-		}
-		o.follow(names)
+		o.follow(t.InboxNames())
 	}
 }
 
