@@ -153,15 +153,15 @@ func (rt *Runtime) restart(name string) error {
 }
 
 // restartsAskedOn is restartAsked on a store (store.Store.AskRestart): the
-// runtime takes the ask of each member of names whose lease it holds
-// (every one it holds when names is nil or names ""), and acts on it as on
-// restart/<member>. The store's watch says whose (watchStore).
-func (rt *Runtime) restartsAskedOn(names map[string]bool) {
-	if len(names) == 0 && names != nil {
+// runtime takes the ask of each member whose lease it holds, those of
+// names or, with all, every one, and acts on it as on restart/<member>.
+// The store's watch says whose (watchStore).
+func (rt *Runtime) restartsAskedOn(names map[string]bool, all bool) {
+	if !all && len(names) == 0 {
 		return
 	}
 	for name, ml := range rt.leases {
-		if name == protocol.Lead || ml.lost.Load() || (names != nil && !names[""] && !names[name]) {
+		if name == protocol.Lead || ml.lost.Load() || (!all && !names[name]) {
 			continue
 		}
 		ctx, cancel := op()

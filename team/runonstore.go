@@ -426,14 +426,11 @@ func (rt *Runtime) watchStore(ctx context.Context) (store.Subscription, error) {
 }
 
 // restartsTold takes the members whose restart the watch told of since
-// the last call: an empty map when none was.
-func (rt *Runtime) restartsTold() map[string]bool {
+// the last call, and whether it told of a change that names none (all:
+// any member's may have been missed).
+func (rt *Runtime) restartsTold() (names map[string]bool, all bool) {
 	rt.toldMu.Lock()
 	defer rt.toldMu.Unlock()
-	told := rt.told
-	rt.told = nil
-	if told == nil {
-		told = map[string]bool{}
-	}
-	return told
+	names, rt.told = rt.told, nil
+	return names, names[""]
 }

@@ -274,7 +274,7 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		al.arm(next)
 		hb.counting(!next.IsZero())
 	}
-	rt.restartsAskedOn(nil) // asked between the leases taken and the watch started
+	rt.restartsAskedOn(nil, true) // asked between the leases taken and the watch started
 	look()                  // decisions made and deadlines passed while no runtime ran
 	// gone is set when a watched directory was removed or moved away: the
 	// next alarm, within Tick, watches it again (rewatch).
