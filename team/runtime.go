@@ -274,8 +274,8 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		al.arm(next)
 		hb.counting(!next.IsZero())
 	}
-	rt.restartsAskedOn(nil, true) // asked between the leases taken and the watch started
-	look()                  // decisions made and deadlines passed while no runtime ran
+	rt.restartsAskedOn(nil, true) // asked before the watch started
+	look()                        // decisions made and deadlines passed while no runtime ran
 	// gone is set when a watched directory was removed or moved away: the
 	// next alarm, within Tick, watches it again (rewatch).
 	gone := false
