@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
 
 	"huddle/internal/dirwatch"
 )
@@ -106,11 +105,9 @@ func LastLine(path string) string {
 // per directory (follows): a runtime on a store follows every exec and
 // llm member's file in members/.
 type Follower struct {
-	path      string
-	off       int64
-	w         *dirwatch.Sub
-	closed    chan struct{}
-	closeOnce sync.Once
+	path string
+	off  int64
+	w    *dirwatch.Sub
 }
 
 // follows are the directories this process's Followers watch.
@@ -122,7 +119,7 @@ func Follow(path string, off int64) (*Follower, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Follower{path: path, off: off, w: w, closed: make(chan struct{})}, nil
+	return &Follower{path: path, off: off, w: w}, nil
 }
 
 // Next returns the whole lines appended since the last call, waiting for
@@ -148,7 +145,7 @@ func (f *Follower) wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-f.closed:
+	case <-f.w.Done():
 		return io.EOF
 	case <-f.w.Changed():
 		return nil
@@ -158,11 +155,4 @@ func (f *Follower) wait(ctx context.Context) error {
 }
 
 // Close stops the follower; a Next waiting returns io.EOF.
-func (f *Follower) Close() error {
-	var err error
-	f.closeOnce.Do(func() {
-		close(f.closed)
-		err = f.w.Close()
-	})
-	return err
-}
+func (f *Follower) Close() error { return f.w.Close() }

@@ -39,6 +39,7 @@ type Sub struct {
 	dir     *dir
 	changed chan struct{}
 	errs    chan error
+	done    chan struct{}
 	once    sync.Once
 }
 
@@ -66,7 +67,7 @@ func (s *Set) Follow(path string) (*Sub, error) {
 		s.dirs[name] = d
 		go d.run()
 	}
-	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1), errs: make(chan error, 1)}
+	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1), errs: make(chan error, 1), done: make(chan struct{})}
 	d.mu.Lock()
 	if d.subs[path] == nil {
 		d.subs[path] = map[*Sub]struct{}{}
@@ -82,11 +83,15 @@ func (sub *Sub) Changed() <-chan struct{} { return sub.changed }
 // Err gets an error of the watch other than lost events.
 func (sub *Sub) Err() <-chan error { return sub.errs }
 
+// Done is closed once the subscription is closed.
+func (sub *Sub) Done() <-chan struct{} { return sub.done }
+
 // Close ends the subscription; the last one of a directory stops its
 // watch.
 func (sub *Sub) Close() error {
 	var err error
 	sub.once.Do(func() {
+		close(sub.done)
 		s, d := sub.set, sub.dir
 		s.mu.Lock()
 		defer s.mu.Unlock()
