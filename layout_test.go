@@ -36,6 +36,8 @@ var allowedImports = map[string][]string{
 	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store", "internal/dirwatch"},
 	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	"store/storetest": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
+	// A fresh store of each kind, for the tests that run on both.
+	"store/storekinds": {"store", "store/filestore", "store/natsstore"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
 	"internal/benchfloor": {},

@@ -10,8 +10,7 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/filestore"
-	"huddle/store/natsstore"
+	"huddle/store/storekinds"
 	"huddle/store/storetest"
 )
 
@@ -20,43 +19,17 @@ const storeTeam = `{"name":"crew","members":[
   {"name":"bo","runtime":{"kind":"external"}},
   {"name":"cy","runtime":{"kind":"external"}}]}`
 
-// storeKinds open a fresh store of each kind: a team directory, and a team
-// on an embedded NATS server.
-var storeKinds = map[string]func(t *testing.T, ctx context.Context) store.Store{
-	"files": func(t *testing.T, _ context.Context) store.Store {
-		st, err := filestore.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	},
-	"nats": func(t *testing.T, ctx context.Context) store.Store {
-		srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Shutdown)
-		st, err := natsstore.Open(ctx, srv.URL("crew"), natsstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	},
-}
-
 // TestReadOnBuildsTheStoresTimeline: on both stores, a team with member
 // records, a plan decided and archived, a plan pending, a call's two spans
 // and a message no one consumed reads back as the events of each, the
 // header saying what a store's timeline leaves out; the export of it reads
 // back the same, and the message is still there for its member's consumer.
 func TestReadOnBuildsTheStoresTimeline(t *testing.T) {
-	for name, open := range storeKinds {
+	for name, open := range storekinds.Open {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			st := open(t, ctx)
+			st := open(t)
 			if _, err := ReadOn(ctx, st); err == nil {
 				t.Fatal("ReadOn of an empty store: no error")
 			}

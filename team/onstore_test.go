@@ -12,8 +12,7 @@ import (
 	"huddle/inbox"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/filestore"
-	"huddle/store/natsstore"
+	"huddle/store/storekinds"
 	"huddle/store/storetest"
 )
 
@@ -22,37 +21,9 @@ const onStoreTeam = `{"name":"crew","settings":{"shutdown_deadline":"45s"},"memb
   {"name":"bo","runtime":{"kind":"external"}},
   {"name":"cy","runtime":{"kind":"external"}}]}`
 
-// storeKinds open a fresh team store of each kind: the team directory, and
-// a team on an embedded NATS server.
-var storeKinds = map[string]func(t *testing.T) store.Store{
-	"files": func(t *testing.T) store.Store {
-		st, err := filestore.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	},
-	"nats": func(t *testing.T) store.Store {
-		srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Shutdown)
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		st, err := natsstore.Open(ctx, srv.URL("crew"), natsstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	},
-}
-
 // eachStore runs f on a store of each kind holding the crew team.
 func eachStore(t *testing.T, f func(t *testing.T, ctx context.Context, st store.Store, tm *Team)) {
-	for name, open := range storeKinds {
+	for name, open := range storekinds.Open {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -83,7 +54,7 @@ func inboxOn(t *testing.T, ctx context.Context, st store.Store, member string, n
 }
 
 func TestLoadTeamOnEmptyStore(t *testing.T) {
-	for name, open := range storeKinds {
+	for name, open := range storekinds.Open {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadTeamOn(context.Background(), open(t))
 			if err == nil || !strings.Contains(err.Error(), "no team in the store") {
