@@ -459,6 +459,7 @@ func TestLLMKeyIsInNoFileAndNoEvent(t *testing.T) {
 	// The runtime still runs: it archives the plan and rewrites records
 	// (temp + rename) while the walk reads, so a file can go between the
 	// listing and the read. A walk in which none went has read every file.
+	holding := map[string]bool{} // the files a walk found the key in
 	waitFor(t, 5*time.Second, "a walk of the team directory that read every file", func() bool {
 		vanished := false
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -478,7 +479,7 @@ func TestLLMKeyIsInNoFileAndNoEvent(t *testing.T) {
 				return err
 			}
 			if strings.Contains(string(b), key) {
-				t.Errorf("the key is in %s", p)
+				holding[p] = true
 			}
 			return nil
 		})
@@ -487,6 +488,9 @@ func TestLLMKeyIsInNoFileAndNoEvent(t *testing.T) {
 		}
 		return !vanished
 	})
+	for p := range holding {
+		t.Errorf("the key is in %s", p)
+	}
 	if ev.has(func(e Event) bool { return strings.Contains(fmt.Sprint(e), key) }) {
 		t.Error("the key is in an event")
 	}
