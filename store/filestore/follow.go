@@ -48,7 +48,8 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 			case <-ctx.Done():
 				return
 			case <-w.Changed():
-			case <-w.Err(): // whatever the watch missed, a drain reads
+			case err := <-w.Err():
+				_ = err // not said: whatever the watch missed, a drain reads
 			case <-retry.C:
 			}
 			if err := drain(ctx); err != nil && ctx.Err() == nil {
