@@ -47,20 +47,6 @@ func (m *Model) act(do func(Actions) (string, error)) tea.Cmd {
 	}
 }
 
-// refused reports whether the Actions will not decide r, and says why in
-// the flash line, before a key acts or opens a dialog.
-func (m *Model) refused(r *protocol.Request) bool {
-	rf, ok := m.actions.(Refuser)
-	if !ok {
-		return false
-	}
-	why := rf.Refuses(r)
-	if why != "" {
-		m.flash, m.flashBad = why, true
-	}
-	return why != ""
-}
-
 func (m *Model) approve(id string) tea.Cmd {
 	return m.act(func(a Actions) (string, error) { return a.Approve(id) })
 }

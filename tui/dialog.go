@@ -181,7 +181,7 @@ func (m *Model) fullHelp(w int) string {
 		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, spaced(cols[i:min(i+perRow, len(cols))])...))
 	}
 	title := st.Title.Render("huddle keys") + st.Muted.Render("  (esc or ? closes)")
-	notes := ansi.Wrap(st.Muted.Render("a and r wait "+grace.String()+" after a new request lands under the cursor; esc never approves."), w, "")
+	notes := ansi.Wrap(st.Muted.Render("a and r decide the request the footer names, never in the "+grace.String()+" after it arrived or changed; esc never approves."), w, "")
 	return title + "\n\n" + strings.Join(rows, "\n\n") + "\n\n" + notes
 }
 

@@ -126,7 +126,22 @@ func selectRequest(t *testing.T, tm *teatest.TestModel, dir, from string) *proto
 		}
 		pressKey(tm, "j")
 	}
+	// a and r decide it once the footer offers it and its grace is over.
+	waitScreenFunc(t, tm, "the footer offering "+r.ID+" past its grace", func(s string) bool {
+		return strings.Contains(s, "a approve "+from+" "+r.ID) && !strings.Contains(s, "just arrived or changed")
+	})
 	return r
+}
+
+// waitScreenFunc waits until the program's screen satisfies ok, and
+// returns it.
+func waitScreenFunc(t *testing.T, tm *teatest.TestModel, what string, ok func(screen string) bool) string {
+	t.Helper()
+	p, found := probes.Load(tm)
+	if !found {
+		t.Fatal("waitScreenFunc needs a program started by probed")
+	}
+	return p.(*screenProbe).waitFor(t, what, ok)
 }
 
 func TestFlowApproveFromTheUI(t *testing.T) {

@@ -133,24 +133,33 @@ func TestDetailsScrollClamps(t *testing.T) {
 }
 
 // The details on screen are the right column's: pgup and pgdn scroll them
-// and a moved cursor puts them back at their top, from the roster too.
+// and a moved cursor puts them back at their top; from the roster they are
+// its member's card, whose feed they scroll.
 func TestDetailsKeysReachTheRightColumnFromTheRoster(t *testing.T) {
 	m, _ := newTestModel(t, 80, 24)
 	m.Update(SnapshotMsg(busySnapshot(t)))
-	pgdn := tea.KeyPressMsg{Code: tea.KeyPgDown}
-	send(m, "1")
+	pgup, pgdn := tea.KeyPressMsg{Code: tea.KeyPgUp}, tea.KeyPressMsg{Code: tea.KeyPgDown}
+	send(m, "enter")
 	m.Update(pgdn)
 	if m.requests.list.scroll != 5 {
-		t.Fatalf("pgdn on the roster: the requests' details scroll %d, want 5", m.requests.list.scroll)
+		t.Fatalf("pgdn on the requests: their details scroll %d, want 5", m.requests.list.scroll)
 	}
 	send(m, "j")
 	if m.requests.list.scroll != 0 {
-		t.Fatalf("a roster move left the details scrolled at %d", m.requests.list.scroll)
+		t.Fatalf("a move left the details scrolled at %d", m.requests.list.scroll)
 	}
-	send(m, "2", "enter")
+	send(m, "enter")
 	m.Update(pgdn)
 	send(m, "1")
 	if d := m.requests.list.details; d.open || d.scroll != 0 {
 		t.Fatalf("moving the focus kept the details %+v", d)
+	}
+	m.Update(pgup)
+	if !m.member.open || m.member.up != 5 {
+		t.Fatalf("pgup on the roster: the card open %v, its feed scrolled up %d, want 5", m.member.open, m.member.up)
+	}
+	send(m, "j")
+	if m.member.up != 0 {
+		t.Fatalf("a roster move left the next member's feed scrolled up %d", m.member.up)
 	}
 }

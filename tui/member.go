@@ -90,11 +90,20 @@ func (v *memberView) gather() {
 			break
 		}
 	}
+	// The card draws one pending request, the one a and r decide on the
+	// roster: the member's oldest asking the lead, else a shutdown asked of
+	// it (listed pending first, oldest first).
 	for i := range v.snap.Requests {
 		r := &v.snap.Requests[i]
-		if r.Status == protocol.RequestPending && (r.From == v.name || (r.Kind == protocol.KindShutdown && r.To == v.name)) {
+		if r.Status != protocol.RequestPending {
+			break
+		}
+		if r.From == v.name && r.Kind != protocol.KindShutdown {
 			f.pending = r
 			break
+		}
+		if f.pending == nil && r.Kind == protocol.KindShutdown && r.To == v.name {
+			f.pending = r
 		}
 	}
 	t := v.tallies.of(v.name, v.snap.Chains)
@@ -306,11 +315,13 @@ func (v *memberView) Render(w, h int) string {
 		return v.styles.Muted.Render(v.name + " is no longer in the team")
 	}
 	card := v.card(mv, w)
-	if len(card) > h/2 {
-		card = card[:h/2]
-	}
 	if v.full {
-		card = card[:1] // the name and status line only
+		// The name and status line, and the request that waits, which a
+		// and r decide: it stays on screen.
+		card = card[:1+len(v.pendingLines(w))]
+	}
+	if len(card) > h/2 {
+		card = card[:max(h/2, 1+min(len(v.pendingLines(w)), 2))]
 	}
 	out := append(card, v.rule(w))
 	return strings.Join(append(out, v.feedLines(w, h-len(out))...), "\n")
@@ -331,7 +342,7 @@ func (v *memberView) card(mv *team.MemberView, w int) []string {
 	if t := tokens(rec.Counters); t != "" {
 		head = fit(head, w-ansi.StringWidth(t)-1) + " " + st.Muted.Render(t)
 	}
-	out := []string{head}
+	out := append([]string{head}, v.pendingLines(w)...)
 	field := func(label, text string) {
 		if text != "" {
 			out = append(out, fit(st.Muted.Render(fmt.Sprintf("%-8s", label))+team.Printable(text), w))
@@ -349,18 +360,26 @@ func (v *memberView) card(mv *team.MemberView, w int) []string {
 	}
 	c := rec.Counters
 	field("counts", fmt.Sprintf("received %d · sent %d · plans %d · calls %d", c.Received, c.Sent, c.Plans, c.Calls))
-	if r := v.facts.pending; r != nil {
-		what := r.Plan
-		if r.Kind == protocol.KindShutdown {
-			what = r.Reason
-		}
-		out = append(out, fit(st.Warning.Render("⚑ "+string(r.Kind)+" "+r.ID)+st.Muted.Render(" waiting "+age(v.clock.Sub(r.Created))+" · 2 to decide"), w))
-		out = append(out, wrapText(what, w)...)
-	}
 	out = append(out, v.moves(w)...)
 	out = append(out, v.calls(w)...)
 	out = append(out, v.deadLetters(w)...)
 	return append(out, v.mail(w)...)
+}
+
+// pendingLines draw the pending request of the card, the one a and r
+// decide: its kind and id, then what it asks.
+func (v *memberView) pendingLines(w int) []string {
+	r := v.facts.pending
+	if r == nil {
+		return nil
+	}
+	st := v.styles
+	what, who := r.Plan, r.From+" → "+r.To
+	if r.Kind == protocol.KindShutdown {
+		what = r.Reason
+	}
+	out := []string{fit(st.Warning.Render("⚑ "+string(r.Kind)+" "+r.ID)+st.Muted.Render(" · "+who+" · waiting "+age(v.clock.Sub(r.Created))), w)}
+	return append(out, wrapText(what, w)...)
 }
 
 // moves are the member's latest status changes, one line each.

@@ -81,22 +81,29 @@ var finanzasTranscript = []string{
 	entry(-29, `"kind":"tool_result","conv":"main","turn":2,"tool":"write_file","is_error":true,"text":"refused: write_file needs an approved plan (submit_plan first) \u001b[31mred\u001b[0m"`),
 }
 
-// openMember focuses the roster, moves to the row'th member and presses
-// enter; it reads the feed as the program would and returns the follow-up
-// command (which would wait for appended lines).
+// openMember focuses the roster and moves to the row'th member, whose card
+// the right column shows; it reads the feed as the program would (not the
+// follow-up command, which would wait for appended lines).
 func openMember(t *testing.T, m *Model, downs int) {
 	t.Helper()
 	keys := []string{"1"}
 	for range downs {
 		keys = append(keys, "j")
 	}
-	send(m, keys...)
-	for _, msg := range run(send(m, "enter")) {
+	for _, k := range keys {
+		deliver(m, send(m, k))
+	}
+	t.Cleanup(m.member.close)
+}
+
+// deliver runs cmd and hands the model what it brings, as the program
+// would (not the commands those messages return).
+func deliver(m *Model, cmd tea.Cmd) {
+	for _, msg := range run(cmd) {
 		if msg != nil {
 			m.Update(msg)
 		}
 	}
-	t.Cleanup(m.member.close)
 }
 
 // TestGoldenMemberView: the member view of an llm teammate, its card over
@@ -178,25 +185,28 @@ func TestMemberViewKeys(t *testing.T) {
 	if s := screen(); strings.Contains(s, "role ") || !strings.Contains(s, "(l: the card)") || !strings.Contains(s, "data: indexing records") {
 		t.Errorf("l did not give the log the whole view:\n%s", s)
 	}
+	send(m, "esc") // esc gives the card back first
+	if s := screen(); !strings.Contains(s, "counts ") || m.focus != paneRoster {
+		t.Errorf("esc did not bring the card back:\n%s", s)
+	}
+	send(m, "enter")
+	if s := screen(); !strings.Contains(s, "(l: the card)") {
+		t.Errorf("enter did not give the log the whole view:\n%s", s)
+	}
 	send(m, "l")
 	if s := screen(); !strings.Contains(s, "counts ") {
 		t.Errorf("l again did not bring the card back:\n%s", s)
 	}
 
-	send(m, "esc")
-	if s := screen(); strings.Contains(s, "Member data") || !strings.Contains(s, "2 Requests") {
+	send(m, "esc") // back to the pane the roster was entered from
+	if s := screen(); strings.Contains(s, "Member data") || !strings.Contains(s, "2 Requests") || m.focus != paneRequests {
 		t.Errorf("esc did not close the member view:\n%s", s)
 	}
-	for _, msg := range run(send(m, "l")) { // l on a row opens its log whole
-		if msg != nil {
-			m.Update(msg)
-		}
+	send(m, "3")
+	deliver(m, send(m, "1"))
+	if s := screen(); !strings.Contains(s, "Member data") {
+		t.Errorf("the roster did not show its member's card again:\n%s", s)
 	}
-	if s := screen(); !strings.Contains(s, "Member data") || !strings.Contains(s, "(l: the card)") {
-		t.Errorf("l on a roster row did not open its full log:\n%s", s)
-	}
-	send(m, "esc")
-	send(m, "enter")
 	send(m, "tab")
 	if s := screen(); strings.Contains(s, "Member ") || m.focus != paneRequests {
 		t.Errorf("tab did not close the member view and focus the requests:\n%s", s)
@@ -210,9 +220,9 @@ func TestMemberViewDropsAReplacedFeed(t *testing.T) {
 	m, _ := newTestModel(t, 120, 36)
 	writeTranscript(t, m.dir, finanzasTranscript...)
 	m.Update(SnapshotMsg(llmSnapshot(t)))
-	send(m, "1", "j")
-	stale := run(send(m, "enter")) // finanzas's feed, read but not yet delivered
-	fresh := run(send(m, "j"))     // the cursor moves on to data
+	send(m, "1")
+	stale := run(send(m, "j")) // finanzas's feed, read but not yet delivered
+	fresh := run(send(m, "j")) // the cursor moves on to data
 	for _, msg := range fresh {
 		if msg != nil {
 			m.Update(msg)
@@ -287,22 +297,17 @@ func TestMemberViewLeavesNoWatch(t *testing.T) {
 	m, _ := newTestModel(t, 120, 36)
 	writeTranscript(t, m.dir, finanzasTranscript...)
 	m.Update(SnapshotMsg(llmSnapshot(t)))
-	deliver := func(cmd tea.Cmd) {
-		for _, msg := range run(cmd) {
-			if msg != nil {
-				m.Update(msg)
-			}
-		}
-	}
 	before := inotifyWatches(t)
 	for range 40 {
-		deliver(send(m, "1", "j", "enter")) // finanzas: a follower
-		deliver(send(m, "j"))               // data: finanzas's closes, data's opens
-		send(m, "esc")                      // closed by a key
-		deliver(send(m, "l"))               // opened whole
-		send(m, "2")                        // closed by moving the focus
-		stale := run(send(m, "1", "enter")) // opened, its feed still on its way…
-		send(m, "esc")                      // …when the view closes
+		send(m, "1")
+		deliver(m, send(m, "j"))   // finanzas: a follower
+		deliver(m, send(m, "j"))   // data: finanzas's closes, data's opens
+		send(m, "esc")             // closed by a key
+		deliver(m, send(m, "1"))   // opened again
+		send(m, "l")               // whole
+		send(m, "2")               // closed by moving the focus
+		stale := run(send(m, "1")) // opened, its feed still on its way…
+		send(m, "esc")             // …when the view closes
 		for _, msg := range stale {
 			if msg != nil {
 				m.Update(msg) // the late follower is closed on arrival
@@ -337,7 +342,7 @@ func TestAgentTextNeverReachesTheTerminalRaw(t *testing.T) {
 	look()
 	send(m, "4") // the messages
 	look()
-	send(m, "1", "j", "j", "j", "enter") // auditor: its crash error
+	openMember(t, m, 3) // auditor: its crash error
 	look()
 	for i, s := range screens {
 		for _, bad := range []string{"\x1b]0;", "\x07", "\x1b[2J"} {

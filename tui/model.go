@@ -38,9 +38,9 @@ type ActionDoneMsg struct {
 // tickMsg moves the clock and the ages.
 type tickMsg time.Time
 
-// grace is how long approve and reject are ignored after a new request
-// lands under the cursor, so a keystroke meant for something else cannot
-// approve it.
+// grace is how long approve and reject are ignored after a request
+// arrives, or comes under the cursor or changes by itself, so a keystroke
+// meant for something else cannot decide it.
 const grace = 400 * time.Millisecond
 
 // Options set up a Model.
@@ -80,6 +80,13 @@ type common struct {
 	snap     team.Snapshot
 	haveSnap bool
 	focus    pane
+	// onScreen is the request the details last drew for a and r, and
+	// changedAt when it got there or changed by itself (zero when the
+	// person's key put it there): see noteSelection.
+	onScreen  shownRequest
+	changedAt time.Time
+	// readOnly is set for a UI whose keys decide nothing (a replay).
+	readOnly bool
 }
 
 // component is a pane as the root model sees it.
@@ -135,6 +142,7 @@ type Model struct {
 func New(opts Options) *Model {
 	m := &Model{dir: opts.Dir, footer: opts.Footer, runsTeam: opts.RunsTeam, controls: opts.Controls, right: paneRequests}
 	m.keys, m.now, m.focus = DefaultKeyMap(), opts.Now, paneRequests
+	m.readOnly = opts.Controls != nil
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -176,6 +184,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.clock = m.now()
 		return m, m.tick()
+	case graceOverMsg:
+		m.clock = m.now() // drawn again: the footer offers what now acts
 	case SnapshotMsg:
 		return m, m.applySnapshot(team.Snapshot(msg))
 	case tailOpenedMsg:
@@ -245,21 +255,21 @@ func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
 		// A refusal arrives when it arrives: say it, whatever is on screen.
 		m.flash, m.flashBad = fmt.Sprintf("%s refused to shut down (%s): %s", r.To, r.ID, team.Printable(r.ResponseReason)), true
 	}
-	if m.requests.announce() {
+	fresh := m.requests.announce()
+	if fresh {
 		cmds = append(cmds, tea.Raw("\a"))
 	}
-	if m.member.open {
-		// The roster's rows may have moved under the view (show gathers
+	if m.focus == paneRoster {
+		// The roster's rows may have moved under the card (show gathers
 		// the facts of the member it shows from this snapshot), and the
 		// member may have moved.
-		if mv := m.selectedMember(); mv != nil {
-			cmds = append(cmds, m.member.show(mv))
-		} else {
-			m.member.gather()
-		}
-		if mv := m.member.facts.mv; mv != nil {
+		cmds = append(cmds, m.syncMember())
+		if mv := m.member.facts.mv; m.member.open && mv != nil {
 			cmds = append(cmds, m.member.refreshHistory(mv))
 		}
+	}
+	if m.noteSelection(true) || fresh {
+		cmds = append(cmds, graceOver())
 	}
 	return tea.Batch(cmds...)
 }
@@ -305,9 +315,23 @@ func clamp(v, lo, hi int) int {
 	return v
 }
 
-// key handles a key press: the root takes the keys of focus, dialogs and
-// actions, the focused pane the rest.
+// key handles a key press. What a key put on screen needs no grace: it is
+// where the person moved; so does what a moving key leaves where it was
+// (the person looks at it).
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	km := m.keys
+	moving := m.dialog == nil && key.Matches(k, km.Up, km.Down, km.NextPane, km.PrevPane, km.Roster, km.Requests, km.Traces, km.Messages, km.DeadLetters)
+	cmd := m.handleKey(k)
+	m.noteSelection(false)
+	if moving {
+		m.changedAt = time.Time{}
+	}
+	return cmd
+}
+
+// handleKey takes a key press: the root takes the keys of focus, dialogs
+// and actions, the focused pane the rest.
+func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(k, m.keys.ForceQuit) {
 		return tea.Quit
 	}
@@ -325,26 +349,26 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Help):
 		m.dialog = &dialog{kind: dialogHelp}
 	case key.Matches(k, km.NextPane):
-		m.setFocus((m.focus + 1) % paneCount)
+		return m.setFocus((m.focus + 1) % paneCount)
 	case key.Matches(k, km.PrevPane):
-		m.setFocus((m.focus + paneCount - 1) % paneCount)
+		return m.setFocus((m.focus + paneCount - 1) % paneCount)
 	case key.Matches(k, km.Roster):
-		m.setFocus(paneRoster)
+		return m.setFocus(paneRoster)
 	case key.Matches(k, km.Requests):
-		m.setFocus(paneRequests)
+		return m.setFocus(paneRequests)
 	case key.Matches(k, km.Traces):
-		m.setFocus(paneTraces)
+		return m.setFocus(paneTraces)
 	case key.Matches(k, km.Messages):
-		m.setFocus(paneMessages)
+		return m.setFocus(paneMessages)
 	case key.Matches(k, km.DeadLetters):
-		m.setFocus(paneDeadLetters)
+		return m.setFocus(paneDeadLetters)
 	case key.Matches(k, km.Up, km.Down):
 		cmd := m.focused().HandleKey(k)
 		// Moving any cursor, the roster's too, puts the details on
 		// screen back at their top.
 		m.shown().details().scroll = 0
-		if m.member.open {
-			return tea.Batch(cmd, m.followRoster())
+		if m.focus == paneRoster {
+			return tea.Batch(cmd, m.syncMember())
 		}
 		return cmd
 	case key.Matches(k, km.PageUp):
@@ -360,21 +384,18 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.shown().details().scrollBy(5)
 		}
-	case key.Matches(k, km.Open) && m.focus == paneRoster:
-		return m.toggleMember()
-	case key.Matches(k, km.FullLog) && m.focus == paneRoster:
-		// The member's log or transcript, filling the right column.
-		if !m.member.open {
-			cmd := m.toggleMember()
-			m.member.full = true
-			return cmd
-		}
-		m.member.full = !m.member.full
+	case key.Matches(k, km.Open, km.FullLog) && m.focus == paneRoster:
+		// The member's log or transcript fills the card's column, or
+		// gives the card back.
+		m.member.full = m.member.open && !m.member.full
 	case key.Matches(k, km.Back):
 		m.flash = ""
-		if m.member.open {
-			m.member.close()
-			return nil
+		if m.focus == paneRoster {
+			if m.member.full {
+				m.member.full = false
+				return nil
+			}
+			return m.setFocus(m.right) // back to the pane the roster was entered from
 		}
 		return m.focused().HandleKey(k)
 	case key.Matches(k, km.Approve):
@@ -421,9 +442,10 @@ func memberName(mv *team.MemberView) string {
 	return mv.Record.Name
 }
 
-// setFocus moves the focus to p; moving it closes the details, and
-// focusing a pane of the right column closes the member view.
-func (m *Model) setFocus(p pane) {
+// setFocus moves the focus to p; moving it closes the details. The roster
+// shows the card of the member under its cursor in the right column; the
+// other panes show themselves there.
+func (m *Model) setFocus(p pane) tea.Cmd {
 	if p != m.focus {
 		for _, c := range m.panes {
 			c.details().reset()
@@ -435,8 +457,8 @@ func (m *Model) setFocus(p pane) {
 	m.focus = p
 	if p != paneRoster {
 		m.right = p
-		m.member.close()
 	}
+	return m.syncMember()
 }
 
 // workGoingOn says what quitting would interrupt: members at work or
@@ -459,52 +481,24 @@ func (m *Model) workGoingOn() string {
 	return strings.Join(parts, ", ")
 }
 
-// toggleMember opens the member view on the roster's selected member, or
-// closes it.
-func (m *Model) toggleMember() tea.Cmd {
-	if m.member.open {
+// syncMember keeps the card in the right column on the roster's selected
+// member while the roster has focus, and closes it otherwise.
+func (m *Model) syncMember() tea.Cmd {
+	if m.focus != paneRoster {
 		m.member.close()
 		return nil
 	}
 	mv := m.selectedMember()
 	if mv == nil {
+		m.member.close()
 		return nil
 	}
 	return m.member.show(mv)
 }
 
-// followRoster keeps the member view on the roster's selected member.
-func (m *Model) followRoster() tea.Cmd {
-	if mv := m.selectedMember(); mv != nil {
-		return m.member.show(mv)
-	}
-	return nil
-}
-
-// decidable returns the selected request (on the roster: the selected
-// member's pending plan) if the lead may decide it now, or says why not in
-// the flash line.
-func (m *Model) decidable() *protocol.Request {
-	var r *protocol.Request
-	var why string
-	switch m.focus {
-	case paneRequests:
-		r, why = m.requests.decidable()
-	case paneRoster:
-		r, why = m.rosterPlan()
-	default:
-		m.flash, m.flashBad = "select a request (2) or a member awaiting approval (1) first", true
-		return nil
-	}
-	if why != "" {
-		m.flash, m.flashBad = why, true
-	}
-	return r
-}
-
 func (m *Model) approveSelected() tea.Cmd {
 	r := m.decidable()
-	if r == nil || m.refused(r) {
+	if r == nil {
 		return nil
 	}
 	m.flash, m.flashBad = "approving "+r.ID+"…", false
@@ -513,9 +507,9 @@ func (m *Model) approveSelected() tea.Cmd {
 
 func (m *Model) rejectSelected() tea.Cmd {
 	r := m.decidable()
-	if r == nil || m.refused(r) {
+	if r == nil {
 		return nil
 	}
-	m.dialog = newInputDialog(dialogReject, r.ID, "feedback for "+r.From+" (required)", m.styles)
+	m.dialog = newInputDialog(dialogReject, r.ID, "feedback for "+r.From+" on "+r.ID+" (required)", m.styles)
 	return m.dialog.input.Focus()
 }

@@ -119,10 +119,15 @@ func TestPanesSwitchWithTabAndDigits(t *testing.T) {
 			t.Fatalf("%s: focus %v, want %v", d, m.focus, p)
 		}
 	}
-	// The roster keeps the right column on the last pane shown there.
+	// The roster shows its member's card on the right; esc goes back to
+	// the pane it was entered from.
 	send(m, "3", "1")
-	if m.right != paneTraces || !strings.Contains(m.View().Content, "[3 Traces]") {
-		t.Fatalf("roster focus should keep traces on the right: right=%v", m.right)
+	if !m.member.open || !strings.Contains(m.View().Content, "Member reservas") {
+		t.Fatalf("roster focus should show reservas's card on the right:\n%s", m.View().Content)
+	}
+	send(m, "esc")
+	if m.focus != paneTraces || !strings.Contains(m.View().Content, "[3 Traces]") {
+		t.Fatalf("esc on the roster should go back to traces: focus=%v", m.focus)
 	}
 }
 
@@ -180,14 +185,26 @@ func TestApproveWaitsOutTheGraceThenWritesTheRecord(t *testing.T) {
 	}
 }
 
+// TestMovingTheCursorNeedsNoGrace: a request that came under the cursor
+// by itself waits out the grace period, unless the person then put the
+// cursor on it (a request that arrived a moment ago waits whatever put it
+// there).
 func TestMovingTheCursorNeedsNoGrace(t *testing.T) {
-	m, _ := newTestModel(t, 80, 24)
+	m, clock := newTestModel(t, 80, 24)
 	snap := busySnapshot(t)
 	onDisk(t, m, snap)
 	m.Update(SnapshotMsg(snap))
+	clock.Advance(time.Second)
+	next := snap
+	next.Requests = append([]protocol.Request(nil), snap.Requests...)
+	next.Requests[0].Plan += " Then tell the client." // it changed on screen by itself
+	m.Update(SnapshotMsg(next))
+	if cmd := send(m, "a"); cmd != nil || !strings.Contains(m.flash, "changed: nothing decided") {
+		t.Fatalf("a decided a plan that changed on screen a moment ago: flash %q", m.flash)
+	}
 	send(m, "j", "k") // the person put the cursor there
 	if cmd := send(m, "a"); cmd == nil {
-		t.Fatal("a on a request the person selected was ignored")
+		t.Fatalf("a on a request the person selected was ignored: %q", m.flash)
 	}
 }
 

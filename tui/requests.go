@@ -19,10 +19,6 @@ import (
 type requestsPane struct {
 	*common
 	list list[int] // indices into snap.Requests
-	// landedAt is when the request under the cursor got there by itself (a
-	// new request, or the one before was resolved); zero when the person
-	// moved the cursor.
-	landedAt time.Time
 	// seenAt are the pending request ids already announced with a bell,
 	// and when each was first seen.
 	seenAt map[string]time.Time
@@ -51,7 +47,6 @@ func (p *requestsPane) refresh() bool {
 		return r.Status == protocol.RequestPending || !p.pendingBefore[r.ID]
 	})
 	if landed {
-		p.landedAt = p.clock
 		p.list.scroll = 0
 	}
 	p.pendingBefore = p.pendingSet()
@@ -69,7 +64,6 @@ func (p *requestsPane) openOnPending() {
 		if p.snap.Requests[row].Status == protocol.RequestPending {
 			p.list.cursor = i
 			p.list.remember()
-			p.landedAt = time.Time{}
 			return
 		}
 	}
@@ -147,51 +141,23 @@ func (p *requestsPane) selected() *protocol.Request {
 	return pick(&p.list, p.snap.Requests)
 }
 
-// inGrace reports whether the request under the cursor arrived too recently
-// to be approved or rejected by a key.
-func (p *requestsPane) inGrace() bool {
-	return !p.landedAt.IsZero() && p.now().Sub(p.landedAt) < grace
-}
-
 // justArrived reports whether the pending request id was first seen less
-// than the grace period ago: a key on the roster meant for something else
-// cannot decide it either.
+// than the grace period ago: whatever put it on screen, a key meant for
+// something else cannot decide it.
 func (p *requestsPane) justArrived(id string) bool {
 	at, ok := p.seenAt[id]
 	return !ok || p.now().Sub(at) < grace
 }
 
-// decidable returns the selected request if the lead may decide it now;
-// else why not, or nothing when the key is swallowed in the grace period.
-func (p *requestsPane) decidable() (*protocol.Request, string) {
-	r := p.selected()
-	switch {
-	case r == nil:
-		return nil, "no request selected"
-	case p.inGrace():
-		return nil, "" // swallowed: it just arrived under the cursor
-	case r.Status.IsTerminal():
-		return nil, fmt.Sprintf("%s is already %s by %s", r.ID, r.Status, r.ResolvedBy)
-	case r.Kind == protocol.KindShutdown:
-		return nil, fmt.Sprintf("%s asks %s to shut down: only %s answers it", r.ID, r.To, r.To)
-	case r.Kind != protocol.KindPlan && r.Kind != protocol.KindPermission:
-		return nil, fmt.Sprintf("%s is a %s request: the UI answers plans", r.ID, r.Kind)
-	}
-	return r, ""
-}
-
-// HandleKey moves the cursor (the person moved it, so no grace applies to
-// the request it lands on) and opens and closes the details.
+// HandleKey moves the cursor and opens and closes the details.
 func (p *requestsPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
-	if p.list.handleKey(&p.keys, k) {
-		p.landedAt = time.Time{}
-	}
+	p.list.handleKey(&p.keys, k)
 	return nil
 }
 
 func (p *requestsPane) ShortHelp() []key.Binding {
 	k := p.keys
-	return []key.Binding{k.Approve, k.Reject, k.Open, k.Filter}
+	return []key.Binding{k.Open, k.Filter}
 }
 
 func (p *requestsPane) FullHelp() [][]key.Binding {
@@ -277,8 +243,8 @@ func (p *requestsPane) detail(w int) []string {
 		st.Muted.Render(when),
 		p.diagram(r.Status),
 	}
-	if p.inGrace() {
-		out = append(out, st.Muted.Render("  (just arrived: a and r wait a moment)"))
+	if !p.readOnly && r.Status == protocol.RequestPending && ((p.inGrace() && p.onScreen.id == r.ID) || p.justArrived(r.ID)) {
+		out = append(out, st.Muted.Render("  (just arrived or changed: a and r wait a moment)"))
 	}
 	out = append(out, p.revisions(r)...)
 	out = append(out, st.Muted.Render("history"))

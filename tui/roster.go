@@ -64,12 +64,12 @@ func (p *rosterPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
 
 func (p *rosterPane) ShortHelp() []key.Binding {
 	k := p.keys
-	return []key.Binding{memberKey(k.Open, "open member"), k.FullLog, k.Broadcast, k.Filter}
+	return []key.Binding{k.FullLog, k.Broadcast, k.Filter}
 }
 
 func (p *rosterPane) FullHelp() [][]key.Binding {
 	k := p.keys
-	return [][]key.Binding{k.listHelp(), {memberKey(k.Open, "open member"), k.FullLog}, k.actionHelp()}
+	return [][]key.Binding{k.listHelp(), {memberKey(k.Open, "full log"), k.FullLog}, k.actionHelp()}
 }
 
 func (p *rosterPane) Render(w, h int) string { return strings.Join(p.lines(w, h), "\n") }

@@ -2,8 +2,10 @@ package tui
 
 import (
 	"fmt"
+	"time"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"huddle/protocol"
 )
@@ -11,6 +13,143 @@ import (
 // What m, s, a and r act on follows the row under the cursor in every
 // pane, and the footer names it, so a key never touches something the
 // person is not looking at.
+
+// selection is the request a and r decide: the one the details on screen
+// draw. It is computed here alone, for the keys, the footer and the
+// details, so the three cannot disagree.
+type selection struct {
+	// req is the request drawn in the details of the focused pane: the
+	// Requests row under the cursor, or the pending request the roster's
+	// member card draws; nil when the screen draws none.
+	req *protocol.Request
+	// why says why a and r decide nothing, when they do not ("" when req
+	// may be decided).
+	why string
+}
+
+// selection is the request on screen that a and r would decide.
+func (m *Model) selection() selection {
+	var r *protocol.Request
+	switch m.focus {
+	case paneRequests:
+		r = m.requests.selected()
+		if r == nil {
+			return selection{why: "no request selected"}
+		}
+	case paneRoster:
+		mv := m.selectedMember()
+		if mv == nil {
+			return selection{why: "no member selected"}
+		}
+		name := memberName(mv)
+		if m.member.open && m.member.name == name {
+			r = m.member.facts.pending
+		}
+		if r == nil {
+			return selection{why: name + " has no request waiting for the lead"}
+		}
+	default:
+		return selection{why: "this pane shows no request: select one in Requests (2), or a member (1) whose card shows one"}
+	}
+	return selection{req: r, why: m.undecidable(r)}
+}
+
+// undecidable says why the lead may not decide r from this screen, or "".
+func (m *Model) undecidable(r *protocol.Request) string {
+	switch {
+	case r.Status.IsTerminal():
+		return fmt.Sprintf("%s is already %s by %s", r.ID, r.Status, r.ResolvedBy)
+	case r.Kind == protocol.KindShutdown:
+		return fmt.Sprintf("%s asks %s to shut down: only %s answers it", r.ID, r.To, r.To)
+	case r.Kind != protocol.KindPlan && r.Kind != protocol.KindPermission:
+		return fmt.Sprintf("%s is a %s request: the UI answers plans", r.ID, r.Kind)
+	case !r.Deadline.IsZero() && !m.snap.Down && !m.now().Before(r.Deadline):
+		return fmt.Sprintf("%s passed its deadline at %s: it expires, nothing was decided", r.ID, r.Deadline.Local().Format("15:04:05"))
+	}
+	if rf, ok := m.actions.(Refuser); ok {
+		return rf.Refuses(r)
+	}
+	return ""
+}
+
+// shownRequest is what the screen shows of a request, enough to tell that
+// it changed: decided, revised, moved on, replaced by another.
+type shownRequest struct {
+	id      string
+	status  protocol.RequestStatus
+	history int
+	plan    string
+}
+
+func shownOf(r *protocol.Request) shownRequest {
+	if r == nil {
+		return shownRequest{}
+	}
+	return shownRequest{id: r.ID, status: r.Status, history: len(r.History), plan: r.Plan}
+}
+
+// noteSelection records the request now on screen. When it changed by
+// itself (a snapshot, not a key the person pressed), a and r wait out the
+// grace period: a keystroke meant for what was there cannot decide what
+// just took its place.
+// It reports whether a grace period started.
+func (m *Model) noteSelection(byItself bool) bool {
+	now := shownOf(m.selection().req)
+	if now == m.onScreen {
+		return false
+	}
+	m.onScreen = now
+	m.changedAt = time.Time{}
+	if byItself && now.id != "" {
+		m.changedAt = m.now()
+		return true
+	}
+	return false
+}
+
+// graceOverMsg comes when a grace period ends, so the footer offers a and
+// r as soon as they act.
+type graceOverMsg struct{}
+
+func graceOver() tea.Cmd {
+	return tea.Tick(grace, func(time.Time) tea.Msg { return graceOverMsg{} })
+}
+
+// inGrace reports whether the request on screen got there, or changed, by
+// itself too recently for a key to decide it.
+func (c *common) inGrace() bool {
+	return !c.changedAt.IsZero() && c.now().Sub(c.changedAt) < grace
+}
+
+// decidable returns the request on screen if the lead may decide it now,
+// or says why not in the flash line. A request that arrived, or came on
+// screen by itself, or changed, less than the grace period ago waits.
+func (m *Model) decidable() *protocol.Request {
+	sel := m.selection()
+	switch {
+	case sel.why != "":
+		m.flash, m.flashBad = sel.why, true
+		return nil
+	case m.inGrace() || m.requests.justArrived(sel.req.ID):
+		m.flash, m.flashBad = fmt.Sprintf("%s just came on screen or changed: nothing decided (a and r wait a moment)", sel.req.ID), true
+		return nil
+	}
+	return sel.req
+}
+
+// decideKeys are a and r as the footer shows them: naming the request
+// they decide, or nothing when the screen shows none they may decide now.
+func (m *Model) decideKeys() []key.Binding {
+	sel := m.selection()
+	if sel.req == nil || sel.why != "" || m.inGrace() || m.requests.justArrived(sel.req.ID) {
+		return nil // offered once they act: graceOverMsg redraws the footer
+	}
+	r := sel.req
+	return []key.Binding{
+		memberKey(m.keys.Approve, fmt.Sprintf("approve %s %s", r.From, r.ID)),
+		memberKey(m.keys.Reject, "reject"),
+	}
+}
 
 // actedOn is the member m and s act on: the roster's member, a request's
 // teammate, a call's caller (or its target when the caller is not a
@@ -76,26 +215,6 @@ func (m *Model) memberKeys() []key.Binding {
 		keys = append([]key.Binding{memberKey(m.keys.Restart, "restart "+name)}, keys...)
 	}
 	return keys
-}
-
-// rosterPlan is the pending plan of the roster's selected member, for a
-// and r on the roster.
-func (m *Model) rosterPlan() (*protocol.Request, string) {
-	mv := m.selectedMember()
-	if mv == nil {
-		return nil, "no member selected"
-	}
-	name := memberName(mv)
-	for i := range m.snap.Requests {
-		r := &m.snap.Requests[i]
-		if r.Status == protocol.RequestPending && r.Kind == protocol.KindPlan && r.From == name {
-			if m.requests.justArrived(r.ID) {
-				return nil, "" // swallowed, as in Requests: it just arrived
-			}
-			return r, ""
-		}
-	}
-	return nil, fmt.Sprintf("%s has no plan waiting for approval", name)
 }
 
 // runOver reports whether the member's run is over (stopped or crashed):

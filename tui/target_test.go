@@ -85,7 +85,7 @@ func TestApproveFromTheRoster(t *testing.T) {
 	}
 	clock.Advance(grace)
 	lines := strings.Split(ansi.Strip(m.View().Content), "\n")
-	if f := lines[len(lines)-2]; !strings.Contains(f, "a approve reservas's plan") {
+	if f := lines[len(lines)-2]; !strings.Contains(f, "a approve reservas pl-5f1c9a2b7e31") {
 		t.Errorf("the footer %q does not offer reservas's plan", f)
 	}
 	msgs := run(send(m, "a"))
@@ -101,7 +101,7 @@ func TestApproveFromTheRoster(t *testing.T) {
 	}
 
 	send(m, "j") // finanzas: working, no plan
-	if cmd := send(m, "a"); cmd != nil || !strings.Contains(m.flash, "finanzas has no plan waiting for approval") {
+	if cmd := send(m, "a"); cmd != nil || !strings.Contains(m.flash, "finanzas has no request waiting for the lead") {
 		t.Fatalf("a on finanzas: flash %q", m.flash)
 	}
 	send(m, "k", "r") // r on reservas: the snapshot on screen still shows its plan pending

@@ -43,10 +43,15 @@ func (m *Model) render() string {
 	rightW := w - leftW
 	left := m.frame(m.paneTitle(paneRoster), m.roster.Render(leftW-2, bodyH-2), leftW, bodyH, m.focus == paneRoster)
 	var right []string
-	if m.member.open {
+	switch {
+	case m.member.open:
 		title := m.styles.Title.Render("Member "+m.member.name) + m.styles.Muted.Render(" · esc back")
 		right = m.frame(title, m.member.Render(rightW-2, bodyH-2), rightW, bodyH, false)
-	} else {
+	case m.focus == paneRoster:
+		// The roster's details are its member's card: with no member,
+		// nothing else takes their place.
+		right = m.frame(m.styles.Title.Render("Member"), m.styles.Muted.Render("no member selected"), rightW, bodyH, false)
+	default:
 		right = m.frame(m.tabs(), m.shown().Render(rightW-2, bodyH-2), rightW, bodyH, m.focus != paneRoster)
 	}
 	var b strings.Builder
@@ -345,20 +350,11 @@ func (m *Model) helpLine(w int) string {
 	// The keys that decide come first, then those that name the member
 	// they touch, then the pane's own; the least important go first when
 	// the line is too narrow, and ? and q always show.
-	var keys []key.Binding
-	if m.focus == paneRoster {
-		if r, _ := m.rosterPlan(); r != nil {
-			keys = append(keys, memberKey(m.keys.Approve, "approve "+r.From+"'s plan"), memberKey(m.keys.Reject, "reject"))
-		}
-	}
+	keys := m.decideKeys()
 	pane := m.focused().ShortHelp()
 	if m.member.open {
 		k := m.keys
-		pane = []key.Binding{k.Back, memberKey(k.Down, "next member"), k.FullLog, memberKey(k.PageUp, "scroll")}
-	}
-	if m.focus == paneRequests {
-		keys = append(keys, pane[:2]...) // a and r
-		pane = pane[2:]
+		pane = []key.Binding{k.Back, memberKey(k.Down, "next member"), k.FullLog, memberKey(k.PageUp, "scroll"), k.Broadcast, k.Filter}
 	}
 	keys = append(keys, m.memberKeys()...)
 	keys = append(keys, pane...)

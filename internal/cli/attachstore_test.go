@@ -51,7 +51,10 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	})
 
 	key("2")
-	key("k") // the person moved to it: no grace
+	key("k")
+	// a acts once the footer offers it: past the grace of a plan that
+	// just arrived.
+	waitUntil(t, 20*time.Second, "the footer offering "+id, func() bool { return strings.Contains(ui.drawn.screen(), "a approve alice "+id) })
 	key("a")
 	waitUntil(t, 20*time.Second, "the decision in the store", func() bool {
 		r, err := writer.Request(ctx, id)
@@ -154,6 +157,7 @@ func TestAttachStoreMemberViewReadsTheStoresLog(t *testing.T) {
 type storeUI struct {
 	t       *testing.T
 	tm      *teatest.TestModel
+	drawn   *lastDrawn
 	stop    func() error
 	stopped bool
 	mu      sync.Mutex
@@ -164,7 +168,8 @@ func startStoreUI(t *testing.T, url string) *storeUI {
 	t.Helper()
 	opts := storeRunOptions(t.Context(), openTestStore(t, url), natsstore.Redact(url))
 	st := tui.NewStyles(false, true)
-	u := &storeUI{t: t, tm: teatest.NewTestModel(t, tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines}), teatest.WithInitialTermSize(120, 36))}
+	drawn := &lastDrawn{Model: tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines})}
+	u := &storeUI{t: t, drawn: drawn, tm: teatest.NewTestModel(t, drawn, teatest.WithInitialTermSize(120, 36))}
 	// Each snapshot goes to the program, in order, before the test's keys.
 	stop, err := opts.Connect(t.Context(), func(msg tea.Msg) {
 		if s, ok := msg.(tui.SnapshotMsg); ok {
@@ -201,7 +206,11 @@ func (u *storeUI) handed(what string, cond func(s team.Snapshot) bool) {
 func (u *storeUI) finish() string {
 	u.t.Helper()
 	u.tm.Quit()
-	m, ok := u.tm.FinalModel(u.t, teatest.WithFinalTimeout(15*time.Second)).(*tui.Model)
+	final := u.tm.FinalModel(u.t, teatest.WithFinalTimeout(15*time.Second))
+	if d, isDrawn := final.(*lastDrawn); isDrawn {
+		final = d.Model
+	}
+	m, ok := final.(*tui.Model)
 	u.stopped = true
 	if err := u.stop(); err != nil {
 		u.t.Error(err)

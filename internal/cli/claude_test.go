@@ -13,6 +13,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"huddle/claudeteam"
@@ -205,7 +206,8 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 
 	opts := claudeRunOptions(root, "alpha", true)
 	st := tui.NewStyles(false, true)
-	tm := teatest.NewTestModel(t, tui.New(tui.Options{Dir: root, Styles: &st, Footer: opts.Footer, Actions: opts.Actions}), teatest.WithInitialTermSize(140, 40))
+	drawn := &lastDrawn{Model: tui.New(tui.Options{Dir: root, Styles: &st, Footer: opts.Footer, Actions: opts.Actions})}
+	tm := teatest.NewTestModel(t, drawn, teatest.WithInitialTermSize(140, 40))
 	stop, err := opts.Connect(t.Context(), tm.Send)
 	if err != nil {
 		t.Fatal(err)
@@ -240,6 +242,9 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 	screen("decided") // "… plans are decided by its lead …"
 
 	key("j") // perm-2, alice's pending permission request
+	// r acts once the footer offers it: past the grace of a request that
+	// just arrived.
+	waitClaude(t, "the footer offering perm-2", func() bool { return strings.Contains(drawn.screen(), "a approve alice perm-2") })
 	key("r")
 	screen("feedback for alice")
 	for _, r := range "not in main" {
@@ -267,6 +272,34 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 		return id != ""
 	})
 	screen(id) // the request on screen, pending
+}
+
+// lastDrawn is a program's model that keeps the screen it last drew: the
+// renderer's output carries only the cells that changed.
+type lastDrawn struct {
+	tea.Model
+	mu   sync.Mutex
+	last string
+}
+
+func (d *lastDrawn) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := d.Model.Update(msg)
+	d.Model = m
+	return d, cmd
+}
+
+func (d *lastDrawn) View() tea.View {
+	v := d.Model.View()
+	d.mu.Lock()
+	d.last = v.Content
+	d.mu.Unlock()
+	return v
+}
+
+func (d *lastDrawn) screen() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return ansi.Strip(d.last)
 }
 
 func waitClaude(t *testing.T, what string, cond func() bool) {
