@@ -32,7 +32,7 @@ var allowedImports = map[string][]string{
 
 	// The team's state behind one interface, files or NATS JetStream
 	// (docs/DESIGN.md §16).
-	"store":           {"protocol", "teamdir", "inbox", "ipc/trace"},
+	"store":           {"protocol", "ipc/trace"},
 	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store", "internal/dirwatch"},
 	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	"store/storetest": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},

@@ -94,7 +94,7 @@ type agent struct {
 
 // Run runs the adapter: it plans the task at once, then carries out what
 // arrives on in (huddle's messages, one JSON line each) and writes its
-// lines to out (team.ExecLine) until a shutdown is approved, in ends, or
+// lines to out (protocol.ExecLine) until a shutdown is approved, in ends, or
 // ctx is cancelled; the CLI's stderr and the adapter's own notes go to log.
 func Run(ctx context.Context, cfg Config, in io.Reader, out, log io.Writer) error {
 	if cfg.Dir == "" {
@@ -168,7 +168,7 @@ func readMessages(in io.Reader, msgs chan<- protocol.Message, stop <-chan struct
 }
 
 // say writes one line for huddle.
-func (a *agent) say(l team.ExecLine) {
+func (a *agent) say(l protocol.ExecLine) {
 	if a.broken != nil {
 		return
 	}
@@ -195,7 +195,7 @@ func (a *agent) status(working bool, activity string) {
 		return
 	}
 	a.said = [2]string{word, activity}
-	a.say(team.ExecLine{Kind: "status", Status: word, Activity: activity})
+	a.say(protocol.ExecLine{Kind: "status", Status: word, Activity: activity})
 }
 
 // report shows an activity of the running turn.
@@ -321,7 +321,7 @@ func (a *agent) planDecided(m protocol.Message) {
 		a.queue = append(a.queue, job{kind: jobWork, prompt: workPrompt(m.Feedback)})
 	case m.Reason == string(protocol.RequestExpired):
 		// Nobody decided in time: the same plan waits again.
-		a.say(team.ExecLine{Kind: "plan", Plan: a.plan})
+		a.say(protocol.ExecLine{Kind: "plan", Plan: a.plan})
 	case m.Reason == string(protocol.RequestCancelled):
 		a.log.printf("agent: plan %s cancelled: %s", m.RequestID, m.Feedback)
 	default:
@@ -353,7 +353,7 @@ func (a *agent) shutdownAsked(m protocol.Message) {
 
 func (a *agent) approveShutdowns(ids []string, reason string) {
 	for _, id := range ids {
-		a.say(team.ExecLine{Kind: "shutdown_response", RequestID: id, Approve: protocol.Bool(true), Reason: reason})
+		a.say(protocol.ExecLine{Kind: "shutdown_response", RequestID: id, Approve: protocol.Bool(true), Reason: reason})
 	}
 }
 
@@ -380,7 +380,7 @@ func (a *agent) finished(d turnDone) {
 		a.session = d.out.Session
 	}
 	if d.out.TokensIn > 0 || d.out.TokensOut > 0 || d.out.CostUSD > 0 {
-		a.say(team.ExecLine{Kind: "usage", TokensIn: d.out.TokensIn, TokensOut: d.out.TokensOut, CostUSD: d.out.CostUSD})
+		a.say(protocol.ExecLine{Kind: "usage", TokensIn: d.out.TokensIn, TokensOut: d.out.TokensOut, CostUSD: d.out.CostUSD})
 	}
 	if d.err != nil {
 		a.log.printf("%s: %s turn failed: %v", a.cfg.CLI.Name, d.job.kind, d.err)
@@ -465,7 +465,7 @@ func (a *agent) planned(d turnDone) {
 	}
 	if d.err == nil && plan != "" {
 		a.plan = plan
-		a.say(team.ExecLine{Kind: "plan", Plan: plan})
+		a.say(protocol.ExecLine{Kind: "plan", Plan: plan})
 		a.setPhase(awaiting)
 		return
 	}
@@ -480,7 +480,7 @@ func (a *agent) planned(d turnDone) {
 func (a *agent) worked(d turnDone) {
 	name := a.cfg.CLI.Name
 	if d.err != nil {
-		a.say(team.ExecLine{Kind: "send", To: protocol.Lead, Content: fmt.Sprintf("%s could not carry out the plan: %v", name, d.err)})
+		a.say(protocol.ExecLine{Kind: "send", To: protocol.Lead, Content: fmt.Sprintf("%s could not carry out the plan: %v", name, d.err)})
 		a.status(false, oneLine("work failed: "+d.err.Error(), maxActivity))
 		return
 	}
@@ -488,7 +488,7 @@ func (a *agent) worked(d turnDone) {
 	if final == "" {
 		final = name + " finished the work without a final answer"
 	}
-	a.say(team.ExecLine{Kind: "send", To: protocol.Lead, Content: final})
+	a.say(protocol.ExecLine{Kind: "send", To: protocol.Lead, Content: final})
 	a.status(false, oneLine("done: "+final, maxActivity))
 }
 
@@ -501,7 +501,7 @@ func (a *agent) answered(d turnDone) {
 	case text == "":
 		text = a.cfg.CLI.Name + " gave no answer"
 	}
-	a.say(team.ExecLine{Kind: "send", To: to, Content: text})
+	a.say(protocol.ExecLine{Kind: "send", To: to, Content: text})
 	a.status(false, "answered "+to)
 }
 
@@ -525,12 +525,12 @@ func (a *agent) returnResult(d turnDone) {
 			a.fail(inv, err.Error())
 			break
 		}
-		a.say(team.ExecLine{Kind: "result", Result: &res})
+		a.say(protocol.ExecLine{Kind: "result", Result: &res})
 	}
 	a.status(false, "answered "+inv.Caller)
 }
 
 func (a *agent) fail(inv *protocol.InvocationRequest, msg string) {
 	res := protocol.Fail(inv, time.Since(a.started).Milliseconds(), protocol.ErrInvalidResponse, "INVALID_RESPONSE: "+msg, map[string]string{"reason": msg})
-	a.say(team.ExecLine{Kind: "result", Result: &res})
+	a.say(protocol.ExecLine{Kind: "result", Result: &res})
 }

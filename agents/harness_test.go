@@ -13,7 +13,6 @@ import (
 
 	"huddle/agents"
 	"huddle/protocol"
-	"huddle/team"
 )
 
 // harness runs an adapter in this process as huddle would, on pipes: the
@@ -22,8 +21,8 @@ type harness struct {
 	t     *testing.T
 	fake  *fake
 	stdin *io.PipeWriter
-	lines chan team.ExecLine
-	seen  []team.ExecLine // every line read so far
+	lines chan protocol.ExecLine
+	seen  []protocol.ExecLine // every line read so far
 	log   *syncBuffer
 	done  chan error
 }
@@ -57,7 +56,7 @@ func startAdapterIn(t *testing.T, teamDir string, f *fake, cliName string, extra
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := &harness{t: t, fake: f, stdin: inW, lines: make(chan team.ExecLine, 64), log: &syncBuffer{}, done: make(chan error, 1)}
+	h := &harness{t: t, fake: f, stdin: inW, lines: make(chan protocol.ExecLine, 64), log: &syncBuffer{}, done: make(chan error, 1)}
 	c := agents.CLIs[cliName]
 	bin, err := c.Bin(f.bin)
 	if err != nil {
@@ -73,7 +72,7 @@ func startAdapterIn(t *testing.T, teamDir string, f *fake, cliName string, extra
 		defer close(h.lines)
 		sc := bufio.NewScanner(outR)
 		for sc.Scan() {
-			var l team.ExecLine
+			var l protocol.ExecLine
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				t.Errorf("the adapter wrote a line that is not an ExecLine: %q", sc.Text())
 				continue
@@ -96,7 +95,7 @@ func startAdapterIn(t *testing.T, teamDir string, f *fake, cliName string, extra
 }
 
 // expect reads lines until one of kind and returns it.
-func (h *harness) expect(kind string) team.ExecLine {
+func (h *harness) expect(kind string) protocol.ExecLine {
 	h.t.Helper()
 	timeout := time.After(20 * time.Second)
 	for {
@@ -117,7 +116,7 @@ func (h *harness) expect(kind string) team.ExecLine {
 
 // expectStatus reads lines until a status line whose activity contains
 // want.
-func (h *harness) expectStatus(want string) team.ExecLine {
+func (h *harness) expectStatus(want string) protocol.ExecLine {
 	h.t.Helper()
 	for {
 		l := h.expect("status")

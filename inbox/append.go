@@ -11,9 +11,6 @@ import (
 	"huddle/teamdir"
 )
 
-// ErrTooLarge is returned for a line over protocol.MaxLine.
-var ErrTooLarge = teamdir.ErrTooLarge
-
 // path is member's mailbox file under teamDir; the name is validated first,
 // so an invalid name never becomes a path.
 func path(teamDir, member string) (string, error) {
@@ -90,7 +87,7 @@ func encodeAll(out []byte, member string, msgs []*protocol.Message) ([]byte, err
 			return out, fmt.Errorf("inbox: %w", err)
 		}
 		if n := len(out) - start + 1; n > protocol.MaxLine {
-			return out, fmt.Errorf("inbox %s: %w (%d bytes)", member, ErrTooLarge, n)
+			return out, fmt.Errorf("inbox %s: %w (%d bytes)", member, protocol.ErrTooLarge, n)
 		}
 		out = append(out, '\n')
 	}

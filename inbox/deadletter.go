@@ -12,15 +12,6 @@ import (
 // maxRaw bounds the raw text kept with a dead letter.
 const maxRaw = 4 << 10
 
-// DeadLetter is one line of deadletter.jsonl.
-type DeadLetter struct {
-	TS     string `json:"ts"`
-	Source string `json:"source"`
-	Offset int64  `json:"offset"`
-	Reason string `json:"reason"`
-	Raw    string `json:"raw"`
-}
-
 // WriteDeadLetter records rejected input: where it came from (a path relative
 // to the team directory, or a member's name), its offset, why, and the raw
 // bytes cut to 4 KiB.
@@ -28,7 +19,7 @@ func WriteDeadLetter(teamDir, source string, offset int64, reason string, raw []
 	if len(raw) > maxRaw {
 		raw = raw[:maxRaw]
 	}
-	b, err := json.Marshal(DeadLetter{
+	b, err := json.Marshal(protocol.DeadLetterLine{
 		TS: protocol.FormatTime(time.Now()), Source: source, Offset: offset,
 		Reason: reason, Raw: string(raw),
 	})

@@ -136,7 +136,7 @@ func appendRaw(t *testing.T, team, member, s string) {
 	}
 }
 
-func deadLetters(t *testing.T, team string) []DeadLetter {
+func deadLetters(t *testing.T, team string) []protocol.DeadLetterLine {
 	t.Helper()
 	b, err := os.ReadFile(teamdir.DeadLetterPath(team))
 	if os.IsNotExist(err) {
@@ -145,9 +145,9 @@ func deadLetters(t *testing.T, team string) []DeadLetter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []DeadLetter
+	var out []protocol.DeadLetterLine
 	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		var d DeadLetter
+		var d protocol.DeadLetterLine
 		if err := json.Unmarshal(l, &d); err != nil {
 			t.Fatalf("dead letter line %q: %v", l, err)
 		}

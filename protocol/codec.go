@@ -18,6 +18,9 @@ func FormatTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).
 // MaxLine is the largest inbox line, newline included (docs/DESIGN.md §9).
 const MaxLine = 1 << 20
 
+// ErrTooLarge is returned for a line over MaxLine.
+var ErrTooLarge = errors.New("line exceeds 1 MiB")
+
 type wireMessage struct {
 	ID         string             `json:"id"`
 	Type       MessageType        `json:"type"`

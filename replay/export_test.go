@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"huddle/team"
 	"testing"
+
+	"huddle/team"
 )
 
 func compactJSON(t *testing.T, b []byte) []byte {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"huddle/inbox"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 )
@@ -35,8 +34,8 @@ type Store interface {
 	Unread(ctx context.Context, member string) (int, error)
 	// DeadLetter records refused input; DeadLetters reads them back, oldest
 	// first.
-	DeadLetter(ctx context.Context, dl DeadLetter) error
-	DeadLetters(ctx context.Context) ([]DeadLetter, error)
+	DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) error
+	DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, error)
 
 	// CreateRequest stores a new pending request record; ErrExists when one
 	// with that id is there already (whoever saw the request first made it).
@@ -227,9 +226,6 @@ func CutLogLine(line []byte) []byte {
 	return line
 }
 
-// DeadLetter is one piece of refused input.
-type DeadLetter = inbox.DeadLetter
-
 // Decision is what a resolver decides.
 type Decision struct {
 	Event protocol.RequestEvent `json:"event"`
@@ -266,8 +262,6 @@ var (
 	ErrExists = errors.New("already exists")
 	// ErrNotFound: no record or configuration file with that name.
 	ErrNotFound = errors.New("not found")
-	// ErrTooLarge: a message whose line would exceed protocol.MaxLine.
-	ErrTooLarge = inbox.ErrTooLarge
 	// ErrLeaseLost: a lease renewed after it expired or was taken over.
 	ErrLeaseLost = errors.New("lease lost")
 	// ErrNoRuntime: no runtime holds the member's lease, so no one would

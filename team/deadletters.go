@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"huddle/protocol"
 	"huddle/teamdir"
 )
 
@@ -40,16 +41,6 @@ type DeadLetter struct {
 // it came through member's inbox or stdout.
 func (d *DeadLetter) Caused(member string) bool { return d.By == member || d.Member == member }
 
-// deadLetterLine is a line of deadletter.jsonl as inbox.WriteDeadLetter
-// writes it.
-type deadLetterLine struct {
-	TS     string `json:"ts"`
-	Source string `json:"source"`
-	Offset int64  `json:"offset"`
-	Reason string `json:"reason"`
-	Raw    string `json:"raw"`
-}
-
 // ReadDeadLetters reads the team's dead letters, oldest first, and says
 // how many lines were not dead letters (skipped, never fatal). A team
 // without any has none; a last line without its newline is being written
@@ -73,7 +64,7 @@ func ReadDeadLetters(dir string) (letters []DeadLetter, skipped int, err error) 
 // parseDeadLetter reads one line, and who caused it from its source and
 // raw input.
 func parseDeadLetter(line []byte) (DeadLetter, bool) {
-	var l deadLetterLine
+	var l protocol.DeadLetterLine
 	if err := json.Unmarshal(bytes.TrimSpace(line), &l); err != nil || l.Source == "" {
 		return DeadLetter{}, false
 	}

@@ -20,32 +20,6 @@ import (
 	"huddle/teamdir"
 )
 
-// ExecLine is one line an exec teammate writes on stdout (see the README's
-// "exec teammates" section). Its kind is the wire field "action"; it is not
-// one of a member's invocable actions (invoke names one of those in Name).
-type ExecLine struct {
-	Kind       string                     `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result | usage
-	To         string                     `json:"to,omitempty"`
-	Content    string                     `json:"content,omitempty"`
-	Plan       string                     `json:"plan,omitempty"`
-	RequestID  string                     `json:"request_id,omitempty"`
-	Approve    *bool                      `json:"approve,omitempty"`
-	Reason     string                     `json:"reason,omitempty"`
-	Status     string                     `json:"status,omitempty"`
-	Activity   string                     `json:"activity,omitempty"`
-	Target     string                     `json:"target,omitempty"`
-	Name       string                     `json:"name,omitempty"` // the invoked action
-	Prompt     string                     `json:"prompt,omitempty"`
-	TimeoutSec int                        `json:"timeout_sec,omitempty"`
-	Result     *protocol.InvocationResult `json:"result,omitempty"` // the answer to an invocation
-	// TokensIn, TokensOut and CostUSD are what a usage line adds to the
-	// member's counters: the tokens and dollars an agent's model spent
-	// since its last usage line.
-	TokensIn  int64   `json:"tokens_in,omitempty"`
-	TokensOut int64   `json:"tokens_out,omitempty"`
-	CostUSD   float64 `json:"cost_usd,omitempty"`
-}
-
 // proc is an exec teammate's process.
 //
 // Its stdin has one writer, writeLoop, fed by a bounded queue: nobody else
@@ -475,7 +449,7 @@ func readLine(br *bufio.Reader, limit int) (line []byte, n int64, over bool, err
 // carryOut carries out one line the teammate wrote; an error means the line
 // is refused (dead-lettered).
 func (mt *mate) carryOut(line []byte) error {
-	var l ExecLine
+	var l protocol.ExecLine
 	if err := json.Unmarshal(line, &l); err != nil {
 		return fmt.Errorf("%s wrote a line that is not a JSON action: %v", mt.spec.Name, err)
 	}
@@ -504,7 +478,7 @@ func (mt *mate) carryOut(line []byte) error {
 }
 
 // execSend sends a message from the teammate.
-func (mt *mate) execSend(l ExecLine) error {
+func (mt *mate) execSend(l protocol.ExecLine) error {
 	if l.Content == "" {
 		return errors.New("send: content is required")
 	}
@@ -516,7 +490,7 @@ func (mt *mate) execSend(l ExecLine) error {
 }
 
 // execBroadcast sends a message from the teammate to every other member.
-func (mt *mate) execBroadcast(l ExecLine) error {
+func (mt *mate) execBroadcast(l protocol.ExecLine) error {
 	if l.Content == "" {
 		return errors.New("broadcast: content is required")
 	}
@@ -529,7 +503,7 @@ func (mt *mate) execBroadcast(l ExecLine) error {
 }
 
 // execPlan submits the teammate's plan to the lead.
-func (mt *mate) execPlan(l ExecLine) error {
+func (mt *mate) execPlan(l protocol.ExecLine) error {
 	if l.Plan == "" {
 		return errors.New("plan: plan is required")
 	}
@@ -540,7 +514,7 @@ func (mt *mate) execPlan(l ExecLine) error {
 }
 
 // execShutdownResponse answers the lead's shutdown request to the teammate.
-func (mt *mate) execShutdownResponse(l ExecLine) error {
+func (mt *mate) execShutdownResponse(l protocol.ExecLine) error {
 	name := mt.spec.Name
 	if l.Approve == nil {
 		return errors.New("shutdown_response: approve is required")
@@ -560,7 +534,7 @@ func (mt *mate) execShutdownResponse(l ExecLine) error {
 
 // execStatus records the status the teammate reports, unless huddle sets
 // that status itself.
-func (mt *mate) execStatus(l ExecLine) error {
+func (mt *mate) execStatus(l protocol.ExecLine) error {
 	st := protocol.MemberStatus(l.Status)
 	if st == protocol.MemberAwaitingApproval || st == protocol.MemberStopped || st == protocol.MemberCrashed || st == protocol.MemberStopping {
 		return fmt.Errorf("status: %s is set by huddle, not reported", st)
@@ -576,7 +550,7 @@ func (mt *mate) execStatus(l ExecLine) error {
 
 // execInvoke makes a call for the teammate; the answer, whatever it is,
 // comes back on its stdin as an invocation_result.
-func (mt *mate) execInvoke(l ExecLine) error {
+func (mt *mate) execInvoke(l protocol.ExecLine) error {
 	if mt.status() == protocol.MemberAwaitingApproval {
 		return errors.New("invoke: refused while the plan awaits approval")
 	}
@@ -599,7 +573,7 @@ func (mt *mate) execInvoke(l ExecLine) error {
 // execResult passes the teammate's answer to an invocation on to its
 // caller; an answer that does not fit the request is replaced by an
 // INVALID_RESPONSE result, and the line is refused.
-func (mt *mate) execResult(l ExecLine) error {
+func (mt *mate) execResult(l protocol.ExecLine) error {
 	name := mt.spec.Name
 	if l.Result == nil {
 		return errors.New("result: result is required")
@@ -638,7 +612,7 @@ func (mt *mate) keepLastLogLine() {
 // execUsage adds what the teammate's model spent to its counters, which the
 // roster and huddle status show (an exec teammate has no price in team.json:
 // it reports the cost itself, or none).
-func (mt *mate) execUsage(l ExecLine) error {
+func (mt *mate) execUsage(l protocol.ExecLine) error {
 	if l.TokensIn < 0 || l.TokensOut < 0 || l.CostUSD < 0 {
 		return errors.New("usage: tokens_in, tokens_out and cost_usd cannot be negative")
 	}

@@ -33,7 +33,7 @@ func init() {
 // signals: only SIGKILL ends it. It says "deaf" once it ignores them.
 func runDeaf() int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
-	json.NewEncoder(os.Stdout).Encode(ExecLine{Kind: "status", Status: "idle", Activity: "deaf"})
+	json.NewEncoder(os.Stdout).Encode(protocol.ExecLine{Kind: "status", Status: "idle", Activity: "deaf"})
 	time.Sleep(time.Hour)
 	return 0
 }
@@ -70,7 +70,7 @@ func runShouter() int {
 	w.WriteString(strings.Repeat("x", 2<<20))
 	w.WriteString("\"}\n")
 	w.Flush()
-	json.NewEncoder(os.Stdout).Encode(ExecLine{Kind: "send", To: protocol.Lead, Content: "still here"})
+	json.NewEncoder(os.Stdout).Encode(protocol.ExecLine{Kind: "send", To: protocol.Lead, Content: "still here"})
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine)
 	for sc.Scan() {
@@ -101,11 +101,11 @@ func runBigReply() int {
 			// As long as a line on stdout may be: too long for an inbox
 			// line once the envelope of a message is around it.
 			empty, _ := protocol.OK(m.Invocation, 1, map[string]string{"summary": ""})
-			line, _ := json.Marshal(ExecLine{Kind: "result", Result: &empty})
+			line, _ := json.Marshal(protocol.ExecLine{Kind: "result", Result: &empty})
 			text = strings.Repeat("y", protocol.MaxLine-len(line)-1)
 		}
 		res, _ := protocol.OK(m.Invocation, 1, map[string]string{"summary": text})
-		enc.Encode(ExecLine{Kind: "result", Result: &res})
+		enc.Encode(protocol.ExecLine{Kind: "result", Result: &res})
 	}
 	return 0
 }
@@ -119,7 +119,7 @@ func runPlanner() int {
 		plans = 2
 	}
 	for i := range plans {
-		enc.Encode(ExecLine{Kind: "plan", Plan: fmt.Sprintf("plan %d", i+1)})
+		enc.Encode(protocol.ExecLine{Kind: "plan", Plan: fmt.Sprintf("plan %d", i+1)})
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine)
@@ -128,7 +128,7 @@ func runPlanner() int {
 		if err != nil || m.Type != protocol.TypePlanApprovalResponse {
 			continue
 		}
-		enc.Encode(ExecLine{Kind: "send", To: protocol.Lead,
+		enc.Encode(protocol.ExecLine{Kind: "send", To: protocol.Lead,
 			Content: fmt.Sprintf("response %s approve=%v reason=%s", m.RequestID, m.Approve != nil && *m.Approve, m.Reason)})
 	}
 	return 0

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -179,7 +180,7 @@ func TestLateClaimOnAnArchivedRequestLoses(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = resolve(dir, stale, Resolution{Event: protocol.EventReject, By: "bob", Text: "no"})
-	var already *AlreadyError
+	var already *store.AlreadyError
 	if !errors.As(err, &already) || already.By != "lead" || already.Status != protocol.RequestApproved {
 		t.Fatalf("late claim: %v, want already approved by lead", err)
 	}

@@ -264,7 +264,7 @@ func (mt *mate) reply(req protocol.InvocationRequest, res protocol.InvocationRes
 	m := protocol.NewMessage(protocol.TypeInvocationResult, mt.spec.Name, req.Caller)
 	m.Result = &res
 	err := mt.rt.sh.appendTo(req.Caller, &m)
-	if errors.Is(err, inbox.ErrTooLarge) {
+	if errors.Is(err, protocol.ErrTooLarge) {
 		fail := tooLarge(&req, &m)
 		m.Result = &fail
 		err = mt.rt.sh.appendTo(req.Caller, &m)

@@ -15,7 +15,7 @@ import (
 // a team that another process runs.
 
 // Decide answers a pending plan request as the lead with ev (approve or
-// reject), then tells the teammate. A second decision gets an *AlreadyError.
+// reject), then tells the teammate. A second decision gets an *store.AlreadyError.
 func Decide(dir, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
 	by, err := checkDecision(id, ev, feedback, by)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -105,7 +106,7 @@ func TestDecideApproveAndRejectTellTheTeammate(t *testing.T) {
 
 			// A second decision, either way, is refused and tells no one.
 			_, err = Decide(dir, r.ID, protocol.AnswerEvent(!tc.approve), "changed my mind", "ui-2")
-			var already *AlreadyError
+			var already *store.AlreadyError
 			if !errors.As(err, &already) || already.Status != tc.want || already.By != protocol.Lead {
 				t.Fatalf("second Decide: %v, want already %s by lead", err, tc.want)
 			}

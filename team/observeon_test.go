@@ -162,7 +162,7 @@ func TestObserveOnDeadLettersReadAgainChangeNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for i := range MaxDeadLetters + 5 {
-		if err := st.DeadLetter(ctx, store.DeadLetter{Source: "inbox/alice.jsonl", Offset: int64(i), Reason: "bad line", Raw: "x"}); err != nil {
+		if err := st.DeadLetter(ctx, protocol.DeadLetterLine{Source: "inbox/alice.jsonl", Offset: int64(i), Reason: "bad line", Raw: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}

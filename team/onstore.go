@@ -34,7 +34,7 @@ func LoadTeamOn(ctx context.Context, st store.Store) (*Team, error) {
 
 // DecideOn is Decide on a store: the lead's answer to a pending plan, then
 // the plan_approval_response to the member. A second decision, from any
-// process on any machine, gets an *AlreadyError naming the first.
+// process on any machine, gets an *store.AlreadyError naming the first.
 func DecideOn(ctx context.Context, st store.Store, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
 	by, err := checkDecision(id, ev, feedback, by)
 	if err != nil {
@@ -66,15 +66,10 @@ func requestOn(ctx context.Context, st store.Store, id string) (*protocol.Reques
 	return r, err
 }
 
-// decideOn is store.Decide with the team's error: a lost race is an
-// *AlreadyError, as on a team directory, so a caller tells it apart the
-// same way whichever holds the team.
+// decideOn is store.Decide with "no request ID" for an unknown id; a lost
+// race is the store's *store.AlreadyError, as on a team directory.
 func decideOn(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {
 	r, err := st.Decide(ctx, id, store.Decision{Event: res.Event, By: res.By, Text: res.Text, At: time.Now().UTC()})
-	var already *store.AlreadyError
-	if errors.As(err, &already) {
-		return nil, &AlreadyError{ID: already.ID, Status: already.Status, By: already.By}
-	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no request %s", id)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"huddle/inbox"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/storekinds"
@@ -122,9 +121,9 @@ func TestDecideOn(t *testing.T) {
 			t.Fatalf("decided record = %+v", r)
 		}
 		_, err = DecideOn(ctx, st, plan.ID, protocol.EventApprove, "", "")
-		var already *AlreadyError
+		var already *store.AlreadyError
 		if !errors.As(err, &already) || already.By != protocol.Lead || already.Status != protocol.RequestRejected {
-			t.Fatalf("second decision = %v, want *AlreadyError rejected by lead", err)
+			t.Fatalf("second decision = %v, want *store.AlreadyError rejected by lead", err)
 		}
 		got := inboxOn(t, ctx, st, "ana", 1)[0]
 		if got.Type != protocol.TypePlanApprovalResponse || got.RequestID != plan.ID || got.Approve == nil || *got.Approve || got.Feedback != "smaller steps" {
@@ -169,7 +168,7 @@ func TestDecideOnRace(t *testing.T) {
 			t.Fatalf("no winner: %v", errs)
 		}
 		for _, err := range errs {
-			var already *AlreadyError
+			var already *store.AlreadyError
 			if err != nil && (!errors.As(err, &already) || already.By != winner) {
 				t.Fatalf("a loser got %v, want already approved by %s", err, winner)
 			}
@@ -260,7 +259,7 @@ func TestDownOn(t *testing.T) {
 func TestDeadLettersOn(t *testing.T) {
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
 		raw := `{"id":"m1","type":"message","from":"bo","to":"ana","content":"x"}`
-		if err := st.DeadLetter(ctx, inbox.DeadLetter{Source: "inbox/ana.jsonl", Offset: 3, Reason: "bad", Raw: raw}); err != nil {
+		if err := st.DeadLetter(ctx, protocol.DeadLetterLine{Source: "inbox/ana.jsonl", Offset: 3, Reason: "bad", Raw: raw}); err != nil {
 			t.Fatal(err)
 		}
 		got, skipped, err := DeadLettersOn(ctx, st)

@@ -134,11 +134,8 @@ func corrupt(dir, path string, err error) *CorruptError {
 	return &CorruptError{File: filepath.ToSlash(rel), Err: err.Error()}
 }
 
-// ErrExists is returned when a request record already exists.
-var ErrExists = errors.New("request already exists")
-
 // CreateRequest writes a new pending request record. A record that already
-// exists is left alone (ErrExists): whoever saw the request first created it.
+// exists is left alone (store.ErrExists): whoever saw the request first created it.
 func CreateRequest(dir string, r *protocol.Request) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -153,7 +150,7 @@ func CreateRequest(dir string, r *protocol.Request) error {
 	// Claim the id with O_EXCL on the record itself, then fill it atomically.
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, teamdir.FileMode)
 	if errors.Is(err, os.ErrExist) {
-		return ErrExists
+		return store.ErrExists
 	}
 	if err != nil {
 		return err
@@ -395,17 +392,6 @@ type Resolution struct {
 	Text string
 }
 
-// AlreadyError says who resolved a request first.
-type AlreadyError struct {
-	ID     string
-	Status protocol.RequestStatus
-	By     string
-}
-
-func (e *AlreadyError) Error() string {
-	return fmt.Sprintf("request %s already %s by %s", e.ID, e.Status, e.By)
-}
-
 type decision struct {
 	Event protocol.RequestEvent `json:"event"`
 	By    string                `json:"by"`
@@ -415,7 +401,7 @@ type decision struct {
 
 // Resolve moves a pending request to its final state. The first resolver,
 // across processes, wins by creating requests/<id>.decision exclusively; a
-// later one gets an *AlreadyError and nothing changes. The decision file is
+// later one gets an *store.AlreadyError and nothing changes. The decision file is
 // the truth: the record is rewritten from it, and ApplyDecision (below) finishes a
 // rewrite that a crash interrupted.
 func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
@@ -433,7 +419,7 @@ func Resolve(dir, id string, res Resolution) (*protocol.Request, error) {
 func resolve(dir string, r *protocol.Request, res Resolution) (*protocol.Request, error) {
 	id := r.ID
 	if r.Status.IsTerminal() {
-		return nil, &AlreadyError{ID: id, Status: r.Status, By: r.ResolvedBy}
+		return nil, &store.AlreadyError{ID: id, Status: r.Status, By: r.ResolvedBy}
 	}
 	if _, err := r.Status.Next(res.Event); err != nil {
 		return nil, err
@@ -448,9 +434,9 @@ func resolve(dir string, r *protocol.Request, res Resolution) (*protocol.Request
 		// Someone got there first; report what they decided.
 		if won, err := readDecision(dir, id); err == nil {
 			st, _ := protocol.RequestPending.Next(won.Event)
-			return nil, &AlreadyError{ID: id, Status: st, By: won.By}
+			return nil, &store.AlreadyError{ID: id, Status: st, By: won.By}
 		}
-		return nil, &AlreadyError{ID: id, Status: "resolved", By: "someone else"}
+		return nil, &store.AlreadyError{ID: id, Status: "resolved", By: "someone else"}
 	}
 	return applyDecision(dir, r, &d)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -50,7 +51,7 @@ func runResolver() int {
 	for in.Scan() {
 		id := in.Text()
 		r, err := Resolve(dir, id, Resolution{Event: ev, By: me, Text: "from " + me})
-		var already *AlreadyError
+		var already *store.AlreadyError
 		switch {
 		case err == nil:
 			fmt.Printf("won %s\n", r.Status)
@@ -189,8 +190,8 @@ func TestCreateRequestNeverOverwrites(t *testing.T) {
 	before := readFile(t, recordPath(t, dir, first.ID))
 
 	second := planRequest("pl-aaaaaaaaaaaa", "finanzas", testTime.Add(time.Hour))
-	if err := CreateRequest(dir, second); !errors.Is(err, ErrExists) {
-		t.Fatalf("second CreateRequest: %v, want ErrExists", err)
+	if err := CreateRequest(dir, second); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("second CreateRequest: %v, want store.ErrExists", err)
 	}
 	if after := readFile(t, recordPath(t, dir, first.ID)); !bytes.Equal(before, after) {
 		t.Fatalf("record changed:\n%s\nto\n%s", before, after)
@@ -250,9 +251,9 @@ func TestResolveSecondResolverGetsAlreadyError(t *testing.T) {
 
 	for _, ev := range protocol.RequestEvents {
 		_, err := Resolve(dir, r.ID, Resolution{Event: ev, By: "ui-2", Text: "late"})
-		var already *AlreadyError
+		var already *store.AlreadyError
 		if !errors.As(err, &already) {
-			t.Fatalf("second %s: %v, want *AlreadyError", ev, err)
+			t.Fatalf("second %s: %v, want *store.AlreadyError", ev, err)
 		}
 		if already.Status != protocol.RequestApproved || already.By != protocol.Lead {
 			t.Errorf("second %s: %+v, want approved by lead", ev, already)
@@ -408,7 +409,7 @@ func TestApplyDecisionCompletesAnInterruptedResolution(t *testing.T) {
 	// Another resolver now loses to the decision, even though the record
 	// still says pending.
 	_, err = Resolve(dir, r.ID, Resolution{Event: protocol.EventApprove, By: "ui-2"})
-	var already *AlreadyError
+	var already *store.AlreadyError
 	if !errors.As(err, &already) || already.Status != protocol.RequestRejected || already.By != protocol.Lead {
 		t.Fatalf("Resolve against an unapplied decision: %v, want already rejected by lead", err)
 	}
@@ -480,7 +481,7 @@ func TestTerminalRecordsNeverChange(t *testing.T) {
 		}
 		for _, ev := range protocol.RequestEvents {
 			_, err := Resolve(dir, r.ID, Resolution{Event: ev, By: protocol.Lead, Text: "x"})
-			var already *AlreadyError
+			var already *store.AlreadyError
 			if !errors.As(err, &already) || already.Status != st || already.By != "finanzas" {
 				t.Errorf("%s record, %s: %v, want already %s by finanzas", st, ev, err, st)
 			}

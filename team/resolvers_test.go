@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -64,7 +65,7 @@ func TestConcurrentResolversLeaveNoTempFile(t *testing.T) {
 		t.Fatalf("%d resolvers won, want 1", len(winners))
 	}
 	for err := range lost {
-		var already *AlreadyError
+		var already *store.AlreadyError
 		if !errors.As(err, &already) || already.By != winners[0].ResolvedBy {
 			t.Fatalf("a losing resolver got %v, want already %s by %s", err, winners[0].Status, winners[0].ResolvedBy)
 		}

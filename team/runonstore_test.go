@@ -359,7 +359,7 @@ func (s *severable) Consume(ctx context.Context, member string, h store.Handler)
 	})
 }
 
-func (s *severable) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
+func (s *severable) DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) error {
 	return s.write(func() error { return s.Store.DeadLetter(ctx, dl) })
 }
 

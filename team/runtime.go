@@ -483,7 +483,7 @@ func (rt *Runtime) planArrived(d inbox.Delivery) error {
 	rt.supersede(r)
 	if rt.opts.AutoApprove && r.Status == protocol.RequestPending {
 		if _, err := rt.sh.decide(r.ID, protocol.EventApprove, "", "lead (auto-approve)"); err != nil {
-			var already *AlreadyError
+			var already *store.AlreadyError
 			if !errors.As(err, &already) {
 				return err
 			}
@@ -595,7 +595,7 @@ func (rt *Runtime) expire() (next time.Time) {
 			continue
 		}
 		nr, err := resolveID(rt.sh, r.ID, Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
-		var already *AlreadyError
+		var already *store.AlreadyError
 		switch {
 		case err == nil:
 			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": "huddle"})
@@ -695,7 +695,7 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 	// from the line's ts: a foreign clock can be wrong by years.
 	nr := protocol.NewRequest(kind, m.RequestID, from, to, time.Now(), ttl)
 	nr.Plan, nr.Reason = m.Plan, m.Reason
-	if err := rt.sh.createRequest(&nr); err != nil && !errors.Is(err, ErrExists) {
+	if err := rt.sh.createRequest(&nr); err != nil && !errors.Is(err, store.ErrExists) {
 		return nil, err
 	}
 	return rt.sh.loadRequest(m.RequestID)

@@ -40,7 +40,7 @@ func init() {
 // messages, and approves a shutdown.
 func echoProcess(garbage bool) int {
 	enc := json.NewEncoder(os.Stdout)
-	enc.Encode(ExecLine{Kind: "status", Status: "idle", Activity: "listening"})
+	enc.Encode(protocol.ExecLine{Kind: "status", Status: "idle", Activity: "listening"})
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		m, err := protocol.Decode(sc.Bytes(), protocol.Fallback{})
@@ -52,15 +52,15 @@ func echoProcess(garbage bool) int {
 			if garbage {
 				fmt.Println("not json at all")
 			}
-			enc.Encode(ExecLine{Kind: "send", To: m.From, Content: "echo: " + m.Content})
+			enc.Encode(protocol.ExecLine{Kind: "send", To: m.From, Content: "echo: " + m.Content})
 		case protocol.TypeInvocationRequest:
 			res, _ := protocol.OK(m.Invocation, 1, map[string]string{"summary": "echo: " + m.Invocation.Prompt})
 			if garbage {
 				res.Status = "" // a malformed answer
 			}
-			enc.Encode(ExecLine{Kind: "result", Result: &res})
+			enc.Encode(protocol.ExecLine{Kind: "result", Result: &res})
 		case protocol.TypeShutdownRequest:
-			enc.Encode(ExecLine{Kind: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "bye"})
+			enc.Encode(protocol.ExecLine{Kind: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "bye"})
 			return 0
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"huddle/inbox"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -37,13 +38,13 @@ type shared interface {
 	// deadLetter records refused input: source is where it came from.
 	deadLetter(source string, off int64, reason string, raw []byte) error
 
-	// createRequest writes a new pending record (ErrExists when there is one).
+	// createRequest writes a new pending record (store.ErrExists when there is one).
 	createRequest(r *protocol.Request) error
 	// loadRequest reads a record (an error wrapping os.ErrNotExist when
 	// there is none, a *CorruptError when it cannot be read).
 	loadRequest(id string) (*protocol.Request, error)
 	// resolve decides a pending request: the first resolver wins, a later
-	// one gets an *AlreadyError.
+	// one gets an *store.AlreadyError.
 	resolve(r *protocol.Request, res Resolution) (*protocol.Request, error)
 	// apply brings r in line with its decision, when it has one.
 	apply(r *protocol.Request) (*protocol.Request, error)
@@ -185,7 +186,7 @@ func settleOn(sh shared, r *protocol.Request, answer Resolution) (*protocol.Requ
 		if err == nil {
 			return nr, nil
 		}
-		var already *AlreadyError
+		var already *store.AlreadyError
 		if !errors.As(err, &already) {
 			return nil, err
 		}

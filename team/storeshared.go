@@ -108,18 +108,13 @@ func (s *storeShared) broadcast(t *Team, from, text string) (int, error) {
 func (s *storeShared) deadLetter(source string, off int64, reason string, raw []byte) error {
 	ctx, cancel := op()
 	defer cancel()
-	return s.st.DeadLetter(ctx, store.DeadLetter{TS: protocol.FormatTime(time.Now()), Source: source, Offset: off, Reason: reason, Raw: string(raw)})
+	return s.st.DeadLetter(ctx, protocol.DeadLetterLine{TS: protocol.FormatTime(time.Now()), Source: source, Offset: off, Reason: reason, Raw: string(raw)})
 }
 
-// createRequest creates a record; the store's ErrExists is the team's.
 func (s *storeShared) createRequest(r *protocol.Request) error {
 	ctx, cancel := op()
 	defer cancel()
-	err := s.st.CreateRequest(ctx, r)
-	if errors.Is(err, store.ErrExists) {
-		return ErrExists
-	}
-	return err
+	return s.st.CreateRequest(ctx, r)
 }
 
 // loadRequest reads a record, its decision applied; none is os.ErrNotExist,

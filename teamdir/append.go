@@ -1,7 +1,6 @@
 package teamdir
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,9 +8,6 @@ import (
 	"sync"
 	"syscall"
 )
-
-// ErrTooLarge is returned for a line over protocol.MaxLine.
-var ErrTooLarge = errors.New("line exceeds 1 MiB")
 
 // AppendLine appends line (or several whole lines), which must end with a newline, to the file at
 // path the way every append in a team directory is made (docs/DESIGN.md §3): under an

@@ -11,7 +11,6 @@ import (
 
 	"huddle/agents"
 	"huddle/protocol"
-	"huddle/team"
 )
 
 func agentFlags(fs *flag.FlagSet) runFunc {
@@ -65,12 +64,12 @@ func runAgent(cl *cmdline, misbehave int, task, bin string) int {
 // "audited" summary, and approves every shutdown.
 func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 	enc := json.NewEncoder(out)
-	say := func(a team.ExecLine) {
+	say := func(a protocol.ExecLine) {
 		if err := enc.Encode(a); err != nil {
 			fmt.Fprintln(log, "echo agent:", err)
 		}
 	}
-	say(team.ExecLine{Kind: "status", Status: "idle", Activity: "listening"})
+	say(protocol.ExecLine{Kind: "status", Status: "idle", Activity: "listening"})
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine)
 	n := 0
@@ -83,7 +82,7 @@ func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 		switch m.Type {
 		case protocol.TypeMessage, protocol.TypeBroadcast:
 			n++
-			say(team.ExecLine{Kind: "send", To: m.From, Content: "echo: " + m.Content})
+			say(protocol.ExecLine{Kind: "send", To: m.From, Content: "echo: " + m.Content})
 			if misbehave > 0 && n%misbehave == 0 {
 				fmt.Fprintln(out, "this is not an action")
 			}
@@ -100,9 +99,9 @@ func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 				fmt.Fprintln(log, "echo agent:", err)
 				continue
 			}
-			say(team.ExecLine{Kind: "result", Result: &res})
+			say(protocol.ExecLine{Kind: "result", Result: &res})
 		case protocol.TypeShutdownRequest:
-			say(team.ExecLine{Kind: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "echo agent stopping"})
+			say(protocol.ExecLine{Kind: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "echo agent stopping"})
 			return exitOK
 		}
 	}

@@ -183,7 +183,7 @@ func TestExecAgentGets(t *testing.T) {
 
 // TestAgentsDocExamples: every line docs/agents.md shows is what it says:
 // an inbox message huddle's decoder accepts (and re-encodes the same), or
-// an exec action with only team.ExecLine's fields; its complete agent is
+// an exec action with only protocol.ExecLine's fields; its complete agent is
 // the README's, byte for byte.
 func TestAgentsDocExamples(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
@@ -225,7 +225,7 @@ func TestAgentsDocExamples(t *testing.T) {
 				}
 			case probe.Action != "":
 				actions++
-				var l team.ExecLine
+				var l protocol.ExecLine
 				dec := json.NewDecoder(strings.NewReader(line))
 				dec.DisallowUnknownFields()
 				if err := dec.Decode(&l); err != nil {

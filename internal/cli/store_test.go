@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"huddle/inbox"
 	"huddle/internal/testtls"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -330,7 +329,7 @@ func TestStoreSameOutputAsDirectory(t *testing.T) {
 	}
 	// The files store stamps a dead letter with its own clock: the line is
 	// written as a runtime's inbox.WriteDeadLetter would have, at t0.
-	dl := inbox.DeadLetter{TS: protocol.FormatTime(t0), Source: "inbox/data.jsonl", Offset: 7, Reason: "bad line", Raw: `{"from":"x","type":"nope"}`}
+	dl := protocol.DeadLetterLine{TS: protocol.FormatTime(t0), Source: "inbox/data.jsonl", Offset: 7, Reason: "bad line", Raw: `{"from":"x","type":"nope"}`}
 	line, _ := json.Marshal(dl)
 	if err := teamdir.AppendLine(teamdir.DeadLetterPath(dir), append(line, '\n')); err != nil {
 		t.Fatal(err)

@@ -119,7 +119,7 @@ func writeSpan(teamDir string, s Span) error {
 		return fmt.Errorf("trace: %w", err)
 	}
 	if len(b)+1 > protocol.MaxLine {
-		return fmt.Errorf("trace: span %s: %w (%d bytes)", s.RequestID, teamdir.ErrTooLarge, len(b)+1)
+		return fmt.Errorf("trace: span %s: %w (%d bytes)", s.RequestID, protocol.ErrTooLarge, len(b)+1)
 	}
 	if err := teamdir.AppendLine(teamdir.TracesPath(teamDir), append(b, '\n')); err != nil {
 		return fmt.Errorf("trace: %w", err)

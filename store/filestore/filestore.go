@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"huddle/internal/dirwatch"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"huddle/internal/dirwatch"
 
 	"huddle/store"
 	"huddle/teamdir"

@@ -75,7 +75,7 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 }
 
 // DeadLetter appends one line to deadletter.jsonl (inbox.WriteDeadLetter).
-func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
+func (s *Store) DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
 
 // DeadLetters reads deadletter.jsonl; a line that does not parse (a torn
 // last one) is skipped.
-func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
+func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
@@ -96,11 +96,11 @@ func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
 		return nil, fmt.Errorf("dead letters: %w", err)
 	}
 	defer f.Close()
-	var out []store.DeadLetter
+	var out []protocol.DeadLetterLine
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine+1)
 	for sc.Scan() {
-		var dl store.DeadLetter
+		var dl protocol.DeadLetterLine
 		if json.Unmarshal(sc.Bytes(), &dl) == nil {
 			out = append(out, dl)
 		}

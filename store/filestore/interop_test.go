@@ -34,7 +34,7 @@ func TestSameFilesAsTheTeam(t *testing.T) {
 	if err := s.CreateRequest(ctx, &p); err != nil {
 		t.Fatal(err)
 	}
-	if err := team.CreateRequest(dir, &p); !errors.Is(err, team.ErrExists) {
+	if err := team.CreateRequest(dir, &p); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("team.CreateRequest of the store's record: %v", err)
 	}
 	if _, err := team.Resolve(dir, p.ID, team.Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {

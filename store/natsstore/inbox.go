@@ -45,7 +45,7 @@ func (s *Store) Append(ctx context.Context, member string, msgs ...*protocol.Mes
 			return fmt.Errorf("append: %w", err)
 		}
 		if len(b) > protocol.MaxLine {
-			return fmt.Errorf("append: %w", store.ErrTooLarge)
+			return fmt.Errorf("append: %w", protocol.ErrTooLarge)
 		}
 		lines[i] = b
 	}
@@ -192,7 +192,7 @@ func (c *consumer) ack(msg jetstream.Msg) {
 }
 
 func (c *consumer) reject(ctx context.Context, msg jetstream.Msg, source string, seq int64, reason string) {
-	dl := store.DeadLetter{Source: source, Offset: seq, Reason: reason, Raw: string(msg.Data())}
+	dl := protocol.DeadLetterLine{Source: source, Offset: seq, Reason: reason, Raw: string(msg.Data())}
 	if err := c.s.DeadLetter(ctx, dl); err != nil {
 		c.nak(msg) // not recorded: not committed either
 		return
@@ -202,7 +202,7 @@ func (c *consumer) reject(ctx context.Context, msg jetstream.Msg, source string,
 
 // DeadLetter publishes one record to the team's dead-letter subject, its
 // raw input cut to 4 KiB, with a TTL of Options.DeadLetterMaxAge.
-func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
+func (s *Store) DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) error {
 	if len(dl.Raw) > 4096 {
 		dl.Raw = dl.Raw[:4096]
 	}
@@ -225,10 +225,10 @@ func (s *Store) DeadLetter(ctx context.Context, dl store.DeadLetter) error {
 
 // DeadLetters reads the dead-letter subject from its start with an ordered
 // consumer.
-func (s *Store) DeadLetters(ctx context.Context) ([]store.DeadLetter, error) {
-	var out []store.DeadLetter
+func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, error) {
+	var out []protocol.DeadLetterLine
 	err := s.readAll(ctx, s.n.inboxStream, s.n.deadLetters, func(msg jetstream.Msg) {
-		var dl store.DeadLetter
+		var dl protocol.DeadLetterLine
 		if json.Unmarshal(msg.Data(), &dl) == nil {
 			out = append(out, dl)
 		}

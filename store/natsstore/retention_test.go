@@ -274,7 +274,7 @@ func TestDeadLettersAndSpansAgeOut(t *testing.T) {
 	opts := testOptions
 	opts.DeadLetterMaxAge = time.Second
 	s := openTeam(t, opts, 1)[0]
-	if err := s.DeadLetter(ctx, store.DeadLetter{Source: "inbox/alice", Offset: 1, Reason: "test", Raw: "{"}); err != nil {
+	if err := s.DeadLetter(ctx, protocol.DeadLetterLine{Source: "inbox/alice", Offset: 1, Reason: "test", Raw: "{"}); err != nil {
 		t.Fatal(err)
 	}
 	dls, err := s.DeadLetters(ctx)

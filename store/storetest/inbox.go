@@ -182,7 +182,7 @@ func testAppendRefuses(t *testing.T, open Opener) {
 		}
 	}
 	huge := message(protocol.Lead, "carol", strings.Repeat("x", protocol.MaxLine))
-	if err := s.Append(ctx, "carol", huge); !errors.Is(err, store.ErrTooLarge) {
+	if err := s.Append(ctx, "carol", huge); !errors.Is(err, protocol.ErrTooLarge) {
 		t.Fatalf("append of a line over 1 MiB: %v, want ErrTooLarge", err)
 	}
 	if err := s.Append(ctx, "carol", message(protocol.Lead, "carol", "the only one")); err != nil {
@@ -214,7 +214,7 @@ func testDeadLetters(t *testing.T, open Opener) {
 	}
 	big := strings.Repeat("z", 10_000)
 	for i, raw := range []string{"not json", big} {
-		if err := s.DeadLetter(ctx, store.DeadLetter{Source: "exec:alice", Offset: int64(i), Reason: fmt.Sprintf("reason %d", i), Raw: raw}); err != nil {
+		if err := s.DeadLetter(ctx, protocol.DeadLetterLine{Source: "exec:alice", Offset: int64(i), Reason: fmt.Sprintf("reason %d", i), Raw: raw}); err != nil {
 			t.Fatal(err)
 		}
 	}
