@@ -46,6 +46,8 @@ var allowedImports = map[string][]string{
 	"internal/dirwatch": {},
 	// Certificates for tests of TLS connections.
 	"internal/testtls": {},
+	// What the tests of several packages need alike (only tests import it).
+	"internal/testkit": {},
 
 	// The OpenTelemetry export of the spans ipc/trace records; only
 	// internal/cli starts it.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -147,7 +148,7 @@ func TestMessageIsAFollowUpTurn(t *testing.T) {
 	h := startAdapter(t, f, "claude")
 	h.expect("plan")
 	h.decide(true, "")
-	waitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
+	testkit.WaitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
 	h.message("bob", "which flag did you add?")
 	f.touch(t, "release")
 
@@ -202,7 +203,7 @@ func TestShutdownWhileWorkingAfterTheTurn(t *testing.T) {
 	h := startAdapter(t, f, "claude")
 	h.expect("plan")
 	h.decide(true, "")
-	waitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
+	testkit.WaitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
 	h.shutdown("sd-1")
 	h.expectStatus("finishing its work turn, then stopping")
 	f.touch(t, "release")
@@ -226,7 +227,7 @@ func TestShutdownAskedTwiceKillsTheTurn(t *testing.T) {
 	h.expect("plan")
 	h.decide(true, "")
 	h.expectStatus("running: go test -count=1000 ./...")
-	waitFor(t, 20*time.Second, "the turn under way", func() bool { return f.exists("working") })
+	testkit.WaitFor(t, 20*time.Second, "the turn under way", func() bool { return f.exists("working") })
 	h.shutdown("sd-1")
 	h.shutdown("sd-2")
 	var ids []string
@@ -328,7 +329,7 @@ func TestShutdownThatExpiredDuringTheTurn(t *testing.T) {
 	h := startAdapterIn(t, teamDir, f, "claude")
 	h.expect("plan")
 	h.decide(true, "")
-	waitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
+	testkit.WaitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
 	r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown), protocol.Lead, "coder", time.Now(), 2*time.Minute)
 	if err := team.CreateRequest(teamDir, &r); err != nil {
 		t.Fatal(err)

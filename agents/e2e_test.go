@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -89,7 +90,7 @@ func (rt *runtime) member(t *testing.T) *protocol.Member {
 func (rt *runtime) pendingPlan(t *testing.T) protocol.Request {
 	t.Helper()
 	var plan protocol.Request
-	waitFor(t, 30*time.Second, "coder's plan pending", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "coder's plan pending", func() bool {
 		rs, _, _ := team.ReadPendingRequests(rt.dir)
 		for _, r := range rs {
 			if r.Kind == protocol.KindPlan && r.From == "coder" {
@@ -135,14 +136,14 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 	if plan.Plan != claudePlan {
 		t.Errorf("plan request %q, want %q", plan.Plan, claudePlan)
 	}
-	waitFor(t, 10*time.Second, "coder awaiting approval", func() bool { return rt.member(t).Status == protocol.MemberAwaitingApproval })
+	testkit.WaitFor(t, 10*time.Second, "coder awaiting approval", func() bool { return rt.member(t).Status == protocol.MemberAwaitingApproval })
 	if n := len(f.starts()); n != 1 {
 		t.Fatalf("claude ran %d times before the approval", n)
 	}
 	if _, err := team.Decide(rt.dir, plan.ID, protocol.EventApprove, "keep it small", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "coder idle after the work", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "coder idle after the work", func() bool {
 		m := rt.member(t)
 		return m.Status == protocol.MemberIdle && strings.HasPrefix(m.Activity, "done: Added --verbose")
 	})
@@ -155,7 +156,7 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 		t.Errorf("counters %+v", c)
 	}
 	// The record is written before its event is emitted: wait for the event.
-	waitFor(t, 10*time.Second, "the idle event", func() bool { return strings.Contains(rt.activities(), "idle: done: Added --verbose") })
+	testkit.WaitFor(t, 10*time.Second, "the idle event", func() bool { return strings.Contains(rt.activities(), "idle: done: Added --verbose") })
 	acts := rt.activities()
 	for _, want := range []string{"awaiting_approval: waiting for approval of " + plan.ID, "working: plan approved",
 		"working: Edit /work/repo/main.go", "working: running: go test ./...", "idle: done: Added --verbose"} {
@@ -180,7 +181,7 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "coder stopped", func() bool { return rt.member(t).Status == protocol.MemberStopped })
+	testkit.WaitFor(t, 20*time.Second, "coder stopped", func() bool { return rt.member(t).Status == protocol.MemberStopped })
 	if r, _ := team.LoadRequest(rt.dir, sd.ID); r.Status != protocol.RequestApproved || r.ResolvedBy != "coder" {
 		t.Errorf("shutdown request %+v", r)
 	}
@@ -198,7 +199,7 @@ func TestCodexRejectedPlanThroughTheRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var second protocol.Request
-	waitFor(t, 30*time.Second, "the revised plan pending", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the revised plan pending", func() bool {
 		second = rt.pendingPlan(t)
 		return second.ID != first.ID
 	})
@@ -213,7 +214,7 @@ func TestCodexRejectedPlanThroughTheRuntime(t *testing.T) {
 	if _, err := team.Decide(rt.dir, second.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "coder idle after the work", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "coder idle after the work", func() bool {
 		return strings.HasPrefix(rt.member(t).Activity, "done: Added --verbose and documented it")
 	})
 	if work := f.starts()[2]; !hasArgs(work, "-c", `sandbox_mode="workspace-write"`) {
@@ -237,7 +238,7 @@ func TestCodexRejectedPlanThroughTheRuntime(t *testing.T) {
 // line in the member's log naming it, and the member is crashed.
 func TestMissingBinaryCrashesTheMember(t *testing.T) {
 	rt := startRuntime(t, "huddle", "agent", "claude", "--task", task, "--bin", "/nonexistent/claude")
-	waitFor(t, 20*time.Second, "coder crashed", func() bool { return rt.member(t).Status == protocol.MemberCrashed })
+	testkit.WaitFor(t, 20*time.Second, "coder crashed", func() bool { return rt.member(t).Status == protocol.MemberCrashed })
 	logPath, _ := teamdir.MemberLogPath(rt.dir, "coder")
 	b, _ := os.ReadFile(logPath)
 	want := `huddle: agent: claude binary "/nonexistent/claude" (from --bin): not found; install claude or name it with --bin or HUDDLE_CLAUDE_BIN` + "\n"

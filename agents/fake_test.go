@@ -191,15 +191,3 @@ func (f *fake) exists(name string) bool {
 	_, err := os.Stat(filepath.Join(f.dir, name))
 	return err == nil
 }
-
-// waitFor waits for cond, failing the test after within.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

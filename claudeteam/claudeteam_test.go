@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 )
 
@@ -77,7 +78,7 @@ func TestPlanApprovalPendingThenResolved(t *testing.T) {
 	now := time.Now()
 	plan := textOf(map[string]any{"type": "plan_approval_request", "requestId": "plan-1@alice", "from": "alice", "timestamp": Stamp(now), "planFilePath": "/tmp/plan.md", "planContent": "1. read\n2. write"})
 	claudeAppend(t, inbox(root, "alpha", LeadName), entry("alice", plan, now))
-	waitFor(t, "the plan pending", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the plan pending", func() bool {
 		r := request(o.Last(), "plan-1@alice")
 		return r != nil && r.Status == protocol.RequestPending
 	})
@@ -88,7 +89,7 @@ func TestPlanApprovalPendingThenResolved(t *testing.T) {
 	}
 	resp := textOf(map[string]any{"type": "plan_approval_response", "requestId": "plan-1@alice", "approved": false, "feedback": "add tests", "timestamp": Stamp(now)})
 	claudeAppend(t, inbox(root, "alpha", "alice"), entry(LeadName, resp, now.Add(time.Second)))
-	waitFor(t, "the plan rejected", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the plan rejected", func() bool {
 		r := request(o.Last(), "plan-1@alice")
 		return r != nil && r.Status == protocol.RequestRejected
 	})
@@ -113,7 +114,7 @@ func TestPermissionRequestAndAnswer(t *testing.T) {
 		req := textOf(map[string]any{"type": "permission_request", "request_id": id, "agent_id": "alice", "tool_name": "Bash", "tool_use_id": "toolu_" + id, "description": "list files", "input": map[string]any{"command": "ls"}, "permission_suggestions": []any{}})
 		claudeAppend(t, inbox(root, "alpha", LeadName), entry("alice", req, now))
 	}
-	waitFor(t, "two permission requests", func() bool { return o.Last().Snapshot.Pending == 2 })
+	testkit.WaitFor(t, 20*time.Second, "two permission requests", func() bool { return o.Last().Snapshot.Pending == 2 })
 	r := request(o.Last(), "perm-1")
 	if r.Kind != KindPermission || r.From != "alice" || !strings.Contains(r.Reason, "tool Bash: list files") || !strings.Contains(r.Reason, `"command":"ls"`) {
 		t.Fatalf("permission request %+v", r)
@@ -125,7 +126,7 @@ func TestPermissionRequestAndAnswer(t *testing.T) {
 	if _, err := AnswerPermission(t.Context(), root, "alpha", "perm-2", true, "huddle:tester", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both answered", func() bool { return o.Last().Snapshot.Pending == 0 })
+	testkit.WaitFor(t, 20*time.Second, "both answered", func() bool { return o.Last().Snapshot.Pending == 0 })
 	s := o.Last()
 	if r := request(s, "perm-1"); r.Status != protocol.RequestRejected || r.ResolvedBy != "huddle:tester" || r.ResponseReason != "not now" {
 		t.Errorf("perm-1 %+v", r)

@@ -115,17 +115,6 @@ func markAllRead(path string) error {
 	})
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func request(s State, id string) *protocol.Request {
 	for i := range s.Snapshot.Requests {
 		if s.Snapshot.Requests[i].ID == id {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 )
 
@@ -107,7 +108,7 @@ func TestShutdownFromHuddleAnsweredByTheMember(t *testing.T) {
 			if verdict == "reject" {
 				want = protocol.RequestRejected
 			}
-			waitFor(t, "the shutdown resolved", func() bool {
+			testkit.WaitFor(t, 20*time.Second, "the shutdown resolved", func() bool {
 				r := request(o.Last(), id)
 				return r != nil && r.Status == want
 			})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"huddle/internal/testkit"
 	"os"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func TestRewritesRacingTheReader(t *testing.T) {
 	if err != nil || len(elems) != want {
 		t.Fatalf("inbox holds %d elements (%v), want %d", len(elems), err, want)
 	}
-	waitFor(t, "every message shown", func() bool { return len(o.Last().Snapshot.Messages) == want })
+	testkit.WaitFor(t, 20*time.Second, "every message shown", func() bool { return len(o.Last().Snapshot.Messages) == want })
 	select {
 	case k := <-dup:
 		t.Fatalf("a message shown twice: %s", k)
@@ -114,7 +115,7 @@ func TestRewritesRacingTheReader(t *testing.T) {
 	}
 	// A torn read met on the way is shown, and gone at the fold after the
 	// last write.
-	waitFor(t, "no inbox error once the writes settled", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "no inbox error once the writes settled", func() bool {
 		return !strings.Contains(memberOf(o.Last(), "alice").Activity, "inbox:")
 	})
 }
@@ -155,7 +156,7 @@ func TestNoByteChangedButHuddlesAppends(t *testing.T) {
 	if _, err := AnswerPermission(t.Context(), root, "alpha", "perm-9", true, "huddle:tester", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "huddle's appends seen", func() bool { return len(o.Last().Snapshot.Requests) == 4 })
+	testkit.WaitFor(t, 20*time.Second, "huddle's appends seen", func() bool { return len(o.Last().Snapshot.Requests) == 4 })
 	if _, err := Read(root, "alpha"); err != nil {
 		t.Fatal(err)
 	}

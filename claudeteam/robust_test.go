@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 )
 
@@ -22,13 +23,13 @@ func TestTornInboxRemovedTeamAndHeldLock(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`[{"from":"team-lead","text":"hel`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the torn inbox shown", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the torn inbox shown", func() bool {
 		return strings.Contains(memberOf(o.Last(), "alice").Activity, "inbox is not a JSON array")
 	})
 	if err := os.WriteFile(path, []byte(`[{"from":"team-lead","text":"hello","timestamp":"`+Stamp(time.Now())+`","read":false}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the inbox read again", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the inbox read again", func() bool {
 		s := o.Last()
 		return hasLine(contentsOf(s), "hello") && !strings.Contains(memberOf(s, "alice").Activity, "inbox")
 	})
@@ -37,14 +38,14 @@ func TestTornInboxRemovedTeamAndHeldLock(t *testing.T) {
 	if err := os.RemoveAll(teamDir(root, "alpha")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the missing team shown", func() bool { return strings.Contains(o.Last().Snapshot.TeamErr, "config.json") })
+	testkit.WaitFor(t, 20*time.Second, "the missing team shown", func() bool { return strings.Contains(o.Last().Snapshot.TeamErr, "config.json") })
 	if got := contentsOf(o.Last()); !hasLine(got, "hello") {
 		t.Errorf("messages already seen were dropped: %v", got)
 	}
 	writeConfig(t, root, "alpha", "alice", "bob")
 	claudeAppend(t, inbox(root, "alpha", "bob"), entry(LeadName, "welcome back", time.Now()))
 	claudeAppend(t, path, entry(LeadName, "you too", time.Now()))
-	waitFor(t, "the team back, watched again", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the team back, watched again", func() bool {
 		s := o.Last()
 		return s.Snapshot.TeamErr == "" && hasLine(contentsOf(s), "welcome back") && memberOf(s, "bob").Name == "bob"
 	})
@@ -73,14 +74,14 @@ func TestTornInboxRemovedTeamAndHeldLock(t *testing.T) {
 	if err := os.Chtimes(path, time.Now(), time.Now()); err != nil { // an event, so the observer looks
 		t.Fatal(err)
 	}
-	waitFor(t, "the stale lock shown", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the stale lock shown", func() bool {
 		return strings.Contains(memberOf(o.Last(), "alice").Activity, "inbox lock held")
 	})
 	id, err := RequestShutdown(t.Context(), root, "alpha", "alice", "x", time.Now())
 	if err != nil {
 		t.Fatalf("over a stale lock: %v", err)
 	}
-	waitFor(t, "the shutdown shown", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the shutdown shown", func() bool {
 		r := request(o.Last(), id)
 		return r != nil && r.Status == protocol.RequestPending
 	})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -68,7 +69,7 @@ func TestCompactionKeepsFilesBoundedAndObserverFollows(t *testing.T) {
 			// The observer is waited for too: one that lags by more than the
 			// kept generations misses lines by design (Gaps counts them), and
 			// how far it lags is the scheduler's to decide.
-			waitFor(t, time.Minute, "the consumer to catch up and compact, and the observer to follow", func() bool {
+			testkit.WaitFor(t, time.Minute, "the consumer to catch up and compact, and the observer to follow", func() bool {
 				return consumed.len() >= i+1 && observed.len() >= i+1 && fileSize(t, path) < compactAt
 			})
 		}
@@ -76,7 +77,7 @@ func TestCompactionKeepsFilesBoundedAndObserverFollows(t *testing.T) {
 	if maxBurst < compactAt {
 		t.Fatalf("a burst of %d bytes never reaches CompactAt %d: the test compacts nothing", maxBurst, compactAt)
 	}
-	waitFor(t, time.Minute, "consumer and observer to see every message", func() bool {
+	testkit.WaitFor(t, time.Minute, "consumer and observer to see every message", func() bool {
 		return consumed.len() >= n && observed.len() >= n
 	})
 	if err := w.Close(); err != nil {
@@ -217,12 +218,12 @@ func TestWatcherStopsEveryGoroutine(t *testing.T) {
 	sent++
 	// Every line is consumed (and so committed) before the stop: the check
 	// after the restart below counts on bob's line being behind the cursor.
-	waitFor(t, 10*time.Second, fmt.Sprintf("%d deliveries", sent), func() bool { return got.len() == sent })
+	testkit.WaitFor(t, 10*time.Second, fmt.Sprintf("%d deliveries", sent), func() bool { return got.len() == sent })
 	cancel()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, fmt.Sprintf("goroutines back to %d", before), func() bool {
+	testkit.WaitFor(t, 5*time.Second, fmt.Sprintf("goroutines back to %d", before), func() bool {
 		return runtime.NumGoroutine() <= before
 	})
 	// A clean stop is recorded: a restarted consumer marks nothing as a

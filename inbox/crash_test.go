@@ -13,15 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
 
-// child starts the test binary in role with the extra environment.
+// child starts the test binary in role with the extra environment, and a
+// READY file a consumer creates once it stops cleanly on SIGTERM.
 func child(t *testing.T, role string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), roleEnv+"="+role), env...)
+	ready := filepath.Join(t.TempDir(), "ready")
+	cmd.Env = append(append(os.Environ(), roleEnv+"="+role, "READY="+ready), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -37,9 +40,15 @@ func runChild(t *testing.T, role string, env ...string) {
 	}
 }
 
-// stopConsumer asks a consumer process for a clean stop and waits for it.
+// stopConsumer asks a consumer process for a clean stop, once it takes
+// SIGTERM as one, and waits for it.
 func stopConsumer(t *testing.T, c *exec.Cmd) {
 	t.Helper()
+	for _, kv := range c.Env {
+		if p, ok := strings.CutPrefix(kv, "READY="); ok {
+			testkit.WaitFor(t, time.Minute, "the consumer to take SIGTERM", func() bool { _, err := os.Stat(p); return err == nil })
+		}
+	}
 	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -262,17 +271,17 @@ func TestDamagedJournalIsACrash(t *testing.T) {
 		}
 	}
 	c := child(t, "consumer", "DIR="+team, "LOG="+logPath, "WARNLOG="+warnPath)
-	waitFor(t, time.Minute, "the first run", func() bool { return uniqueContents(t, logPath) == n })
+	testkit.WaitFor(t, time.Minute, "the first run", func() bool { return uniqueContents(t, logPath) == n })
 	stopConsumer(t, c)
 	if err := os.WriteFile(cursorPath(team, protocol.Lead), []byte("\x00\x17garbage{{{\nnot a record\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c = child(t, "consumer", "DIR="+team, "LOG="+logPath, "WARNLOG="+warnPath)
-	waitFor(t, time.Minute, "the old lines again", func() bool { return len(readLog(t, logPath)) >= 2*n })
+	testkit.WaitFor(t, time.Minute, "the old lines again", func() bool { return len(readLog(t, logPath)) >= 2*n })
 	if err := Append(team, protocol.Lead, msg("alice", protocol.Lead, "after")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "the new line", func() bool { return uniqueContents(t, logPath) == n+1 })
+	testkit.WaitFor(t, time.Minute, "the new line", func() bool { return uniqueContents(t, logPath) == n+1 })
 	stopConsumer(t, c)
 	entries := readLog(t, logPath)
 	if len(entries) != 2*n+1 {

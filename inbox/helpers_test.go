@@ -54,7 +54,8 @@ func runWriter() int {
 const crashExit = 3
 
 // runConsumer consumes the lead's inbox, logging "id redelivery content" for
-// each delivery before the handler returns, until SIGTERM (clean) or SIGKILL.
+// each delivery before the handler returns, until SIGTERM (clean) or SIGKILL;
+// with READY it creates that file once SIGTERM stops it cleanly.
 // With CRASH_AT it exits at that step of its first compaction or of its
 // journal's move; with WARNLOG
 // it writes each warning there.
@@ -97,6 +98,13 @@ func runConsumer() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if p := os.Getenv("READY"); p != "" {
+		// SIGTERM is handled from here on: before, it would kill the process.
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	<-ctx.Done()
 	if err := w.Close(); err != nil {
@@ -155,18 +163,6 @@ func drainLikeABus(p string, lock bool) error {
 		return err
 	}
 	return f.Truncate(0)
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 type logEntry struct {

@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -432,7 +432,7 @@ func TestConcurrentWriterProcesses(t *testing.T) {
 			t.Fatalf("writer: %v", err)
 		}
 	}
-	waitFor(t, 2*time.Minute, "every message", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "every message", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return total >= writers*per || len(errs) > 0
@@ -464,15 +464,7 @@ func TestConsumerSurvivesKill9(t *testing.T) {
 	const writers, per, kills = 4, 2500, 20
 	team := t.TempDir()
 	logPath := filepath.Join(t.TempDir(), "handled.log")
-	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), roleEnv+"=consumer", "DIR="+team, "LOG="+logPath)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
+	start := func() *exec.Cmd { return child(t, "consumer", "DIR="+team, "LOG="+logPath) }
 	var procs []*exec.Cmd
 	for i := range writers {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -499,7 +491,7 @@ func TestConsumerSurvivesKill9(t *testing.T) {
 		// deliver it a third time — allowed (one redelivery per crash) but
 		// not what the count below checks; two lines mean it was committed.
 		target := min(before+2+rng.IntN(400), writers*per)
-		waitFor(t, time.Minute, "consumer progress", func() bool { return handled() >= target })
+		testkit.WaitFor(t, time.Minute, "consumer progress", func() bool { return handled() >= target })
 		if err := c.Process.Kill(); err != nil {
 			t.Fatalf("kill %d: %v", k, err)
 		}
@@ -511,17 +503,14 @@ func TestConsumerSurvivesKill9(t *testing.T) {
 		}
 	}
 	final := start()
-	waitFor(t, 2*time.Minute, "every message handled", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "every message handled", func() bool {
 		uniq := map[string]bool{}
 		for _, e := range readLog(t, logPath) {
 			uniq[e.id] = true
 		}
 		return len(uniq) >= writers*per
 	})
-	final.Process.Signal(syscall.SIGTERM)
-	if err := final.Wait(); err != nil {
-		t.Fatalf("final consumer: %v", err)
-	}
+	stopConsumer(t, final)
 	entries := readLog(t, logPath)
 	count := map[string]int{}
 	sent := map[string]bool{}

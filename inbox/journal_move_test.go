@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -57,10 +58,10 @@ func TestLegacyJournalMovesWithoutLossOrUnmarkedRedelivery(t *testing.T) {
 			logPath := filepath.Join(t.TempDir(), "handled.log")
 			runChild(t, "writer", "DIR="+team, "WRITER=old", fmt.Sprint("N=", before))
 			c := child(t, "consumer", "DIR="+team, "LOG="+logPath)
-			waitFor(t, time.Minute, "the old lines", func() bool { return uniqueContents(t, logPath) == before })
+			testkit.WaitFor(t, time.Minute, "the old lines", func() bool { return uniqueContents(t, logPath) == before })
 			// The consumer drains the 500 lines in one go, then compacts:
 			// the journal's base moves past 0.
-			waitFor(t, time.Minute, "the compaction", func() bool {
+			testkit.WaitFor(t, time.Minute, "the compaction", func() bool {
 				base, err := readBase(journalPaths{path: cursorPath(team, protocol.Lead)})
 				return err == nil && base > 0
 			})
@@ -107,7 +108,7 @@ func TestLegacyJournalMovesWithoutLossOrUnmarkedRedelivery(t *testing.T) {
 			for s := range writerContents("new", after) {
 				want[s] = true
 			}
-			waitFor(t, time.Minute, "the new lines", func() bool { return uniqueContents(t, logPath) == len(want) })
+			testkit.WaitFor(t, time.Minute, "the new lines", func() bool { return uniqueContents(t, logPath) == len(want) })
 			stopConsumer(t, c)
 			if lost := checkEachOnce(t, logPath, want); lost > 0 {
 				t.Fatalf("lost %d", lost)

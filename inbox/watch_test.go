@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -43,7 +44,7 @@ func TestIdleWatcherDrainsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	followers := int64(len(members) + 1)
-	waitFor(t, 10*time.Second, "the first drains", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the first drains", func() bool {
 		return got.len() == len(members) && observed.Load() == 1 && w.drains.Load() == followers
 	})
 	// Asserting that nothing happens needs a window. It outlasts the old
@@ -68,7 +69,7 @@ func TestOverflowDrainsEverything(t *testing.T) {
 	team := t.TempDir()
 	w, got, cancel := watchBob(t, team)
 	defer cancel()
-	waitFor(t, 10*time.Second, "the first drain", func() bool { return w.drains.Load() == 1 })
+	testkit.WaitFor(t, 10*time.Second, "the first drain", func() bool { return w.drains.Load() == 1 })
 
 	// Holding the watcher's lock stalls its loop at the first kick, so the
 	// events pile up in the kernel: fsnotify's reader holds one buffer of
@@ -97,7 +98,7 @@ func TestOverflowDrainsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the message written after the overflow", func() bool { return got.len() == 1 })
+	testkit.WaitFor(t, 30*time.Second, "the message written after the overflow", func() bool { return got.len() == 1 })
 	w.mu.Lock()
 	rescans := w.rescans
 	w.mu.Unlock()
@@ -134,7 +135,7 @@ func TestInboxDirRecreatedIsWatchedAgain(t *testing.T) {
 	if err := Append(team, "bob", msg("alice", "bob", "first")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the first message", func() bool { return got.len() == 1 })
+	testkit.WaitFor(t, 10*time.Second, "the first message", func() bool { return got.len() == 1 })
 	if err := os.RemoveAll(teamdir.InboxDirPath(team)); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestInboxDirRecreatedIsWatchedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Watched again: the watcher drains everything once then.
-	waitFor(t, 10*time.Second, "the new directory watched", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the new directory watched", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.rescans > 0
@@ -151,7 +152,7 @@ func TestInboxDirRecreatedIsWatchedAgain(t *testing.T) {
 	if err := Append(team, "bob", msg("alice", "bob", "into the new directory")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the message in the new directory", func() bool { return got.len() == 2 })
+	testkit.WaitFor(t, 10*time.Second, "the message in the new directory", func() bool { return got.len() == 2 })
 	if c := got.contents(); c[1] != "into the new directory" {
 		t.Fatalf("got %v", c)
 	}
@@ -169,7 +170,7 @@ func TestInboxReplacedByRenameIsReadAgain(t *testing.T) {
 	if err := Append(team, "bob", msg("alice", "bob", "first, a long line so the new file is shorter")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the first message", func() bool { return got.len() == 1 })
+	testkit.WaitFor(t, 10*time.Second, "the first message", func() bool { return got.len() == 1 })
 	b, err := protocol.Encode(msg("alice", "bob", "replaced"))
 	if err != nil {
 		t.Fatal(err)
@@ -181,11 +182,11 @@ func TestInboxReplacedByRenameIsReadAgain(t *testing.T) {
 	if err := os.Rename(p+".new", p); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the message of the new file", func() bool { return got.len() == 2 })
+	testkit.WaitFor(t, 10*time.Second, "the message of the new file", func() bool { return got.len() == 2 })
 	if err := Append(team, "bob", msg("alice", "bob", "after")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the message after", func() bool { return got.len() == 3 })
+	testkit.WaitFor(t, 10*time.Second, "the message after", func() bool { return got.len() == 3 })
 	if c := fmt.Sprint(got.contents()); c != "[first, a long line so the new file is shorter replaced after]" {
 		t.Fatalf("got %s", c)
 	}
@@ -349,7 +350,7 @@ func TestInPlaceRewritesAreReadOnWriteEvents(t *testing.T) {
 	if err := os.WriteFile(p, line("AAAA"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the first line", func() bool { return got.len() == 1 })
+	testkit.WaitFor(t, 10*time.Second, "the first line", func() bool { return got.len() == 1 })
 	rewrite := func(b []byte) {
 		t.Helper()
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0) // truncate, then write: two events, neither a create
@@ -368,11 +369,11 @@ func TestInPlaceRewritesAreReadOnWriteEvents(t *testing.T) {
 		t.Fatal("the rewrite must be exactly as long as the first file")
 	}
 	rewrite(same)
-	waitFor(t, 10*time.Second, "the line of the same-length rewrite", func() bool { return got.len() == 2 })
+	testkit.WaitFor(t, 10*time.Second, "the line of the same-length rewrite", func() bool { return got.len() == 2 })
 	rewrite(line("C"))
-	waitFor(t, 10*time.Second, "the line of the shorter rewrite", func() bool { return got.len() == 3 })
+	testkit.WaitFor(t, 10*time.Second, "the line of the shorter rewrite", func() bool { return got.len() == 3 })
 	rewrite(append(line("DDDD"), line("EEEE")...))
-	waitFor(t, 10*time.Second, "the lines of the longer rewrite", func() bool { return got.len() == 5 })
+	testkit.WaitFor(t, 10*time.Second, "the lines of the longer rewrite", func() bool { return got.len() == 5 })
 	if c := fmt.Sprint(got.contents()); c != "[AAAA BBBB C DDDD EEEE]" {
 		t.Fatalf("got %s", c)
 	}

@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"huddle/inbox"
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -141,34 +141,11 @@ func roleSpec(name, role string, env ...string) MemberSpec {
 	return MemberSpec{Name: name, Role: role, Runtime: RuntimeSpec{Kind: RuntimeExec, Command: append(argv, exe)}}
 }
 
-// stdinFull reports whether the stdin pipe of process pid holds as much as
-// it can: a writer to it would block.
-func stdinFull(pid int) bool {
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/0", pid), os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var queued int32
-	var size uintptr
-	var errno1, errno2 syscall.Errno
-	_ = raw.Control(func(fd uintptr) {
-		_, _, errno1 = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued)))
-		const getPipeSize = 1032 // F_GETPIPE_SZ
-		size, _, errno2 = syscall.Syscall(syscall.SYS_FCNTL, fd, getPipeSize, 0)
-	})
-	return errno1 == 0 && errno2 == 0 && size > 0 && int64(queued) >= int64(size)-4096
-}
-
 // agentPID waits until member's process reports activity and returns its pid.
 func agentPID(t *testing.T, dir, member, activity string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, 10*time.Second, member+"'s process", func() bool {
+	testkit.WaitFor(t, 10*time.Second, member+"'s process", func() bool {
 		m, err := LoadMember(dir, member)
 		if err != nil || m.Activity != activity || m.PID == os.Getpid() {
 			return false
@@ -206,7 +183,7 @@ func TestDeafAgentDoesNotBlockTheRuntime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "deaf's stdin full", func() bool { return stdinFull(pid) })
+	testkit.WaitFor(t, 10*time.Second, "deaf's stdin full", func() bool { return testkit.StdinFull(pid) })
 	start := time.Now()
 	cancel()
 	select {
@@ -229,7 +206,7 @@ func TestDeafAgentDoesNotBlockTheRuntime(t *testing.T) {
 	tally := filepath.Join(t.TempDir(), "tally")
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{roleSpec("deaf", "tally", "TALLY="+tally)}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 20*time.Second, "all 300 messages at the next run's agent", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "all 300 messages at the next run's agent", func() bool {
 		return len(tallied(tally, protocol.TypeMessage)) == 300
 	})
 }
@@ -255,7 +232,7 @@ func TestOversizedStdoutLineIsDeadLettered(t *testing.T) {
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{roleSpec("shouter", "shouter")}})
 	startTeam(t, dir, Options{})
 	got := leadMessages(t, dir)
-	waitFor(t, 10*time.Second, "the line after the long one carried out", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the line after the long one carried out", func() bool {
 		return strings.Contains(got(), "shouter:still here")
 	})
 	b, err := os.ReadFile(teamdir.DeadLetterPath(dir))
@@ -343,7 +320,7 @@ func TestExecAgentToldOfExpiredPlan(t *testing.T) {
 	startTeam(t, dir, Options{})
 	got := leadMessages(t, dir)
 	var id string
-	waitFor(t, 10*time.Second, "the plan expired", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the plan expired", func() bool {
 		rs, _ := ListRequests(dir)
 		for _, r := range rs {
 			if r.From == "planner" && r.Status == protocol.RequestExpired {
@@ -353,10 +330,10 @@ func TestExecAgentToldOfExpiredPlan(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, 10*time.Second, "the agent told", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the agent told", func() bool {
 		return strings.Contains(got(), "planner:response "+id+" approve=false reason=expired")
 	})
-	waitFor(t, 10*time.Second, "planner revising", func() bool { return memberStatus(dir, "planner") == protocol.MemberRevising })
+	testkit.WaitFor(t, 10*time.Second, "planner revising", func() bool { return memberStatus(dir, "planner") == protocol.MemberRevising })
 	if m, _ := LoadMember(dir, "planner"); !strings.Contains(m.Activity, "expired") {
 		t.Fatalf("planner's activity %q does not say the plan expired", m.Activity)
 	}
@@ -371,7 +348,7 @@ func TestExecRosterFollowsADecisionWithoutALine(t *testing.T) {
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{roleSpec("planner", "planner")}})
 	startTeam(t, dir, Options{})
 	var id string
-	waitFor(t, 10*time.Second, "planner awaiting approval", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "planner awaiting approval", func() bool {
 		m, err := LoadMember(dir, "planner")
 		if err != nil || m.Status != protocol.MemberAwaitingApproval {
 			return false
@@ -382,7 +359,7 @@ func TestExecRosterFollowsADecisionWithoutALine(t *testing.T) {
 	if _, err := Resolve(dir, id, Resolution{Event: protocol.EventApprove, By: "another-lead", Text: "ok"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "planner working", func() bool { return memberStatus(dir, "planner") == protocol.MemberWorking })
+	testkit.WaitFor(t, 10*time.Second, "planner working", func() bool { return memberStatus(dir, "planner") == protocol.MemberWorking })
 }
 
 // TestExecAgentToldOfCancelledPlan: a newer plan cancels the older one, and
@@ -393,7 +370,7 @@ func TestExecAgentToldOfCancelledPlan(t *testing.T) {
 	startTeam(t, dir, Options{})
 	got := leadMessages(t, dir)
 	var first, second *protocol.Request
-	waitFor(t, 10*time.Second, "the first plan cancelled", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the first plan cancelled", func() bool {
 		rs, _ := ListRequests(dir)
 		first, second = nil, nil
 		for _, r := range rs {
@@ -406,7 +383,7 @@ func TestExecAgentToldOfCancelledPlan(t *testing.T) {
 		}
 		return first != nil && second != nil
 	})
-	waitFor(t, 10*time.Second, "the agent told", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the agent told", func() bool {
 		return strings.Contains(got(), "planner:response "+first.ID+" approve=false reason=cancelled")
 	})
 	if second.Status != protocol.RequestPending {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -42,7 +43,7 @@ func TestExecUsageAddsToCounters(t *testing.T) {
 		{Name: "spender", Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{"/usr/bin/env", roleEnv + "=usage", exe}}},
 	}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "spender idle after its usage lines", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "spender idle after its usage lines", func() bool {
 		m, err := LoadMember(dir, "spender")
 		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "reported"
 	})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 )
 
@@ -30,7 +31,7 @@ func TestStatusHistoryHasEveryMove(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, 5*time.Second, "alice's first moves", func() bool { return len(statuses("alice")) >= 2 })
+	testkit.WaitFor(t, 5*time.Second, "alice's first moves", func() bool { return len(statuses("alice")) >= 2 })
 	if got := statuses("alice"); got[0] != protocol.MemberStarting {
 		t.Fatalf("alice's history starts with %v, want starting", got)
 	}
@@ -42,10 +43,10 @@ func TestStatusHistoryHasEveryMove(t *testing.T) {
 			status, activity, time.Now().UTC().Format(time.RFC3339Nano)))
 	}
 	report(protocol.MemberWorking, "crawling")
-	waitFor(t, 5*time.Second, "ext's reported move", func() bool { return len(statuses("ext")) == 2 })
+	testkit.WaitFor(t, 5*time.Second, "ext's reported move", func() bool { return len(statuses("ext")) == 2 })
 	report(protocol.MemberWorking, "crawling page 2") // the same status: no move
 	report(protocol.MemberIdle, "done")
-	waitFor(t, 5*time.Second, "ext idle again", func() bool { return len(statuses("ext")) >= 3 })
+	testkit.WaitFor(t, 5*time.Second, "ext idle again", func() bool { return len(statuses("ext")) >= 3 })
 	want := []protocol.MemberStatus{protocol.MemberIdle, protocol.MemberWorking, protocol.MemberIdle}
 	if got := statuses("ext"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("ext's history %v, want %v", got, want)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/teamdir"
@@ -44,7 +45,7 @@ func TestForeignPlanStampedYearsAgoIsPendingAfterReceipt(t *testing.T) {
 	received := time.Now()
 	appendLine(t, dir, protocol.Lead, fmt.Sprintf(`{"type":"plan_approval_request","from":"ext","to":"lead","request_id":"old0clock","plan":"crawl","ts":%q}`+"\n",
 		stamped.UTC().Format(time.RFC3339Nano)))
-	waitFor(t, 5*time.Second, "the record of the foreign plan", func() bool { r, _ := LoadRequest(dir, "old0clock"); return r != nil })
+	testkit.WaitFor(t, 5*time.Second, "the record of the foreign plan", func() bool { r, _ := LoadRequest(dir, "old0clock"); return r != nil })
 	r, _ := LoadRequest(dir, "old0clock")
 	if want := received.Add(DefaultApprovalDeadline); r.Deadline.Before(want.Add(-time.Second)) || r.Created.Before(received.Add(-time.Second)) {
 		t.Fatalf("deadline %v (created %v): want it to count from receipt, about %v", r.Deadline, r.Created, want)
@@ -104,7 +105,7 @@ func TestTickArchivesFinalRecordsAndNeverReadsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "requests/ to hold only the pending record", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "requests/ to hold only the pending record", func() bool {
 		names := liveNames(t, dir)
 		return len(names) == 1 && names[0] == "sd-still0live.json"
 	})
@@ -123,11 +124,11 @@ func TestTickArchivesFinalRecordsAndNeverReadsThem(t *testing.T) {
 	if err := CreateRequest(dir, &soon); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the short request expired and archived", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the short request expired and archived", func() bool {
 		names := liveNames(t, dir)
 		return len(names) == 1 && archived(dir, soon.ID)
 	})
-	waitFor(t, 10*time.Second, "another expiry, a few ticks later", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "another expiry, a few ticks later", func() bool {
 		r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown), protocol.Lead, "alice", time.Now(), time.Millisecond)
 		if err := CreateRequest(dir, &r); err != nil {
 			t.Fatal(err)
@@ -245,7 +246,7 @@ func TestCorruptPlanRecordDoesNotCrashItsTeammate(t *testing.T) {
 		scripted("alice", "", Step{Plan: "do the thing"}, Step{Say: "lead", Text: "did the thing"}, Step{Wait: Duration(time.Hour)}),
 	}})
 	ev := startTeam(t, dir, Options{})
-	waitFor(t, 5*time.Second, "alice awaiting approval", func() bool { return memberStatus(dir, "alice") == protocol.MemberAwaitingApproval })
+	testkit.WaitFor(t, 5*time.Second, "alice awaiting approval", func() bool { return memberStatus(dir, "alice") == protocol.MemberAwaitingApproval })
 	r := pendingPlan(dir, "alice")
 	p, _ := teamdir.RequestPath(dir, r.ID)
 	good, _ := os.ReadFile(p)
@@ -253,10 +254,10 @@ func TestCorruptPlanRecordDoesNotCrashItsTeammate(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := "requests/" + r.ID + ".json"
-	waitFor(t, 5*time.Second, "a corrupt_record event naming the file", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "a corrupt_record event naming the file", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "corrupt_record" && e["file"] == file })
 	})
-	waitFor(t, 10*time.Second, "alice's wait to meet the corrupt record", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice's wait to meet the corrupt record", func() bool {
 		m, _ := LoadMember(dir, "alice")
 		return m != nil && strings.Contains(m.Activity, "corrupt")
 	})
@@ -276,7 +277,7 @@ func TestCorruptPlanRecordDoesNotCrashItsTeammate(t *testing.T) {
 	if _, err := Decide(dir, r.ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "alice working after the approval", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "alice working after the approval", func() bool {
 		return ev.has(func(e Event) bool {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
@@ -481,12 +482,12 @@ func TestTickSeesARequestCreatedAfterAQuietSpell(t *testing.T) {
 		info, err := os.Stat(teamdir.RequestsDirPath(dir))
 		return err == nil && time.Since(info.ModTime()) > 2*liveSettle
 	}
-	waitFor(t, 10*time.Second, "requests/ quiet for a while", quiet)
+	testkit.WaitFor(t, 10*time.Second, "requests/ quiet for a while", quiet)
 	r := protocol.NewRequest(protocol.KindShutdown, "sd-after0quiet", protocol.Lead, "alice", time.Now(), 50*time.Millisecond)
 	if err := CreateRequest(dir, &r); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the request expired", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the request expired", func() bool {
 		return ev.has(func(e Event) bool {
 			return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == "expired"
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -26,7 +27,7 @@ func TestDamagedCursorJournalIsAnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "a warning event about the lead's cursor journal", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "a warning event about the lead's cursor journal", func() bool {
 		return ev.has(func(e Event) bool {
 			w, _ := e["warning"].(string)
 			return e["event"] == "warning" && e["member"] == protocol.Lead && strings.Contains(w, "cursor journal")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testkit"
 	"huddle/ipc"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -61,7 +62,7 @@ func TestTwoHopChainAndMaxHops(t *testing.T) {
 	auditor.Actions = map[string]ActionSpec{"archivar": {Reply: "archived"}}
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{reservas, finanzas, data, auditor}})
 	ev := startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "reservas's call to end", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "reservas's call to end", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
 	})
 	cs := chains(t, dir)
@@ -113,7 +114,7 @@ func TestUnknownActionNamesIt(t *testing.T) {
 	callee.Actions = map[string]ActionSpec{"walk": {Reply: "walked"}}
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{caller, callee}})
 	ev := startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "the call to end", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the call to end", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "call" })
 	})
 	c := chains(t, dir)[0].Rows[0].Call
@@ -137,7 +138,7 @@ func TestExecTeammateAnswersAndMisanswers(t *testing.T) {
 		Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["good","bad"]}`)
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{caller, execSpec("good", "echo"), execSpec("bad", "garbage")}})
 	ev := startTeam(t, dir, Options{})
-	waitFor(t, 15*time.Second, "both calls", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "both calls", func() bool {
 		n := 0
 		ev.mu.Lock()
 		for _, e := range ev.es {
@@ -225,7 +226,7 @@ func TestCallToAGoneMemberIsTargetNotFound(t *testing.T) {
 	driver := withPolicy(t, dir, MemberSpec{Name: "driver", Runtime: RuntimeSpec{Kind: RuntimeExternal}}, `{"allowed_targets":["broken","nobody"]}`)
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{broken, driver}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
+	testkit.WaitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
 	tm, _ := Load(dir)
 	policy, policyErr := MemberPolicy(dir, tm, "driver")
 	c := NewCaller(dir, tm, ipc.NewRouter(dir), policy, policyErr)
@@ -251,7 +252,7 @@ func TestTargetOnlyMembersRunNothing(t *testing.T) {
 	caller := withPolicy(t, dir, scripted("caller", "", Step{Call: "tool", Action: "run", Prompt: "p", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["tool"]}`)
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{tool, remote, caller}})
 	ev := startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "the call", func() bool { return ev.has(func(e Event) bool { return e["event"] == "call" }) })
+	testkit.WaitFor(t, 10*time.Second, "the call", func() bool { return ev.has(func(e Event) bool { return e["event"] == "call" }) })
 	if !ev.has(func(e Event) bool { return e["event"] == "call" && e["status"] == "ok" }) {
 		t.Fatalf("the call to the exec target failed: %v", ev.es)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/teamdir"
@@ -230,7 +231,7 @@ func TestRequestShutdownOfAStoppedMemberIsCancelledAtOnce(t *testing.T) {
 func TestRequestShutdownRefusesBadMembers(t *testing.T) {
 	dir := leadTeam(t)
 	root := filepath.Dir(dir)
-	before := tree(t, root)
+	before := testkit.Tree(t, root)
 	for _, tc := range []struct{ member, want string }{
 		{"zed", `no member "zed"`},
 		{protocol.Lead, "reserved"},
@@ -242,7 +243,7 @@ func TestRequestShutdownRefusesBadMembers(t *testing.T) {
 			t.Errorf("RequestShutdown(%q): %v, want an error about %q", tc.member, err, tc.want)
 		}
 	}
-	if after := tree(t, root); !reflect.DeepEqual(before, after) {
+	if after := testkit.Tree(t, root); !reflect.DeepEqual(before, after) {
 		t.Fatalf("refused shutdowns touched files:\nbefore %v\nafter  %v", before, after)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -95,7 +96,7 @@ func TestLLMTeammateThroughTheRealLoop(t *testing.T) {
 	startTeam(t, dir, Options{})
 
 	var plan *protocol.Request
-	waitFor(t, 20*time.Second, "coder's plan", func() bool { plan = pendingPlan(dir, "coder"); return plan != nil })
+	testkit.WaitFor(t, 20*time.Second, "coder's plan", func() bool { plan = pendingPlan(dir, "coder"); return plan != nil })
 	work := filepath.Join(dir, "work")
 	if _, err := os.Stat(filepath.Join(work, "hello.txt")); err == nil {
 		t.Fatal("the write before the plan's approval went through")
@@ -103,11 +104,11 @@ func TestLLMTeammateThroughTheRealLoop(t *testing.T) {
 	if _, err := Decide(dir, plan.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "hello.txt", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "hello.txt", func() bool {
 		b, err := os.ReadFile(filepath.Join(work, "hello.txt"))
 		return err == nil && string(b) == "hi"
 	})
-	waitFor(t, 20*time.Second, "the final answer in the transcript", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the final answer in the transcript", func() bool {
 		b, _ := os.ReadFile(transcriptFile(t, dir, "coder"))
 		return strings.Contains(string(b), "done: hello.txt written")
 	})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/trace"
 	"huddle/llm"
 	"huddle/protocol"
@@ -153,8 +154,8 @@ func TestLLMEnvSubmitPlanApproveAndReject(t *testing.T) {
 	env := fk.of(t, "coder").cfg.Env
 
 	ch := submitAsync(t, env, "add a test")
-	waitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "coder") != nil })
-	waitFor(t, 5*time.Second, "coder awaiting approval", func() bool { return memberStatus(dir, "coder") == protocol.MemberAwaitingApproval })
+	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "coder") != nil })
+	testkit.WaitFor(t, 5*time.Second, "coder awaiting approval", func() bool { return memberStatus(dir, "coder") == protocol.MemberAwaitingApproval })
 	first := pendingPlan(dir, "coder")
 	if first.Plan != "add a test" {
 		t.Fatalf("plan = %q", first.Plan)
@@ -170,7 +171,7 @@ func TestLLMEnvSubmitPlanApproveAndReject(t *testing.T) {
 	}
 
 	ch = submitAsync(t, env, "add a test, in two steps")
-	waitFor(t, 5*time.Second, "the revised plan", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the revised plan", func() bool {
 		p := pendingPlan(dir, "coder")
 		return p != nil && p.ID != first.ID
 	})
@@ -208,10 +209,10 @@ func TestLLMEnvSendChecksAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	rv := fk.of(t, "reviewer")
-	waitFor(t, 5*time.Second, "the message and the broadcast at reviewer's loop", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the message and the broadcast at reviewer's loop", func() bool {
 		return rv.got("message from coder: please review") && rv.got("broadcast from coder: done for today")
 	})
-	waitFor(t, 5*time.Second, "coder's sent counter", func() bool { return memberRecord(t, dir, "coder").Counters.Sent == 2 })
+	testkit.WaitFor(t, 5*time.Second, "coder's sent counter", func() bool { return memberRecord(t, dir, "coder").Counters.Sent == 2 })
 }
 
 func TestLLMEnvCallReachesAScriptedTeammate(t *testing.T) {
@@ -246,19 +247,19 @@ func TestLLMEnvShutdownResponseApproves(t *testing.T) {
 	fk := &fakes{}
 	startLLMTeam(t, dir, fk, llmMember("coder"))
 	f := fk.of(t, "coder")
-	waitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
+	testkit.WaitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
 	r, err := RequestShutdown(dir, "coder", "end of day")
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the shutdown request at the loop", func() bool { return f.got(r.ID) && f.got("shutdown_response") })
+	testkit.WaitFor(t, 5*time.Second, "the shutdown request at the loop", func() bool { return f.got(r.ID) && f.got("shutdown_response") })
 	if err := f.cfg.Env.ShutdownResponse("sd-nope", true, ""); err == nil {
 		t.Error("an answer to an unknown request was accepted")
 	}
 	if err := f.cfg.Env.ShutdownResponse(r.ID, true, "all done"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "coder stopped", func() bool { return memberStatus(dir, "coder") == protocol.MemberStopped })
+	testkit.WaitFor(t, 5*time.Second, "coder stopped", func() bool { return memberStatus(dir, "coder") == protocol.MemberStopped })
 	if got, _ := LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved || got.ResolvedBy != "coder" {
 		t.Fatalf("request = %+v", got)
 	}
@@ -283,7 +284,7 @@ func TestLLMInvocationIsAnsweredByTheLoop(t *testing.T) {
 	tester := scripted("tester", "", Step{Wait: Duration(time.Hour)})
 	tester.Actions = map[string]ActionSpec{"run_tests": {Reply: "all green"}}
 	ev := startLLMTeam(t, dir, fk, caller, coder, tester)
-	waitFor(t, 10*time.Second, "lead2's call to end", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "lead2's call to end", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "lead2" })
 	})
 	cs := chains(t, dir)
@@ -308,7 +309,7 @@ func TestLLMInvocationErrorIsAnErrorResult(t *testing.T) {
 	}}
 	caller := withPolicy(t, dir, scripted("asker", "", Step{Call: "coder", Action: "review", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["coder"]}`)
 	ev := startLLMTeam(t, dir, fk, caller, llmMember("coder"))
-	waitFor(t, 10*time.Second, "the call to end", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the call to end", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "asker" })
 	})
 	c := chains(t, dir)[0].Rows[0].Call
@@ -321,9 +322,9 @@ func TestLLMLimitLeavesTheMemberIdleThenItStopsWhenAsked(t *testing.T) {
 	dir := t.TempDir()
 	fk := &fakes{}
 	startLLMTeam(t, dir, fk, llmMember("coder"))
-	waitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
+	testkit.WaitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
 	fk.of(t, "coder").end <- &llm.LimitError{Limit: "max_turns"}
-	waitFor(t, 5*time.Second, "coder idle", func() bool { return memberStatus(dir, "coder") == protocol.MemberIdle })
+	testkit.WaitFor(t, 5*time.Second, "coder idle", func() bool { return memberStatus(dir, "coder") == protocol.MemberIdle })
 	if rec := memberRecord(t, dir, "coder"); !strings.Contains(rec.Activity, "max_turns") {
 		t.Fatalf("activity = %q, want the limit named", rec.Activity)
 	}
@@ -331,7 +332,7 @@ func TestLLMLimitLeavesTheMemberIdleThenItStopsWhenAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "coder stopped", func() bool { return memberStatus(dir, "coder") == protocol.MemberStopped })
+	testkit.WaitFor(t, 5*time.Second, "coder stopped", func() bool { return memberStatus(dir, "coder") == protocol.MemberStopped })
 	if got, _ := LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
 		t.Fatalf("request = %+v", got)
 	}
@@ -351,9 +352,9 @@ func TestLLMRunEnds(t *testing.T) {
 			dir := t.TempDir()
 			fk := &fakes{}
 			startLLMTeam(t, dir, fk, llmMember("coder"))
-			waitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
+			testkit.WaitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
 			fk.of(t, "coder").end <- tc.err
-			waitFor(t, 5*time.Second, "coder "+string(tc.status), func() bool { return memberStatus(dir, "coder") == tc.status })
+			testkit.WaitFor(t, 5*time.Second, "coder "+string(tc.status), func() bool { return memberStatus(dir, "coder") == tc.status })
 			if rec := memberRecord(t, dir, "coder"); !strings.Contains(rec.Error, tc.errTxt) {
 				t.Fatalf("error = %q", rec.Error)
 			}
@@ -367,11 +368,11 @@ func TestLLMMissingKeyCrashesTheMemberOnly(t *testing.T) {
 	coder := llmMember("coder")
 	coder.Runtime.APIKeyEnv = "HUDDLE_TEST_SURELY_UNSET_KEY"
 	startLLMTeam(t, dir, fk, coder, llmMember("other"))
-	waitFor(t, 5*time.Second, "coder crashed", func() bool { return memberStatus(dir, "coder") == protocol.MemberCrashed })
+	testkit.WaitFor(t, 5*time.Second, "coder crashed", func() bool { return memberStatus(dir, "coder") == protocol.MemberCrashed })
 	if rec := memberRecord(t, dir, "coder"); !strings.Contains(rec.Error, "HUDDLE_TEST_SURELY_UNSET_KEY is not set") {
 		t.Fatalf("error = %q", rec.Error)
 	}
-	waitFor(t, 5*time.Second, "other working", func() bool { return memberStatus(dir, "other") == protocol.MemberWorking })
+	testkit.WaitFor(t, 5*time.Second, "other working", func() bool { return memberStatus(dir, "other") == protocol.MemberWorking })
 }
 
 func TestLLMEnvActivityAndUsage(t *testing.T) {
@@ -381,7 +382,7 @@ func TestLLMEnvActivityAndUsage(t *testing.T) {
 	coder.Runtime.Price = &LLMPrice{InputPerMTok: 3, OutputPerMTok: 15}
 	startLLMTeam(t, dir, fk, coder)
 	env := fk.of(t, "coder").cfg.Env
-	waitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
+	testkit.WaitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
 	env.Activity("read_file src/main.go")
 	if rec := memberRecord(t, dir, "coder"); rec.Status != protocol.MemberWorking || rec.Activity != "read_file src/main.go" {
 		t.Fatalf("record = %+v", rec)
@@ -447,20 +448,20 @@ func TestLLMKeyIsInNoFileAndNoEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := submitAsync(t, env, "a plan")
-	waitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "coder") != nil })
+	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "coder") != nil })
 	if _, err := Decide(dir, pendingPlan(dir, "coder").ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitAnswer(t, ch)
 	f.cfg.Transcript(llm.Entry{Kind: "error", Text: "401: incorrect API key provided: " + key})
 	f.end <- fmt.Errorf("401: incorrect API key provided: %s", key)
-	waitFor(t, 5*time.Second, "coder crashed", func() bool { return memberStatus(dir, "coder") == protocol.MemberCrashed })
+	testkit.WaitFor(t, 5*time.Second, "coder crashed", func() bool { return memberStatus(dir, "coder") == protocol.MemberCrashed })
 
 	// The runtime still runs: it archives the plan and rewrites records
 	// (temp + rename) while the walk reads, so a file can go between the
 	// listing and the read. A walk in which none went has read every file.
 	holding := map[string]bool{} // the files a walk found the key in
-	waitFor(t, 5*time.Second, "a walk of the team directory that read every file", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "a walk of the team directory that read every file", func() bool {
 		vanished := false
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -534,7 +535,7 @@ func TestLLMInvocationCancelCancelsTheAnswer(t *testing.T) {
 		t.Fatal("the answer's context was not cancelled")
 	}
 	<-done
-	waitFor(t, 5*time.Second, "invocation_cancelled", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "invocation_cancelled", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "invocation_cancelled" && e["member"] == "coder" })
 	})
 }

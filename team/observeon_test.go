@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
@@ -59,7 +60,7 @@ func TestObserveOn(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer obs.Close()
-		waitFor(t, within, "the team in a snapshot", func() bool {
+		testkit.WaitFor(t, within, "the team in a snapshot", func() bool {
 			s := snaps.get()
 			return s.Team != nil && s.Team.Name == "crew" && s.Store && len(s.Members) == 3 && !s.Down
 		})
@@ -86,20 +87,20 @@ func TestObserveOn(t *testing.T) {
 				}
 			}
 		}()
-		waitFor(t, within, "ana working and the team up", func() bool {
+		testkit.WaitFor(t, within, "ana working and the team up", func() bool {
 			s := snaps.get()
 			return memberIn(s, "ana").Status == protocol.MemberWorking && memberIn(s, "bo").Status == protocol.MemberStopped && !s.Down
 		})
 
 		plan := newPlan(t, ctx, st, "ana")
-		waitFor(t, within, "the plan pending", func() bool {
+		testkit.WaitFor(t, within, "the plan pending", func() bool {
 			s := snaps.get()
 			return s.Pending == 1 && len(s.Requests) == 1 && s.Requests[0].ID == plan.ID && s.Requests[0].Status == protocol.RequestPending
 		})
 		if _, err := DecideOn(ctx, st, plan.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, within, "the plan approved", func() bool {
+		testkit.WaitFor(t, within, "the plan approved", func() bool {
 			s := snaps.get()
 			return s.Pending == 0 && len(s.Requests) == 1 && s.Requests[0].Status == protocol.RequestApproved && s.Requests[0].ResolvedBy == protocol.Lead
 		})
@@ -110,12 +111,12 @@ func TestObserveOn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, within, "the call's chain", func() bool { return snaps.get().Chains.Len() == 1 })
+		testkit.WaitFor(t, within, "the call's chain", func() bool { return snaps.get().Chains.Len() == 1 })
 
 		if err := SendOn(ctx, st, tm, protocol.Lead, "cy", "hello cy"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, within, "the message in Messages and cy's unread", func() bool {
+		testkit.WaitFor(t, within, "the message in Messages and cy's unread", func() bool {
 			s := snaps.get()
 			for _, mv := range s.Members {
 				if mv.Record.Name == "cy" && mv.Unread != 1 {
@@ -132,7 +133,7 @@ func TestObserveOn(t *testing.T) {
 
 		stopBeat()
 		<-beating
-		waitFor(t, within, "ana lost and the team down", func() bool {
+		testkit.WaitFor(t, within, "ana lost and the team down", func() bool {
 			s := snaps.get()
 			ana := memberIn(s, "ana")
 			return ana.Status == StatusLost && ana.Activity != "" && s.Down &&
@@ -172,12 +173,12 @@ func TestObserveOnDeadLettersReadAgainChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer obs.Close()
-	waitFor(t, 20*time.Second, "the newest dead letters in a snapshot", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the newest dead letters in a snapshot", func() bool {
 		s := snaps.get()
 		return len(s.DeadLetters) == MaxDeadLetters && s.DeadLetters[MaxDeadLetters-1].Offset == MaxDeadLetters+4
 	})
 	var version uint64
-	waitFor(t, 20*time.Second, "the snapshot sent", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the snapshot sent", func() bool {
 		obs.mu.Lock()
 		defer obs.mu.Unlock()
 		version = obs.m.version
@@ -318,7 +319,7 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer obs.Close()
-		waitFor(t, within, "ana's and cy's messages and counts", func() bool {
+		testkit.WaitFor(t, within, "ana's and cy's messages and counts", func() bool {
 			s := snaps.get()
 			ana := inboxIDs(s, "ana")
 			for _, id := range anaIDs[commit:] {
@@ -338,7 +339,7 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 			}
 		}
 		ids := append(ov.overlapID[:], sendN(t, ctx, st, "bo", "after attaching", after)...)
-		waitFor(t, within, "every message of bo's and its count", func() bool {
+		testkit.WaitFor(t, within, "every message of bo's and its count", func() bool {
 			s := snaps.get()
 			bo := inboxIDs(s, "bo")
 			for _, id := range ids {
@@ -371,7 +372,7 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 		if err := st.PutMember(ctx, &protocol.Member{Name: "ana", Runtime: RuntimeExternal, Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, within, "ana's unread count refreshed", func() bool { return unreadOf(snaps.get(), "ana") == 0 })
+		testkit.WaitFor(t, within, "ana's unread count refreshed", func() bool { return unreadOf(snaps.get(), "ana") == 0 })
 	})
 }
 

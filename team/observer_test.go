@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testkit"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/teamdir"
@@ -548,7 +549,7 @@ func TestObserverCloseStopsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := rec.count()
-	waitFor(t, 5*time.Second, fmt.Sprintf("goroutines back to %d", before), func() bool {
+	testkit.WaitFor(t, 5*time.Second, fmt.Sprintf("goroutines back to %d", before), func() bool {
 		return runtime.NumGoroutine() <= before
 	})
 	writeMember(t, dir, "alice", protocol.MemberWorking, "after close")

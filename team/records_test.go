@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/teamdir"
@@ -102,32 +102,6 @@ func recordPath(t *testing.T, dir, id string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// tree lists every file and directory under root with its size, so a test
-// can show that an operation created nothing.
-func tree(t *testing.T, root string) map[string]int64 {
-	t.Helper()
-	out := map[string]int64{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[rel] = info.Size()
-		if d.IsDir() {
-			out[rel] = -1
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func TestRequestCreateLoadList(t *testing.T) {
@@ -511,7 +485,7 @@ func TestInvalidIDsNeverBecomePaths(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x.json"), []byte(`{}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	before := tree(t, root)
+	before := testkit.Tree(t, root)
 
 	bad := []string{"", "../x", "../../x", "a/b", "/etc/passwd", ".hidden", "-rf", "x y", "pl-\x00", strings.Repeat("a", 65)}
 	for _, id := range bad {
@@ -533,7 +507,7 @@ func TestInvalidIDsNeverBecomePaths(t *testing.T) {
 			t.Errorf("CreateRequest with id %q accepted", id)
 		}
 	}
-	if after := tree(t, root); !reflect.DeepEqual(before, after) {
+	if after := testkit.Tree(t, root); !reflect.DeepEqual(before, after) {
 		t.Fatalf("invalid ids touched files:\nbefore %v\nafter  %v", before, after)
 	}
 }
@@ -578,7 +552,7 @@ func TestMemberRecords(t *testing.T) {
 		t.Fatalf("ListMembers = %+v\nwant %+v (sorted by name)", list, want)
 	}
 
-	before := tree(t, root)
+	before := testkit.Tree(t, root)
 	for _, m := range []protocol.Member{
 		{Name: "../x", Status: protocol.MemberIdle},
 		{Name: "LEAD", Status: protocol.MemberIdle},
@@ -592,7 +566,7 @@ func TestMemberRecords(t *testing.T) {
 			t.Errorf("LoadMember(%q) accepted", m.Name)
 		}
 	}
-	if after := tree(t, root); !reflect.DeepEqual(before, after) {
+	if after := testkit.Tree(t, root); !reflect.DeepEqual(before, after) {
 		t.Fatalf("invalid member records touched files:\nbefore %v\nafter  %v", before, after)
 	}
 }

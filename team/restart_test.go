@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -77,7 +78,7 @@ func kill9(t *testing.T, cmd *exec.Cmd) {
 func waitRun(t *testing.T, dir, member, notRun, what string, cond func(m *protocol.Member) bool) string {
 	t.Helper()
 	var run string
-	waitFor(t, 15*time.Second, what, func() bool {
+	testkit.WaitFor(t, 15*time.Second, what, func() bool {
 		m, err := LoadMember(dir, member)
 		if err != nil || m.RunID == notRun || !cond(m) {
 			return false
@@ -148,7 +149,7 @@ func TestExecRequestsGivenAgainAfterACrash(t *testing.T) {
 	go func() {
 		result <- caller.Call(ctx, protocol.InvocationRequest{Caller: "driver", Target: "x", Action: "audit", Prompt: "invoice 9", TimeoutSec: 60})
 	}()
-	waitFor(t, 10*time.Second, "x given both", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "x given both", func() bool {
 		return len(tallied(tally, protocol.TypeShutdownRequest)) == 1 && len(tallied(tally, protocol.TypeInvocationRequest)) == 1
 	})
 	kill9(t, first)
@@ -165,7 +166,7 @@ func TestExecRequestsGivenAgainAfterACrash(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call was not answered after the restart")
 	}
-	waitFor(t, 10*time.Second, "the shutdown approved by x", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the shutdown approved by x", func() bool {
 		r, err := LoadRequest(dir, sd.ID)
 		return err == nil && r.Status == protocol.RequestApproved && r.ResolvedBy == "x"
 	})

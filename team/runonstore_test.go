@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
@@ -110,7 +111,7 @@ func startOn(t *testing.T, st store.Store, members ...string) (*storeRuntime, er
 func takeOver(t *testing.T, st store.Store, members ...string) *storeRuntime {
 	t.Helper()
 	var s *storeRuntime
-	waitFor(t, 30*time.Second, fmt.Sprintf("another runtime to take %v over", members), func() bool {
+	testkit.WaitFor(t, 30*time.Second, fmt.Sprintf("another runtime to take %v over", members), func() bool {
 		var err error
 		s, err = startOn(t, st, members...)
 		if err != nil && !strings.Contains(err.Error(), " runs elsewhere (holder ") {
@@ -198,8 +199,8 @@ func TestStoreRuntimesSplitAPlanApprovedFromAThird(t *testing.T) {
 		t.Fatal("the first runtime does not run alice alone, or the second not bob and the lead")
 	}
 	third := open()
-	waitFor(t, 15*time.Second, "alice's pending plan", func() bool { return len(plansOn(t, third, "alice", protocol.RequestPending)) == 1 })
-	waitFor(t, 15*time.Second, "the lead's runtime to open it", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "alice's pending plan", func() bool { return len(plansOn(t, third, "alice", protocol.RequestPending)) == 1 })
+	testkit.WaitFor(t, 15*time.Second, "the lead's runtime to open it", func() bool {
 		return second.ev.has(func(e Event) bool { return e["event"] == "request_opened" && e["from"] == "alice" })
 	})
 	if saidToLead(second, "alice", "painted") {
@@ -211,7 +212,7 @@ func TestStoreRuntimesSplitAPlanApprovedFromAThird(t *testing.T) {
 	if _, err := DecideOn(ctx, third, plan.ID, protocol.EventApprove, "", "ops"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "alice's message to the lead, in the other runtime", func() bool { return saidToLead(second, "alice", "painted") })
+	testkit.WaitFor(t, 15*time.Second, "alice's message to the lead, in the other runtime", func() bool { return saidToLead(second, "alice", "painted") })
 	if st := statusOn(third, "alice"); st == protocol.MemberAwaitingApproval || st == "" {
 		t.Fatalf("alice's record in the store says %q after the approval", st)
 	}
@@ -219,7 +220,7 @@ func TestStoreRuntimesSplitAPlanApprovedFromAThird(t *testing.T) {
 		t.Fatalf("the plan in the store: %+v, %v", r, err)
 	}
 	// A runtime archives the final plan, so no tick lists it again.
-	waitFor(t, 15*time.Second, "the approved plan archived", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the approved plan archived", func() bool {
 		live, err := third.LiveRequests(ctx)
 		return err == nil && len(live) == 0
 	})
@@ -243,7 +244,7 @@ func TestStoreCallAcrossRuntimesIsOneChain(t *testing.T) {
 	})
 	second := mustStartOn(t, open(), "finanzas")
 	first := mustStartOn(t, open(), "reservas", "data")
-	waitFor(t, 30*time.Second, "reservas's call to end", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "reservas's call to end", func() bool {
 		return first.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
 	})
 	if !first.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" && e["status"] == "ok" }) {
@@ -262,7 +263,7 @@ func TestStoreCallAcrossRuntimesIsOneChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	waitFor(t, 15*time.Second, "one chain of two ended calls", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "one chain of two ended calls", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		cs := tr.Chains()
@@ -295,15 +296,15 @@ func TestStoreRuntimeRestartedResumesAPendingPlan(t *testing.T) {
 	third := open()
 	st := &severable{Store: open()}
 	gone := mustStartOn(t, st)
-	waitFor(t, 15*time.Second, "alice's pending plan", func() bool { return len(plansOn(t, third, "alice", protocol.RequestPending)) == 1 })
-	waitFor(t, 15*time.Second, "alice awaiting approval", func() bool { return statusOn(third, "alice") == protocol.MemberAwaitingApproval })
+	testkit.WaitFor(t, 15*time.Second, "alice's pending plan", func() bool { return len(plansOn(t, third, "alice", protocol.RequestPending)) == 1 })
+	testkit.WaitFor(t, 15*time.Second, "alice awaiting approval", func() bool { return statusOn(third, "alice") == protocol.MemberAwaitingApproval })
 	plan := plansOn(t, third, "alice", protocol.RequestPending)[0]
 	gone.gone = true
 	st.dead.Store(true) // the process is gone: nothing it writes from now on lands
 	gone.stop(t)
 
 	again := takeOver(t, open(), protocol.Lead, "alice")
-	waitFor(t, 15*time.Second, "alice awaiting the same plan", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "alice awaiting the same plan", func() bool {
 		return again.ev.has(func(e Event) bool {
 			return e["event"] == "member_status" && e["member"] == "alice" && e["status"] == string(protocol.MemberAwaitingApproval)
 		})
@@ -316,7 +317,7 @@ func TestStoreRuntimeRestartedResumesAPendingPlan(t *testing.T) {
 	if _, err := DecideOn(ctx, third, plan.ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "alice's message after the approval", func() bool { return saidToLead(again, "alice", "painted") })
+	testkit.WaitFor(t, 15*time.Second, "alice's message after the approval", func() bool { return saidToLead(again, "alice", "painted") })
 	if ps := plansOn(t, third, "alice", protocol.RequestPending); len(ps) != 0 {
 		t.Fatalf("alice planned again instead of resuming: %+v", ps)
 	}
@@ -462,13 +463,13 @@ func TestStoreLostLeaseStopsTheMember(t *testing.T) {
 	st.noRenewal.Store(true)
 	now := takeOver(t, open(), "alice")
 	st.noRenewal.Store(false)
-	waitFor(t, 15*time.Second, "the old runtime to say alice's lease is lost", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the old runtime to say alice's lease is lost", func() bool {
 		return old.ev.has(func(e Event) bool {
 			msg, _ := e["error"].(string)
 			return e["event"] == "error" && e["member"] == "alice" && strings.Contains(msg, "the lease of alice is lost")
 		})
 	})
-	waitFor(t, 15*time.Second, "alice stopped in the old runtime", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "alice stopped in the old runtime", func() bool {
 		return old.ev.has(func(e Event) bool {
 			return e["event"] == "member_status" && e["member"] == "alice" && e["status"] == string(protocol.MemberStopped)
 		})
@@ -479,7 +480,7 @@ func TestStoreLostLeaseStopsTheMember(t *testing.T) {
 	if err := SendOn(ctx, third, &Team{Name: "crew", Members: []MemberSpec{{Name: "alice"}}}, protocol.Lead, "alice", "still there?"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "the message delivered by the new runtime", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the message delivered by the new runtime", func() bool {
 		return now.ev.has(func(e Event) bool {
 			return e["event"] == "message_delivered" && e["member"] == "alice" && e["type"] == string(protocol.TypeMessage)
 		})
@@ -516,14 +517,14 @@ func TestStoreRuntimeMakesItsLocalDirectory(t *testing.T) {
 	}
 	s := &storeRuntime{ev: ev, cancel: cancel, rt: rt}
 	t.Cleanup(func() { s.stop(t) })
-	waitFor(t, 15*time.Second, "alice's message to the lead", func() bool { return saidToLead(s, "alice", "hello") })
-	waitFor(t, 15*time.Second, "echo started", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "alice's message to the lead", func() bool { return saidToLead(s, "alice", "hello") })
+	testkit.WaitFor(t, 15*time.Second, "echo started", func() bool {
 		s := statusOn(st, "echo")
 		return s == protocol.MemberWorking || s == protocol.MemberIdle
 	})
 	for _, name := range []string{"alice", "echo"} {
 		p, _ := teamdir.StatusHistoryPath(dir, name)
-		waitFor(t, 10*time.Second, name+"'s status history", func() bool { _, err := os.Stat(p); return err == nil })
+		testkit.WaitFor(t, 10*time.Second, name+"'s status history", func() bool { _, err := os.Stat(p); return err == nil })
 	}
 	if p, _ := teamdir.MemberLogPath(dir, "echo"); !fileExists(p) {
 		t.Errorf("no log for echo at %s", p)
@@ -553,7 +554,7 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	}}, nil)
 	third := open()
 	first := mustStartOn(t, open())
-	waitFor(t, 15*time.Second, "alice running", func() bool { return store.IsLive(statusOn(third, "alice")) })
+	testkit.WaitFor(t, 15*time.Second, "alice running", func() bool { return store.IsLive(statusOn(third, "alice")) })
 	stopBegan := time.Now()
 	first.stop(t)
 	stopped := time.Now()
@@ -582,7 +583,7 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	restarted := time.Now()
 	again := mustStartOn(t, open())
 	var resumed time.Time
-	waitFor(t, 15*time.Second, "the shutdown's deadline resumed", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the shutdown's deadline resumed", func() bool {
 		return again.ev.has(func(e Event) bool {
 			if e["event"] != "deadline_resumed" || e["id"] != asked.ID {
 				return false
@@ -599,7 +600,7 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	}
 	// The resume comes before the members are spawned: their records say
 	// the team runs a moment later.
-	waitFor(t, 15*time.Second, "the store to say the team runs", func() bool { return !Down(runtimeOnStore(t, third)) })
+	testkit.WaitFor(t, 15*time.Second, "the store to say the team runs", func() bool { return !Down(runtimeOnStore(t, third)) })
 }
 
 func runtimeOnStore(t *testing.T, st store.Store) RuntimeState {
@@ -648,7 +649,7 @@ func TestStoreExecInvocationGivenAgainAfterACrash(t *testing.T) {
 	callers := mustStartOn(t, open(), protocol.Lead, "reservas")
 	st := &severable{Store: open()}
 	gone := mustStartOn(t, st, "x")
-	waitFor(t, 15*time.Second, "x given the invocation", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "x given the invocation", func() bool {
 		return len(tallied(tally, protocol.TypeInvocationRequest)) == 1
 	})
 	gone.gone = true
@@ -660,7 +661,7 @@ func TestStoreExecInvocationGivenAgainAfterACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := takeOver(t, open(), "x")
-	waitFor(t, 20*time.Second, "reservas's call answered", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "reservas's call answered", func() bool {
 		return callers.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
 	})
 	if !callers.ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" && e["status"] == "ok" }) {
@@ -700,7 +701,7 @@ func TestStoreLogLinesHeldWhileTheStoreIsAway(t *testing.T) {
 	open := natsTeam(t, Team{Name: "crew", Members: []MemberSpec{roleSpec("x", "stderrsay")}}, nil)
 	st := &logsAway{Store: open()}
 	rt := mustStartOn(t, st, protocol.Lead, "x")
-	waitFor(t, 15*time.Second, "x running", func() bool { return runsHere(rt, "x") })
+	testkit.WaitFor(t, 15*time.Second, "x running", func() bool { return runsHere(rt, "x") })
 	reader := open()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -734,11 +735,11 @@ func TestStoreLogLinesHeldWhileTheStoreIsAway(t *testing.T) {
 		}
 	}
 	say("before")
-	waitFor(t, 15*time.Second, "the line written before", logged("before"))
+	testkit.WaitFor(t, 15*time.Second, "the line written before", logged("before"))
 	st.away.Store(true)
 	say("while away 1")
 	say("while away 2")
-	waitFor(t, 15*time.Second, "the store to refuse the lines", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the store to refuse the lines", func() bool {
 		return rt.ev.has(func(e Event) bool {
 			w, _ := e["warning"].(string)
 			return e["event"] == "warning" && e["member"] == "x" && strings.Contains(w, "not stored yet")
@@ -746,7 +747,7 @@ func TestStoreLogLinesHeldWhileTheStoreIsAway(t *testing.T) {
 	})
 	st.away.Store(false)
 	say("after")
-	waitFor(t, 15*time.Second, "every line, in order", logged("before", "while away 1", "while away 2", "after"))
+	testkit.WaitFor(t, 15*time.Second, "every line, in order", logged("before", "while away 1", "while away 2", "after"))
 }
 
 // noWatch is a store whose Watch cannot start (a server gone, no inotify

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -85,17 +86,6 @@ func (e *events) has(match func(Event) bool) bool {
 	return false
 }
 
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func writeTeam(t *testing.T, dir string, tm Team) {
 	t.Helper()
 	b, _ := json.Marshal(tm)
@@ -127,7 +117,7 @@ func startTeam(t *testing.T, dir string, opts Options) *events {
 			t.Error("Run did not stop")
 		}
 	})
-	waitFor(t, 10*time.Second, "team_started", func() bool { return ev.has(func(e Event) bool { return e["event"] == "team_started" }) })
+	testkit.WaitFor(t, 10*time.Second, "team_started", func() bool { return ev.has(func(e Event) bool { return e["event"] == "team_started" }) })
 	return ev
 }
 
@@ -159,8 +149,8 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 		scripted("alice", "", Step{Plan: "do the thing"}, Step{Say: "lead", Text: "did the thing"}, Step{Wait: Duration(time.Hour)}),
 	}})
 	ev := startTeam(t, dir, Options{})
-	waitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
-	waitFor(t, 5*time.Second, "alice awaiting approval", func() bool { return memberStatus(dir, "alice") == protocol.MemberAwaitingApproval })
+	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
+	testkit.WaitFor(t, 5*time.Second, "alice awaiting approval", func() bool { return memberStatus(dir, "alice") == protocol.MemberAwaitingApproval })
 	first := pendingPlan(dir, "alice")
 	// The gate: nothing after the plan ran.
 	if ev.has(func(e Event) bool {
@@ -171,7 +161,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	if _, err := Decide(dir, first.ID, protocol.EventReject, "use the other room", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "a revised plan", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "a revised plan", func() bool {
 		p := pendingPlan(dir, "alice")
 		return p != nil && p.ID != first.ID
 	})
@@ -191,7 +181,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	if _, err := Decide(dir, revised.ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "alice's message after approval", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "alice's message after approval", func() bool {
 		return ev.has(func(e Event) bool {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
@@ -225,7 +215,7 @@ func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
 		scripted("bob", OnShutdownRejectWhileWorking, Step{Work: Duration(400 * time.Millisecond), Activity: "critical section"}, Step{Wait: Duration(time.Hour)}),
 	}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 5*time.Second, "bob working", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "bob working", func() bool {
 		m, _ := LoadMember(dir, "bob")
 		return m != nil && m.Activity == "critical section"
 	})
@@ -233,17 +223,17 @@ func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the answer", func() bool { x, _ := LoadRequest(dir, r.ID); return x.Status.IsTerminal() })
+	testkit.WaitFor(t, 5*time.Second, "the answer", func() bool { x, _ := LoadRequest(dir, r.ID); return x.Status.IsTerminal() })
 	got, _ := LoadRequest(dir, r.ID)
 	if got.Status != protocol.RequestRejected || got.ResolvedBy != "bob" || !strings.Contains(got.ResponseReason, "critical section") {
 		t.Fatalf("shutdown while working: %+v", got)
 	}
-	waitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
+	testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
 	r2, err := RequestShutdown(dir, "bob", "end of day, really")
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
+	testkit.WaitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
 	if got, _ := LoadRequest(dir, r2.ID); got.Status != protocol.RequestApproved {
 		t.Fatalf("second shutdown: %+v", got)
 	}
@@ -268,7 +258,7 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 		scripted("steady", "", Step{Wait: Duration(time.Hour)}),
 	}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
+	testkit.WaitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
 	if m, _ := LoadMember(dir, "broken"); !strings.Contains(m.Error, "exit status 3") {
 		t.Errorf("crash error %q", m.Error)
 	}
@@ -298,13 +288,13 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "two echoes", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "two echoes", func() bool {
 		c.Drain()
 		mu.Lock()
 		defer mu.Unlock()
 		return strings.Contains(strings.Join(replies, "|"), "echo:echo: ping") && strings.Contains(strings.Join(replies, "|"), "noisy:echo: ping")
 	})
-	waitFor(t, 5*time.Second, "the garbage line dead-lettered", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the garbage line dead-lettered", func() bool {
 		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
 		return strings.Contains(string(b), `"source":"exec:noisy"`) && strings.Contains(string(b), "not json at all")
 	})
@@ -315,7 +305,7 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "echo stopped", func() bool { return memberStatus(dir, "echo") == protocol.MemberStopped })
+	testkit.WaitFor(t, 10*time.Second, "echo stopped", func() bool { return memberStatus(dir, "echo") == protocol.MemberStopped })
 	if got, _ := LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved || got.ResolvedBy != "echo" {
 		t.Fatalf("exec shutdown record: %+v", got)
 	}
@@ -328,7 +318,7 @@ func TestForgedAndStaleResponsesAreRefused(t *testing.T) {
 		scripted("mallory", "", Step{Wait: Duration(time.Hour)}),
 	}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
+	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
 	p := pendingPlan(dir, "alice")
 	// A teammate trying to resolve alice's plan.
 	forged := protocol.NewMessage(protocol.TypePlanApprovalResponse, "mallory", "alice")
@@ -350,7 +340,7 @@ func TestForgedAndStaleResponsesAreRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 5*time.Second, "three dead letters", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "three dead letters", func() bool {
 		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
 		s := string(b)
 		return strings.Contains(s, "only the lead decides plans") && strings.Contains(s, "only alice answers it") && strings.Contains(s, "unknown request sd-000000000000")
@@ -377,26 +367,26 @@ func TestReadmeExampleAgent(t *testing.T) {
 		{Name: "auditor", Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{py, agent}}},
 	}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 10*time.Second, "the agent's plan", func() bool { return pendingPlan(dir, "auditor") != nil })
+	testkit.WaitFor(t, 10*time.Second, "the agent's plan", func() bool { return pendingPlan(dir, "auditor") != nil })
 	p := pendingPlan(dir, "auditor")
 	if _, err := Decide(dir, p.ID, protocol.EventReject, "only the large ones", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the revised plan", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the revised plan", func() bool {
 		q := pendingPlan(dir, "auditor")
 		return q != nil && strings.Contains(q.Plan, "only the large ones")
 	})
 	if _, err := Decide(dir, pendingPlan(dir, "auditor").ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "auditor working", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "auditor working", func() bool {
 		m, _ := LoadMember(dir, "auditor")
 		return m != nil && m.Status == protocol.MemberWorking && m.Activity == "auditing"
 	})
 	if _, err := RequestShutdown(dir, "auditor", "done"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "auditor stopped", func() bool { return memberStatus(dir, "auditor") == protocol.MemberStopped })
+	testkit.WaitFor(t, 10*time.Second, "auditor stopped", func() bool { return memberStatus(dir, "auditor") == protocol.MemberStopped })
 }
 
 func TestReadmeAgentMatches(t *testing.T) {
@@ -419,7 +409,7 @@ func TestAutoApprove(t *testing.T) {
 		scripted("alice", "", Step{Plan: "ship it"}, Step{Say: "lead", Text: "shipped"}, Step{Wait: Duration(time.Hour)}),
 	}})
 	ev := startTeam(t, dir, Options{AutoApprove: true})
-	waitFor(t, 5*time.Second, "alice's message after the plan", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "alice's message after the plan", func() bool {
 		return ev.has(func(e Event) bool {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
@@ -452,7 +442,7 @@ func TestExternalMember(t *testing.T) {
 	}
 	f.WriteString(lines)
 	f.Close()
-	waitFor(t, 5*time.Second, "ext's report and its plan", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "ext's report and its plan", func() bool {
 		m, _ := LoadMember(dir, "ext")
 		r, _ := LoadRequest(dir, "ab12cd34")
 		return m != nil && m.Status == protocol.MemberWorking && m.Activity == "crawling the catalogue" && r != nil
@@ -487,12 +477,12 @@ func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, dir, Options{Tick: 20 * time.Millisecond}) }()
-	waitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
+	testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
 	r, err := RequestShutdown(dir, "bob", "first run is over")
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
+	testkit.WaitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -503,11 +493,11 @@ func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	startTeam(t, dir, Options{})
-	waitFor(t, 5*time.Second, "the old request refused as stale", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the old request refused as stale", func() bool {
 		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
 		return strings.Contains(string(b), "stale shutdown_request: "+r.ID)
 	})
-	waitFor(t, 5*time.Second, "respawned bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
+	testkit.WaitFor(t, 5*time.Second, "respawned bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
 	rs, _ := ListRequests(dir)
 	if len(rs) != 1 || rs[0].Status != protocol.RequestApproved {
 		t.Fatalf("requests after the respawn: %+v", rs)
@@ -524,7 +514,7 @@ func TestPlanExpires(t *testing.T) {
 			scripted("alice", "", Step{Plan: "plan that nobody reads"}, Step{Wait: Duration(time.Hour)}),
 		}})
 	startTeam(t, dir, Options{})
-	waitFor(t, 5*time.Second, "an expired plan and its resubmission", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "an expired plan and its resubmission", func() bool {
 		rs, _ := ListRequests(dir)
 		expired, pending := false, false
 		for _, r := range rs {
@@ -552,7 +542,7 @@ func TestNewerPlanSupersedesTheOlder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 5*time.Second, "the first plan cancelled", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the first plan cancelled", func() bool {
 		r, err := LoadRequest(dir, "first0001")
 		return err == nil && r.Status == protocol.RequestCancelled
 	})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/blueprint"
 )
 
@@ -50,7 +51,7 @@ func TestCancelReachesACalleeTwoHopsAway(t *testing.T) {
 	var acc blueprint.Accepted
 	json.NewDecoder(resp.Body).Decode(&acc)
 	resp.Body.Close()
-	waitFor(t, 10*time.Second, "s2 to be working on it", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "s2 to be working on it", func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "inbox", "s2.jsonl"))
 		return strings.Contains(string(b), `"invocation_request"`)
 	})
@@ -60,7 +61,7 @@ func TestCancelReachesACalleeTwoHopsAway(t *testing.T) {
 	}
 	resp.Body.Close()
 	for _, m := range []string{"s1", "s2"} {
-		waitFor(t, 10*time.Second, m+"'s answer cancelled", func() bool {
+		testkit.WaitFor(t, 10*time.Second, m+"'s answer cancelled", func() bool {
 			return ev.has(func(e Event) bool { return e["event"] == "invocation_cancelled" && e["member"] == m })
 		})
 	}

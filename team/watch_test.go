@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -46,7 +47,7 @@ func stoppedSleeper(t *testing.T, dir string) *events {
 	if _, err := RequestShutdown(dir, "sleeper", "for the test"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
+	testkit.WaitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
 	return ev
 }
 
@@ -60,10 +61,10 @@ func TestRestartAskedWhileRunningIsSeenByTheWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "member_restarted", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "member_restarted", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "member_restarted" && e["member"] == "sleeper" })
 	})
-	waitFor(t, 10*time.Second, "sleeper running again", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "sleeper running again", func() bool {
 		m, err := LoadMember(dir, "sleeper")
 		return err == nil && m.RunID != before.RunID && !m.Status.IsTerminal()
 	})
@@ -104,7 +105,7 @@ func TestRestartAskedWhileDownIsHonouredAtStart(t *testing.T) {
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Fatalf("restart/sleeper is still there after the start: %v", err)
 	}
-	waitFor(t, 10*time.Second, "sleeper running in the new run", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "sleeper running in the new run", func() bool {
 		m, err := LoadMember(dir, "sleeper")
 		return err == nil && m.RunID != last.RunID && m.Status == protocol.MemberIdle && m.Activity == "waiting"
 	})
@@ -124,7 +125,7 @@ func TestDeadlineExpiresWithoutATick(t *testing.T) {
 	if err := CreateRequest(dir, &r); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the request expired", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the request expired", func() bool {
 		return ev.has(func(e Event) bool {
 			return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == string(protocol.RequestExpired)
 		})
@@ -144,14 +145,14 @@ func TestDecisionFileAloneWakesTheAwaitingTeammate(t *testing.T) {
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}})
 	startUntickedTeam(t, dir)
 	var plan *protocol.Request
-	waitFor(t, 10*time.Second, "alice's plan pending", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice's plan pending", func() bool {
 		plan = pendingPlan(dir, "alice")
 		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
 	})
 	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "alice past her plan", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice past her plan", func() bool {
 		m, err := LoadMember(dir, "alice")
 		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
 	})
@@ -167,7 +168,7 @@ func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
 	if _, err := RequestShutdown(dir, "sleeper", "for the test"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
+	testkit.WaitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
 	restart := teamdir.RestartDirPath(dir)
 	if err := os.RemoveAll(restart); err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
 	if _, err := RequestRestart(dir, "sleeper"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "member_restarted", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "member_restarted", func() bool {
 		return ev.has(func(e Event) bool { return e["event"] == "member_restarted" && e["member"] == "sleeper" })
 	})
 }
@@ -195,7 +196,7 @@ func TestRuntimeWatchesARecreatedRequestsDir(t *testing.T) {
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}})
 	startTeam(t, dir, Options{})
 	var plan *protocol.Request
-	waitFor(t, 10*time.Second, "alice's plan pending", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice's plan pending", func() bool {
 		plan = pendingPlan(dir, "alice")
 		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
 	})
@@ -214,7 +215,7 @@ func TestRuntimeWatchesARecreatedRequestsDir(t *testing.T) {
 	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "alice past her plan", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice past her plan", func() bool {
 		m, err := LoadMember(dir, "alice")
 		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -36,7 +37,7 @@ func TestFlowEachPaneDecidesWhatItDraws(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, tm := startDemo(t)
 			var res, fin *protocol.Request
-			waitDisk(t, "both plans pending", func() bool {
+			testkit.WaitFor(t, 15*time.Second, "both plans pending", func() bool {
 				res, fin = pendingFrom(dir, "reservas"), pendingFrom(dir, "finanzas")
 				return res != nil && fin != nil
 			})
@@ -66,7 +67,7 @@ func TestFlowEachPaneDecidesWhatItDraws(t *testing.T) {
 				t.Fatalf("the screen draws %v and the footer names %s %s, want finanzas's %s:\n%s", got.drawn, got.footerMember, got.footerID, fin.ID, screen)
 			}
 			pressKey(tm, "a")
-			waitDisk(t, "finanzas's plan approved", func() bool {
+			testkit.WaitFor(t, 15*time.Second, "finanzas's plan approved", func() bool {
 				got, _ := team.LoadRequest(dir, fin.ID)
 				return got != nil && got.Status == protocol.RequestApproved && got.ResolvedBy == protocol.Lead
 			})

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -84,17 +85,6 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, text string) {
 		teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 }
 
-func waitDisk(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func pendingFrom(dir, from string) *protocol.Request {
 	rs, _ := team.ListRequests(dir)
 	for _, r := range rs {
@@ -112,7 +102,7 @@ func pressKey(tm *teatest.TestModel, s string) { tm.Send(press(s)) }
 func selectRequest(t *testing.T, tm *teatest.TestModel, dir, from string) *protocol.Request {
 	t.Helper()
 	var r *protocol.Request
-	waitDisk(t, "a plan from "+from, func() bool { r = pendingFrom(dir, from); return r != nil })
+	testkit.WaitFor(t, 15*time.Second, "a plan from "+from, func() bool { r = pendingFrom(dir, from); return r != nil })
 	waitScreen(t, tm, r.ID)
 	pressKey(tm, "2")
 	for range 4 {
@@ -148,11 +138,11 @@ func TestFlowApproveFromTheUI(t *testing.T) {
 	dir, tm := startDemo(t)
 	r := selectRequest(t, tm, dir, "reservas")
 	pressKey(tm, "a")
-	waitDisk(t, "the plan approved on disk", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the plan approved on disk", func() bool {
 		got, _ := team.LoadRequest(dir, r.ID)
 		return got != nil && got.Status == protocol.RequestApproved && got.ResolvedBy == protocol.Lead
 	})
-	waitDisk(t, "reservas working", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "reservas working", func() bool {
 		m, _ := team.LoadMember(dir, "reservas")
 		return m != nil && m.Status == protocol.MemberWorking
 	})
@@ -171,12 +161,12 @@ func TestFlowRejectThenRevisedPlan(t *testing.T) {
 	waitScreen(t, tm, "feedback for reservas")
 	tm.Type("room 2 please")
 	pressKey(tm, "enter")
-	waitDisk(t, "the plan rejected on disk", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the plan rejected on disk", func() bool {
 		got, _ := team.LoadRequest(dir, r.ID)
 		return got != nil && got.Status == protocol.RequestRejected && got.Feedback == "room 2 please"
 	})
 	var revised *protocol.Request
-	waitDisk(t, "a revised plan", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "a revised plan", func() bool {
 		revised = pendingFrom(dir, "reservas")
 		return revised != nil && strings.Contains(revised.Plan, "room 2 please")
 	})
@@ -214,7 +204,7 @@ func TestFlowMessageFromTheRequestsPane(t *testing.T) {
 	waitScreen(t, tm, "message to finanzas")
 	tm.Type("move the reserve on Monday")
 	pressKey(tm, "enter")
-	waitDisk(t, "the message in finanzas's inbox", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the message in finanzas's inbox", func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "inbox", "finanzas.jsonl"))
 		return bytes.Contains(b, []byte("move the reserve on Monday"))
 	})
@@ -229,7 +219,7 @@ func TestFlowSelectionKeptAcrossArrivals(t *testing.T) {
 	dir, tm := startDemo(t)
 	for _, from := range []string{"reservas", "finanzas"} { // the team goes to work
 		var r *protocol.Request
-		waitDisk(t, "a plan from "+from, func() bool { r = pendingFrom(dir, from); return r != nil })
+		testkit.WaitFor(t, 15*time.Second, "a plan from "+from, func() bool { r = pendingFrom(dir, from); return r != nil })
 		if _, err := team.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +301,7 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); stop(); rt.Wait() })
-	waitDisk(t, "a pending plan", func() bool { return pendingFrom(dir, "reservas") != nil })
+	testkit.WaitFor(t, 15*time.Second, "a pending plan", func() bool { return pendingFrom(dir, "reservas") != nil })
 	deadline := time.Now().Add(15 * time.Second)
 	for work := ""; work == ""; { // the UI has seen the work going on
 		inLoop(t, tm, func(m *Model) { work = m.workGoingOn() })

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
@@ -268,7 +269,7 @@ func TestReadOnlyFooterOffersNoAction(t *testing.T) {
 // says why not.
 func TestRestartFromTheUI(t *testing.T) {
 	dir, tm := startDemo(t) // its exec member, auditor, crashes: no huddle binary here
-	waitDisk(t, "auditor crashed", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "auditor crashed", func() bool {
 		rec, err := team.LoadMember(dir, "auditor")
 		return err == nil && rec.Status == protocol.MemberCrashed
 	})
@@ -279,7 +280,7 @@ func TestRestartFromTheUI(t *testing.T) {
 	}
 	waitScreen(t, tm, "R restart auditor")
 	pressKey(tm, "R")
-	waitDisk(t, "auditor run again", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "auditor run again", func() bool {
 		rec, err := team.LoadMember(dir, "auditor")
 		return err == nil && rec.RunID != before.RunID
 	})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -52,7 +53,7 @@ func copyFile(t *testing.T, from, to string) {
 func leadHears(t *testing.T, dir, member, prefix string) string {
 	t.Helper()
 	var content string
-	waitUntil(t, 20*time.Second, "a message from "+member+" starting "+prefix, func() bool {
+	testkit.WaitFor(t, 20*time.Second, "a message from "+member+" starting "+prefix, func() bool {
 		for _, m := range inboxLines(t, dir, protocol.Lead) {
 			if m.From == member && strings.HasPrefix(m.Content, prefix) {
 				content = m.Content
@@ -89,15 +90,15 @@ func TestReadmeAgentRunsFromAnyDirectory(t *testing.T) {
 		}
 		return out
 	}
-	waitUntil(t, 20*time.Second, "the agent's plan", func() bool { return len(pending()) == 1 })
+	testkit.WaitFor(t, 20*time.Second, "the agent's plan", func() bool { return len(pending()) == 1 })
 	first := pending()[0]
 	mustHuddle(t, "reject", first.ID, "--feedback", "only the large ones", "--dir", dir)
-	waitUntil(t, 20*time.Second, "the revised plan", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the revised plan", func() bool {
 		p := pending()
 		return len(p) == 1 && p[0].ID != first.ID && strings.HasSuffix(p[0].Plan, "only the large ones")
 	})
 	mustHuddle(t, "approve", pending()[0].ID, "--dir", dir)
-	waitUntil(t, 20*time.Second, "auditor working on it", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "auditor working on it", func() bool {
 		m, err := team.LoadMember(dir, "auditor")
 		return err == nil && m.Status == protocol.MemberWorking && m.Activity == "auditing"
 	})

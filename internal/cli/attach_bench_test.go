@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"huddle/internal/benchfloor"
+	"huddle/internal/testkit"
 	"huddle/tui"
 )
 
@@ -133,7 +134,7 @@ func settle(b *testing.B, p *ptyRun) {
 func quiet(b *testing.B, p *ptyRun, d time.Duration) {
 	b.Helper()
 	last, since := len(p.output()), time.Now()
-	waitUntil(b, 20*time.Second, "the screen to settle", func() bool {
+	testkit.WaitFor(b, 20*time.Second, "the screen to settle", func() bool {
 		if n := len(p.output()); n != last {
 			last, since = n, time.Now()
 		}

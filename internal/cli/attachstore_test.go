@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsstore"
@@ -54,9 +55,9 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	key("k")
 	// a acts once the footer offers it: past the grace of a plan that
 	// just arrived.
-	waitUntil(t, 20*time.Second, "the footer offering "+id, func() bool { return strings.Contains(ui.drawn.screen(), "a approve alice "+id) })
+	testkit.WaitFor(t, 20*time.Second, "the footer offering "+id, func() bool { return strings.Contains(ui.drawn.screen(), "a approve alice "+id) })
 	key("a")
-	waitUntil(t, 20*time.Second, "the decision in the store", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the decision in the store", func() bool {
 		r, err := writer.Request(ctx, id)
 		return err == nil && r.Status == protocol.RequestApproved && r.ResolvedBy == protocol.Lead
 	})
@@ -195,7 +196,7 @@ func startStoreUI(t *testing.T, url string) *storeUI {
 // handed waits until the last snapshot handed to the UI meets cond.
 func (u *storeUI) handed(what string, cond func(s team.Snapshot) bool) {
 	u.t.Helper()
-	waitUntil(u.t, 20*time.Second, what, func() bool {
+	testkit.WaitFor(u.t, 20*time.Second, what, func() bool {
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		return cond(u.last)

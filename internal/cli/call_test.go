@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
@@ -28,7 +29,7 @@ func TestCallFromAnotherProcess(t *testing.T) {
 	config := filepath.Join(t.TempDir(), ".puruto-ipc.json")
 	os.WriteFile(config, []byte(`{"enabled":true,"owner":"tester","max_hops":2,"default_timeout_sec":20,"allowed_targets":["alice"],"allowed_actions":{}}`), 0o600)
 	up := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "the team", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the team", func() bool {
 		return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" })
 	})
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
 	"huddle/store"
@@ -151,7 +152,7 @@ func TestServeOnStore(t *testing.T) {
 	if err != nil || res.Status != "completed" || !strings.Contains(string(res.Output), "found") {
 		t.Fatalf("bob.lookup over HTTP: %v %+v %s", err, res, res.Output)
 	}
-	waitUntil(t, 20*time.Second, "the answer serve took removed from web's inbox", func() bool { return inboxHolds(t, st, "web") == 0 })
+	testkit.WaitFor(t, 20*time.Second, "the answer serve took removed from web's inbox", func() bool { return inboxHolds(t, st, "web") == 0 })
 	if res, err := ask("alice.note"); err == nil && res.Status == "completed" {
 		t.Fatalf("alice.note, which the store's policy does not allow, was answered: %s", res.Output)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"huddle/claudeteam"
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/tui"
 )
@@ -244,7 +245,7 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 	key("j") // perm-2, alice's pending permission request
 	// r acts once the footer offers it: past the grace of a request that
 	// just arrived.
-	waitClaude(t, "the footer offering perm-2", func() bool { return strings.Contains(drawn.screen(), "a approve alice perm-2") })
+	testkit.WaitFor(t, 15*time.Second, "the footer offering perm-2", func() bool { return strings.Contains(drawn.screen(), "a approve alice perm-2") })
 	key("r")
 	screen("feedback for alice")
 	for _, r := range "not in main" {
@@ -252,7 +253,7 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 	}
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	screen("denied") // "denied perm-2 for alice (as huddle:…)"
-	waitClaude(t, "the denial in alice's inbox", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the denial in alice's inbox", func() bool {
 		b, _ := os.ReadFile(claudeteam.InboxPath(root, "alpha", "alice"))
 		return bytes.Contains(b, []byte(`\"request_id\":\"perm-2\"`)) && bytes.Contains(b, []byte("not in main")) && bytes.Contains(b, []byte(`answeredBy`))
 	})
@@ -262,7 +263,7 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 	key("s")
 	key("y")
 	var id string
-	waitClaude(t, "the shutdown in alice's inbox", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the shutdown in alice's inbox", func() bool {
 		st, _ := claudeteam.Read(root, "alpha")
 		for _, r := range st.Snapshot.Requests {
 			if r.Kind == protocol.KindShutdown && r.To == "alice" {
@@ -300,17 +301,6 @@ func (d *lastDrawn) screen() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return ansi.Strip(d.last)
-}
-
-func waitClaude(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // Without --experimental-permissions, a and r refuse a permission request.
@@ -352,7 +342,7 @@ func TestClaudeAttachRunsTheUI(t *testing.T) {
 	go func() { done <- tui.Run(ctx, opts) }()
 	// Without a terminal the program learns no size and draws no panes;
 	// the window title says the first fold reached it.
-	waitClaude(t, "the team's snapshot in the program", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "the team's snapshot in the program", func() bool {
 		return strings.Contains(out.String(), "huddle (1 pending)")
 	})
 	cancel()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -68,7 +69,7 @@ func TestDeadLettersOfARunningTeam(t *testing.T) {
 	if err := teamdir.AppendLine(path, []byte("this is not json\n")); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "two dead letters", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "two dead letters", func() bool {
 		n := 0
 		up.saw(func(e map[string]any) bool {
 			if e["event"] == "dead_letter" {

@@ -8,34 +8,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
-
-// stdinFull reports whether the stdin pipe of process pid holds as much as
-// it can: a writer to it would block.
-func stdinFull(pid int) bool {
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/0", pid), os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var queued int32
-	var size uintptr
-	var errno1, errno2 syscall.Errno
-	_ = raw.Control(func(fd uintptr) {
-		_, _, errno1 = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued)))
-		const getPipeSize = 1032 // F_GETPIPE_SZ
-		size, _, errno2 = syscall.Syscall(syscall.SYS_FCNTL, fd, getPipeSize, 0)
-	})
-	return errno1 == 0 && errno2 == 0 && size > 0 && int64(queued) >= int64(size)-4096
-}
 
 // TestUpStopsWithADeafAgent: `huddle up --headless` runs an exec teammate
 // that never reads its stdin and ignores SIGINT and SIGTERM; 300 messages
@@ -54,7 +31,7 @@ func TestUpStopsWithADeafAgent(t *testing.T) {
 	}
 	up := startUp(t, dir)
 	var pid int
-	waitUntil(t, 10*time.Second, "the deaf agent running, deaf to signals", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the deaf agent running, deaf to signals", func() bool {
 		m, err := team.LoadMember(dir, "deaf")
 		if err != nil || m.Activity != "deaf" {
 			return false
@@ -75,7 +52,7 @@ func TestUpStopsWithADeafAgent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil(t, 10*time.Second, "the deaf agent's stdin full", func() bool { return stdinFull(pid) })
+	testkit.WaitFor(t, 10*time.Second, "the deaf agent's stdin full", func() bool { return testkit.StdinFull(pid) })
 	start := time.Now()
 	if err := up.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

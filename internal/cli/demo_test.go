@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -17,7 +18,7 @@ func TestDemoTeamEndToEnd(t *testing.T) {
 	up := startUp(t, dir)
 	var started, opened time.Time
 	var firstPlan string
-	waitUntil(t, 10*time.Second, "a plan from reservas", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "a plan from reservas", func() bool {
 		up.mu.Lock()
 		defer up.mu.Unlock()
 		for _, e := range up.events {
@@ -39,7 +40,7 @@ func TestDemoTeamEndToEnd(t *testing.T) {
 	// Reject: a revised plan with the feedback arrives under a new id.
 	mustHuddle(t, "reject", firstPlan, "--feedback", "room 2, not room 4", "--dir", dir)
 	var revised string
-	waitUntil(t, 10*time.Second, "the revised plan", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the revised plan", func() bool {
 		for _, r := range mustRequests(t, dir) {
 			if r.From == "reservas" && r.Status == protocol.RequestPending && r.ID != firstPlan && strings.Contains(r.Plan, "room 2, not room 4") {
 				revised = r.ID
@@ -51,7 +52,7 @@ func TestDemoTeamEndToEnd(t *testing.T) {
 
 	// The exec teammate (the built-in echo agent) answers a message.
 	mustHuddle(t, "send", "auditor", "check invoice 123", "--dir", dir)
-	waitUntil(t, 10*time.Second, "the auditor's echo", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the auditor's echo", func() bool {
 		for _, m := range inboxLines(t, dir, protocol.Lead) {
 			if m.From == "auditor" && m.Content == "echo: check invoice 123" {
 				return true
@@ -62,16 +63,16 @@ func TestDemoTeamEndToEnd(t *testing.T) {
 
 	// Approve, then ask reservas to stop while it works: it refuses.
 	mustHuddle(t, "approve", revised, "--dir", dir)
-	waitUntil(t, 10*time.Second, "reservas at work", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "reservas at work", func() bool {
 		m, err := team.LoadMember(dir, "reservas")
 		return err == nil && m.Status == protocol.MemberWorking && m.Activity == "checking availability for Friday"
 	})
 	id := strings.TrimSpace(mustHuddle(t, "shutdown", "reservas", "--reason", "end of day", "--dir", dir).stdout)
-	waitUntil(t, 10*time.Second, "the answer to the shutdown", func() bool { return loadRequest(t, dir, id).Status.IsTerminal() })
+	testkit.WaitFor(t, 10*time.Second, "the answer to the shutdown", func() bool { return loadRequest(t, dir, id).Status.IsTerminal() })
 	if r := loadRequest(t, dir, id); r.Status != protocol.RequestRejected || r.ResolvedBy != "reservas" || r.ResponseReason == "" {
 		t.Fatalf("shutdown mid-work: %+v", r)
 	}
-	waitUntil(t, 10*time.Second, "the rejection in the event stream", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the rejection in the event stream", func() bool {
 		return up.saw(func(e map[string]any) bool {
 			return e["event"] == "request_resolved" && e["id"] == id && e["status"] == "rejected"
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -47,7 +48,7 @@ func (p *upProcess) waitExit(t *testing.T, what string) {
 func TestUpStopsOnSIGHUP(t *testing.T) {
 	dir := planTeam(t)
 	up := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "alice awaiting approval", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice awaiting approval", func() bool {
 		return up.saw(func(e map[string]any) bool { return e["member"] == "alice" && e["status"] == "awaiting_approval" })
 	})
 	if err := up.cmd.Process.Signal(syscall.SIGHUP); err != nil {
@@ -73,7 +74,7 @@ func TestUpStopsOnSIGHUP(t *testing.T) {
 func TestKill9ThenTheCommandsSayNotRunning(t *testing.T) {
 	dir := planTeam(t)
 	up := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "alice awaiting approval", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice awaiting approval", func() bool {
 		return up.saw(func(e map[string]any) bool { return e["member"] == "alice" && e["status"] == "awaiting_approval" })
 	})
 	pid := up.cmd.Process.Pid
@@ -114,7 +115,7 @@ func TestKill9ThenTheCommandsSayNotRunning(t *testing.T) {
 	}
 
 	second := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "alice's message after the approval", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice's message after the approval", func() bool {
 		return second.saw(func(e map[string]any) bool {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
@@ -136,7 +137,7 @@ func TestShutdownWhileDownWaitsForTheNextStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "bob idle", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "bob idle", func() bool {
 		return up.saw(func(e map[string]any) bool { return e["member"] == "bob" && e["status"] == "idle" })
 	})
 	up.cmd.Process.Signal(syscall.SIGTERM)
@@ -151,9 +152,9 @@ func TestShutdownWhileDownWaitsForTheNextStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "the shutdown's deadline to pass on the wall clock", func() bool { return time.Now().After(r.Deadline) })
+	testkit.WaitFor(t, 10*time.Second, "the shutdown's deadline to pass on the wall clock", func() bool { return time.Now().After(r.Deadline) })
 	second := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "bob stopped by the shutdown", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "bob stopped by the shutdown", func() bool {
 		return second.saw(func(e map[string]any) bool { return e["member"] == "bob" && e["status"] == "stopped" })
 	})
 	if got, _ := team.LoadRequest(dir, id); got.Status != protocol.RequestApproved {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -59,31 +59,6 @@ func consume(t *testing.T, dir, member string) []protocol.Message {
 		t.Fatal(err)
 	}
 	return got
-}
-
-// fileTree lists every path under root with its size (-1 for directories).
-func fileTree(t *testing.T, root string) map[string]int64 {
-	t.Helper()
-	out := map[string]int64{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[rel] = info.Size()
-		if d.IsDir() {
-			out[rel] = -1
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func createPlan(t *testing.T, dir, id, from string) {
@@ -304,13 +279,13 @@ func TestCLISendAndBroadcast(t *testing.T) {
 		}
 	}
 
-	before := fileTree(t, filepath.Dir(dir))
+	before := testkit.Tree(t, filepath.Dir(dir))
 	huddle(t, "send", "zed", "hi", "--dir", dir).wantError(t, exitFail, `no member "zed"`, "send zed")
 	huddle(t, "send", "data", "hi", "--from", "zed", "--dir", dir).wantError(t, exitFail, `no member "zed"`, "send --from zed")
 	huddle(t, "broadcast", "hi", "--from", "zed", "--dir", dir).wantError(t, exitFail, `no member "zed"`, "broadcast --from zed")
 	huddle(t, "send", "data", "--dir", dir).wantError(t, exitUsage, "TEXT is required", "send data")
 	huddle(t, "broadcast", "--dir", dir).wantError(t, exitUsage, "TEXT is required", "broadcast")
-	if after := fileTree(t, filepath.Dir(dir)); !reflect.DeepEqual(before, after) {
+	if after := testkit.Tree(t, filepath.Dir(dir)); !reflect.DeepEqual(before, after) {
 		t.Fatalf("refused sends touched files:\nbefore %v\nafter  %v", before, after)
 	}
 }
@@ -418,13 +393,13 @@ func TestCLIApproveAndReject(t *testing.T) {
 	}
 
 	// Reject without feedback is bad usage, refused before anything is touched.
-	before := fileTree(t, dir)
+	before := testkit.Tree(t, dir)
 	huddle(t, "reject", "pl-cccccccccccc", "--dir", dir).wantError(t, exitUsage, "--feedback", "reject without feedback")
 	huddle(t, "reject", "pl-cccccccccccc", "--feedback", "  ", "--dir", dir).wantError(t, exitUsage, "--feedback", "reject with blank feedback")
 	huddle(t, "approve", "--dir", dir).wantError(t, exitUsage, "ID is required", "approve")
 	huddle(t, "approve", "pl-cccccccccccc", "pl-bbbbbbbbbbbb", "--dir", dir).wantError(t, exitUsage, "unexpected argument", "approve two")
 	huddle(t, "approve", "pl-000000000404", "--dir", dir).wantError(t, exitFail, "no request pl-000000000404", "approve unknown")
-	if after := fileTree(t, dir); !reflect.DeepEqual(before, after) {
+	if after := testkit.Tree(t, dir); !reflect.DeepEqual(before, after) {
 		t.Fatalf("refused decisions touched files:\nbefore %v\nafter  %v", before, after)
 	}
 	if rec := loadRequest(t, dir, "pl-cccccccccccc"); rec.Status != protocol.RequestPending {
@@ -443,7 +418,7 @@ func TestCLIRefusesBadNamesBeforeTouchingFiles(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "team", ".huddle")
 	mustHuddle(t, "init", "--dir", dir)
-	before := fileTree(t, root)
+	before := testkit.Tree(t, root)
 	for _, args := range [][]string{
 		{"shutdown", "../x"},
 		{"shutdown", "LEAD"},
@@ -467,7 +442,7 @@ func TestCLIRefusesBadNamesBeforeTouchingFiles(t *testing.T) {
 			t.Errorf("huddle %v: %q does not say what is wrong", args, r.stderr)
 		}
 	}
-	if after := fileTree(t, root); !reflect.DeepEqual(before, after) {
+	if after := testkit.Tree(t, root); !reflect.DeepEqual(before, after) {
 		t.Fatalf("bad names touched files:\nbefore %v\nafter  %v", before, after)
 	}
 }

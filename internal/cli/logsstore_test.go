@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
@@ -35,7 +36,7 @@ func TestLogsOnStoreFromAnotherProcess(t *testing.T) {
 
 	startUpOnWhenFree(t, url, "lead,talker,idler")
 	memberOn(t, st, "talker", "talker working", statusIs(protocol.MemberWorking))
-	waitUntil(t, 30*time.Second, "talker's first line in the store", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "talker's first line in the store", func() bool {
 		return huddle(t, "logs", "talker", "--store", url).stdout == "talker up\n"
 	})
 
@@ -73,11 +74,11 @@ func TestLogsOnStoreFromAnotherProcess(t *testing.T) {
 			return false
 		}
 	}
-	waitUntil(t, 30*time.Second, "-f to print what the store held", has("talker up"))
+	testkit.WaitFor(t, 30*time.Second, "-f to print what the store held", has("talker up"))
 	mustHuddle(t, "send", "talker", "first words", "--store", url)
-	waitUntil(t, 30*time.Second, "-f to print the line written after it started", has("first words"))
+	testkit.WaitFor(t, 30*time.Second, "-f to print the line written after it started", has("first words"))
 	mustHuddle(t, "send", "talker", "second words", "--store", url)
-	waitUntil(t, 30*time.Second, "-f to print the next line", has("second words"))
+	testkit.WaitFor(t, 30*time.Second, "-f to print the next line", has("second words"))
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

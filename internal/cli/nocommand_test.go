@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"huddle/internal/testkit"
 	"huddle/team"
 )
 
@@ -53,7 +54,7 @@ func TestNoCommandAsksBeforeRunningTheTeam(t *testing.T) {
 	yes.waitFor(t, "run it? [Y/n]")
 	yes.typeKeys(t, "\r")
 	yes.waitFor(t, "Roster")
-	waitUntil(t, 10e9, "a runtime to run the team", func() bool { return hasRun(t, dir) })
+	testkit.WaitFor(t, 10e9, "a runtime to run the team", func() bool { return hasRun(t, dir) })
 	yes.typeKeys(t, "\x03") // ctrl+c
 	if code := yes.exit(t); code != exitOK {
 		t.Fatalf("answered yes, then ctrl+c: exit %d\n%s", code, yes.outputTail())
@@ -90,7 +91,7 @@ func TestNoCommandWithoutATerminalToAskRefuses(t *testing.T) {
 func TestNoCommandAttachesToARunningTeam(t *testing.T) {
 	project, dir := projectWithTeam(t)
 	up := startUp(t, dir)
-	waitUntil(t, 10e9, "the team to start", func() bool { return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" }) })
+	testkit.WaitFor(t, 10e9, "the team to start", func() bool { return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" }) })
 
 	p := startOnPTY(t, project, nil, nil)
 	p.waitFor(t, "attached to .huddle")
@@ -117,7 +118,7 @@ func TestDemoDirectoryIsRemovedUnlessKept(t *testing.T) {
 		}
 		p := startOnPTY(t, t.TempDir(), []string{"TMPDIR=" + tmp}, nil, args...)
 		p.waitFor(t, "puruto-demo")
-		waitUntil(t, 10e9, "the demo's directory", func() bool {
+		testkit.WaitFor(t, 10e9, "the demo's directory", func() bool {
 			m, _ := filepath.Glob(filepath.Join(tmp, "huddle-demo-*", "team.json"))
 			return len(m) == 1
 		})

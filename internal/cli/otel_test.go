@@ -16,6 +16,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/blueprint"
 	"huddle/ipc/trace"
 	"huddle/team"
@@ -90,7 +91,7 @@ func TestInvokeAndServeExportOneTrace(t *testing.T) {
 		"--caller", "tester", "--trace-id", corr, "--timeout", "20")
 	r.wantOK(t, "invoke")
 	// invoke flushed before it exited; serve exports on its schedule.
-	waitUntil(t, 30*time.Second, "serve's span at the collector", func() bool { return rc.span("echo.echo") != nil && len(rc.spansNamed("echo.echo")) == 2 })
+	testkit.WaitFor(t, 30*time.Second, "serve's span at the collector", func() bool { return rc.span("echo.echo") != nil && len(rc.spansNamed("echo.echo")) == 2 })
 	spans := rc.spansNamed("echo.echo")
 	var invoked, served *tracepb.Span
 	for _, s := range spans {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"huddle/internal/testkit"
 	"os"
 	"os/exec"
 	"strings"
@@ -86,7 +87,7 @@ func (p *ptyRun) output() string {
 // waitFor waits until the terminal shows s.
 func (p *ptyRun) waitFor(t testing.TB, s string) {
 	t.Helper()
-	waitUntil(t, 20*time.Second, "the terminal to show "+s+" (it shows "+p.outputTail()+")", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the terminal to show "+s+" (it shows "+p.outputTail()+")", func() bool {
 		return strings.Contains(p.output(), s)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -83,7 +84,7 @@ func TestRestartRefusals(t *testing.T) {
 	if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "the runtime to refuse restarting a running member", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the runtime to refuse restarting a running member", func() bool {
 		return up.saw(func(e map[string]any) bool {
 			return e["event"] == "dead_letter" && e["member"] == "idler" && strings.Contains(e["reason"].(string), "only a stopped or crashed member")
 		})

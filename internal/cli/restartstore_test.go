@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
@@ -33,7 +34,7 @@ func putRestartTeam(t *testing.T, url string) store.Store {
 func memberOn(t *testing.T, st store.Store, member, what string, ok func(*protocol.Member) bool) *protocol.Member {
 	t.Helper()
 	var m *protocol.Member
-	waitUntil(t, 30*time.Second, what, func() bool {
+	testkit.WaitFor(t, 30*time.Second, what, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		ms, err := st.Member(ctx, member, team.LostAfter)
@@ -73,10 +74,10 @@ func TestRestartOnStoreACrashedMember(t *testing.T) {
 	if second.PID == first.PID || second.Status.IsTerminal() {
 		t.Fatalf("after the restart: %+v (before %+v)", second, first)
 	}
-	waitUntil(t, 30*time.Second, "the runtime to say it restarted echo", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the runtime to say it restarted echo", func() bool {
 		return up.saw(func(e map[string]any) bool { return e["event"] == "member_restarted" && e["member"] == "echo" })
 	})
-	waitUntil(t, 30*time.Second, "echo's answer to the message sent while it was down", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "echo's answer to the message sent while it was down", func() bool {
 		return up.saw(func(e map[string]any) bool {
 			return e["event"] == "message_delivered" && e["member"] == protocol.Lead && e["from"] == "echo"
 		})
@@ -127,7 +128,7 @@ func TestRestartOnStoreRefusals(t *testing.T) {
 	if err := st.AskRestart(ctx, "idler", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 30*time.Second, "the runtime to refuse restarting a running member", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the runtime to refuse restarting a running member", func() bool {
 		return up.saw(func(e map[string]any) bool {
 			return e["event"] == "dead_letter" && e["member"] == "idler" && strings.Contains(e["reason"].(string), "only a stopped or crashed member")
 		})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
 	"huddle/team"
@@ -163,7 +164,7 @@ func TestServeOneIdempotencyKeyRunsOnce(t *testing.T) {
 	for k := range ids {
 		id = k
 	}
-	waitUntil(t, 20*time.Second, "the executions to finish", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the executions to finish", func() bool {
 		done := true
 		for k := range ids {
 			st := send(t, "GET", base+"/status/"+k, "", "", nil)
@@ -207,7 +208,7 @@ func TestServeKill9MidExecution(t *testing.T) {
 		t.Fatalf("invoke: %d %s", acc.code, acc.raw)
 	}
 	id := acc.body["execution_id"].(string)
-	waitUntil(t, 10*time.Second, "the worker to get the call", func() bool { return runsOf(t, dir, "slow") == 1 })
+	testkit.WaitFor(t, 10*time.Second, "the worker to get the call", func() bool { return runsOf(t, dir, "slow") == 1 })
 	first.kill9(t)
 
 	second := startServeProcess(t, dir, addr)
@@ -245,7 +246,7 @@ func TestServeKill9MidExecution(t *testing.T) {
 			t.Fatalf("retries answered executions %s and %s (the crashed one %s)", again, got, id)
 		}
 	}
-	waitUntil(t, 10*time.Second, "the retry to reach the worker", func() bool { return runsOf(t, dir, "slow") >= 2 })
+	testkit.WaitFor(t, 10*time.Second, "the retry to reach the worker", func() bool { return runsOf(t, dir, "slow") >= 2 })
 	st = send(t, "GET", base+"/status/"+again, "", "", nil)
 	if st.body["status"] != "running" && st.body["status"] != "accepted" {
 		t.Fatalf("the retried execution: %s", st.raw)
@@ -305,7 +306,7 @@ func TestServeSkipsAnOverlongExecutionsLine(t *testing.T) {
 			t.Fatalf("invoke: %d %s", a.code, a.raw)
 		}
 		id := a.body["execution_id"].(string)
-		waitUntil(t, 20*time.Second, "execution "+id, func() bool {
+		testkit.WaitFor(t, 20*time.Second, "execution "+id, func() bool {
 			return send(t, "GET", base+"/status/"+id, "", "", nil).body["status"] == "completed"
 		})
 		return id
@@ -331,7 +332,7 @@ func TestServeSkipsAnOverlongExecutionsLine(t *testing.T) {
 			t.Errorf("execution %s after the restart: %d %s", id, st.code, st.raw)
 		}
 	}
-	waitUntil(t, 5*time.Second, "the warning", func() bool { return strings.Contains(second.stderr.String(), "executions.jsonl") })
+	testkit.WaitFor(t, 5*time.Second, "the warning", func() bool { return strings.Contains(second.stderr.String(), "executions.jsonl") })
 	if log := second.stderr.String(); !strings.Contains(log, "WARN") || strings.Count(log, "xxxxxxxx") > 0 {
 		t.Fatalf("the warning: %s", log)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/ipc/trace"
 	"huddle/team"
 )
@@ -140,7 +141,7 @@ func TestTwoTeamsOnLoopback(t *testing.T) {
 			t.Logf("traces A:\n%s", ta)
 		}
 	})
-	waitUntil(t, 30*time.Second, "alpha's call to end", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "alpha's call to end", func() bool {
 		return upA.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alpha" })
 	})
 	if !upA.saw(func(e map[string]any) bool {
@@ -167,7 +168,7 @@ func TestTwoTeamsOnLoopback(t *testing.T) {
 		}
 		return nil
 	}
-	waitUntil(t, 10*time.Second, "the whole chain in both traces", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the whole chain in both traces", func() bool {
 		return len(find(a)) == 2 && len(find(b)) == 2
 	})
 	inA, inB := strings.Join(find(a), " | "), strings.Join(find(b), " | ")
@@ -231,7 +232,7 @@ func TestServeKeepsTheKeySecret(t *testing.T) {
 	if acc.ExecutionID == "" {
 		t.Fatalf("the right key was refused: %s", accepted)
 	}
-	waitUntil(t, 10*time.Second, "the execution to finish", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the execution to finish", func() bool {
 		req, _ := http.NewRequest("GET", base+"/result/"+acc.ExecutionID, nil)
 		req.Header.Set("X-API-Key", key)
 		resp, err := http.DefaultClient.Do(req)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"huddle/internal/testkit"
 	"net/http"
 	"strings"
 	"testing"
@@ -161,7 +162,7 @@ func TestShowExecution(t *testing.T) {
 		t.Fatalf("invoke: %d %s", a.code, a.raw)
 	}
 	id := a.body["execution_id"].(string)
-	waitUntil(t, 20*time.Second, "the execution to complete", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the execution to complete", func() bool {
 		return send(t, "GET", base+"/status/"+id, "", "", nil).body["status"] == "completed"
 	})
 	r := mustHuddle(t, "show", id, "--dir", dir)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -27,7 +28,7 @@ func writeTeam(t *testing.T, tm team.Team) string {
 // waitingFor waits until a member's record says status.
 func waitingFor(t *testing.T, dir, member string, status protocol.MemberStatus) {
 	t.Helper()
-	waitUntil(t, 10*time.Second, member+" "+string(status), func() bool {
+	testkit.WaitFor(t, 10*time.Second, member+" "+string(status), func() bool {
 		m, err := team.LoadMember(dir, member)
 		return err == nil && m.Status == status
 	})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/internal/testtls"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -362,7 +363,7 @@ func TestStoreLostMember(t *testing.T) {
 	if rows[2].Name != "data" || rows[2].Status != string(protocol.MemberWorking) || rows[2].Lost {
 		t.Fatalf("status with data just seen: %+v", rows[2])
 	}
-	waitUntil(t, 20*time.Second, "data shown lost", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "data shown lost", func() bool {
 		rows = statusRows(t, "--store", url, "--lost-after", "300ms")
 		return rows[2].Lost
 	})

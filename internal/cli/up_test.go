@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -71,17 +72,6 @@ func (p *upProcess) saw(match func(map[string]any) bool) bool {
 	return false
 }
 
-func waitUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestUpKill9RestartKeepsThePlanGate: kill -9 the runtime while a plan waits,
 // approve it while the runtime is down, start again: the approval takes
 // effect, no plan is submitted twice, and SIGTERM stops the team cleanly.
@@ -98,7 +88,7 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "alice awaiting approval", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice awaiting approval", func() bool {
 		return first.saw(func(e map[string]any) bool { return e["member"] == "alice" && e["status"] == "awaiting_approval" })
 	})
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -118,7 +108,7 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 	}
 
 	second := startUp(t, dir)
-	waitUntil(t, 10*time.Second, "alice's message after the approval", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "alice's message after the approval", func() bool {
 		return second.saw(func(e map[string]any) bool {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/storetest"
@@ -176,14 +177,14 @@ func TestUpOnStoreKill9LosesNothing(t *testing.T) {
 	first := startUpOnWhenFree(t, url, "lead,alice")
 	bob := startUpOnWhenFree(t, url, "bob")
 	ids := storetest.AppendN(t, st, "alice", "bob", "before", 30)
-	waitUntil(t, 30*time.Second, "bob's first deliveries", func() bool { return len(bob.delivered("bob")) > 0 })
+	testkit.WaitFor(t, 30*time.Second, "bob's first deliveries", func() bool { return len(bob.delivered("bob")) > 0 })
 	if err := bob.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-bob.exited
 	ids = append(ids, storetest.AppendN(t, st, "alice", "bob", "while down", 10)...)
 	again := startUpOnWhenFree(t, url, "bob")
-	waitUntil(t, 60*time.Second, "every message delivered to bob", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "every message delivered to bob", func() bool {
 		return len(missing(ids, bob.delivered("bob"), again.delivered("bob"))) == 0
 	})
 	if first.saw(func(e map[string]any) bool { return e["event"] == "message_delivered" && e["member"] == "bob" }) {
@@ -203,7 +204,7 @@ func TestUpOnStoreBrokerRestarted(t *testing.T) {
 	bob := startUpOnWhenFree(t, url, "bob")
 	toBob := storetest.AppendN(t, st, "alice", "bob", "before", 5)
 	toAlice := storetest.AppendN(t, st, "alice", "alice", "before", 5)
-	waitUntil(t, 30*time.Second, "the first messages delivered", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the first messages delivered", func() bool {
 		return len(missing(toBob, bob.delivered("bob"))) == 0 && len(missing(toAlice, alice.delivered("alice"))) == 0
 	})
 	if err := broker.Process.Signal(syscall.SIGTERM); err != nil {
@@ -215,7 +216,7 @@ func TestUpOnStoreBrokerRestarted(t *testing.T) {
 	startBroker(t, "--addr", addr, "--data", data)
 	toBob = append(toBob, storetest.AppendN(t, st, "alice", "bob", "after", 5)...)
 	toAlice = append(toAlice, storetest.AppendN(t, st, "alice", "alice", "after", 5)...)
-	waitUntil(t, 60*time.Second, "the messages sent after the restart delivered", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "the messages sent after the restart delivered", func() bool {
 		return len(missing(toBob, bob.delivered("bob"))) == 0 && len(missing(toAlice, alice.delivered("alice"))) == 0
 	})
 	for _, p := range []*upOn{alice, bob} {
@@ -287,7 +288,7 @@ func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 	first := startUpOnWhenFree(t, url, "lead,bob")
 	second := startUpOnWhenFree(t, url, "alice")
 	var plan string
-	waitUntil(t, 30*time.Second, "alice's plan in the store", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "alice's plan in the store", func() bool {
 		all, err := st.Requests(ctx)
 		if err == nil && len(all) == 1 && all[0].Status == protocol.RequestPending {
 			plan = all[0].ID
@@ -300,12 +301,12 @@ func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 		t.Fatal("alice went on before her plan was approved")
 	}
 	mustHuddle(t, "approve", plan, "--store", url)
-	waitUntil(t, 30*time.Second, "alice's message to the lead, in the other process", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "alice's message to the lead, in the other process", func() bool {
 		return first.saw(func(e map[string]any) bool {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
 	})
-	waitUntil(t, 30*time.Second, "alice's call to end", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "alice's call to end", func() bool {
 		return second.saw(func(e map[string]any) bool { return e["event"] == "call" && e["member"] == "alice" })
 	})
 	if !second.saw(func(e map[string]any) bool {

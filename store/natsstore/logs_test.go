@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"huddle/internal/testkit"
 	"huddle/store"
 )
 
@@ -25,7 +26,7 @@ func TestAppendLogNeverWaitsOnAServerAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No ack is awaited: the line is stored once a read finds it.
-	waitFor(t, "the line before the outage stored", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the line before the outage stored", func() bool {
 		return s.ReadLog(ctx, "alice", store.LogStderr, false, func([]byte) {}) == nil
 	})
 	r.stop(t, s)
@@ -53,12 +54,12 @@ func TestAppendLogNeverWaitsOnAServerAway(t *testing.T) {
 	}
 
 	r.start(t)
-	waitFor(t, "the store to reconnect", func() bool { return s.Conn().Status() == nats.CONNECTED })
+	testkit.WaitFor(t, 20*time.Second, "the store to reconnect", func() bool { return s.Conn().Status() == nats.CONNECTED })
 	if err := s.AppendLog(ctx, "alice", store.LogStderr, [][]byte{[]byte("after\n")}); err != nil {
 		t.Fatal(err)
 	}
 	var first, last string
-	waitFor(t, "the line appended after the server came back", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the line appended after the server came back", func() bool {
 		first, last = "", ""
 		err := s.ReadLog(ctx, "alice", store.LogStderr, false, func(l []byte) {
 			if first == "" {

@@ -11,23 +11,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsstore"
 )
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
 
 type inbox struct {
 	mu  sync.Mutex
@@ -59,7 +47,7 @@ func consumeFirstThree(t *testing.T, ctx context.Context, s *natsstore.Store) (*
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the first three", func() bool { return box.String() == "n1 n2 n3" })
+	testkit.WaitFor(t, 20*time.Second, "the first three", func() bool { return box.String() == "n1 n2 n3" })
 	return box, sub
 }
 
@@ -108,7 +96,7 @@ func (r *restartable) restart(t *testing.T, s *natsstore.Store) {
 func (r *restartable) stop(t *testing.T, s *natsstore.Store) {
 	t.Helper()
 	r.srv.Shutdown()
-	waitFor(t, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
+	testkit.WaitFor(t, 20*time.Second, "the store to see the server gone", func() bool { return s.Conn().Status() != nats.CONNECTED })
 }
 
 // start starts the server again where it was.
@@ -128,7 +116,7 @@ func appendRetried(t *testing.T, ctx context.Context, s *natsstore.Store, from, 
 	t.Helper()
 	for i := from; i <= to; i++ {
 		m := note(i)
-		waitFor(t, fmt.Sprintf("n%d appended", i), func() bool {
+		testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("n%d appended", i), func() bool {
 			actx, acancel := context.WithTimeout(ctx, 2*time.Second)
 			defer acancel()
 			return s.Append(actx, "alice", m) == nil
@@ -154,7 +142,7 @@ func TestServerRestartedUnderAConnectedStore(t *testing.T) {
 
 	srv.restart(t, s)
 	appendRetried(t, ctx, s, 4, 6)
-	waitFor(t, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
+	testkit.WaitFor(t, 20*time.Second, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
 	// The ack of the message handled as the server went down may not have
 	// reached it: that message comes again, marked, right after its first
 	// delivery (at least once). Nothing is lost, nothing is out of order,
@@ -213,7 +201,7 @@ func TestConsumerThatDiedIsRedeliveredMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub2.Stop()
-	waitFor(t, "n1 and n2", func() bool { return strings.HasSuffix(box.String(), "n2") })
+	testkit.WaitFor(t, 20*time.Second, "n1 and n2", func() bool { return strings.HasSuffix(box.String(), "n2") })
 	if got := box.String(); got != "n1* n2" {
 		t.Fatalf("after the consumer died: %q", got)
 	}
@@ -255,7 +243,7 @@ func TestPoisonMessageDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	waitFor(t, "n2", func() bool { return box.String() == "n2" })
+	testkit.WaitFor(t, 20*time.Second, "n2", func() bool { return box.String() == "n2" })
 	dls, err := s.DeadLetters(ctx)
 	if err != nil {
 		t.Fatal(err)

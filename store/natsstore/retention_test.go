@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsstore"
@@ -70,15 +71,15 @@ func TestCommittedMessagesLeaveTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	waitFor(t, "every message delivered", func() bool { return got.has(ids...) })
-	waitFor(t, "alice's subject emptied by the purge", func() bool { return stored(t, s, "alice") == 0 })
+	testkit.WaitFor(t, 20*time.Second, "every message delivered", func() bool { return got.has(ids...) })
+	testkit.WaitFor(t, 20*time.Second, "alice's subject emptied by the purge", func() bool { return stored(t, s, "alice") == 0 })
 	if n := stored(t, s, "bob"); n != 3 {
 		t.Fatalf("bob's subject holds %d messages, want the 3 no one consumed", n)
 	}
 	// Later messages are purged too, once committed.
 	more := storetest.AppendN(t, s, "lead", "alice", "later", 5)
-	waitFor(t, "the later messages delivered", func() bool { return got.has(more...) })
-	waitFor(t, "alice's subject emptied again", func() bool { return stored(t, s, "alice") == 0 })
+	testkit.WaitFor(t, 20*time.Second, "the later messages delivered", func() bool { return got.has(more...) })
+	testkit.WaitFor(t, 20*time.Second, "alice's subject emptied again", func() bool { return stored(t, s, "alice") == 0 })
 	if n := got.count(); n != len(ids)+len(more) {
 		t.Fatalf("%d deliveries, want %d: a purge must not bring anything back", n, len(ids)+len(more))
 	}
@@ -112,7 +113,7 @@ func TestUncommittedMessageSurvivesThePurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-held
-	waitFor(t, "the three committed messages purged", func() bool { return stored(t, first, "alice") == 1 })
+	testkit.WaitFor(t, 20*time.Second, "the three committed messages purged", func() bool { return stored(t, first, "alice") == 1 })
 	if err := sub.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +125,11 @@ func TestUncommittedMessageSurvivesThePurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	waitFor(t, "the held message redelivered", func() bool { return strings.Contains(box.String(), "n3") })
+	testkit.WaitFor(t, 20*time.Second, "the held message redelivered", func() bool { return strings.Contains(box.String(), "n3") })
 	if got, want := box.String(), "n0 n1 n2 n3*"; got != want {
 		t.Fatalf("delivered %q, want %q", got, want)
 	}
-	waitFor(t, "the redelivered message purged once committed", func() bool { return stored(t, second, "alice") == 0 })
+	testkit.WaitFor(t, 20*time.Second, "the redelivered message purged once committed", func() bool { return stored(t, second, "alice") == 0 })
 }
 
 // answer is an invocation result to caller.
@@ -175,7 +176,7 @@ func TestTakenAnswerIsRemoved(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, "the answer taken", func() bool { return took.Load() == 1 })
+		testkit.WaitFor(t, 20*time.Second, "the answer taken", func() bool { return took.Load() == 1 })
 		if err := sub.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -211,13 +212,13 @@ func TestStaleAnswersSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	waitFor(t, "the stale results swept", func() bool { return stored(t, s, "ops") == 1 })
+	testkit.WaitFor(t, 20*time.Second, "the stale results swept", func() bool { return stored(t, s, "ops") == 1 })
 	// A result that comes while the watch runs, taken by no one, is swept
 	// by a later sweep.
 	if err := s.Append(ctx, "ops", answer("ops", "req-late-3")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the later stale result swept", func() bool { return stored(t, s, "ops") == 1 })
+	testkit.WaitFor(t, 20*time.Second, "the later stale result swept", func() bool { return stored(t, s, "ops") == 1 })
 }
 
 // TestContractWhilePurging holds the store to the store contract with a
@@ -253,15 +254,15 @@ func TestPurgeAcrossAServerRestart(t *testing.T) {
 	defer s.Close()
 	box, sub := consumeFirstThree(t, ctx, s)
 	defer sub.Stop()
-	waitFor(t, "the first three purged", func() bool { return stored(t, s, "alice") == 0 })
+	testkit.WaitFor(t, 20*time.Second, "the first three purged", func() bool { return stored(t, s, "alice") == 0 })
 
 	srv.restart(t, s)
 	appendRetried(t, ctx, s, 4, 6)
-	waitFor(t, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
+	testkit.WaitFor(t, 20*time.Second, "all six", func() bool { return strings.HasSuffix(box.String(), "n6") })
 	if got := withoutMarkedRepeats(t, box.String()); got != "n1 n2 n3 n4 n5 n6" {
 		t.Fatalf("the consumer got %q", box.String())
 	}
-	waitFor(t, "the last three purged", func() bool { return stored(t, s, "alice") == 0 })
+	testkit.WaitFor(t, 20*time.Second, "the last three purged", func() bool { return stored(t, s, "alice") == 0 })
 }
 
 // TestDeadLettersAndSpansAgeOut: a dead letter carries a TTL of
@@ -281,7 +282,7 @@ func TestDeadLettersAndSpansAgeOut(t *testing.T) {
 	if err != nil || len(dls) != 1 {
 		t.Fatalf("dead letters: %v %+v", err, dls)
 	}
-	waitFor(t, "the dead letter expired", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the dead letter expired", func() bool {
 		dls, err := s.DeadLetters(ctx)
 		return err == nil && len(dls) == 0
 	})

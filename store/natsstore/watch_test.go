@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 )
@@ -32,7 +33,7 @@ func TestWatchSurvivesAServerRestart(t *testing.T) {
 	if err := s.PutMember(ctx, &protocol.Member{Name: "before", Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the member put before the restart", has(store.Change{Kind: store.ChangeMember, Name: "before"}))
+	testkit.WaitFor(t, 20*time.Second, "the member put before the restart", has(store.Change{Kind: store.ChangeMember, Name: "before"}))
 
 	srv.restart(t, s)
 	other := openURL(t, url) // a writer on a connection of its own, maybe before s is back
@@ -43,6 +44,6 @@ func TestWatchSurvivesAServerRestart(t *testing.T) {
 	if err := other.PutMember(ctx, &protocol.Member{Name: "after", Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the request created after the restart", has(store.Change{Kind: store.ChangeRequest, Name: "sd-after"}))
-	waitFor(t, "the member put after the restart", has(store.Change{Kind: store.ChangeMember, Name: "after"}))
+	testkit.WaitFor(t, 20*time.Second, "the request created after the restart", has(store.Change{Kind: store.ChangeRequest, Name: "sd-after"}))
+	testkit.WaitFor(t, 20*time.Second, "the member put after the restart", has(store.Change{Kind: store.ChangeMember, Name: "after"}))
 }
