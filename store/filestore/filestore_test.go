@@ -1,11 +1,15 @@
 package filestore_test
 
 import (
+	"os"
 	"testing"
+	"time"
 
+	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/store/storetest"
+	"huddle/teamdir"
 )
 
 func factory(t *testing.T) storetest.Opener {
@@ -22,3 +26,66 @@ func factory(t *testing.T) storetest.Opener {
 
 // TestContract holds the file store to the store contract.
 func TestContract(t *testing.T) { storetest.Run(t, factory) }
+
+// TestMembersLiveWithTheRuntimeLock: on a directory a runtime ran, its
+// runtime.lock says whether the members are alive, not the age of their
+// records: while a runtime holds the lock a member whose record is old is
+// seen now; once the lock is released a working member is lost at once,
+// though its record is new. Without a lock, the records' ages decide.
+func TestMembersLiveWithTheRuntimeLock(t *testing.T) {
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	m := &protocol.Member{Name: "alice", Role: "test", Runtime: "script", Status: protocol.MemberWorking, Since: time.Now()}
+	if err := s.PutMember(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	p, err := teamdir.MemberPath(dir, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	alice := func() store.MemberState {
+		t.Helper()
+		ms, err := s.Member(ctx, "alice", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.Members(ctx, time.Minute)
+		if err != nil || len(all) != 1 || all[0].Lost != ms.Lost {
+			t.Fatalf("Members %+v (%v) disagrees with Member %+v", all, err, ms)
+		}
+		return *ms
+	}
+	if ms := alice(); !ms.Lost {
+		t.Fatalf("no runtime ever ran here and the record is an hour old: %+v, want lost", ms)
+	}
+	unlock, err := teamdir.LockRuntime(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := alice(); ms.Lost || time.Since(ms.Seen) > time.Minute {
+		t.Fatalf("a runtime holds the lock: %+v, want alive and seen now", ms)
+	}
+	unlock()
+	if err := s.Heartbeat(ctx, "alice"); err != nil { // a fresh record
+		t.Fatal(err)
+	}
+	if ms := alice(); !ms.Lost {
+		t.Fatalf("the runtime released its lock: %+v, want lost at once", ms)
+	}
+	m.Status = protocol.MemberStopped
+	if err := s.PutMember(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if ms := alice(); ms.Lost {
+		t.Fatalf("a stopped member is never lost: %+v", ms)
+	}
+}

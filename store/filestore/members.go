@@ -65,13 +65,14 @@ func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.M
 		return nil, err
 	}
 	now := time.Now()
+	rt := s.runtime()
 	var out []store.MemberState
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || e.IsDir() || protocol.ValidateName(name) != nil {
 			continue
 		}
-		if ms, err := s.readMember(name, now, lostAfter); err == nil {
+		if ms, err := s.readMember(name, now, lostAfter, rt); err == nil {
 			out = append(out, *ms)
 		}
 	}
@@ -87,17 +88,41 @@ func (s *Store) Member(ctx context.Context, name string, lostAfter time.Duration
 	if err := protocol.ValidateName(name); err != nil {
 		return nil, err
 	}
-	ms, err := s.readMember(name, time.Now(), lostAfter)
+	ms, err := s.readMember(name, time.Now(), lostAfter, s.runtime())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("member %s: %w", name, store.ErrNotFound)
 	}
 	return ms, err
 }
 
-// readMember reads one record with its modification time, the last time
-// it was seen; a record that does not parse, or names another member, is
-// an error.
-func (s *Store) readMember(name string, now time.Time, lostAfter time.Duration) (*store.MemberState, error) {
+// runtimeLiveness is what runtime.lock says of the members: nothing when
+// no runtime ever ran the directory (their records' modification times,
+// heartbeats, say when they were seen), else whether one runs it now.
+type runtimeLiveness struct {
+	locked  bool // a runtime ran here: runtime.lock is there
+	running bool // and holds its flock now
+}
+
+// runtime probes runtime.lock. A probe that fails reads as no lock: the
+// heartbeats decide.
+func (s *Store) runtime() runtimeLiveness {
+	if _, err := os.Stat(teamdir.RuntimeLockPath(s.dir)); err != nil {
+		return runtimeLiveness{}
+	}
+	st, err := teamdir.ProbeRuntime(s.dir)
+	if err != nil {
+		return runtimeLiveness{}
+	}
+	return runtimeLiveness{locked: true, running: st.Running}
+}
+
+// readMember reads one record with the last time it was seen. A runtime
+// holding runtime.lock keeps its members alive (seen now) whatever their
+// records' age, and its flock goes with its process: once it is released
+// a live member is lost at once, not after lostAfter. Without the lock, a
+// record's modification time is when it was seen. A record that does not
+// parse, or names another member, is an error.
+func (s *Store) readMember(name string, now time.Time, lostAfter time.Duration, rt runtimeLiveness) (*store.MemberState, error) {
 	p, err := teamdir.MemberPath(s.dir, name)
 	if err != nil {
 		return nil, err
@@ -118,5 +143,11 @@ func (s *Store) readMember(name string, now time.Time, lostAfter time.Duration) 
 		return nil, fmt.Errorf("member %s: the record names %q", name, m.Name)
 	}
 	seen := info.ModTime()
+	switch {
+	case rt.running:
+		return &store.MemberState{Member: m, Seen: now}, nil
+	case rt.locked:
+		return &store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status)}, nil
+	}
 	return &store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter}, nil
 }
