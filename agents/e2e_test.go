@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirlead"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -140,7 +141,7 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 	if n := len(f.starts()); n != 1 {
 		t.Fatalf("claude ran %d times before the approval", n)
 	}
-	if _, err := team.Decide(rt.dir, plan.ID, protocol.EventApprove, "keep it small", protocol.Lead); err != nil {
+	if _, err := dirlead.Decide(rt.dir, plan.ID, protocol.EventApprove, "keep it small", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 30*time.Second, "coder idle after the work", func() bool {
@@ -177,7 +178,7 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 		t.Errorf("lines of the adapter were refused:\n%s", dl)
 	}
 
-	sd, err := team.RequestShutdown(rt.dir, "coder", "done")
+	sd, err := dirlead.RequestShutdown(rt.dir, "coder", "done")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestCodexRejectedPlanThroughTheRuntime(t *testing.T) {
 	rt := startRuntime(t, "huddle", "agent", "codex", "--task", task, "--bin", f.bin, "--", "--skip-git-repo-check")
 
 	first := rt.pendingPlan(t)
-	if _, err := team.Decide(rt.dir, first.ID, protocol.EventReject, "also document it in the README", protocol.Lead); err != nil {
+	if _, err := dirlead.Decide(rt.dir, first.ID, protocol.EventReject, "also document it in the README", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	var second protocol.Request
@@ -211,7 +212,7 @@ func TestCodexRejectedPlanThroughTheRuntime(t *testing.T) {
 		!strings.Contains(revise[len(revise)-1], "also document it in the README") {
 		t.Errorf("revision run args %q", revise)
 	}
-	if _, err := team.Decide(rt.dir, second.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+	if _, err := dirlead.Decide(rt.dir, second.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 30*time.Second, "coder idle after the work", func() bool {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/dirlead"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
@@ -115,7 +116,7 @@ func runSession(t *testing.T) session {
 		}
 		return false
 	})
-	if _, err := team.Decide(dir, ss.planID, protocol.EventApprove, "", protocol.Lead); err != nil {
+	if _, err := dirlead.Decide(dir, ss.planID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	ss.after = w.wait(t, "the plan approved", func(s team.Snapshot) bool {

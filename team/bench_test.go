@@ -265,7 +265,7 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 		id := <-opened
 		floor = append(floor, benchfloor.Fsync(b, filepath.Join(probeDir, fmt.Sprintf("probe-%d", i)), fsyncProbeLine))
 		t0 := time.Now()
-		if _, err := Decide(dir, id, protocol.EventApprove, "", ""); err != nil {
+		if _, err := dirDecide(dir, id, protocol.EventApprove, "", ""); err != nil {
 			b.Fatal(err)
 		}
 		at := <-working

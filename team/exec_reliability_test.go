@@ -175,11 +175,11 @@ func TestDeafAgentDoesNotBlockTheRuntime(t *testing.T) {
 	}
 	// The first message is larger than any pipe buffer: it cannot be
 	// written whole to an agent that does not read.
-	if err := Send(dir, tm, protocol.Lead, "deaf", strings.Repeat("x", 256<<10)); err != nil {
+	if err := dirSend(dir, tm, protocol.Lead, "deaf", strings.Repeat("x", 256<<10)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 299 {
-		if err := Send(dir, tm, protocol.Lead, "deaf", fmt.Sprintf("message %d", i)); err != nil {
+		if err := dirSend(dir, tm, protocol.Lead, "deaf", fmt.Sprintf("message %d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}

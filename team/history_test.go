@@ -50,7 +50,7 @@ func TestForeignPlanStampedYearsAgoIsPendingAfterReceipt(t *testing.T) {
 	if want := received.Add(DefaultApprovalDeadline); r.Deadline.Before(want.Add(-time.Second)) || r.Created.Before(received.Add(-time.Second)) {
 		t.Fatalf("deadline %v (created %v): want it to count from receipt, about %v", r.Deadline, r.Created, want)
 	}
-	got, err := Decide(dir, "old0clock", protocol.EventApprove, "", "")
+	got, err := dirDecide(dir, "old0clock", protocol.EventApprove, "", "")
 	if err != nil || got.Status != protocol.RequestApproved {
 		t.Fatalf("approve the foreign plan: %+v %v (want it still pending after receipt)", got, err)
 	}
@@ -265,7 +265,7 @@ func TestCorruptPlanRecordDoesNotCrashItsTeammate(t *testing.T) {
 	if err != nil || len(bad) != 1 || bad[0].File != file {
 		t.Fatalf("ReadLiveRequests corrupt = %+v, %v", bad, err)
 	}
-	if _, err := Decide(dir, r.ID, protocol.EventApprove, "", ""); err == nil || !strings.Contains(err.Error(), file) {
+	if _, err := dirDecide(dir, r.ID, protocol.EventApprove, "", ""); err == nil || !strings.Contains(err.Error(), file) {
 		t.Fatalf("deciding a corrupt record: %v, want an error naming %s", err, file)
 	}
 	if st := memberStatus(dir, "alice"); st != protocol.MemberAwaitingApproval {
@@ -274,7 +274,7 @@ func TestCorruptPlanRecordDoesNotCrashItsTeammate(t *testing.T) {
 	if err := teamdir.ReplaceFile(p, good); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Decide(dir, r.ID, protocol.EventApprove, "", ""); err != nil {
+	if _, err := dirDecide(dir, r.ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 5*time.Second, "alice working after the approval", func() bool {

@@ -1,44 +1,97 @@
 package team
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	"huddle/inbox"
 	"huddle/protocol"
+	"huddle/store"
 )
 
 // What a human lead does: decide plans, ask members to shut down, send and
-// broadcast. The CLI and the UI call the same functions; each works against
-// a team that another process runs.
+// broadcast, on the store that keeps the team (the team directory's files
+// store or NATS). The CLI and the UI call the same functions; each works
+// against a team that another process, on any machine, runs.
 
 // Decide answers a pending plan request as the lead with ev (approve or
-// reject), then tells the teammate. A second decision gets an *store.AlreadyError.
-func Decide(dir, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
+// reject), then tells the teammate with a plan_approval_response. A second
+// decision, from any process on any machine, gets an *store.AlreadyError
+// naming the first.
+func Decide(ctx context.Context, st store.Store, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
 	by, err := checkDecision(id, ev, feedback, by)
 	if err != nil {
 		return nil, err
 	}
-	r, err := LoadRequest(dir, id)
+	r, err := requestOn(ctx, st, id)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no request %s", id)
-		}
 		return nil, err
 	}
 	if err := checkPlan(r); err != nil {
 		return nil, err
 	}
-	r, err = resolve(dir, r, Resolution{Event: ev, By: by, Text: feedback})
+	r, err = decideOn(ctx, st, id, Resolution{Event: ev, By: by, Text: feedback})
 	if err != nil {
 		return nil, err
 	}
-	if err := inbox.Append(dir, r.From, decisionMessage(r, ev, feedback)); err != nil {
+	if err := st.Append(ctx, r.From, decisionMessage(r, ev, feedback)); err != nil {
 		return r, toldFailed(r, err)
 	}
 	return r, nil
+}
+
+// RequestShutdown asks member to shut down and returns the request. A
+// member that has ended (stopped or crashed) while a runtime of the team
+// runs gets a request cancelled at once; while none runs (it ran before),
+// the request waits in the member's inbox for the next one, whatever status
+// the last run left.
+func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reason string) (*protocol.Request, error) {
+	r, err := newShutdown(t, member, reason)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.CreateRequest(ctx, &r); err != nil {
+		return nil, err
+	}
+	ms, err := st.Member(ctx, member, LostAfter)
+	if err == nil && ms.Status.IsTerminal() && !Down(RuntimeOf(ctx, st)) {
+		return decideOn(ctx, st, r.ID, alreadyEnded(member, ms.Status))
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("member %s: %w", member, err)
+	}
+	if err := st.Append(ctx, member, shutdownAsk(&r)); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// RuntimeOf is what st tells of the team's runtime: a team directory's
+// runtime.lock, when st keeps its team in one (its flock goes with its
+// process; no lock file: no runtime ran it yet), else its members'
+// records (RuntimeOn). A store that
+// cannot be read is taken as running: no command says "not running"
+// without knowing it.
+func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
+	if rl, ok := st.(runtimeLocker); ok {
+		rt, err := rl.RuntimeLock()
+		if err != nil {
+			return RuntimeState{Running: true}
+		}
+		return rt
+	}
+	states, err := st.Members(ctx, LostAfter)
+	if err != nil {
+		return RuntimeState{Running: true}
+	}
+	return RuntimeOn(states, LostAfter)
+}
+
+// runtimeLocker is a store kept in a team directory, whose runtime.lock
+// says whether a runtime runs it (store/filestore).
+type runtimeLocker interface {
+	RuntimeLock() (RuntimeState, error)
 }
 
 // checkDecision refuses a lead's decision that is no answer, or a rejection
@@ -74,37 +127,6 @@ func decisionMessage(r *protocol.Request, ev protocol.RequestEvent, feedback str
 
 func toldFailed(r *protocol.Request, err error) error {
 	return fmt.Errorf("decided, but telling %s failed: %w", r.From, err)
-}
-
-// RequestShutdown asks member to shut down and returns the request. A member
-// that is already stopped (or crashed) gets a request cancelled at once.
-func RequestShutdown(dir, member, reason string) (*protocol.Request, error) {
-	if err := protocol.ValidateMemberName(member); err != nil {
-		return nil, err
-	}
-	t, err := Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	r, err := newShutdown(t, member, reason)
-	if err != nil {
-		return nil, err
-	}
-	if err := CreateRequest(dir, &r); err != nil {
-		return nil, err
-	}
-	// While no runtime runs the team (it ran before), every member starts
-	// again with the next one: the request waits for it, whatever status
-	// the last run left.
-	rt, perr := ProbeRuntime(dir)
-	down := perr == nil && Down(rt)
-	if st, err := LoadMember(dir, member); err == nil && st.Status.IsTerminal() && !down {
-		return Resolve(dir, r.ID, alreadyEnded(member, st.Status))
-	}
-	if err := inbox.Append(dir, member, shutdownAsk(&r)); err != nil {
-		return nil, err
-	}
-	return &r, nil
 }
 
 // newShutdown is a pending shutdown request of the lead to member of t.
@@ -149,12 +171,12 @@ func (t *Team) Address(name string) error {
 }
 
 // Send delivers a plain message between two addresses of team t.
-func Send(dir string, t *Team, from, to, text string) error {
+func Send(ctx context.Context, st store.Store, t *Team, from, to, text string) error {
 	m, err := plainMessage(t, from, to, text)
 	if err != nil {
 		return err
 	}
-	return inbox.Append(dir, to, m)
+	return st.Append(ctx, to, m)
 }
 
 // plainMessage is a message from one address of t to another.
@@ -170,14 +192,15 @@ func plainMessage(t *Team, from, to, text string) (*protocol.Message, error) {
 	return &m, nil
 }
 
-// Broadcast delivers text to every member of team t but the sender.
-func Broadcast(dir string, t *Team, from, text string) (int, error) {
+// Broadcast delivers text to every member of team t but the sender, and
+// says how many it reached.
+func Broadcast(ctx context.Context, st store.Store, t *Team, from, text string) (int, error) {
 	msgs, err := broadcastMessages(t, from, text)
 	if err != nil {
 		return 0, err
 	}
 	for i, m := range msgs {
-		if err := inbox.Append(dir, m.To, m); err != nil {
+		if err := st.Append(ctx, m.To, m); err != nil {
 			return i, err
 		}
 	}

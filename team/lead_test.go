@@ -79,7 +79,7 @@ func TestDecideApproveAndRejectTellTheTeammate(t *testing.T) {
 			r := planRequest("pl-d0d0d0d0d0d0", "ana", time.Now())
 			mustCreate(t, dir, r)
 
-			got, err := Decide(dir, r.ID, protocol.AnswerEvent(tc.approve), tc.feedback, "")
+			got, err := dirDecide(dir, r.ID, protocol.AnswerEvent(tc.approve), tc.feedback, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestDecideApproveAndRejectTellTheTeammate(t *testing.T) {
 			}
 
 			// A second decision, either way, is refused and tells no one.
-			_, err = Decide(dir, r.ID, protocol.AnswerEvent(!tc.approve), "changed my mind", "ui-2")
+			_, err = dirDecide(dir, r.ID, protocol.AnswerEvent(!tc.approve), "changed my mind", "ui-2")
 			var already *store.AlreadyError
 			if !errors.As(err, &already) || already.Status != tc.want || already.By != protocol.Lead {
 				t.Fatalf("second Decide: %v, want already %s by lead", err, tc.want)
@@ -145,7 +145,7 @@ func TestDecideRefusals(t *testing.T) {
 		{"an unknown event", plan.ID, protocol.RequestEvent("maybe"), "hm", `"maybe" is not a decision`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decide(dir, tc.id, tc.ev, tc.feedback, "")
+			_, err := dirDecide(dir, tc.id, tc.ev, tc.feedback, "")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Decide: %v, want an error about %q", err, tc.want)
 			}
@@ -175,7 +175,7 @@ func TestRequestShutdownAsksALiveMember(t *testing.T) {
 	}
 	for _, member := range []string{"ana", "bo"} {
 		before := time.Now()
-		r, err := RequestShutdown(dir, member, "end of day")
+		r, err := dirRequestShutdown(dir, member, "end of day")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestRequestShutdownOfAStoppedMemberIsCancelledAtOnce(t *testing.T) {
 			if err := WriteMember(dir, &protocol.Member{Name: "cy", Status: st, Since: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			r, err := RequestShutdown(dir, "cy", "tidy up")
+			r, err := dirRequestShutdown(dir, "cy", "tidy up")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +239,7 @@ func TestRequestShutdownRefusesBadMembers(t *testing.T) {
 		{"LEAD", "invalid name"},
 		{"", "empty"},
 	} {
-		if _, err := RequestShutdown(dir, tc.member, "x"); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := dirRequestShutdown(dir, tc.member, "x"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("RequestShutdown(%q): %v, want an error about %q", tc.member, err, tc.want)
 		}
 	}
@@ -254,7 +254,7 @@ func TestSendAndBroadcast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Send(dir, tm, protocol.Lead, "bo", "status report, please"); err != nil {
+	if err := dirSend(dir, tm, protocol.Lead, "bo", "status report, please"); err != nil {
 		t.Fatal(err)
 	}
 	msgs := inboxOf(t, dir, "bo")
@@ -262,13 +262,13 @@ func TestSendAndBroadcast(t *testing.T) {
 		msgs[0].Content != "status report, please" {
 		t.Fatalf("bo got %+v", msgs)
 	}
-	if err := Send(dir, tm, protocol.Lead, "../x", "hi"); err == nil {
+	if err := dirSend(dir, tm, protocol.Lead, "../x", "hi"); err == nil {
 		t.Error("Send to ../x accepted")
 	}
-	if err := Send(dir, tm, protocol.Lead, "zed", "hi"); err == nil || !strings.Contains(err.Error(), `no member "zed"`) {
+	if err := dirSend(dir, tm, protocol.Lead, "zed", "hi"); err == nil || !strings.Contains(err.Error(), `no member "zed"`) {
 		t.Errorf("Send to a stranger: %v", err)
 	}
-	if err := Send(dir, tm, "zed", "bo", "hi"); err == nil || !strings.Contains(err.Error(), `no member "zed"`) {
+	if err := dirSend(dir, tm, "zed", "bo", "hi"); err == nil || !strings.Contains(err.Error(), `no member "zed"`) {
 		t.Errorf("Send from a stranger: %v", err)
 	}
 	if inboxExists(t, dir, "zed") {
@@ -276,7 +276,7 @@ func TestSendAndBroadcast(t *testing.T) {
 	}
 
 	// From a member: everyone else hears it, the sender does not.
-	n, err := Broadcast(dir, tm, "ana", "lunch is here")
+	n, err := dirBroadcast(dir, tm, "ana", "lunch is here")
 	if err != nil || n != 2 {
 		t.Fatalf("Broadcast from ana = %d, %v; want 2", n, err)
 	}
@@ -284,7 +284,7 @@ func TestSendAndBroadcast(t *testing.T) {
 		t.Error("the sender got its own broadcast")
 	}
 	// From the lead: every member hears it.
-	if n, err := Broadcast(dir, tm, protocol.Lead, "wrap up"); err != nil || n != 3 {
+	if n, err := dirBroadcast(dir, tm, protocol.Lead, "wrap up"); err != nil || n != 3 {
 		t.Fatalf("Broadcast from lead = %d, %v; want 3", n, err)
 	}
 	got := map[string][]string{}

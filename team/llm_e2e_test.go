@@ -101,7 +101,7 @@ func TestLLMTeammateThroughTheRealLoop(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "hello.txt")); err == nil {
 		t.Fatal("the write before the plan's approval went through")
 	}
-	if _, err := Decide(dir, plan.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+	if _, err := dirDecide(dir, plan.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 20*time.Second, "hello.txt", func() bool {

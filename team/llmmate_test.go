@@ -160,7 +160,7 @@ func TestLLMEnvSubmitPlanApproveAndReject(t *testing.T) {
 	if first.Plan != "add a test" {
 		t.Fatalf("plan = %q", first.Plan)
 	}
-	if _, err := Decide(dir, first.ID, protocol.EventReject, "smaller steps", ""); err != nil {
+	if _, err := dirDecide(dir, first.ID, protocol.EventReject, "smaller steps", ""); err != nil {
 		t.Fatal(err)
 	}
 	if a := waitAnswer(t, ch); a.ok || a.feedback != "smaller steps" || a.err != nil {
@@ -178,7 +178,7 @@ func TestLLMEnvSubmitPlanApproveAndReject(t *testing.T) {
 	if r := pendingPlan(dir, "coder"); r.Revises != first.ID {
 		t.Fatalf("the revised plan revises %q, want %s", r.Revises, first.ID)
 	}
-	if _, err := Decide(dir, pendingPlan(dir, "coder").ID, protocol.EventApprove, "go ahead", ""); err != nil {
+	if _, err := dirDecide(dir, pendingPlan(dir, "coder").ID, protocol.EventApprove, "go ahead", ""); err != nil {
 		t.Fatal(err)
 	}
 	if a := waitAnswer(t, ch); !a.ok || a.feedback != "go ahead" || a.err != nil {
@@ -248,7 +248,7 @@ func TestLLMEnvShutdownResponseApproves(t *testing.T) {
 	startLLMTeam(t, dir, fk, llmMember("coder"))
 	f := fk.of(t, "coder")
 	testkit.WaitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
-	r, err := RequestShutdown(dir, "coder", "end of day")
+	r, err := dirRequestShutdown(dir, "coder", "end of day")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestLLMLimitLeavesTheMemberIdleThenItStopsWhenAsked(t *testing.T) {
 	if rec := memberRecord(t, dir, "coder"); !strings.Contains(rec.Activity, "max_turns") {
 		t.Fatalf("activity = %q, want the limit named", rec.Activity)
 	}
-	r, err := RequestShutdown(dir, "coder", "bye")
+	r, err := dirRequestShutdown(dir, "coder", "bye")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestLLMKeyIsInNoFileAndNoEvent(t *testing.T) {
 	}
 	ch := submitAsync(t, env, "a plan")
 	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "coder") != nil })
-	if _, err := Decide(dir, pendingPlan(dir, "coder").ID, protocol.EventApprove, "", ""); err != nil {
+	if _, err := dirDecide(dir, pendingPlan(dir, "coder").ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitAnswer(t, ch)

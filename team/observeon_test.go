@@ -97,7 +97,7 @@ func TestObserveOn(t *testing.T) {
 			s := snaps.get()
 			return s.Pending == 1 && len(s.Requests) == 1 && s.Requests[0].ID == plan.ID && s.Requests[0].Status == protocol.RequestPending
 		})
-		if _, err := DecideOn(ctx, st, plan.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+		if _, err := Decide(ctx, st, plan.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 			t.Fatal(err)
 		}
 		testkit.WaitFor(t, within, "the plan approved", func() bool {
@@ -113,7 +113,7 @@ func TestObserveOn(t *testing.T) {
 		}
 		testkit.WaitFor(t, within, "the call's chain", func() bool { return snaps.get().Chains.Len() == 1 })
 
-		if err := SendOn(ctx, st, tm, protocol.Lead, "cy", "hello cy"); err != nil {
+		if err := Send(ctx, st, tm, protocol.Lead, "cy", "hello cy"); err != nil {
 			t.Fatal(err)
 		}
 		testkit.WaitFor(t, within, "the message in Messages and cy's unread", func() bool {

@@ -246,7 +246,7 @@ func TestObserverRequestResolvedElsewhere(t *testing.T) {
 	}
 
 	// The CLI's way: Decide. The newest resolution comes first among the final.
-	if _, err := Decide(dir, older.ID, protocol.EventReject, "split it in two", "lead"); err != nil {
+	if _, err := dirDecide(dir, older.ID, protocol.EventReject, "split it in two", "lead"); err != nil {
 		t.Fatal(err)
 	}
 	s = rec.wait(t, "rejected", func(s Snapshot) bool { return s.Pending == 0 && s.Requests[0].Status == protocol.RequestRejected })
@@ -454,7 +454,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 		writeMember(t, dir, "alice", protocol.MemberWorking, fmt.Sprint("step ", i))
 		mustCreate(t, dir, planRequest(fmt.Sprintf("pl-%012d", i), "alice", testTime.Add(time.Duration(i)*time.Second)))
 		if i%3 == 0 {
-			if _, err := Decide(dir, fmt.Sprintf("pl-%012d", i), protocol.EventApprove, "", "lead"); err != nil {
+			if _, err := dirDecide(dir, fmt.Sprintf("pl-%012d", i), protocol.EventApprove, "", "lead"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"huddle/store"
 	"huddle/store/storekinds"
 	"huddle/store/storetest"
+	"huddle/teamdir"
 )
 
 const onStoreTeam = `{"name":"crew","settings":{"shutdown_deadline":"45s"},"members":[
@@ -65,18 +66,18 @@ func TestLoadTeamOnEmptyStore(t *testing.T) {
 
 func TestSendAndBroadcastOn(t *testing.T) {
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
-		if err := SendOn(ctx, st, tm, protocol.Lead, "ana", "hello ana"); err != nil {
+		if err := Send(ctx, st, tm, protocol.Lead, "ana", "hello ana"); err != nil {
 			t.Fatal(err)
 		}
-		if err := SendOn(ctx, st, tm, protocol.Lead, "zed", "x"); err == nil || err.Error() != `no member "zed" in team crew` {
+		if err := Send(ctx, st, tm, protocol.Lead, "zed", "x"); err == nil || err.Error() != `no member "zed" in team crew` {
 			t.Fatalf("send to a stranger = %v", err)
 		}
-		if err := SendOn(ctx, st, tm, "zed", "ana", "x"); err == nil || !strings.HasPrefix(err.Error(), "from: ") {
+		if err := Send(ctx, st, tm, "zed", "ana", "x"); err == nil || !strings.HasPrefix(err.Error(), "from: ") {
 			t.Fatalf("send from a stranger = %v", err)
 		}
-		n, err := BroadcastOn(ctx, st, tm, "bo", "all hands")
+		n, err := Broadcast(ctx, st, tm, "bo", "all hands")
 		if err != nil || n != 2 {
-			t.Fatalf("BroadcastOn = %d, %v; want 2 members", n, err)
+			t.Fatalf("Broadcast = %d, %v; want 2 members", n, err)
 		}
 		got := inboxOn(t, ctx, st, "ana", 2)
 		if got[0].Type != protocol.TypeMessage || got[0].From != protocol.Lead || got[0].Content != "hello ana" {
@@ -104,23 +105,23 @@ func newPlan(t *testing.T, ctx context.Context, st store.Store, from string) pro
 func TestDecideOn(t *testing.T) {
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
 		plan := newPlan(t, ctx, st, "ana")
-		if _, err := DecideOn(ctx, st, plan.ID, protocol.EventReject, "", ""); err == nil || !strings.Contains(err.Error(), "reject needs feedback") {
+		if _, err := Decide(ctx, st, plan.ID, protocol.EventReject, "", ""); err == nil || !strings.Contains(err.Error(), "reject needs feedback") {
 			t.Fatalf("reject without feedback = %v", err)
 		}
-		if _, err := DecideOn(ctx, st, plan.ID, protocol.EventCancel, "", ""); err == nil || !strings.Contains(err.Error(), "is not a decision") {
+		if _, err := Decide(ctx, st, plan.ID, protocol.EventCancel, "", ""); err == nil || !strings.Contains(err.Error(), "is not a decision") {
 			t.Fatalf("cancel as a decision = %v", err)
 		}
-		if _, err := DecideOn(ctx, st, "plan-nothere", protocol.EventApprove, "", ""); err == nil || err.Error() != "no request plan-nothere" {
+		if _, err := Decide(ctx, st, "plan-nothere", protocol.EventApprove, "", ""); err == nil || err.Error() != "no request plan-nothere" {
 			t.Fatalf("unknown request = %v", err)
 		}
-		r, err := DecideOn(ctx, st, plan.ID, protocol.EventReject, "smaller steps", "")
+		r, err := Decide(ctx, st, plan.ID, protocol.EventReject, "smaller steps", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Status != protocol.RequestRejected || r.ResolvedBy != protocol.Lead || r.Feedback != "smaller steps" {
 			t.Fatalf("decided record = %+v", r)
 		}
-		_, err = DecideOn(ctx, st, plan.ID, protocol.EventApprove, "", "")
+		_, err = Decide(ctx, st, plan.ID, protocol.EventApprove, "", "")
 		var already *store.AlreadyError
 		if !errors.As(err, &already) || already.By != protocol.Lead || already.Status != protocol.RequestRejected {
 			t.Fatalf("second decision = %v, want *store.AlreadyError rejected by lead", err)
@@ -129,11 +130,11 @@ func TestDecideOn(t *testing.T) {
 		if got.Type != protocol.TypePlanApprovalResponse || got.RequestID != plan.ID || got.Approve == nil || *got.Approve || got.Feedback != "smaller steps" {
 			t.Fatalf("ana was told %+v", got)
 		}
-		sd, err := RequestShutdownOn(ctx, st, tm, "bo", "done")
+		sd, err := RequestShutdown(ctx, st, tm, "bo", "done")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DecideOn(ctx, st, sd.ID, protocol.EventApprove, "", ""); err == nil || !strings.Contains(err.Error(), "only its teammate answers it") {
+		if _, err := Decide(ctx, st, sd.ID, protocol.EventApprove, "", ""); err == nil || !strings.Contains(err.Error(), "only its teammate answers it") {
 			t.Fatalf("deciding a shutdown request = %v", err)
 		}
 	})
@@ -151,7 +152,7 @@ func TestDecideOnRace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = DecideOn(ctx, st, plan.ID, protocol.EventApprove, "", fmt.Sprintf("lead%d", i))
+				_, errs[i] = Decide(ctx, st, plan.ID, protocol.EventApprove, "", fmt.Sprintf("lead%d", i))
 			}()
 		}
 		wg.Wait()
@@ -179,13 +180,13 @@ func TestDecideOnRace(t *testing.T) {
 	})
 }
 
-func TestRequestShutdownOn(t *testing.T) {
+func TestRequestShutdownOnEachStore(t *testing.T) {
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
-		if _, err := RequestShutdownOn(ctx, st, tm, "zed", ""); err == nil || err.Error() != `no member "zed" in team crew` {
+		if _, err := RequestShutdown(ctx, st, tm, "zed", ""); err == nil || err.Error() != `no member "zed" in team crew` {
 			t.Fatalf("shutdown of a stranger = %v", err)
 		}
 		// ana has no record yet: asked, and the request waits.
-		r, err := RequestShutdownOn(ctx, st, tm, "ana", "wrap up")
+		r, err := RequestShutdown(ctx, st, tm, "ana", "wrap up")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,20 +201,29 @@ func TestRequestShutdownOn(t *testing.T) {
 		if err != nil || stored.Status != protocol.RequestPending {
 			t.Fatalf("stored request = %+v, %v", stored, err)
 		}
-		// cy stopped while bo's runtime is alive: cancelled at once.
+		// cy stopped while bo's runtime is alive: cancelled at once. A
+		// team directory's runtime is alive while it holds runtime.lock.
 		put(t, ctx, st, "cy", protocol.MemberStopped)
 		put(t, ctx, st, "bo", protocol.MemberIdle)
-		r, err = RequestShutdownOn(ctx, st, tm, "cy", "")
+		unlock := func() {}
+		if d, ok := st.(interface{ Dir() string }); ok {
+			var err error
+			if unlock, err = teamdir.LockRuntime(d.Dir()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err = RequestShutdown(ctx, st, tm, "cy", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Status != protocol.RequestCancelled || r.ResponseReason != "cy is already stopped" {
 			t.Fatalf("request to a stopped member = %+v", r)
 		}
-		// bo stopped too: no runtime is alive, so the request waits for the
-		// next one.
+		// bo stopped too, its runtime gone: no runtime is alive, so the
+		// request waits for the next one.
 		put(t, ctx, st, "bo", protocol.MemberStopped)
-		r, err = RequestShutdownOn(ctx, st, tm, "cy", "")
+		unlock()
+		r, err = RequestShutdown(ctx, st, tm, "cy", "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -140,7 +140,7 @@ func TestExecRequestsGivenAgainAfterACrash(t *testing.T) {
 	first := startRuntimeProcess(t, dir)
 	waitRun(t, dir, "x", "", "x running", func(m *protocol.Member) bool { return m.Status == protocol.MemberWorking })
 
-	sd, err := RequestShutdown(dir, "x", "time to go")
+	sd, err := dirRequestShutdown(dir, "x", "time to go")
 	if err != nil {
 		t.Fatal(err)
 	}

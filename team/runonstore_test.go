@@ -209,7 +209,7 @@ func TestStoreRuntimesSplitAPlanApprovedFromAThird(t *testing.T) {
 	plan := plansOn(t, third, "alice", protocol.RequestPending)[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, err := DecideOn(ctx, third, plan.ID, protocol.EventApprove, "", "ops"); err != nil {
+	if _, err := Decide(ctx, third, plan.ID, protocol.EventApprove, "", "ops"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 15*time.Second, "alice's message to the lead, in the other runtime", func() bool { return saidToLead(second, "alice", "painted") })
@@ -314,7 +314,7 @@ func TestStoreRuntimeRestartedResumesAPendingPlan(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, err := DecideOn(ctx, third, plan.ID, protocol.EventApprove, "", ""); err != nil {
+	if _, err := Decide(ctx, third, plan.ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 15*time.Second, "alice's message after the approval", func() bool { return saidToLead(again, "alice", "painted") })
@@ -477,7 +477,7 @@ func TestStoreLostLeaseStopsTheMember(t *testing.T) {
 	third := open()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := SendOn(ctx, third, &Team{Name: "crew", Members: []MemberSpec{{Name: "alice"}}}, protocol.Lead, "alice", "still there?"); err != nil {
+	if err := Send(ctx, third, &Team{Name: "crew", Members: []MemberSpec{{Name: "alice"}}}, protocol.Lead, "alice", "still there?"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 15*time.Second, "the message delivered by the new runtime", func() bool {
@@ -569,7 +569,7 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked, err := RequestShutdownOn(ctx, third, tm, "alice", "done for today")
+	asked, err := RequestShutdown(ctx, third, tm, "alice", "done for today")
 	if err != nil {
 		t.Fatal(err)
 	}

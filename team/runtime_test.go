@@ -158,7 +158,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	}) {
 		t.Fatal("a step ran before the plan was approved")
 	}
-	if _, err := Decide(dir, first.ID, protocol.EventReject, "use the other room", ""); err != nil {
+	if _, err := dirDecide(dir, first.ID, protocol.EventReject, "use the other room", ""); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 5*time.Second, "a revised plan", func() bool {
@@ -178,7 +178,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	if r, _ := LoadRequest(dir, first.ID); r.Status != protocol.RequestRejected || r.Feedback != "use the other room" || r.ResolvedBy != "lead" {
 		t.Fatalf("first plan record: %+v", r)
 	}
-	if _, err := Decide(dir, revised.ID, protocol.EventApprove, "", ""); err != nil {
+	if _, err := dirDecide(dir, revised.ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 5*time.Second, "alice's message after approval", func() bool {
@@ -186,7 +186,7 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
 	})
-	if _, err := Decide(dir, revised.ID, protocol.EventReject, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
+	if _, err := dirDecide(dir, revised.ID, protocol.EventReject, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
 		t.Fatalf("second decision: %v", err)
 	}
 	// Every move is in alice's status history, in the order it was made.
@@ -219,7 +219,7 @@ func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
 		m, _ := LoadMember(dir, "bob")
 		return m != nil && m.Activity == "critical section"
 	})
-	r, err := RequestShutdown(dir, "bob", "end of day")
+	r, err := dirRequestShutdown(dir, "bob", "end of day")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
 		t.Fatalf("shutdown while working: %+v", got)
 	}
 	testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
-	r2, err := RequestShutdown(dir, "bob", "end of day, really")
+	r2, err := dirRequestShutdown(dir, "bob", "end of day, really")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
 		t.Fatalf("second shutdown: %+v", got)
 	}
 	// Asking a stopped member is cancelled at once.
-	r3, err := RequestShutdown(dir, "bob", "again")
+	r3, err := dirRequestShutdown(dir, "bob", "again")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,10 +272,10 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Send(dir, tm, "lead", "echo", "ping"); err != nil {
+	if err := dirSend(dir, tm, "lead", "echo", "ping"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Send(dir, tm, "lead", "noisy", "ping"); err != nil {
+	if err := dirSend(dir, tm, "lead", "noisy", "ping"); err != nil {
 		t.Fatal(err)
 	}
 	var replies []string
@@ -301,7 +301,7 @@ func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
 	if st := memberStatus(dir, "steady"); st == protocol.MemberCrashed {
 		t.Fatal("a crash of one teammate took another down")
 	}
-	r, err := RequestShutdown(dir, "echo", "done")
+	r, err := dirRequestShutdown(dir, "echo", "done")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestForgedAndStaleResponsesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A shutdown answer from the wrong member, and one for an unknown id.
-	sd, err := RequestShutdown(dir, "alice", "x")
+	sd, err := dirRequestShutdown(dir, "alice", "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,21 +369,21 @@ func TestReadmeExampleAgent(t *testing.T) {
 	startTeam(t, dir, Options{})
 	testkit.WaitFor(t, 10*time.Second, "the agent's plan", func() bool { return pendingPlan(dir, "auditor") != nil })
 	p := pendingPlan(dir, "auditor")
-	if _, err := Decide(dir, p.ID, protocol.EventReject, "only the large ones", ""); err != nil {
+	if _, err := dirDecide(dir, p.ID, protocol.EventReject, "only the large ones", ""); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "the revised plan", func() bool {
 		q := pendingPlan(dir, "auditor")
 		return q != nil && strings.Contains(q.Plan, "only the large ones")
 	})
-	if _, err := Decide(dir, pendingPlan(dir, "auditor").ID, protocol.EventApprove, "", ""); err != nil {
+	if _, err := dirDecide(dir, pendingPlan(dir, "auditor").ID, protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "auditor working", func() bool {
 		m, _ := LoadMember(dir, "auditor")
 		return m != nil && m.Status == protocol.MemberWorking && m.Activity == "auditing"
 	})
-	if _, err := RequestShutdown(dir, "auditor", "done"); err != nil {
+	if _, err := dirRequestShutdown(dir, "auditor", "done"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "auditor stopped", func() bool { return memberStatus(dir, "auditor") == protocol.MemberStopped })
@@ -451,7 +451,7 @@ func TestExternalMember(t *testing.T) {
 	if r.Kind != protocol.KindPlan || r.From != "ext" || r.Status != protocol.RequestPending || r.Plan != "crawl everything" {
 		t.Fatalf("record of the external plan: %+v", r)
 	}
-	if _, err := Decide(dir, "ab12cd34", protocol.EventApprove, "", ""); err != nil {
+	if _, err := dirDecide(dir, "ab12cd34", protocol.EventApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// The answer waits in ext's inbox for whatever runs it.
@@ -478,7 +478,7 @@ func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, dir, Options{Tick: 20 * time.Millisecond}) }()
 	testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
-	r, err := RequestShutdown(dir, "bob", "first run is over")
+	r, err := dirRequestShutdown(dir, "bob", "first run is over")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,14 +98,51 @@ func (d *dirShared) stopConsuming(string) error { return nil }
 
 func (d *dirShared) stopConsumers() error { return d.w.Close() }
 
+// decide is the lead's Decide on the directory's own records.
 func (d *dirShared) decide(id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
-	return Decide(d.dir, id, ev, feedback, by)
+	by, err := checkDecision(id, ev, feedback, by)
+	if err != nil {
+		return nil, err
+	}
+	r, err := LoadRequest(d.dir, id)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no request %s", id)
+		}
+		return nil, err
+	}
+	if err := checkPlan(r); err != nil {
+		return nil, err
+	}
+	r, err = resolve(d.dir, r, Resolution{Event: ev, By: by, Text: feedback})
+	if err != nil {
+		return nil, err
+	}
+	if err := inbox.Append(d.dir, r.From, decisionMessage(r, ev, feedback)); err != nil {
+		return r, toldFailed(r, err)
+	}
+	return r, nil
 }
 
-func (d *dirShared) send(t *Team, from, to, text string) error { return Send(d.dir, t, from, to, text) }
+func (d *dirShared) send(t *Team, from, to, text string) error {
+	m, err := plainMessage(t, from, to, text)
+	if err != nil {
+		return err
+	}
+	return inbox.Append(d.dir, to, m)
+}
 
 func (d *dirShared) broadcast(t *Team, from, text string) (int, error) {
-	return Broadcast(d.dir, t, from, text)
+	msgs, err := broadcastMessages(t, from, text)
+	if err != nil {
+		return 0, err
+	}
+	for i, m := range msgs {
+		if err := inbox.Append(d.dir, m.To, m); err != nil {
+			return i, err
+		}
+	}
+	return len(msgs), nil
 }
 
 func (d *dirShared) deadLetter(source string, off int64, reason string, raw []byte) error {

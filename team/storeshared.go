@@ -90,19 +90,19 @@ func (s *storeShared) stopConsumers() error {
 func (s *storeShared) decide(id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
 	ctx, cancel := op()
 	defer cancel()
-	return DecideOn(ctx, s.st, id, ev, feedback, by)
+	return Decide(ctx, s.st, id, ev, feedback, by)
 }
 
 func (s *storeShared) send(t *Team, from, to, text string) error {
 	ctx, cancel := op()
 	defer cancel()
-	return SendOn(ctx, s.st, t, from, to, text)
+	return Send(ctx, s.st, t, from, to, text)
 }
 
 func (s *storeShared) broadcast(t *Team, from, text string) (int, error) {
 	ctx, cancel := op()
 	defer cancel()
-	return BroadcastOn(ctx, s.st, t, from, text)
+	return Broadcast(ctx, s.st, t, from, text)
 }
 
 func (s *storeShared) deadLetter(source string, off int64, reason string, raw []byte) error {

@@ -29,7 +29,7 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 		}
 		got <- rec
 	}()
-	if _, err := Decide(dir, r.ID, protocol.EventApprove, `say "ok"`, protocol.Lead); err != nil {
+	if _, err := dirDecide(dir, r.ID, protocol.EventApprove, `say "ok"`, protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	if rec := <-got; rec == nil || rec.Status != protocol.RequestApproved || rec.Feedback != `say "ok"` {

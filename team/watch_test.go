@@ -44,7 +44,7 @@ func stoppedSleeper(t *testing.T, dir string) *events {
 	t.Helper()
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("sleeper", "", Step{Wait: Duration(time.Hour)})}})
 	ev, _ := startUntickedTeam(t, dir)
-	if _, err := RequestShutdown(dir, "sleeper", "for the test"); err != nil {
+	if _, err := dirRequestShutdown(dir, "sleeper", "for the test"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })
@@ -165,7 +165,7 @@ func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
 	dir := t.TempDir()
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("sleeper", "", Step{Wait: Duration(time.Hour)})}})
 	ev := startTeam(t, dir, Options{})
-	if _, err := RequestShutdown(dir, "sleeper", "for the test"); err != nil {
+	if _, err := dirRequestShutdown(dir, "sleeper", "for the test"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "sleeper stopped", func() bool { return memberStatus(dir, "sleeper") == protocol.MemberStopped })

@@ -1,18 +1,22 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 )
 
 // Actions are what the UI's keys do to the team it shows. Each returns the
-// line the UI flashes. The default acts on a huddle team directory
-// (dirLead); `huddle claude attach` gives its own for a Claude Code team.
+// line the UI flashes. A huddle team's are LeadActions(StoreLead(…)), on
+// whichever store keeps it; `huddle claude attach` gives its own for a
+// Claude Code team. A UI without Actions says so when a key would act.
 type Actions interface {
 	Approve(id string) (string, error)
 	Reject(id, feedback string) (string, error)
@@ -39,7 +43,7 @@ type Refuser interface {
 func (m *Model) act(do func(Actions) (string, error)) tea.Cmd {
 	a := m.actions
 	if a == nil {
-		a = LeadActions(dirLead(m.dir))
+		return func() tea.Msg { return ActionDoneMsg{Err: errNoActions} }
 	}
 	return func() tea.Msg {
 		text, err := do(a)
@@ -68,8 +72,7 @@ func (m *Model) broadcast(text string) tea.Cmd {
 }
 
 // Lead is the lead's operations on a huddle team, wherever it is kept.
-// LeadActions makes the keys' Actions of them: the team directory's by
-// default (dirLead), a store's for huddle attach --store (team/onstore.go),
+// LeadActions makes the keys' Actions of them (StoreLead: on a store),
 // with the same lines flashed.
 type Lead struct {
 	Decide          func(id string, ev protocol.RequestEvent, feedback string) (*protocol.Request, error)
@@ -85,31 +88,52 @@ func LeadActions(l Lead) Actions { return leadActions{l} }
 
 type leadActions struct{ l Lead }
 
-// dirLead is the lead's operations on the team directory dir.
-func dirLead(dir string) Lead {
+// actTimeout bounds one key's action on a store: an unreachable server is
+// a flashed error, not a hung action.
+const actTimeout = 30 * time.Second
+
+// StoreLead is the lead's operations (team's lead.go) on the team st
+// keeps, each under its own deadline; ctx ends them. R asks the runtime
+// holding the member's lease, on any machine.
+func StoreLead(ctx context.Context, st store.Store) Lead {
+	withTeam := func(f func(ctx context.Context, t *team.Team) error) error {
+		ctx, cancel := context.WithTimeout(ctx, actTimeout)
+		defer cancel()
+		t, err := team.LoadTeamOn(ctx, st)
+		if err != nil {
+			return err
+		}
+		return f(ctx, t)
+	}
 	return Lead{
 		Decide: func(id string, ev protocol.RequestEvent, feedback string) (*protocol.Request, error) {
-			return team.Decide(dir, id, ev, feedback, protocol.Lead)
+			ctx, cancel := context.WithTimeout(ctx, actTimeout)
+			defer cancel()
+			return team.Decide(ctx, st, id, ev, feedback, protocol.Lead)
 		},
-		RequestShutdown: func(member, reason string) (*protocol.Request, error) {
-			return team.RequestShutdown(dir, member, reason)
+		RequestShutdown: func(member, reason string) (r *protocol.Request, err error) {
+			err = withTeam(func(ctx context.Context, t *team.Team) error {
+				r, err = team.RequestShutdown(ctx, st, t, member, reason)
+				return err
+			})
+			return r, err
 		},
 		Send: func(member, text string) error {
-			t, err := team.Load(dir)
-			if err != nil {
-				return err
-			}
-			return team.Send(dir, t, protocol.Lead, member, text)
+			return withTeam(func(ctx context.Context, t *team.Team) error {
+				return team.Send(ctx, st, t, protocol.Lead, member, text)
+			})
 		},
-		Broadcast: func(text string) (int, error) {
-			t, err := team.Load(dir)
-			if err != nil {
-				return 0, err
-			}
-			return team.Broadcast(dir, t, protocol.Lead, text)
+		Broadcast: func(text string) (n int, err error) {
+			err = withTeam(func(ctx context.Context, t *team.Team) error {
+				n, err = team.Broadcast(ctx, st, t, protocol.Lead, text)
+				return err
+			})
+			return n, err
 		},
 		Restart: func(member string) error {
-			_, err := team.RequestRestart(dir, member)
+			ctx, cancel := context.WithTimeout(ctx, actTimeout)
+			defer cancel()
+			_, err := team.RequestRestartOn(ctx, st, member)
 			return err
 		},
 	}
@@ -167,7 +191,10 @@ func (a leadActions) Restart(member string) (string, error) {
 	return "asked the runtime to run " + member + " again", nil
 }
 
-var errNoRestart = errors.New("this team's members cannot be restarted from huddle")
+var (
+	errNoRestart = errors.New("this team's members cannot be restarted from huddle")
+	errNoActions = errors.New("this screen only shows the team: its keys act on nothing")
+)
 
 // restart asks for member to run again, when the team's actions can.
 func (m *Model) restart(member string) tea.Cmd {

@@ -45,7 +45,7 @@ func settledScreen(dir string) (string, error) {
 	}
 	defer stop()
 	st := NewStyles(false, true)
-	m := New(Options{Dir: dir, Styles: &st, Now: (&testClock{now: t0}).Now, Footer: "attached"})
+	m := New(Options{Dir: dir, Styles: &st, Now: (&testClock{now: t0}).Now, Footer: "attached"}) // it only draws
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
 	deadline := time.After(15 * time.Second)
 	for {

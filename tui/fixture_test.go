@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store/filestore"
 	"huddle/team"
 )
 
@@ -28,9 +30,28 @@ func newTestModel(t testing.TB, w, h int) (*Model, *testClock) {
 	t.Helper()
 	st := NewStyles(false, true)
 	clock := &testClock{now: t0}
-	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: clock.Now, Footer: "team directory .huddle"})
+	dir := t.TempDir()
+	m := New(Options{Dir: dir, Styles: &st, Now: clock.Now, Footer: "team directory .huddle", Actions: dirActions(t, dir)})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m, clock
+}
+
+// dirActions are the keys' Actions on the team directory dir, as huddle
+// attach and up wire them: the lead's operations on its files store, R
+// through the directory's restart/.
+func dirActions(t testing.TB, dir string) Actions {
+	t.Helper()
+	st, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	l := StoreLead(context.Background(), st)
+	l.Restart = func(member string) error {
+		_, err := team.RequestRestart(dir, member)
+		return err
+	}
+	return LeadActions(l)
 }
 
 func demoTeam(t testing.TB) *team.Team {

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirlead"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -35,7 +36,7 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 		t.Fatal(err)
 	}
 	st := NewStyles(false, true)
-	tm = probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}))
+	tm = probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", Actions: dirActions(t, dir)}))
 	stop, err := Connect(ctx, dir, tm.Send)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func TestFlowDialogClosesWhenTheCLIApproves(t *testing.T) {
 	waitScreen(t, tm, "feedback for reservas")
 	tm.Type("hm")
 	// Meanwhile, from another terminal: huddle approve ID.
-	if _, err := team.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+	if _, err := dirlead.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	waitScreen(t, tm, "resolved by lead")
@@ -220,7 +221,7 @@ func TestFlowSelectionKeptAcrossArrivals(t *testing.T) {
 	for _, from := range []string{"reservas", "finanzas"} { // the team goes to work
 		var r *protocol.Request
 		testkit.WaitFor(t, 15*time.Second, "a plan from "+from, func() bool { r = pendingFrom(dir, from); return r != nil })
-		if _, err := team.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+		if _, err := dirlead.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -295,7 +296,7 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := NewStyles(false, true)
-	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", RunsTeam: true}))
+	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", RunsTeam: true, Actions: dirActions(t, dir)}))
 	stop, err := Connect(ctx, dir, tm.Send)
 	if err != nil {
 		t.Fatal(err)

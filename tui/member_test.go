@@ -252,7 +252,7 @@ func TestMemberViewFollowsTheTranscriptLive(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTranscript(t, dir, finanzasTranscript[:2]...)
 	st := NewStyles(false, true)
-	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}))
+	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", Actions: dirActions(t, dir)}))
 	t.Cleanup(func() { tm.Quit() })
 	tm.Send(SnapshotMsg(llmSnapshot(t)))
 	waitScreen(t, tm, "finanzas")
@@ -392,7 +392,7 @@ func (fakeActions) Broadcast(string) (string, error)      { return "", nil }
 // reads no file.
 func TestMemberViewOfATeamHuddleDoesNotRun(t *testing.T) {
 	st := NewStyles(false, true)
-	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: (&testClock{now: t0}).Now, Actions: fakeActions{}})
+	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: (&testClock{now: t0}).Now, Actions: fakeActions{}, NoFeed: "huddle keeps no log of a member it does not run"})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
 	writeTranscript(t, m.dir, finanzasTranscript...) // there, but not this team's
 	m.Update(SnapshotMsg(llmSnapshot(t)))

@@ -47,7 +47,8 @@ const grace = 400 * time.Millisecond
 type Options struct {
 	// Dir is the team directory the actions write to.
 	Dir string
-	// Actions are what the keys do; nil: act on the team directory Dir.
+	// Actions are what the keys do (LeadActions(StoreLead(…)) for a huddle
+	// team); nil: the keys say they act on nothing.
 	Actions Actions
 	// Styles; zero means NewStyles(true, true).
 	Styles *Styles
@@ -59,7 +60,8 @@ type Options struct {
 	// demo): q asks first while there is work going on.
 	RunsTeam bool
 	// NoFeed, when set, says why the member view shows no log, transcript
-	// or status history (a replay of a team kept in a store).
+	// or status history (a replay of a team kept in a store, a Claude Code
+	// team).
 	NoFeed string
 	// Lines, when set, is where the member view reads a member's log or
 	// transcript (kind is its runtime's) instead of the files in Dir: a
@@ -134,7 +136,7 @@ type Model struct {
 	flash    string
 	flashBad bool
 
-	// actions are what the keys do (Options.Actions; nil: the team directory's, dirLead).
+	// actions are what the keys do (Options.Actions; nil: nothing).
 	actions Actions
 }
 
@@ -160,9 +162,6 @@ func New(opts Options) *Model {
 	m.dead = newDeadLettersPane(&m.common)
 	m.panes = [paneCount]component{m.roster, m.requests, m.traces, m.messages, m.dead}
 	m.member = newMemberView(&m.common, opts.Dir)
-	if opts.Actions != nil { // another kind of team: no members/<name>.log
-		m.member.noFeed = "huddle keeps no log of a member it does not run"
-	}
 	if opts.NoFeed != "" {
 		m.member.noFeed = opts.NoFeed
 	}

@@ -46,8 +46,10 @@ type RunOptions struct {
 	// snapshots of a Claude Code team, for `huddle claude attach`); it has
 	// the shape of the package's Connect without the directory.
 	Connect func(ctx context.Context, send func(tea.Msg)) (stop func() error, err error)
-	// Actions, when set, are what the keys do instead of acting on Dir.
+	// Actions are what the keys do (Options.Actions).
 	Actions Actions
+	// NoFeed, when set, says why the member view reads no log (Options.NoFeed).
+	NoFeed string
 	// Footer, when set, says what the UI shows instead of "attached to Dir".
 	Footer string
 	// Lines, when set, is where a member's log is read (Options.Lines).
@@ -73,7 +75,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil, Lines: opts.Lines})
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil, Lines: opts.Lines, Actions: opts.Actions, NoFeed: opts.NoFeed})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FPS)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))
@@ -81,7 +83,6 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if opts.Output != nil {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
 	}
-	m.actions = opts.Actions
 	p := tea.NewProgram(m, progOpts...)
 	connect := opts.Connect
 	if connect == nil {

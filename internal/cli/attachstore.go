@@ -3,23 +3,18 @@ package cli
 // The UI on a team kept in a store (docs/DESIGN.md §16): huddle attach
 // --store and huddle up --store without --headless. It is fed by the
 // store's observer (team.ObserveOn) and its keys act through the lead's
-// operations on the store (team/onstore.go), from any machine.
+// operations on the store (team/lead.go), from any machine.
 
 import (
 	"context"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
-	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/team"
 	"huddle/tui"
 )
-
-// actTimeout bounds one key's action on the store: an unreachable server
-// is a flashed error, not a hung action.
-const actTimeout = 30 * time.Second
 
 // viewLines is how many lines of a member's log the member view keeps
 // (tui's tailEntries): a store's copy read from its start is cut to them.
@@ -46,55 +41,24 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 			}
 			return obs.Close, nil
 		},
-		Actions: tui.LeadActions(storeLead(ctx, st)),
+		Actions: tui.LeadActions(tui.StoreLead(ctx, st)),
 	}
 }
 
-// storeLead is the lead's operations on st, each under its own deadline.
-func storeLead(ctx context.Context, st store.Store) tui.Lead {
-	withTeam := func(f func(ctx context.Context, t *team.Team) error) error {
-		ctx, cancel := context.WithTimeout(ctx, actTimeout)
-		defer cancel()
-		t, err := team.LoadTeamOn(ctx, st)
-		if err != nil {
-			return err
-		}
-		return f(ctx, t)
+// dirActions are the keys' Actions on the team directory dir, through its
+// files store (close it after the UI): the lead's operations as on any
+// store, and R as the directory's runtime takes it (team.RequestRestart).
+func dirActions(ctx context.Context, dir string) (tui.Actions, func() error, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, nil, err
 	}
-	return tui.Lead{
-		Decide: func(id string, ev protocol.RequestEvent, feedback string) (*protocol.Request, error) {
-			ctx, cancel := context.WithTimeout(ctx, actTimeout)
-			defer cancel()
-			return team.DecideOn(ctx, st, id, ev, feedback, protocol.Lead)
-		},
-		RequestShutdown: func(member, reason string) (r *protocol.Request, err error) {
-			err = withTeam(func(ctx context.Context, t *team.Team) error {
-				r, err = team.RequestShutdownOn(ctx, st, t, member, reason)
-				return err
-			})
-			return r, err
-		},
-		Send: func(member, text string) error {
-			return withTeam(func(ctx context.Context, t *team.Team) error {
-				return team.SendOn(ctx, st, t, protocol.Lead, member, text)
-			})
-		},
-		Broadcast: func(text string) (n int, err error) {
-			err = withTeam(func(ctx context.Context, t *team.Team) error {
-				n, err = team.BroadcastOn(ctx, st, t, protocol.Lead, text)
-				return err
-			})
-			return n, err
-		},
-		// R asks the runtime holding the member's lease, on any machine,
-		// as huddle restart --store does; the roster shows the new run.
-		Restart: func(member string) error {
-			ctx, cancel := context.WithTimeout(ctx, actTimeout)
-			defer cancel()
-			_, err := team.RequestRestartOn(ctx, st, member)
-			return err
-		},
+	l := tui.StoreLead(ctx, st)
+	l.Restart = func(member string) error {
+		_, err := team.RequestRestart(dir, member)
+		return err
 	}
+	return tui.LeadActions(l), st.Close, nil
 }
 
 // attachStore is huddle attach --store: the UI on the team in the store,

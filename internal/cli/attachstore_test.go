@@ -234,7 +234,7 @@ func TestAttachStoreShowsTheStoresMessagesAndUnread(t *testing.T) {
 	defer cancel()
 	send := func(to, text string) {
 		t.Helper()
-		if err := team.SendOn(ctx, writer, &tm, protocol.Lead, to, text); err != nil {
+		if err := team.Send(ctx, writer, &tm, protocol.Lead, to, text); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -327,6 +327,7 @@ func claudeRunOptions(root, name string, permissions bool) tui.RunOptions {
 			return obs.Close, nil
 		},
 		Actions: claudeActions{root: root, team: name, permissions: permissions, by: answerer()},
+		NoFeed:  "huddle keeps no log of a member it does not run",
 	}
 }
 

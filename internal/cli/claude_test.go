@@ -207,7 +207,7 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 
 	opts := claudeRunOptions(root, "alpha", true)
 	st := tui.NewStyles(false, true)
-	drawn := &lastDrawn{Model: tui.New(tui.Options{Dir: root, Styles: &st, Footer: opts.Footer, Actions: opts.Actions})}
+	drawn := &lastDrawn{Model: tui.New(tui.Options{Dir: root, Styles: &st, Footer: opts.Footer, Actions: opts.Actions, NoFeed: opts.NoFeed})}
 	tm := teatest.NewTestModel(t, drawn, teatest.WithInitialTermSize(140, 40))
 	stop, err := opts.Connect(t.Context(), tm.Send)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirlead"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -44,11 +45,11 @@ func TestUpStopsWithADeafAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first message is larger than any pipe buffer.
-	if err := team.Send(dir, tm, protocol.Lead, "deaf", strings.Repeat("x", 256<<10)); err != nil {
+	if err := dirlead.Send(dir, tm, protocol.Lead, "deaf", strings.Repeat("x", 256<<10)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 299 {
-		if err := team.Send(dir, tm, protocol.Lead, "deaf", fmt.Sprintf("message %d", i)); err != nil {
+		if err := dirlead.Send(dir, tm, protocol.Lead, "deaf", fmt.Sprintf("message %d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirlead"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -173,7 +174,7 @@ func TestRequestsReadTheArchiveOnlyWithAll(t *testing.T) {
 		if err := team.CreateRequest(dir, &r); err != nil {
 			t.Fatal(err)
 		}
-		f, err := team.Decide(dir, r.ID, protocol.EventApprove, "", "")
+		f, err := dirlead.Decide(dir, r.ID, protocol.EventApprove, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -432,24 +432,14 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 	if !approve && strings.TrimSpace(feedback) == "" {
 		return cl.usageError("--feedback is required: say what to change")
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int {
-			return decideOnStore(ctx, cl, st, id, approve, feedback)
-		})
-	}
-	if err := requireTeam(cl.dir); err != nil {
-		return cl.fail(err)
-	}
-	r, err := team.Decide(cl.dir, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
-	if err != nil {
-		return cl.fail(err)
-	}
-	notice := ""
-	if rt := runtimeState(cl.dir); team.Down(rt) {
-		notice = team.NotRunning(rt)
-	}
-	printDecided(cl, r, notice)
-	return exitOK
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		r, err := team.Decide(ctx, st, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
+		if err != nil {
+			return cl.fail(err)
+		}
+		printDecided(cl, r, notRunning(ctx, st))
+		return exitOK
+	})
 }
 
 // printDecided says what the lead decided, and when the teammate hears of
@@ -482,23 +472,27 @@ func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) i
 	if timeout < 0 {
 		return cl.usageError("--timeout must be 0 or more")
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int {
-			return shutdownOnStore(ctx, cl, st, cl.args[0], reason, wait, timeout)
-		})
-	}
-	r, err := team.RequestShutdown(cl.dir, cl.args[0], reason)
-	if err != nil {
-		return cl.fail(err)
-	}
-	notice := ""
-	if rt := runtimeState(cl.dir); team.Down(rt) {
-		notice = team.NotRunning(rt)
-	}
-	if code, done := printShutdownAsked(cl, r, notice, wait); done {
-		return code
-	}
-	return waitShutdown(cl, r.ID, timeout)
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		t, err := team.LoadTeamOn(ctx, st)
+		if err != nil {
+			return cl.fail(err)
+		}
+		r, err := team.RequestShutdown(ctx, st, t, cl.args[0], reason)
+		if err != nil {
+			return cl.fail(err)
+		}
+		if code, done := printShutdownAsked(cl, r, notRunning(ctx, st), wait); done {
+			return code
+		}
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		id := r.ID
+		r, err = waitRequest(ctx, st, id)
+		return printShutdownAnswer(cl, r, err, id, timeout)
+	})
 }
 
 // printShutdownAsked prints the request's id, and that it was cancelled at
@@ -516,21 +510,6 @@ func printShutdownAsked(cl *cmdline, r *protocol.Request, notice string, wait bo
 		fmt.Fprintf(cl.stdout, "%s: %s is asked when it starts, and the deadline counts from then\n", notice, r.To)
 	}
 	return exitOK, !wait
-}
-
-// waitShutdown waits for the answer to shutdown request id and prints it:
-// exit 0 when the teammate agreed, 1 when it refused, the request expired
-// or was cancelled, or the wait ended first (--timeout, Ctrl-C).
-func waitShutdown(cl *cmdline, id string, timeout time.Duration) int {
-	ctx, stop := signalContext()
-	defer stop()
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	r, err := team.WaitRequest(ctx, cl.dir, id)
-	return printShutdownAnswer(cl, r, err, id, timeout)
 }
 
 // printShutdownAnswer prints how a wait for shutdown request id ended.
@@ -579,22 +558,21 @@ func runSend(cl *cmdline, from string) int {
 	if strings.TrimSpace(text) == "" {
 		return cl.usageError("TEXT is required")
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return sendOnStore(ctx, cl, st, from, member, text) })
-	}
-	t, err := team.Load(cl.dir)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if err := team.Send(cl.dir, t, from, member, text); err != nil {
-		return cl.fail(err)
-	}
-	if rt := runtimeState(cl.dir); team.Down(rt) && runByHuddle(t, member) {
-		fmt.Fprintf(cl.stdout, "sent to %s; %s: it is delivered when the team starts\n", member, team.NotRunning(rt))
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		t, err := team.LoadTeamOn(ctx, st)
+		if err != nil {
+			return cl.fail(err)
+		}
+		if err := team.Send(ctx, st, t, from, member, text); err != nil {
+			return cl.fail(err)
+		}
+		if notice := notRunning(ctx, st); notice != "" && runByHuddle(t, member) {
+			fmt.Fprintf(cl.stdout, "sent to %s; %s: it is delivered when the team starts\n", member, notice)
+			return exitOK
+		}
+		fmt.Fprintf(cl.stdout, "sent to %s\n", member)
 		return exitOK
-	}
-	fmt.Fprintf(cl.stdout, "sent to %s\n", member)
-	return exitOK
+	})
 }
 
 func broadcastFlags(fs *flag.FlagSet) runFunc {
@@ -610,23 +588,22 @@ func runBroadcast(cl *cmdline, from string) int {
 	if strings.TrimSpace(text) == "" {
 		return cl.usageError("TEXT is required")
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return broadcastOnStore(ctx, cl, st, from, text) })
-	}
-	t, err := team.Load(cl.dir)
-	if err != nil {
-		return cl.fail(err)
-	}
-	n, err := team.Broadcast(cl.dir, t, from, text)
-	if err != nil {
-		return cl.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
-	}
-	if rt := runtimeState(cl.dir); team.Down(rt) {
-		fmt.Fprintf(cl.stdout, "broadcast to %d members; %s: the members huddle runs get it when the team starts\n", n, team.NotRunning(rt))
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		t, err := team.LoadTeamOn(ctx, st)
+		if err != nil {
+			return cl.fail(err)
+		}
+		n, err := team.Broadcast(ctx, st, t, from, text)
+		if err != nil {
+			return cl.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
+		}
+		if notice := notRunning(ctx, st); notice != "" {
+			fmt.Fprintf(cl.stdout, "broadcast to %d members; %s: the members huddle runs get it when the team starts\n", n, notice)
+			return exitOK
+		}
+		fmt.Fprintf(cl.stdout, "broadcast to %d members\n", n)
 		return exitOK
-	}
-	fmt.Fprintf(cl.stdout, "broadcast to %d members\n", n)
-	return exitOK
+	})
 }
 
 // runByHuddle reports whether the runtime consumes name's inbox: the lead's

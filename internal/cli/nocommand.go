@@ -99,7 +99,13 @@ func runDemoIn(dir string, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(false)
-	if err := tui.Run(ctx, tui.RunOptions{Dir: dir, Runtime: &opts}); err != nil {
+	acts, closeActs, err := dirActions(ctx, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
+		return exitFail
+	}
+	defer closeActs()
+	if err := tui.Run(ctx, tui.RunOptions{Dir: dir, Runtime: &opts, Actions: acts}); err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}

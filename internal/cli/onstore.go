@@ -23,18 +23,12 @@ import (
 // runtime of the team is alive (a member's record seen within lostAfter),
 // and since when deadlines are paused when none is. A store that cannot
 // say is taken for running (nothing is said, nothing shown paused).
-func runtimeOn(ctx context.Context, st store.Store) team.RuntimeState {
-	states, err := st.Members(ctx, team.LostAfter)
-	if err != nil {
-		return team.RuntimeState{Running: true}
-	}
-	return team.RuntimeOn(states, team.LostAfter)
-}
+func runtimeOn(ctx context.Context, st store.Store) team.RuntimeState { return team.RuntimeOf(ctx, st) }
 
-// noticeOn is the store's "team not running" line, or "" while some
-// runtime of the team is alive.
-func noticeOn(ctx context.Context, st store.Store) string {
-	if rt := runtimeOn(ctx, st); team.Down(rt) {
+// notRunning is the "team not running" line of the team st keeps, or ""
+// while a runtime of it runs.
+func notRunning(ctx context.Context, st store.Store) string {
+	if rt := team.RuntimeOf(ctx, st); team.Down(rt) {
 		return team.NotRunning(rt)
 	}
 	return ""
@@ -101,40 +95,9 @@ func requestsOnStore(ctx context.Context, cl *cmdline, st store.Store, all bool,
 	return printRequests(cl, out, all, asJSON, runtimeOn(ctx, st))
 }
 
-func decideOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, approve bool, feedback string) int {
-	r, err := team.DecideOn(ctx, st, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
-	if err != nil {
-		return cl.fail(err)
-	}
-	printDecided(cl, r, noticeOn(ctx, st))
-	return exitOK
-}
-
-func shutdownOnStore(ctx context.Context, cl *cmdline, st store.Store, member, reason string, wait bool, timeout time.Duration) int {
-	t, err := team.LoadTeamOn(ctx, st)
-	if err != nil {
-		return cl.fail(err)
-	}
-	r, err := team.RequestShutdownOn(ctx, st, t, member, reason)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if code, done := printShutdownAsked(cl, r, noticeOn(ctx, st), wait); done {
-		return code
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	id := r.ID
-	r, err = waitRequestOn(ctx, st, id)
-	return printShutdownAnswer(cl, r, err, id, timeout)
-}
-
-// waitRequestOn waits until request id is final, or ctx ends, reading it
+// waitRequest waits until request id is final, or ctx ends, reading it
 // again whenever the store's watch says it changed (store.Await).
-func waitRequestOn(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
+func waitRequest(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
 	var r *protocol.Request
 	err := store.Await(ctx, st, store.ChangeRequest, id, func() (bool, error) {
 		var err error
@@ -145,39 +108,6 @@ func waitRequestOn(ctx context.Context, st store.Store, id string) (*protocol.Re
 		return nil, err
 	}
 	return r, nil
-}
-
-func sendOnStore(ctx context.Context, cl *cmdline, st store.Store, from, member, text string) int {
-	t, err := team.LoadTeamOn(ctx, st)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if err := team.SendOn(ctx, st, t, from, member, text); err != nil {
-		return cl.fail(err)
-	}
-	if notice := noticeOn(ctx, st); notice != "" && runByHuddle(t, member) {
-		fmt.Fprintf(cl.stdout, "sent to %s; %s: it is delivered when the team starts\n", member, notice)
-		return exitOK
-	}
-	fmt.Fprintf(cl.stdout, "sent to %s\n", member)
-	return exitOK
-}
-
-func broadcastOnStore(ctx context.Context, cl *cmdline, st store.Store, from, text string) int {
-	t, err := team.LoadTeamOn(ctx, st)
-	if err != nil {
-		return cl.fail(err)
-	}
-	n, err := team.BroadcastOn(ctx, st, t, from, text)
-	if err != nil {
-		return cl.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
-	}
-	if notice := noticeOn(ctx, st); notice != "" {
-		fmt.Fprintf(cl.stdout, "broadcast to %d members; %s: the members huddle runs get it when the team starts\n", n, notice)
-		return exitOK
-	}
-	fmt.Fprintf(cl.stdout, "broadcast to %d members\n", n)
-	return exitOK
 }
 
 // chainsOn folds the store's spans into chains, newest first.

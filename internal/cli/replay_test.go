@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"huddle/inbox"
+	"huddle/internal/testkit/dirlead"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/replay"
@@ -41,7 +42,7 @@ func sessionDir(t *testing.T) string {
 	if err := team.CreateRequest(dir, &r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := team.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+	if _, err := dirlead.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
 	msg := protocol.Message{ID: "m-cli-1", Type: protocol.TypeMessage, From: "reservas", To: "finanzas", TS: t0.Add(3 * time.Second), Content: "invoice coming"}

@@ -160,7 +160,7 @@ func TestUIRestartOnStore(t *testing.T) {
 	st := putRestartTeam(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	restart := tui.LeadActions(storeLead(ctx, st)).(tui.Restarter).Restart
+	restart := tui.LeadActions(tui.StoreLead(ctx, st)).(tui.Restarter).Restart
 	if _, err := restart("ghost"); err == nil || !strings.Contains(err.Error(), "no runtime holds the lease of ghost") {
 		t.Fatalf("R with no runtime: %v", err)
 	}

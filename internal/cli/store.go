@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/store/natsstore"
 )
 
@@ -95,6 +96,26 @@ func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// withTeam runs f on the store that keeps the team, until Ctrl-C, SIGTERM
+// or SIGHUP: --store's, or the files store of --dir, which must hold a
+// team.json. Commands that run once on either kind choose it here.
+func (cl *cmdline) withTeam(f func(ctx context.Context, st store.Store) int) int {
+	if cl.onStore() {
+		return cl.withStore(f)
+	}
+	if err := requireTeam(cl.dir); err != nil {
+		return cl.fail(err)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	st, err := filestore.Open(cl.dir)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer st.Close()
+	return f(ctx, st)
 }
 
 // withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and closes

@@ -41,6 +41,14 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	defer stop()
 	opts := runtimeOptions(auto)
 	ui := tui.RunOptions{Dir: cl.dir, Runtime: &opts}
+	if !cl.onStore() && !headless {
+		acts, closeActs, err := dirActions(ctx, cl.dir)
+		if err != nil {
+			return cl.fail(err)
+		}
+		defer closeActs()
+		ui.Actions = acts
+	}
 	if cl.onStore() {
 		st, code, ok := openUpStore(ctx, cl, members)
 		if !ok {
@@ -93,7 +101,12 @@ func runAttach(cl *cmdline) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir}); err != nil {
+	acts, closeActs, err := dirActions(ctx, cl.dir)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer closeActs()
+	if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir, Actions: acts}); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirlead"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -103,7 +104,7 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 	if m, _ := team.LoadMember(dir, "alice"); m.Status != protocol.MemberAwaitingApproval {
 		t.Fatalf("alice after kill -9: %s", m.Status)
 	}
-	if _, err := team.Decide(dir, reqs[0].ID, protocol.EventApprove, "go ahead", ""); err != nil {
+	if _, err := dirlead.Decide(dir, reqs[0].ID, protocol.EventApprove, "go ahead", ""); err != nil {
 		t.Fatal(err)
 	}
 

@@ -151,3 +151,7 @@ func (s *Store) readMember(name string, now time.Time, lostAfter time.Duration, 
 	}
 	return &store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter}, nil
 }
+
+// RuntimeLock is what the directory's runtime.lock says of its runtime:
+// whether one holds its flock now, and which ran last.
+func (s *Store) RuntimeLock() (teamdir.RuntimeState, error) { return teamdir.ProbeRuntime(s.dir) }

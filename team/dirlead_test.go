@@ -1,0 +1,52 @@
+package team
+
+import (
+	"context"
+
+	"huddle/protocol"
+	"huddle/store/filestore"
+)
+
+// The lead's operations on a team directory, as a command runs them: on
+// the directory's files store (internal/testkit/dirlead for the other
+// packages' tests, which this package's cannot import).
+
+func dirDecide(dir, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return Decide(context.Background(), st, id, ev, feedback, by)
+}
+
+func dirSend(dir string, t *Team, from, to, text string) error {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return Send(context.Background(), st, t, from, to, text)
+}
+
+func dirBroadcast(dir string, t *Team, from, text string) (int, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return Broadcast(context.Background(), st, t, from, text)
+}
+
+func dirRequestShutdown(dir, member, reason string) (*protocol.Request, error) {
+	t, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return RequestShutdown(context.Background(), st, t, member, reason)
+}
