@@ -6,7 +6,7 @@ PKG ?= ./...
 RUN ?= .
 COUNT ?= 20
 
-.PHONY: all test race stress lint golden bench bench-quick ci
+.PHONY: all test race stress lint golden bench bench-quick screenshot ci
 
 all: lint race
 
@@ -76,6 +76,12 @@ bench:
 # The same list run once: a smoke run in about a third of the time.
 bench-quick:
 	$(MAKE) bench BENCHCOUNT=1
+
+# The README's picture, docs/screen.png, from the demo run in tmux and
+# rendered by a pinned freeze (docs/screenshot.sh says what it needs).
+# By hand only: no test or CI runs it.
+screenshot:
+	bash docs/screenshot.sh
 
 ci:
 	bash .ci/run

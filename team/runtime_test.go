@@ -390,7 +390,7 @@ func TestReadmeExampleAgent(t *testing.T) {
 }
 
 func TestReadmeAgentMatches(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/agents.md")
 	if err != nil {
 		t.Fatal(err)
 	}
