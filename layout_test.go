@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// allowedImports is the package map of docs/DESIGN.md §2: what each of our
+// allowedImports is the package map of docs/ARCHITECTURE.md, "Packages": what each of our
 // packages may import of ours. A package missing here fails the test, so a
 // new package is placed on the map when it is made.
 var allowedImports = map[string][]string{
@@ -31,7 +31,7 @@ var allowedImports = map[string][]string{
 	".":             {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream
-	// (docs/DESIGN.md §16).
+	// (docs/ARCHITECTURE.md, "The team directory and the store").
 	"store":           {"protocol", "ipc/trace"},
 	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store", "internal/dirwatch"},
 	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
@@ -78,7 +78,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		pkg := filepath.ToSlash(filepath.Dir(path))
 		allowed, ok := allowedImports[pkg]
 		if !ok {
-			t.Errorf("%s: package %s is not on the package map (docs/DESIGN.md §2, allowedImports)", path, pkg)
+			t.Errorf("%s: package %s is not on the package map (docs/ARCHITECTURE.md, Packages; allowedImports)", path, pkg)
 			return nil
 		}
 		seen[pkg] = true
@@ -93,7 +93,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 				continue // the standard library or a third party
 			}
 			if !slices.Contains(allowed, ours) {
-				t.Errorf("%s imports %s: %s may import only %v (docs/DESIGN.md §2)", path, imp, pkg, allowed)
+				t.Errorf("%s imports %s: %s may import only %v (docs/ARCHITECTURE.md, Packages)", path, imp, pkg, allowed)
 			}
 		}
 		return nil

@@ -3,7 +3,7 @@
 // stream-json`), `huddle agent codex` drives Codex (`codex exec --json`).
 //
 // An adapter speaks huddle's exec protocol on its own stdin and stdout
-// (protocol.ExecLine, docs/DESIGN.md §4) and runs the CLI once per turn: the
+// (protocol.ExecLine, docs/ARCHITECTURE.md, "Messages") and runs the CLI once per turn: the
 // plan read-only, each revision read-only on the same session, and the work
 // with edits allowed only after the lead approved the plan. The CLI's JSON
 // stream becomes status, usage and message lines. What each CLI is run with

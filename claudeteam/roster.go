@@ -12,7 +12,7 @@ import (
 
 // StatusUnknown is a member huddle has seen no sign of yet: no idle
 // notification, no message from it or to it. Not a state of the teammate
-// state machine (docs/DESIGN.md §5), like team.StatusCorrupt.
+// state machine (docs/ARCHITECTURE.md, "State machines"), like team.StatusCorrupt.
 const StatusUnknown protocol.MemberStatus = "unknown"
 
 // sign is the latest thing huddle saw of a member, and what it says.

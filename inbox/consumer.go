@@ -553,7 +553,7 @@ func derivedID(member string, logical int64) string {
 // (c.pending): the next attempt copies only the lines consumed since. A
 // writer that appends right after each delivery would otherwise win every
 // race against a copy of the whole inbox, and each delivery would pay for
-// one (docs/DESIGN.md §6; docs/PERFORMANCE.md has the figures).
+// one (docs/ARCHITECTURE.md, "Delivery"; docs/PERFORMANCE.md has the figures).
 func (c *Consumer) compact(f *os.File) (done bool, err error) {
 	size := c.cur.off
 	p, err := c.prevUpTo(f, size)

@@ -116,7 +116,7 @@ func writerContents(writer string, n int) map[string]bool {
 // step of a compaction, appends 3 or 2,500 messages from another process
 // (fewer bytes than were compacted, and many more), and starts a consumer in
 // a fresh process: every message is handled, once, from a line boundary
-// (docs/DESIGN.md §6).
+// (docs/ARCHITECTURE.md, "Delivery").
 func TestCrashInsideCompactionLosesNothing(t *testing.T) {
 	const before = 500 // 500 lines are past the 64 KiB CompactAt of runConsumer
 	for _, tc := range []struct {

@@ -15,7 +15,7 @@ import (
 
 // The cursor of a consumer is a journal: every commit appends one small
 // record with a single write(2), instead of rewriting a file per message.
-// (docs/DESIGN.md §10.1 says why: a rename costs ~200 µs here against
+// (docs/decisions/0001-cursor-journal.md says why: a rename costs ~200 µs here against
 // ~2 µs for an append, and the consumer commits after every message.) The
 // last complete record is the committed position; the ids of the last
 // records are the persisted dedupe set. When the journal has grown to four
@@ -77,7 +77,7 @@ func plainID(id string) bool {
 // Appends never change that line; a truncation does (a foreign reader
 // draining the file, or a compaction whose rebase a crash cut off), and so
 // does the burst written after one, however long. So the offset is trusted
-// only while the line is still there (docs/DESIGN.md §6).
+// only while the line is still there (docs/ARCHITECTURE.md, "Delivery").
 type anchor struct {
 	N   int64  `json:"n"`
 	Sum uint32 `json:"s"`

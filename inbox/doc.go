@@ -1,4 +1,4 @@
-// Package inbox owns huddle's durable per-member mailboxes (docs/DESIGN.md §3, §6):
+// Package inbox owns huddle's durable per-member mailboxes (docs/ARCHITECTURE.md, "The team directory and the store", "Delivery"):
 // atomic appends under flock, consumers with a committed cursor and a
 // persisted dedupe set, read-only observers, dead letters, compaction, and
 // one fsnotify watch for all inboxes (a full drain on overflow; a periodic

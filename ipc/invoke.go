@@ -47,12 +47,12 @@ type Caller struct {
 	// OnSpanError is told when a span cannot be written (the call goes on).
 	OnSpanError func(error)
 	// AppendSpan, when set, records the spans instead of TeamDir's
-	// traces.jsonl: a team whose state is in a store (docs/DESIGN.md §16).
+	// traces.jsonl: a team whose state is in a store (docs/ARCHITECTURE.md, "The team directory and the store").
 	AppendSpan func(trace.Span) error
 }
 
 // Call runs req and always returns a result: the target's answer, or an
-// error result with the code of docs/DESIGN.md §7. Missing ids are filled in: a new
+// error result with the code of docs/ARCHITECTURE.md, "Invocation (Puruto IPC)" Missing ids are filled in: a new
 // request id, a new correlation id (a chain starts here), and the policy's
 // default timeout.
 func (c *Caller) Call(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {

@@ -14,14 +14,14 @@ import (
 // ConfigFile is the name of a Puruto's IPC configuration.
 const ConfigFile = ".puruto-ipc.json"
 
-// Defaults of docs/DESIGN.md §7.
+// Defaults of docs/ARCHITECTURE.md, "Invocation (Puruto IPC)"
 const (
 	DefaultMaxHops    = 2
 	DefaultTimeoutSec = 120
 )
 
 // Policy is a caller's .puruto-ipc.json with the settled semantics of
-// docs/DESIGN.md §7.
+// docs/ARCHITECTURE.md, "Invocation (Puruto IPC)"
 type Policy struct {
 	Enabled           bool
 	Owner             string
@@ -119,7 +119,7 @@ type Denial struct {
 }
 
 // Check applies the policy to a call to target.action at hop, in the order
-// docs/DESIGN.md §7 lists: disabled, hops, target, action. nil means allowed.
+// docs/ARCHITECTURE.md, "Invocation (Puruto IPC)" lists: disabled, hops, target, action. nil means allowed.
 func (p *Policy) Check(target, action string, hop int) *Denial {
 	switch {
 	case !p.Enabled:

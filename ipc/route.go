@@ -100,7 +100,7 @@ type InboxTarget struct {
 	Name    string
 	Router  *Router
 	// Append, when set, writes to the inbox instead of inbox.Append under
-	// TeamDir: a team whose inboxes are in a store (docs/DESIGN.md §16).
+	// TeamDir: a team whose inboxes are in a store (docs/ARCHITECTURE.md, "The team directory and the store").
 	Append func(member string, m *protocol.Message) error
 }
 

@@ -5,7 +5,7 @@
 // work on files, each through the Env the team runtime gives it.
 //
 // llm knows nothing of inboxes or records: the runtime (package team)
-// implements Env. It imports only protocol of ours (docs/DESIGN.md §2).
+// implements Env. It imports only protocol of ours (docs/ARCHITECTURE.md, "Packages").
 package llm
 
 import (

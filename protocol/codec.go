@@ -15,7 +15,7 @@ const TimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // FormatTime renders t in the wire form.
 func FormatTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(TimeLayout) }
 
-// MaxLine is the largest inbox line, newline included (docs/DESIGN.md §9).
+// MaxLine is the largest inbox line, newline included (docs/ARCHITECTURE.md, "Bounds").
 const MaxLine = 1 << 20
 
 // ErrTooLarge is returned for a line over MaxLine.
@@ -92,7 +92,7 @@ func (m *Message) marshalWithExtra() ([]byte, error) {
 
 // Marshal is json.Marshal without HTML escaping: <, > and & stay one byte
 // each instead of a six-byte \u escape, so an answer full of markup is not
-// blown up six times on its way through an inbox line (docs/DESIGN.md §9).
+// blown up six times on its way through an inbox line (docs/ARCHITECTURE.md, "Bounds").
 // Every wire form huddle writes goes through it.
 func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer

@@ -95,7 +95,7 @@ func validMessage(typ protocol.MessageType) protocol.Message {
 	return m
 }
 
-// allTypes is docs/DESIGN.md §4's table, written out so that a type added to the
+// allTypes is the table of docs/ARCHITECTURE.md, "Messages",, written out so that a type added to the
 // package without a test fails TestMessageTypesList.
 var allTypes = []protocol.MessageType{
 	"message", "broadcast", "shutdown_request", "shutdown_response",

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// ErrorCode is an invocation error code (docs/DESIGN.md §7).
+// ErrorCode is an invocation error code (docs/ARCHITECTURE.md, "Invocation (Puruto IPC)").
 type ErrorCode string
 
 const (
@@ -20,7 +20,7 @@ const (
 // ErrorCodes lists every code.
 var ErrorCodes = []ErrorCode{ErrTargetNotFound, ErrDenied, ErrTimeout, ErrInvalidResponse, ErrIPC}
 
-// Known reports whether c is one of the codes of docs/DESIGN.md §7.
+// Known reports whether c is one of the codes of docs/ARCHITECTURE.md, "Invocation (Puruto IPC)"
 func (c ErrorCode) Known() bool {
 	for _, k := range ErrorCodes {
 		if c == k {
@@ -38,7 +38,7 @@ const (
 	DeniedDisabled         = "disabled"
 )
 
-// InvocationRequest asks a target to run an action (docs/DESIGN.md §7).
+// InvocationRequest asks a target to run an action (docs/ARCHITECTURE.md, "Invocation (Puruto IPC)").
 type InvocationRequest struct {
 	RequestID       string `json:"request_id"`
 	CorrelationID   string `json:"correlation_id"`
@@ -98,7 +98,7 @@ type InvocationError struct {
 	Details json.RawMessage `json:"details"`
 }
 
-// InvocationResult answers an InvocationRequest (docs/DESIGN.md §7).
+// InvocationResult answers an InvocationRequest (docs/ARCHITECTURE.md, "Invocation (Puruto IPC)").
 type InvocationResult struct {
 	RequestID     string           `json:"request_id"`
 	CorrelationID string           `json:"correlation_id"`

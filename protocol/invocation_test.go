@@ -203,7 +203,7 @@ func TestInvocationResultValidate(t *testing.T) {
 		})
 	}
 
-	// Every docs/DESIGN.md §7 code is accepted; nil or null details are fine.
+	// Every docs/ARCHITECTURE.md, "Invocation (Puruto IPC)" code is accepted; nil or null details are fine.
 	codes := []protocol.ErrorCode{"TARGET_NOT_FOUND", "DENIED", "TIMEOUT", "INVALID_RESPONSE", "IPC_ERROR"}
 	if !reflect.DeepEqual(protocol.ErrorCodes, codes) {
 		t.Errorf("ErrorCodes = %v, want %v", protocol.ErrorCodes, codes)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// MemberStatus is a state of the teammate state machine (docs/DESIGN.md §5).
+// MemberStatus is a state of the teammate state machine (docs/ARCHITECTURE.md, "State machines").
 type MemberStatus string
 
 const (
@@ -25,7 +25,7 @@ var MemberStatuses = []MemberStatus{
 	MemberRevising, MemberStopping, MemberStopped, MemberCrashed,
 }
 
-// Known reports whether s is one of the states of docs/DESIGN.md §5.
+// Known reports whether s is one of the states of docs/ARCHITECTURE.md, "State machines"
 func (s MemberStatus) Known() bool {
 	for _, k := range MemberStatuses {
 		if s == k {
@@ -76,7 +76,7 @@ func (s MemberStatus) Transition(next MemberStatus) error {
 	return fmt.Errorf("illegal member transition %s → %s", s, next)
 }
 
-// Member is the record kept in members/<name>.json (docs/DESIGN.md §5).
+// Member is the record kept in members/<name>.json (docs/ARCHITECTURE.md, "State machines").
 type Member struct {
 	Name     string       `json:"name"`
 	Role     string       `json:"role,omitempty"`

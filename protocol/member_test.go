@@ -21,7 +21,7 @@ const (
 
 type edge struct{ from, to protocol.MemberStatus }
 
-// memberLegal is docs/DESIGN.md §5's teammate machine, written out edge by edge.
+// memberLegal is the teammate machine of docs/ARCHITECTURE.md, "State machines",, written out edge by edge.
 var memberLegal = map[edge]bool{
 	// starting → working | idle
 	{starting, working}: true,

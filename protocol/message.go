@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// MessageType names the kind of an inbox line (docs/DESIGN.md §4).
+// MessageType names the kind of an inbox line (docs/ARCHITECTURE.md, "Messages").
 type MessageType string
 
 const (
@@ -19,20 +19,20 @@ const (
 	TypeInvocationRequest    MessageType = "invocation_request"
 	TypeInvocationResult     MessageType = "invocation_result"
 	TypeStatus               MessageType = "status"
-	// TypeInvocationCancel is huddle's addition to docs/DESIGN.md §4: the caller of
+	// TypeInvocationCancel is huddle's addition to docs/ARCHITECTURE.md, "Messages": the caller of
 	// an invocation (request_id) no longer wants its answer, so the callee
 	// stops and cancels its own onward calls.
 	TypeInvocationCancel MessageType = "invocation_cancel"
 )
 
-// MessageTypes lists every type in the order of docs/DESIGN.md §4.
+// MessageTypes lists every type in the order of docs/ARCHITECTURE.md, "Messages"
 var MessageTypes = []MessageType{
 	TypeMessage, TypeBroadcast, TypeShutdownRequest, TypeShutdownResponse,
 	TypePlanApprovalRequest, TypePlanApprovalResponse, TypeInvocationRequest,
 	TypeInvocationResult, TypeStatus, TypeInvocationCancel,
 }
 
-// Known reports whether t is one of the types of docs/DESIGN.md §4.
+// Known reports whether t is one of the types of docs/ARCHITECTURE.md, "Messages"
 func (t MessageType) Known() bool {
 	for _, k := range MessageTypes {
 		if t == k {
@@ -43,7 +43,7 @@ func (t MessageType) Known() bool {
 }
 
 // Message is one inbox line. The common fields come first; the rest are used
-// by the types that docs/DESIGN.md §4 gives them to.
+// by the types that docs/ARCHITECTURE.md, "Messages" gives them to.
 type Message struct {
 	ID      string      `json:"id"`
 	Type    MessageType `json:"type"`

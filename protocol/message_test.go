@@ -39,7 +39,7 @@ var envelopeFields = []field{
 	{"ts", func(m *protocol.Message) { m.TS = time.Time{} }},
 }
 
-// requiredFields lists, per type, the type-specific fields docs/DESIGN.md §4 requires.
+// requiredFields lists, per type, the type-specific fields docs/ARCHITECTURE.md, "Messages" requires.
 var requiredFields = map[protocol.MessageType][]field{
 	protocol.TypeMessage:              {{"content", func(m *protocol.Message) { m.Content = "" }}},
 	protocol.TypeBroadcast:            {{"content", func(m *protocol.Message) { m.Content = "" }}},
@@ -80,7 +80,7 @@ func TestMessageValidateRequiredFields(t *testing.T) {
 }
 
 func TestMessageValidateOptionalFields(t *testing.T) {
-	// Fields that docs/DESIGN.md §4 lists but does not require may be empty.
+	// Fields that docs/ARCHITECTURE.md, "Messages" lists but does not require may be empty.
 	for _, typ := range allTypes {
 		m := validMessage(typ)
 		m.Reason, m.Feedback = "", ""

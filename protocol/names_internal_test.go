@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The patterns isName and isID check byte by byte, as docs/DESIGN.md §4
+// The patterns isName and isID check byte by byte, as docs/ARCHITECTURE.md, "Messages"
 // writes them.
 var (
 	namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)

@@ -18,7 +18,7 @@ const (
 	KindPermission RequestKind = "permission"
 )
 
-// RequestStatus is a state of the request state machine (docs/DESIGN.md §5).
+// RequestStatus is a state of the request state machine (docs/ARCHITECTURE.md, "State machines").
 type RequestStatus string
 
 const (
@@ -35,7 +35,7 @@ var RequestStatuses = []RequestStatus{RequestPending, RequestApproved, RequestRe
 // IsTerminal reports whether s is final: every state but pending.
 func (s RequestStatus) IsTerminal() bool { return s != RequestPending && s.Known() }
 
-// Known reports whether s is one of the states of docs/DESIGN.md §5.
+// Known reports whether s is one of the states of docs/ARCHITECTURE.md, "State machines"
 func (s RequestStatus) Known() bool {
 	for _, k := range RequestStatuses {
 		if s == k {
@@ -105,7 +105,7 @@ type Transition struct {
 	Note string        `json:"note,omitempty"`
 }
 
-// Request is the record kept in requests/<id>.json (docs/DESIGN.md §5).
+// Request is the record kept in requests/<id>.json (docs/ARCHITECTURE.md, "State machines").
 //
 // The shutdown payload is Reason (why the lead asks); the teammate's answer
 // to it is ResponseReason, so neither overwrites the other.

@@ -13,7 +13,7 @@ import (
 )
 
 func TestRequestStatusAndEventLists(t *testing.T) {
-	// docs/DESIGN.md §5: the lists the exhaustive tables below iterate over.
+	// docs/ARCHITECTURE.md, "State machines": the lists the exhaustive tables below iterate over.
 	wantS := []protocol.RequestStatus{"pending", "approved", "rejected", "expired", "cancelled"}
 	if !slices.Equal(protocol.RequestStatuses, wantS) {
 		t.Errorf("RequestStatuses = %v, want %v", protocol.RequestStatuses, wantS)

@@ -21,7 +21,7 @@ type StoreSource struct {
 }
 
 // What a timeline read from a store leaves out, each for a reason of
-// docs/DESIGN.md §16.
+// docs/ARCHITECTURE.md, "The team directory and the store"
 const (
 	LeftOutHistories = "member status histories: each member is its current record, at its since " +
 		"(the histories stay in the local directory of the machine that runs it)"

@@ -1,7 +1,7 @@
 // Package store is the interface behind which a team's shared state lives,
 // so that one team can live in a directory on one machine (store/filestore,
-// the default, the files of docs/DESIGN.md §3 unchanged) or in NATS
-// JetStream and span machines (store/natsstore). docs/DESIGN.md §16
+// the default, the files of docs/ARCHITECTURE.md, "The team directory and the store" unchanged) or in NATS
+// JetStream and span machines (store/natsstore). docs/ARCHITECTURE.md, "The team directory and the store"
 // maps each part onto both.
 //
 // A Store covers what the team runtime and the CLI share:

@@ -11,13 +11,13 @@ import (
 )
 
 // Retries is how many times a consumer hands a message to a handler that
-// fails before it dead-letters it (docs/DESIGN.md §6).
+// fails before it dead-letters it (docs/ARCHITECTURE.md, "Delivery").
 const Retries = 3
 
 // RetryDelay is the pause before attempt n+1 (n from 0): 10 ms, then 20 ms.
 func RetryDelay(n int) time.Duration { return time.Duration(10<<n) * time.Millisecond }
 
-// Config file names a store keeps (docs/DESIGN.md §3).
+// Config file names a store keeps (docs/ARCHITECTURE.md, "The team directory and the store").
 const (
 	ConfigTeam   = "team.json"
 	ConfigPolicy = ".puruto-ipc.json"

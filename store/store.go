@@ -30,7 +30,7 @@ type Store interface {
 	Consume(ctx context.Context, member string, h Handler) (Subscription, error)
 	// Unread counts the messages in member's inbox its consumer has not
 	// committed: all it holds when no consumer ever ran (0 for an inbox
-	// with none). A UI shows it beside the member (docs/DESIGN.md §16).
+	// with none). A UI shows it beside the member (docs/ARCHITECTURE.md, "The team directory and the store").
 	Unread(ctx context.Context, member string) (int, error)
 	// DeadLetter records refused input; DeadLetters reads them back, oldest
 	// first.
@@ -51,7 +51,7 @@ type Store interface {
 	// it costs grows with them, not with the team's history.
 	LiveRequests(ctx context.Context) ([]protocol.Request, error)
 	// Reschedule moves a pending request's deadline (a runtime giving back
-	// the time the team was down, docs/DESIGN.md §5) and returns the record.
+	// the time the team was down, docs/ARCHITECTURE.md, "State machines") and returns the record.
 	// A request that is final, or has a decision its record does not show
 	// yet, is returned as it is: the decision stays the truth.
 	Reschedule(ctx context.Context, id string, deadline time.Time) (*protocol.Request, error)

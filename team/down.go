@@ -12,7 +12,7 @@ import (
 )
 
 // RuntimeState is what a reader can tell about the runtime of a team: is
-// one running, and which ran last (docs/DESIGN.md §3, §5).
+// one running, and which ran last (docs/ARCHITECTURE.md, "The team directory and the store", "State machines").
 type RuntimeState = teamdir.RuntimeState
 
 // ProbeRuntime tells whether a runtime holds the team's lock, and what the

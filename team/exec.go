@@ -25,7 +25,7 @@ import (
 // Its stdin has one writer, writeLoop, fed by a bounded queue: nobody else
 // blocks on the pipe, so an agent that stops reading holds up only the
 // messages for itself, and stopping it closes stdin and signals the process
-// without waiting for a writer (docs/DESIGN.md §6).
+// without waiting for a writer (docs/ARCHITECTURE.md, "Delivery").
 type proc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -54,7 +54,7 @@ const stdinQueue = 16
 // stopGrace is how long a process has to exit after its stdin is closed
 // and it got SIGINT, before SIGKILL; killGrace how long the kill may take
 // before its stdout is closed under it (a child it left may hold it open).
-// Together they bound a runtime's stop (docs/DESIGN.md §6, §9).
+// Together they bound a runtime's stop (docs/ARCHITECTURE.md, "Delivery", "Bounds").
 const (
 	stopGrace = 3 * time.Second
 	killGrace = time.Second

@@ -79,8 +79,8 @@ func NewCaller(dir string, t *Team, router *ipc.Router, policy *ipc.Policy, poli
 	return c
 }
 
-// NewCallerOn is NewCaller for a team kept in store st (docs/DESIGN.md
-// §16): requests go to the targets' inboxes in the store, the teammates'
+// NewCallerOn is NewCaller for a team kept in store st (docs/ARCHITECTURE.md,
+// "The team directory and the store"): requests go to the targets' inboxes in the store, the teammates'
 // records are read there, and the spans (the router's late ones too) are
 // appended to the store's traces. ctx bounds nothing but the store's
 // consumers, which this caller starts none of: the caller of a one-shot
@@ -275,7 +275,7 @@ func (mt *mate) reply(req protocol.InvocationRequest, res protocol.InvocationRes
 }
 
 // tooLarge is the IPC_ERROR result that replaces an answer m too large for
-// an inbox line (docs/DESIGN.md §9).
+// an inbox line (docs/ARCHITECTURE.md, "Bounds").
 func tooLarge(req *protocol.InvocationRequest, m *protocol.Message) protocol.InvocationResult {
 	size := 0
 	if b, err := protocol.Encode(m); err == nil {

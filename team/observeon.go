@@ -16,12 +16,12 @@ import (
 
 // StatusLost is the status a UI shows for a member of a team in a store
 // that should be running and was not seen within the deadline (its machine
-// or process went away); like StatusCorrupt, no state of docs/DESIGN.md §5.
+// or process went away); like StatusCorrupt, no state of docs/ARCHITECTURE.md, "State machines"
 const StatusLost = "lost"
 
 // deadLettersEvery is how often a store observer reads the dead letters
 // again, and asks every unread count again: the store has no watch on
-// them (docs/DESIGN.md §16). A variable for a test that must tell a count
+// them (docs/ARCHITECTURE.md, "The team directory and the store"). A variable for a test that must tell a count
 // refreshed by a change from one refreshed by this clock.
 var deadLettersEvery = 10 * time.Second
 
@@ -439,7 +439,7 @@ func (o *StoreObserver) span(s trace.Span) {
 }
 
 // followInboxes follows the lead's and every member's inbox not followed
-// yet, as the directory observer does (docs/DESIGN.md §16): the watch
+// yet, as the directory observer does (docs/ARCHITECTURE.md, "The team directory and the store"): the watch
 // first (WatchInbox, from now on), then the seed (seedInboxes: what the
 // store holds), so the Messages pane starts with the messages the store
 // still holds and goes on live, with no gap and no message twice. A store

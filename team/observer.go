@@ -543,7 +543,7 @@ func (o *Observer) loadRequest(id string) {
 }
 
 // StatusCorrupt is the status a UI shows for a record that cannot be read
-// (a request's or a member's); it is no state of docs/DESIGN.md §5.
+// (a request's or a member's); it is no state of docs/ARCHITECTURE.md, "State machines"
 const StatusCorrupt = "corrupt"
 
 // corruptRequest stands for a request record that cannot be read: its id,

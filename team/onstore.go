@@ -11,7 +11,7 @@ import (
 	"huddle/store"
 )
 
-// Reading a team kept in a store (docs/DESIGN.md §16).
+// Reading a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store").
 
 // LostAfter is how long a member may go unseen before it is shown lost: its
 // runtime heartbeats every LostAfter/3, so two missed beats are not enough.

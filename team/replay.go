@@ -15,7 +15,7 @@ import (
 // member's record, Open). The inbox lines that carried them are committed,
 // so the new process would never see them. collectReplay finds them and
 // runExec gives them to the new process before any inbox message
-// (docs/DESIGN.md §6).
+// (docs/ARCHITECTURE.md, "Delivery").
 
 // collectReplay gathers what the previous run's process had yet to answer;
 // it runs before the member's inbox is consumed.

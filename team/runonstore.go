@@ -18,7 +18,7 @@ import (
 	"huddle/teamdir"
 )
 
-// A runtime on a store (Options.Store, docs/DESIGN.md §16) runs some of the
+// A runtime on a store (Options.Store, docs/ARCHITECTURE.md, "The team directory and the store") runs some of the
 // team's members, each under a lease, and leaves the others to the
 // runtimes of other machines: their inboxes, records and requests are in
 // the store, so a message, a plan or a call reaches a member wherever it

@@ -38,7 +38,7 @@ type Options struct {
 	// default 500ms. Deadlines and restarts need no tick: a timer and a
 	// watch wake the runtime (team/watch.go).
 	Tick time.Duration
-	// Store, when set, holds the team's shared state (docs/DESIGN.md §16):
+	// Store, when set, holds the team's shared state (docs/ARCHITECTURE.md, "The team directory and the store"):
 	// team.json, the members' policies when it has them, the inboxes, the
 	// request and member records, the dead letters and the spans; the
 	// directory given to Start (created if missing) keeps only what is
@@ -613,7 +613,7 @@ func (rt *Runtime) expire() (next time.Time) {
 
 // settleAwaited moves each exec teammate whose awaited plan is final out of
 // awaiting_approval, so the roster follows a decision that no line
-// announced (docs/DESIGN.md §13): the deciding process died before its
+// announced (docs/ARCHITECTURE.md, "Wake-ups"): the deciding process died before its
 // append, or a resolver wrote only the decision file.
 func (rt *Runtime) settleAwaited() {
 	rt.mu.Lock()
@@ -643,7 +643,7 @@ func (rt *Runtime) settleAwaited() {
 // tellPlanEnded tells the member whose plan huddle ended (expired, or
 // cancelled by a newer plan) with a plan_approval_response from the lead:
 // approve false, reason "expired" or "cancelled", and why as feedback. An
-// exec agent learns from it that its plan is over (docs/DESIGN.md §4);
+// exec agent learns from it that its plan is over (docs/ARCHITECTURE.md, "Messages");
 // a scripted teammate's wait wakes and it submits again. A plan cancelled
 // because its member is gone is told to nobody.
 func (rt *Runtime) tellPlanEnded(r *protocol.Request) {
@@ -681,7 +681,7 @@ func (rt *Runtime) cancelPending(member, why string) {
 
 // recordFor returns the record of the request message m names, creating it
 // from m when there is none: a foreign agent may write the line alone, and
-// the receiver creates the record (docs/DESIGN.md §4).
+// the receiver creates the record (docs/ARCHITECTURE.md, "Messages").
 func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from, to string) (*protocol.Request, error) {
 	r, err := rt.sh.loadRequest(m.RequestID)
 	if !errors.Is(err, os.ErrNotExist) {

@@ -124,7 +124,7 @@ func (b *ServeBackend) Call(ctx context.Context, req protocol.InvocationRequest)
 
 // inboxWatcher is a store that follows an inbox without consuming it, and
 // removes what take says it took when no consumer has it to commit
-// (natsstore.Store.WatchAnswers, docs/DESIGN.md §16).
+// (natsstore.Store.WatchAnswers, docs/ARCHITECTURE.md, "The team directory and the store").
 type inboxWatcher interface {
 	WatchAnswers(ctx context.Context, caller string, take func(store.Delivery) bool) (store.Subscription, error)
 }

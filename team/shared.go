@@ -16,7 +16,7 @@ import (
 )
 
 // shared is the team's state that a runtime shares with the other
-// processes of the team (docs/DESIGN.md §16, "What is wired"): the inboxes,
+// processes of the team (docs/ARCHITECTURE.md, "The team directory and the store", "What is wired"): the inboxes,
 // the request records, the member records, the dead letters and the spans.
 // The team directory (dirShared) and a store (storeShared, team/storeshared.go)
 // implement it; everything else the runtime writes (logs, transcripts,
@@ -73,7 +73,7 @@ type shared interface {
 	appendSpan(s trace.Span) error
 }
 
-// dirShared is the team directory: exactly the files of docs/DESIGN.md §3,
+// dirShared is the team directory: exactly the files of docs/ARCHITECTURE.md, "The team directory and the store",
 // through inbox, teamdir and ipc/trace.
 type dirShared struct {
 	dir string

@@ -10,7 +10,7 @@ import (
 
 // LineSource is where a member view reads a member's log or transcript,
 // whole lines at a time: a file (Follower), or a store's copy of it
-// (StoreLines, docs/DESIGN.md §16 "Logs on a store").
+// (StoreLines, docs/ARCHITECTURE.md, "The team directory and the store" "Logs on a store").
 type LineSource interface {
 	// Next returns the lines that came since the last call, waiting for
 	// some when there are none: io.EOF once closed, ctx's error once ctx

@@ -19,8 +19,8 @@ import (
 // goes on unnoticed).
 const storeOpTimeout = 30 * time.Second
 
-// storeShared is the team's shared state in a store.Store (docs/DESIGN.md
-// §16): what a runtime on one machine writes there, the runtimes on the
+// storeShared is the team's shared state in a store.Store (docs/ARCHITECTURE.md,
+// "The team directory and the store"): what a runtime on one machine writes there, the runtimes on the
 // others read.
 type storeShared struct {
 	st store.Store
@@ -198,7 +198,7 @@ func (s *storeShared) readMembers() ([]protocol.Member, []CorruptError, error) {
 
 // held reads every message the store holds and keeps member's: on NATS
 // what its consumer has not committed, and what it has until retention
-// purges it (one to two PurgeIntervals, docs/DESIGN.md §16).
+// purges it (one to two PurgeIntervals, docs/ARCHITECTURE.md, "The team directory and the store").
 func (s *storeShared) held(member string) ([]protocol.Message, error) {
 	hr, ok := s.st.(store.MessageReader)
 	if !ok {

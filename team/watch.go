@@ -17,7 +17,7 @@ import (
 // The runtime sleeps while nothing happens: instead of a tick that lists
 // restart/ and requests/, one fsnotify watch on those two directories tells
 // it that a restart was asked or a request changed, and one timer wakes it
-// at the next deadline (docs/DESIGN.md §13). A lost event (an
+// at the next deadline (docs/ARCHITECTURE.md, "Wake-ups"). A lost event (an
 // overflow of the kernel's queue) costs a full look, never a request.
 
 // watchRuntimeDirs creates restart/ and requests/ (a watch needs the

@@ -10,7 +10,7 @@ import (
 )
 
 // AppendLine appends line (or several whole lines), which must end with a newline, to the file at
-// path the way every append in a team directory is made (docs/DESIGN.md §3): under an
+// path the way every append in a team directory is made (docs/ARCHITECTURE.md, "The team directory and the store"): under an
 // exclusive flock, with one write. It uses the raw descriptor: open, flock,
 // write and close are the only system calls, and closing releases the lock.
 // A missing directory is an fs.ErrNotExist error; the caller makes it.
@@ -76,7 +76,7 @@ func flockFD(fd, how int) error {
 // for it; a reader that still had the old file open may so see the lines
 // twice, with the same ids, which an inbox's consumer handles once.) A file
 // renamed away to another name keeps its link and keeps the lines; nothing
-// in a team directory renames an appended file away (docs/DESIGN.md §11).
+// in a team directory renames an appended file away (docs/ARCHITECTURE.md, "Every file and its writer").
 type Appender struct {
 	mu   sync.Mutex
 	path string

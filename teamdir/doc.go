@@ -1,5 +1,5 @@
 // Package teamdir owns the layout of a team directory and the ways its files
-// are written (docs/DESIGN.md §3):
+// are written (docs/ARCHITECTURE.md, "The team directory and the store"):
 //
 //   - every path of the directory, built by a function here, with member
 //     names and ids validated before they become paths;

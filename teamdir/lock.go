@@ -33,7 +33,7 @@ type RuntimeState struct {
 	// kill -9 it is when the runtime was last seen alive (to within
 	// HeartbeatEvery while a deadline counted).
 	LastAlive time.Time
-	// OnStore is set for a team kept in a store (docs/DESIGN.md §16), which
+	// OnStore is set for a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"), which
 	// has no lock: Running is then whether a member was seen alive within
 	// LostAfter, and LastAlive when one was last seen (team.RuntimeOn).
 	OnStore   bool

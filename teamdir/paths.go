@@ -21,7 +21,7 @@ const (
 	ExecutionsFile  = "executions.jsonl"
 )
 
-// Permissions of everything a team directory holds (docs/DESIGN.md §3).
+// Permissions of everything a team directory holds (docs/ARCHITECTURE.md, "The team directory and the store").
 const (
 	DirMode  = 0o700
 	FileMode = 0o600
@@ -51,7 +51,7 @@ func InboxDirPath(dir string) string { return filepath.Join(dir, InboxDir) }
 // CursorsDirPath is the directory of the consumers' cursor journals. It is
 // a sibling of inbox/, not inside it: a consumer appends a cursor record
 // per message it handles, and in inbox/ each of those appends would be an
-// event for every watch on inbox/ (docs/DESIGN.md §3, §10.45).
+// event for every watch on inbox/ (docs/ARCHITECTURE.md, "The team directory and the store").
 func CursorsDirPath(dir string) string { return filepath.Join(dir, CursorsDir) }
 
 // MembersDirPath is the directory of the member records.

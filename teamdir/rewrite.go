@@ -47,7 +47,7 @@ func openExclusive(name string) (int, error) {
 }
 
 // WriteFileAtomic writes data to path by write-temp + fsync + rename, the
-// way every whole-file rewrite in a team directory is made (docs/DESIGN.md §3).
+// way every whole-file rewrite in a team directory is made (docs/ARCHITECTURE.md, "The team directory and the store").
 func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true, 0) }
 
 // ReplaceFile writes data to path by write-temp + rename, without the fsync:

@@ -1,6 +1,6 @@
 package cli
 
-// The UI on a team kept in a store (docs/DESIGN.md §16): huddle attach
+// The UI on a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): huddle attach
 // --store and huddle up --store without --headless. It is fed by the
 // store's observer (team.ObserveOn) and its keys act through the lead's
 // operations on the store (team/lead.go), from any machine.

@@ -1,6 +1,6 @@
 package cli
 
-// huddle call --store (docs/DESIGN.md §16): the same call as on a team
+// huddle call --store (docs/ARCHITECTURE.md, "The team directory and the store"): the same call as on a team
 // directory, with the team, the caller's policy, the inboxes and the
 // traces in the store.
 

@@ -1,6 +1,6 @@
 package cli
 
-// The lead's commands on a team kept in a store (docs/DESIGN.md §16): the
+// The lead's commands on a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): the
 // same checks and the same output as on a team directory, through the
 // team's *On functions.
 

@@ -1,6 +1,6 @@
 package cli
 
-// A team kept in a store (docs/DESIGN.md §16): the --store and --nats-creds
+// A team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): the --store and --nats-creds
 // flags of the commands that run on one, and the refusal of those that do
 // not yet.
 

@@ -51,7 +51,7 @@ func (t Target) Invoke(ctx context.Context, req protocol.InvocationRequest) (pro
 	return protocol.InvocationResult{RequestID: req.RequestID, CorrelationID: req.CorrelationID, Status: protocol.ResultOK, Result: res.Output}, nil
 }
 
-// failed turns the remote's error into the error result of docs/DESIGN.md §7.
+// failed turns the remote's error into the error result of docs/ARCHITECTURE.md, "Invocation (Puruto IPC)"
 func (t Target) failed(req protocol.InvocationRequest, err error) (protocol.InvocationResult, error) {
 	var api *APIError
 	if !errors.As(err, &api) {

@@ -10,7 +10,7 @@ import (
 
 // continueTrace is the invocation an accepted request runs and the context
 // it runs in, continuing the W3C traceparent the request came with
-// (docs/DESIGN.md §8, traceparent). The body's context is huddle's
+// (docs/ARCHITECTURE.md, "The HTTP protocol (Blueprint)", traceparent). The body's context is huddle's
 // contract and wins: a traceparent only fills what the body leaves out.
 //   - No context.trace_id: the chain continues the traceparent's trace; its
 //     correlation id is "corr-" and the trace id, which trace.TraceID maps

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// MaxBody bounds every request and response body (docs/DESIGN.md §9).
+// MaxBody bounds every request and response body (docs/ARCHITECTURE.md, "Bounds").
 const MaxBody = 1 << 20
 
 // Execution states.

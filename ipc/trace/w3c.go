@@ -11,7 +11,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
-// W3C trace context for huddle's ids (docs/DESIGN.md §7, the OpenTelemetry export).
+// W3C trace context for huddle's ids (docs/ARCHITECTURE.md, "Invocation (Puruto IPC)", the OpenTelemetry export).
 // Every process that records a span of a correlation chain derives the same
 // OpenTelemetry ids from huddle's own, with nothing to share but the ids:
 // the trace id from the correlation id, a span id from a request id, so a

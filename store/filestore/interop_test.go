@@ -110,7 +110,7 @@ func TestSameFilesAsTheTeam(t *testing.T) {
 		t.Fatalf("the store's consumer committed nothing in the cursor journal: %d %v", n, err)
 	}
 
-	// Nothing written outside the files DESIGN §3 names (and leases/).
+	// Nothing written outside the files docs/ARCHITECTURE.md, "The team directory and the store" names (and leases/).
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		switch e.Name() {

@@ -3,7 +3,7 @@
 // with a subject and a durable consumer per member, requests, decisions,
 // member status, runtime leases and configuration are keys of one
 // key-value bucket (decisions and leases created with compare-and-set),
-// and trace spans are a stream of their own. docs/DESIGN.md §16 gives
+// and trace spans are a stream of their own. docs/ARCHITECTURE.md, "The team directory and the store" gives
 // the whole mapping and why.
 //
 // A store is opened from a URL, nats://[user[:pass]@|token@]HOST:PORT/TEAM

@@ -1,6 +1,6 @@
 package natsstore
 
-// Retention of the inbox stream (docs/DESIGN.md §16): a member's committed
+// Retention of the inbox stream (docs/ARCHITECTURE.md, "The team directory and the store"): a member's committed
 // messages are purged by its own consumer, an answer a caller took is
 // deleted by the caller's watch, and answers no one waits for anymore are
 // swept by the next watch of that inbox. Nothing a durable consumer has

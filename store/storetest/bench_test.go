@@ -159,7 +159,7 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 // BenchmarkPlanApprovalRoundTrip is a plan approval through the store as
-// the team makes one (docs/DESIGN.md §5), between two handles on one team
+// the team makes one (docs/ARCHITECTURE.md, "State machines"), between two handles on one team
 // (two processes, or for NATS two connections, as on two machines): the
 // member creates the request record and appends the plan_approval_request
 // to the lead's inbox; the lead's running consumer decides it (approve)
@@ -246,7 +246,7 @@ func leadConsumes(ctx context.Context, b *testing.B, lead store.Store, done chan
 }
 
 // BenchmarkCallRoundTrip is one teammate calling another through the store
-// as the runtime does (docs/DESIGN.md §7, §12 (b)), between two handles on
+// as the runtime does (docs/ARCHITECTURE.md, "Invocation (Puruto IPC)", "Two walks through the code" (b)), between two handles on
 // one team: the caller appends the call's start span and an
 // invocation_request to the target's inbox; the target's running consumer
 // answers with an invocation_result in the caller's inbox; the caller's

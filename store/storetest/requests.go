@@ -214,7 +214,7 @@ type raced struct {
 }
 
 // testPlanRoundTripRacingDeciders: the plan approval round trip of
-// docs/DESIGN.md §5 across two handles (two connections for NATS), as two
+// docs/ARCHITECTURE.md, "State machines" across two handles (two connections for NATS), as two
 // machines of one team make it. The member asks on one handle; the lead's
 // consumer, on the other, approves each plan while at the same instant a
 // person on the member's handle rejects it. Of each pair exactly one

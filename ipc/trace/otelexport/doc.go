@@ -5,5 +5,5 @@
 // (ipc/trace's TraceID and SpanID), so the spans of one correlation chain
 // form one trace whichever process recorded them. It observes the spans
 // ipc/trace records (trace.Observe); unset, Start builds nothing and
-// observes nothing. docs/DESIGN.md §7 has the mapping and the variables.
+// observes nothing. docs/ARCHITECTURE.md, "Invocation (Puruto IPC)" has the mapping and the variables.
 package otelexport
