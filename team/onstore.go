@@ -55,15 +55,6 @@ func decideOn(ctx context.Context, st store.Store, id string, res Resolution) (*
 // leaves them lost.
 func DownOn(states []store.MemberState) bool { return !RuntimeOn(states, 0).Running }
 
-func memberState(states []store.MemberState, name string) (store.MemberState, bool) {
-	for _, s := range states {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return store.MemberState{}, false
-}
-
 // DeadLettersOn reads a store's dead letters, oldest first, as
 // ReadDeadLetters reads deadletter.jsonl, and says how many were not
 // dead letters.

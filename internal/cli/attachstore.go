@@ -48,7 +48,7 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 // dirActions are the keys' Actions on the team directory dir, through its
 // files store (close it after the UI): the lead's operations as on any
 // store, and R as the directory's runtime takes it (team.RequestRestart).
-func dirActions(ctx context.Context, dir string) (tui.Actions, func() error, error) {
+func dirActions(ctx context.Context, dir string) (tui.Actions, func(), error) {
 	st, err := filestore.Open(dir)
 	if err != nil {
 		return nil, nil, err
@@ -58,7 +58,9 @@ func dirActions(ctx context.Context, dir string) (tui.Actions, func() error, err
 		_, err := team.RequestRestart(dir, member)
 		return err
 	}
-	return tui.LeadActions(l), st.Close, nil
+	// The lead's operations start no watch or consumer: closing has
+	// nothing to fail on.
+	return tui.LeadActions(l), func() { _ = st.Close() }, nil
 }
 
 // attachStore is huddle attach --store: the UI on the team in the store,
