@@ -33,9 +33,11 @@ type Store interface {
 	// with none). A UI shows it beside the member (docs/ARCHITECTURE.md, "The team directory and the store").
 	Unread(ctx context.Context, member string) (int, error)
 	// DeadLetter records refused input; DeadLetters reads them back, oldest
-	// first.
+	// first, and counts what it holds that is not a dead letter (a line or
+	// entry that does not decode, or names no source): skipped and told,
+	// never left out silently. A last line still being written is neither.
 	DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) error
-	DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, error)
+	DeadLetters(ctx context.Context) (letters []protocol.DeadLetterLine, skipped int, err error)
 
 	// CreateRequest stores a new pending request record; ErrExists when one
 	// with that id is there already (whoever saw the request first made it).

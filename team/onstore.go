@@ -59,12 +59,11 @@ func DownOn(states []store.MemberState) bool { return !RuntimeOn(states, 0).Runn
 // ReadDeadLetters reads deadletter.jsonl, and says how many were not
 // dead letters.
 func DeadLettersOn(ctx context.Context, st store.Store) ([]DeadLetter, int, error) {
-	all, err := st.DeadLetters(ctx)
+	all, skipped, err := st.DeadLetters(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("dead letters: %w", err)
 	}
 	var letters []DeadLetter
-	skipped := 0
 	for _, dl := range all {
 		line, err := json.Marshal(dl)
 		if err != nil {

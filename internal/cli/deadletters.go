@@ -38,29 +38,17 @@ func runDeadLetters(cl *cmdline, asJSON bool, member string) int {
 			return cl.usageError("--member: %v", err)
 		}
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int {
-			all, skipped, err := team.DeadLettersOn(ctx, st)
-			if err != nil {
-				return cl.fail(err)
-			}
-			if skipped > 0 {
-				fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s of the store skipped: not dead letters\n", cl.name, plural(skipped, "entry"))
-			}
-			return printDeadLetters(cl, all, member, asJSON)
-		})
-	}
-	if err := requireTeam(cl.dir); err != nil {
-		return cl.fail(err)
-	}
-	all, skipped, err := team.ReadDeadLetters(cl.dir)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s of %s skipped: not dead letters\n", cl.name, plural(skipped, "line"), teamdir.DeadLetterPath(cl.dir))
-	}
-	return printDeadLetters(cl, all, member, asJSON)
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		all, skipped, err := team.DeadLettersOn(ctx, st)
+		if err != nil {
+			return cl.fail(err)
+		}
+		if skipped > 0 {
+			where, unit := cl.where(teamdir.DeadLetterFile)
+			fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s of %s skipped: not dead letters\n", cl.name, plural(skipped, unit), where)
+		}
+		return printDeadLetters(cl, all, member, asJSON)
+	})
 }
 
 // printDeadLetters prints the dead letters member caused or received (all

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -116,6 +117,16 @@ func (cl *cmdline) withTeam(f func(ctx context.Context, st store.Store) int) int
 	}
 	defer st.Close()
 	return f(ctx, st)
+}
+
+// where names what keeps one of the team's files for a person, and what
+// one record of it is: a line of the file in --dir, or an entry of the
+// store (its URL redacted).
+func (cl *cmdline) where(file string) (where, unit string) {
+	if cl.onStore() {
+		return "the store " + cl.storeName(), "entry"
+	}
+	return filepath.Join(cl.dir, file), "line"
 }
 
 // withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and closes

@@ -89,3 +89,43 @@ func TestMembersLiveWithTheRuntimeLock(t *testing.T) {
 		t.Fatalf("a stopped member is never lost: %+v", ms)
 	}
 }
+
+// TestDeadLettersCountsWhatIsNone: a line of deadletter.jsonl that is not a
+// dead letter (a foreign writer's, or one with no source) is counted as
+// skipped, not left out silently; a last line without its newline is being
+// written and is neither read nor counted.
+func TestDeadLettersCountsWhatIsNone(t *testing.T) {
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if err := s.DeadLetter(ctx, protocol.DeadLetterLine{Source: "exec:alice", Reason: "bad", Raw: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(teamdir.DeadLetterPath(dir), os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("not a dead letter\n{\"reason\":\"no source\"}\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := s.DeadLetter(ctx, protocol.DeadLetterLine{Source: "exec:alice", Reason: "bad", Raw: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err = os.OpenFile(teamdir.DeadLetterPath(dir), os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"source":"exec:alice","reason":"half`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	dls, skipped, err := s.DeadLetters(ctx)
+	if err != nil || skipped != 2 || len(dls) != 2 || dls[0].Raw != "first" || dls[1].Raw != "second" {
+		t.Fatalf("DeadLetters = %+v, %d skipped, %v; want first and second, 2 skipped", dls, skipped, err)
+	}
+}

@@ -1,7 +1,7 @@
 package filestore
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,33 +82,40 @@ func (s *Store) DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) erro
 	return inbox.WriteDeadLetter(s.dir, dl.Source, dl.Offset, dl.Reason, []byte(dl.Raw))
 }
 
-// DeadLetters reads deadletter.jsonl; a line that does not parse (a torn
-// last one) is skipped.
-func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, error) {
+// DeadLetters reads deadletter.jsonl; a line that is not a dead letter is
+// counted in skipped, and a last line without its newline is being
+// written: it is left for the next read.
+func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, int, error) {
 	if err := ctxErr(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	f, err := os.Open(teamdir.DeadLetterPath(s.dir))
+	b, err := os.ReadFile(teamdir.DeadLetterPath(s.dir))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dead letters: %w", err)
+		return nil, 0, fmt.Errorf("dead letters: %w", err)
 	}
-	defer f.Close()
 	var out []protocol.DeadLetterLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), protocol.MaxLine+1)
-	for sc.Scan() {
-		var dl protocol.DeadLetterLine
-		if json.Unmarshal(sc.Bytes(), &dl) == nil {
-			out = append(out, dl)
+	skipped := 0
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break // being written
 		}
+		line := bytes.TrimSpace(b[:i])
+		b = b[i+1:]
+		if len(line) == 0 {
+			continue
+		}
+		var dl protocol.DeadLetterLine
+		if json.Unmarshal(line, &dl) != nil || dl.Source == "" {
+			skipped++
+			continue
+		}
+		out = append(out, dl)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("dead letters: %w", err)
-	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // WatchInbox follows member's inbox from its current end without taking

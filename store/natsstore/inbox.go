@@ -224,19 +224,22 @@ func (s *Store) DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) erro
 }
 
 // DeadLetters reads the dead-letter subject from its start with an ordered
-// consumer.
-func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, error) {
+// consumer; an entry that is not a dead letter is counted in skipped.
+func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, int, error) {
 	var out []protocol.DeadLetterLine
+	skipped := 0
 	err := s.readAll(ctx, s.n.inboxStream, s.n.deadLetters, func(msg jetstream.Msg) {
 		var dl protocol.DeadLetterLine
-		if json.Unmarshal(msg.Data(), &dl) == nil {
-			out = append(out, dl)
+		if json.Unmarshal(msg.Data(), &dl) != nil || dl.Source == "" {
+			skipped++
+			return
 		}
+		out = append(out, dl)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("dead letters: %w", err)
+		return nil, 0, fmt.Errorf("dead letters: %w", err)
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // readAll hands fn every message of filter (a subject, or a wildcard) in

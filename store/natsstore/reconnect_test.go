@@ -244,7 +244,7 @@ func TestPoisonMessageDeadLettered(t *testing.T) {
 	}
 	defer sub.Stop()
 	testkit.WaitFor(t, 20*time.Second, "n2", func() bool { return box.String() == "n2" })
-	dls, err := s.DeadLetters(ctx)
+	dls, _, err := s.DeadLetters(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

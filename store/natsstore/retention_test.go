@@ -278,12 +278,12 @@ func TestDeadLettersAndSpansAgeOut(t *testing.T) {
 	if err := s.DeadLetter(ctx, protocol.DeadLetterLine{Source: "inbox/alice", Offset: 1, Reason: "test", Raw: "{"}); err != nil {
 		t.Fatal(err)
 	}
-	dls, err := s.DeadLetters(ctx)
+	dls, _, err := s.DeadLetters(ctx)
 	if err != nil || len(dls) != 1 {
 		t.Fatalf("dead letters: %v %+v", err, dls)
 	}
 	testkit.WaitFor(t, 20*time.Second, "the dead letter expired", func() bool {
-		dls, err := s.DeadLetters(ctx)
+		dls, _, err := s.DeadLetters(ctx)
 		return err == nil && len(dls) == 0
 	})
 

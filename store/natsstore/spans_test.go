@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"huddle/ipc/trace"
+	"huddle/protocol"
 )
 
 // TestSpansReadsWhatIsThere: Spans reads every span the stream holds when
@@ -46,5 +47,35 @@ func TestSpansReadsWhatIsThere(t *testing.T) {
 		if sp.RequestID != fmt.Sprintf("req-%d", i) {
 			t.Fatalf("span %d is %s", i, sp.RequestID)
 		}
+	}
+}
+
+// TestDeadLettersCountsWhatIsNone: an entry of the dead-letter subject
+// that is not a dead letter (a foreign publisher's) is counted as skipped,
+// not left out silently, and the dead letters around it are read.
+func TestDeadLettersCountsWhatIsNone(t *testing.T) {
+	team := fmt.Sprintf("t%d", teams.Add(1))
+	s := openURL(t, server.URL(team))
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for i, raw := range []string{"first", "", "second"} {
+		if raw == "" {
+			for _, junk := range []string{"not a dead letter", `{"reason":"no source"}`} {
+				if err := s.Conn().Publish("huddle."+team+".deadletter", []byte(junk)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Conn().Flush(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := s.DeadLetter(ctx, protocol.DeadLetterLine{Source: "exec:alice", Offset: int64(i), Reason: "bad", Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dls, skipped, err := s.DeadLetters(ctx)
+	if err != nil || skipped != 2 || len(dls) != 2 || dls[0].Raw != "first" || dls[1].Raw != "second" {
+		t.Fatalf("DeadLetters = %+v, %d skipped, %v; want first and second, 2 skipped", dls, skipped, err)
 	}
 }
