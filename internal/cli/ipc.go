@@ -142,17 +142,14 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 			return cl.usageError("--correlation: %v", err)
 		}
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return tracesOnStore(ctx, cl, st, corr, asJSON) })
-	}
-	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
-		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
-	}
-	chains, skipped, err := trace.ReadChains(cl.dir)
-	if err != nil {
-		return cl.fail(err)
-	}
-	return printChains(cl, chains, skipped, corr, asJSON, teamdir.TracesPath(cl.dir))
+	return cl.withState(requireDir, func(ctx context.Context, st store.Store) int {
+		chains, skipped, err := chainsOn(ctx, st)
+		if err != nil {
+			return cl.fail(err)
+		}
+		where, _ := cl.where(teamdir.TracesFile)
+		return printChains(cl, chains, skipped, corr, asJSON, where)
+	})
 }
 
 // printChains prints the chains of huddle traces (only corr's when not

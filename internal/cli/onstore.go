@@ -127,14 +127,6 @@ func chainsOn(ctx context.Context, st store.Store) ([]trace.Chain, int64, error)
 	return folded.Chains(), skipped, nil
 }
 
-func tracesOnStore(ctx context.Context, cl *cmdline, st store.Store, corr string, asJSON bool) int {
-	chains, skipped, err := chainsOn(ctx, st)
-	if err != nil {
-		return cl.fail(err)
-	}
-	return printChains(cl, chains, skipped, corr, asJSON, "the store's traces")
-}
-
 // showOnStore is huddle show on a store: a request, or a chain or call of
 // its traces. Executions of huddle serve stay on the machine that ran them.
 func showOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, asJSON bool) int {

@@ -103,10 +103,17 @@ func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
 // or SIGHUP: --store's, or the files store of --dir, which must hold a
 // team.json. Commands that run once on either kind choose it here.
 func (cl *cmdline) withTeam(f func(ctx context.Context, st store.Store) int) int {
+	return cl.withState(requireTeam, f)
+}
+
+// withState is withTeam with what --dir must hold checked by need: a
+// team.json (requireTeam), or just the directory (requireDir: traces a
+// huddle serve left need no team).
+func (cl *cmdline) withState(need func(dir string) error, f func(ctx context.Context, st store.Store) int) int {
 	if cl.onStore() {
 		return cl.withStore(f)
 	}
-	if err := requireTeam(cl.dir); err != nil {
+	if err := need(cl.dir); err != nil {
 		return cl.fail(err)
 	}
 	ctx, stop := signalContext()
@@ -117,6 +124,14 @@ func (cl *cmdline) withTeam(f func(ctx context.Context, st store.Store) int) int
 	}
 	defer st.Close()
 	return f(ctx, st)
+}
+
+// requireDir checks that dir is a directory.
+func requireDir(dir string) error {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("no team directory %s", dir)
+	}
+	return nil
 }
 
 // where names what keeps one of the team's files for a person, and what
