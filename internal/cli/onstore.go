@@ -127,26 +127,6 @@ func chainsOn(ctx context.Context, st store.Store) ([]trace.Chain, int64, error)
 	return folded.Chains(), skipped, nil
 }
 
-// showOnStore is huddle show on a store: a request, or a chain or call of
-// its traces. Executions of huddle serve stay on the machine that ran them.
-func showOnStore(ctx context.Context, cl *cmdline, st store.Store, id string, asJSON bool) int {
-	r, err := st.Request(ctx, id)
-	switch {
-	case err == nil:
-		return printShown(cl, &shown{Type: "request", ID: id, Request: r}, asJSON, runtimeOn(ctx, st))
-	case !errors.Is(err, store.ErrNotFound):
-		return cl.fail(err)
-	}
-	chains, _, err := chainsOn(ctx, st)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if s := findInChains(chains, id); s != nil {
-		return printShown(cl, s, asJSON, team.RuntimeState{Running: true})
-	}
-	return cl.fail(fmt.Errorf("no request, chain or call %s in the store %s", id, cl.storeName()))
-}
-
 // initOnStore is huddle init --store: it puts team.json and the IPC
 // policies in the store, from --dir when it holds a team, else from the
 // chosen template. A file the store holds already is left as it is and

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -54,20 +53,26 @@ func runShow(cl *cmdline, asJSON bool) int {
 	if err := protocol.ValidateID(id); err != nil {
 		return cl.usageError("%v", err)
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return showOnStore(ctx, cl, st, id, asJSON) })
-	}
-	if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
-		return cl.fail(fmt.Errorf("no team directory %s", cl.dir))
-	}
-	s, err := find(cl.dir, id)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if s == nil {
-		return cl.fail(fmt.Errorf("no request, chain, call or execution %s in %s", id, cl.dir))
-	}
-	return printShown(cl, s, asJSON, runtimeState(cl.dir))
+	return cl.withState(requireDir, func(ctx context.Context, st store.Store) int {
+		// The executions of huddle serve stay in the --dir of the machine
+		// that ran it: a store holds none.
+		local := cl.dir
+		if cl.onStore() {
+			local = ""
+		}
+		s, err := find(ctx, st, local, id)
+		if err != nil {
+			return cl.fail(err)
+		}
+		if s == nil {
+			where, _ := cl.where("")
+			if local == "" {
+				return cl.fail(fmt.Errorf("no request, chain or call %s in %s", id, where))
+			}
+			return cl.fail(fmt.Errorf("no request, chain, call or execution %s in %s", id, cl.dir))
+		}
+		return printShown(cl, s, asJSON, team.RuntimeOf(ctx, st))
+	})
 }
 
 // printShown prints what huddle show found, as text or JSON; rt says
@@ -94,10 +99,15 @@ func printShown(cl *cmdline, s *shown, asJSON bool, rt team.RuntimeState) int {
 	return exitOK
 }
 
-// find looks id up as what its prefix says first, then as the rest; nil
-// when it is none of them.
-func find(dir, id string) (*shown, error) {
-	lookups := []func(dir, id string) (*shown, error){findRequest, findInTraces, findExecution}
+// find looks id up as what its prefix says first, then as the rest: a
+// request of st, a chain or call of its traces, an execution of huddle
+// serve in dir (none when dir is ""); nil when it is none of them.
+func find(ctx context.Context, st store.Store, dir, id string) (*shown, error) {
+	lookups := []func() (*shown, error){
+		func() (*shown, error) { return findRequest(ctx, st, id) },
+		func() (*shown, error) { return findInTraces(ctx, st, id) },
+		func() (*shown, error) { return findExecution(dir, id) },
+	}
 	switch {
 	case strings.HasPrefix(id, "corr-"), strings.HasPrefix(id, "req-"):
 		lookups[0], lookups[1] = lookups[1], lookups[0]
@@ -105,7 +115,7 @@ func find(dir, id string) (*shown, error) {
 		lookups[0], lookups[2] = lookups[2], lookups[0]
 	}
 	for _, look := range lookups {
-		s, err := look(dir, id)
+		s, err := look()
 		if s != nil || err != nil {
 			return s, err
 		}
@@ -113,26 +123,21 @@ func find(dir, id string) (*shown, error) {
 	return nil, nil
 }
 
-func findRequest(dir, id string) (*shown, error) {
-	r, err := team.LoadRequest(dir, id)
-	if errors.Is(err, os.ErrNotExist) {
+// findRequest reads request id with its decision applied: the decision is
+// the truth, even where the record's rewrite was interrupted.
+func findRequest(ctx context.Context, st store.Store, id string) (*shown, error) {
+	r, err := st.Request(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if r.Status == protocol.RequestPending {
-		// The decision file is the truth: finish a resolution whose rewrite
-		// of the record was interrupted.
-		if applied, err := team.ApplyDecision(dir, id); err == nil {
-			r = applied
-		}
-	}
 	return &shown{Type: "request", ID: id, Request: r}, nil
 }
 
-func findInTraces(dir, id string) (*shown, error) {
-	chains, _, err := trace.ReadChains(dir)
+func findInTraces(ctx context.Context, st store.Store, id string) (*shown, error) {
+	chains, _, err := chainsOn(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +162,9 @@ func findInChains(chains []trace.Chain, id string) *shown {
 }
 
 func findExecution(dir, id string) (*shown, error) {
+	if dir == "" {
+		return nil, nil
+	}
 	e, err := blueprint.NewStore(dir).Find(id)
 	if err != nil || e == nil {
 		return nil, err
