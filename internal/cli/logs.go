@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 
 	"huddle/protocol"
 	"huddle/store"
@@ -32,67 +32,9 @@ func runLogs(cl *cmdline, transcript, asJSON, follow bool) int {
 	if err := protocol.ValidateMemberName(name); err != nil {
 		return cl.usageError("%v", err)
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int {
-			return logsOnStore(ctx, cl, st, name, transcript, asJSON, follow)
-		})
-	}
-	t, err := team.Load(cl.dir)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if _, ok := t.Member(name); !ok {
-		return cl.fail(fmt.Errorf("no member %q in team %s", name, t.Name))
-	}
-	path, err := teamdir.MemberLogPath(cl.dir, name)
-	if transcript {
-		path, err = teamdir.TranscriptPath(cl.dir, name)
-	}
-	what, print := logPrinter(transcript, asJSON)
-	if err != nil {
-		return cl.fail(err)
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && !follow {
-		return cl.fail(fmt.Errorf("%s has no %s yet: %s", name, what, path))
-	}
-	lines, off, err := team.ReadLines(path, 0)
-	for _, l := range lines {
-		print(cl.stdout, l)
-	}
-	if err != nil {
-		return cl.fail(err)
-	}
-	if !follow {
-		return exitOK
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	if err := followFile(ctx, path, off, cl.stdout, print); err != nil {
-		return cl.fail(err)
-	}
-	return exitOK
-}
-
-// followFile prints the lines appended to path from off on, as they are
-// written, until ctx ends.
-func followFile(ctx context.Context, path string, off int64, w io.Writer, print func(io.Writer, []byte)) error {
-	f, err := team.Follow(path, off)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	for {
-		lines, err := f.Next(ctx)
-		for _, l := range lines {
-			print(w, l)
-		}
-		if ctx.Err() != nil || errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		return printLogs(ctx, cl, st, name, transcript, asJSON, follow)
+	})
 }
 
 // printEntry prints one transcript line readably (team.TranscriptLine).
@@ -110,10 +52,11 @@ func logPrinter(transcript, asJSON bool) (string, func(io.Writer, []byte)) {
 	return "log (an exec member's stderr)", raw
 }
 
-// logsOnStore prints what the store holds of name's log, and with follow
-// what is appended to it, until Ctrl-C: the lines the runtime that runs
-// name copies there from its machine.
-func logsOnStore(ctx context.Context, cl *cmdline, st store.Store, name string, transcript, asJSON, follow bool) int {
+// printLogs prints what st holds of name's log or transcript, and with
+// follow what is appended to it, until Ctrl-C: on a team directory its
+// file in members/, on NATS the lines the runtime that runs name copies
+// there from its machine.
+func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, transcript, asJSON, follow bool) int {
 	t, err := team.LoadTeamOn(ctx, st)
 	if err != nil {
 		return cl.fail(err)
@@ -121,14 +64,18 @@ func logsOnStore(ctx context.Context, cl *cmdline, st store.Store, name string, 
 	if _, ok := t.Member(name); !ok {
 		return cl.fail(fmt.Errorf("no member %q in team %s", name, t.Name))
 	}
-	kind := store.LogStderr
+	kind, file := store.LogStderr, name+".log"
 	if transcript {
-		kind = store.LogTranscript
+		kind, file = store.LogTranscript, name+".transcript.jsonl"
 	}
 	what, print := logPrinter(transcript, asJSON)
 	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { print(cl.stdout, line) })
 	if errors.Is(err, store.ErrNotFound) {
-		return cl.fail(fmt.Errorf("%s has no %s in the store yet", name, what))
+		if cl.onStore() {
+			return cl.fail(fmt.Errorf("%s has no %s in the store yet", name, what))
+		}
+		where, _ := cl.where(filepath.Join(teamdir.MembersDir, file))
+		return cl.fail(fmt.Errorf("%s has no %s yet: %s", name, what, where))
 	}
 	if err != nil && ctx.Err() == nil {
 		return cl.fail(err)
