@@ -50,3 +50,12 @@ func dirRequestShutdown(dir, member, reason string) (*protocol.Request, error) {
 	defer st.Close()
 	return RequestShutdown(context.Background(), st, t, member, reason)
 }
+
+func dirRequestRestart(dir, member string) (*protocol.Member, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return RequestRestart(context.Background(), st, member)
+}

@@ -2,13 +2,11 @@ package team
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"huddle/protocol"
 	"huddle/store"
@@ -24,56 +22,6 @@ import (
 
 // ErrNotRunning is returned by RequestRestart when no runtime runs the team.
 var ErrNotRunning = errors.New("no runtime runs the team")
-
-// restartAsk is the content of restart/<member>: when and by whom.
-type restartAsk struct {
-	At string `json:"at"`
-	By string `json:"by"`
-}
-
-// RequestRestart asks the runtime that runs the team in dir to run member
-// again. It checks what it can before asking — the member is huddle's to
-// run, a runtime runs the team, the member is stopped or crashed — and
-// returns the member's record as it was, whose RunID changes when the
-// runtime has restarted it (WaitMember).
-func RequestRestart(dir, member string) (*protocol.Member, error) {
-	if err := protocol.ValidateMemberName(member); err != nil {
-		return nil, err
-	}
-	t, err := Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := restartable(t, member); err != nil {
-		return nil, err
-	}
-	st, err := ProbeRuntime(dir)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Running {
-		return nil, fmt.Errorf("%w %s ('huddle up' starts every member)", ErrNotRunning, t.Name)
-	}
-	rec, err := LoadMember(dir, member)
-	if err != nil {
-		return nil, fmt.Errorf("%s has no status record yet: %w", member, err)
-	}
-	if !rec.Status.IsTerminal() {
-		return nil, fmt.Errorf("%s is %s; only a stopped or crashed member is restarted", member, rec.Status)
-	}
-	p, err := teamdir.RestartPath(dir, member)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), teamdir.DirMode); err != nil {
-		return nil, err
-	}
-	b, _ := json.Marshal(restartAsk{At: protocol.FormatTime(time.Now()), By: protocol.Lead})
-	if err := teamdir.WriteFileAtomic(p, append(b, '\n')); err != nil {
-		return nil, err
-	}
-	return rec, nil
-}
 
 // restartable refuses a restart of member that t does not name or that
 // huddle does not run.
@@ -193,11 +141,14 @@ func (rt *Runtime) dropRestartAskedOn(name string) {
 	}
 }
 
-// RequestRestartOn is RequestRestart on a store: the same checks, then the
-// ask (store.Store.AskRestart) that the runtime holding member's lease, on
-// any machine, takes within its tick. A second ask while the first is not
-// taken is refused.
-func RequestRestartOn(ctx context.Context, st store.Store, member string) (*protocol.Member, error) {
+// RequestRestart asks the runtime that runs member, on any machine, to run
+// it again. It checks what it can before asking — the member is huddle's
+// to run, a runtime runs it, it is stopped or crashed (or lost) — and
+// returns the member's record as it was, whose RunID changes when the
+// runtime has restarted it (WaitMember). On a team directory the runtime
+// is the one holding runtime.lock; on NATS the holder of the member's
+// lease.
+func RequestRestart(ctx context.Context, st store.Store, member string) (*protocol.Member, error) {
 	if err := protocol.ValidateMemberName(member); err != nil {
 		return nil, err
 	}
@@ -208,12 +159,21 @@ func RequestRestartOn(ctx context.Context, st store.Store, member string) (*prot
 	if err := restartable(t, member); err != nil {
 		return nil, err
 	}
-	ms, err := st.Member(ctx, member, LostAfter)
-	if errors.Is(err, store.ErrNotFound) {
-		// Never run: no runtime took its lease.
-		return nil, fmt.Errorf("%w %s: no runtime holds the lease of %s ('huddle up --store' starts it)", ErrNotRunning, t.Name, member)
+	_, onDir := st.(runtimeLocker)
+	notRunning := fmt.Errorf("%w %s: no runtime holds the lease of %s ('huddle up --store' starts it)", ErrNotRunning, t.Name, member)
+	if onDir {
+		notRunning = fmt.Errorf("%w %s ('huddle up' starts every member)", ErrNotRunning, t.Name)
+		if !RuntimeOf(ctx, st).Running {
+			return nil, notRunning
+		}
 	}
-	if err != nil {
+	ms, err := st.Member(ctx, member, LostAfter)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && onDir:
+		return nil, fmt.Errorf("%s has no status record yet: %w", member, err)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, notRunning // never run: no runtime took its lease
+	case err != nil:
 		return nil, fmt.Errorf("member %s: %w", member, err)
 	}
 	if !ms.Lost && !ms.Status.IsTerminal() {
@@ -222,7 +182,7 @@ func RequestRestartOn(ctx context.Context, st store.Store, member string) (*prot
 	err = st.AskRestart(ctx, member, protocol.Lead)
 	switch {
 	case errors.Is(err, store.ErrNoRuntime):
-		return nil, fmt.Errorf("%w %s: no runtime holds the lease of %s ('huddle up --store' starts it)", ErrNotRunning, t.Name, member)
+		return nil, notRunning
 	case errors.Is(err, store.ErrExists):
 		return nil, fmt.Errorf("a restart of %s is asked already, and the runtime that runs it has not taken it yet", member)
 	case err != nil:

@@ -57,7 +57,7 @@ func stoppedSleeper(t *testing.T, dir string) *events {
 func TestRestartAskedWhileRunningIsSeenByTheWatch(t *testing.T) {
 	dir := t.TempDir()
 	ev := stoppedSleeper(t, dir)
-	before, err := RequestRestart(dir, "sleeper")
+	before, err := dirRequestRestart(dir, "sleeper")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
 	if err := os.MkdirAll(restart, teamdir.DirMode); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RequestRestart(dir, "sleeper"); err != nil {
+	if _, err := dirRequestRestart(dir, "sleeper"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "member_restarted", func() bool {

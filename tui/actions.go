@@ -133,7 +133,7 @@ func StoreLead(ctx context.Context, st store.Store) Lead {
 		Restart: func(member string) error {
 			ctx, cancel := context.WithTimeout(ctx, actTimeout)
 			defer cancel()
-			_, err := team.RequestRestartOn(ctx, st, member)
+			_, err := team.RequestRestart(ctx, st, member)
 			return err
 		},
 	}

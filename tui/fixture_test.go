@@ -37,8 +37,7 @@ func newTestModel(t testing.TB, w, h int) (*Model, *testClock) {
 }
 
 // dirActions are the keys' Actions on the team directory dir, as huddle
-// attach and up wire them: the lead's operations on its files store, R
-// through the directory's restart/.
+// attach and up wire them: the lead's operations on its files store.
 func dirActions(t testing.TB, dir string) Actions {
 	t.Helper()
 	st, err := filestore.Open(dir)
@@ -46,12 +45,7 @@ func dirActions(t testing.TB, dir string) Actions {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	l := StoreLead(context.Background(), st)
-	l.Restart = func(member string) error {
-		_, err := team.RequestRestart(dir, member)
-		return err
-	}
-	return LeadActions(l)
+	return LeadActions(StoreLead(context.Background(), st))
 }
 
 func demoTeam(t testing.TB) *team.Team {

@@ -47,20 +47,15 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 
 // dirActions are the keys' Actions on the team directory dir, through its
 // files store (close it after the UI): the lead's operations as on any
-// store, and R as the directory's runtime takes it (team.RequestRestart).
+// store.
 func dirActions(ctx context.Context, dir string) (tui.Actions, func(), error) {
 	st, err := filestore.Open(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	l := tui.StoreLead(ctx, st)
-	l.Restart = func(member string) error {
-		_, err := team.RequestRestart(dir, member)
-		return err
-	}
 	// The lead's operations start no watch or consumer: closing has
 	// nothing to fail on.
-	return tui.LeadActions(l), func() { _ = st.Close() }, nil
+	return tui.LeadActions(tui.StoreLead(ctx, st)), func() { _ = st.Close() }, nil
 }
 
 // attachStore is huddle attach --store: the UI on the team in the store,

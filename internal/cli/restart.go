@@ -28,46 +28,23 @@ func runRestart(cl *cmdline, timeout time.Duration) int {
 	if timeout <= 0 {
 		return cl.usageError("--timeout must be more than 0")
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return restartOnStore(ctx, cl, st, member, timeout) })
-	}
-	before, err := team.RequestRestart(cl.dir, member)
-	if err != nil {
-		return cl.fail(err)
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	asked := time.Now().Add(-time.Second)
-	after, err := team.WaitMember(ctx, cl.dir, member, func(m *protocol.Member) bool { return m.RunID != before.RunID })
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return cl.fail(fmt.Errorf("asked the runtime to restart %s; not restarted after %v%s", member, timeout, refusal(cl.dir, member, asked)))
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		asked := time.Now().Add(-time.Second)
+		before, err := team.RequestRestart(ctx, st, member)
+		if err != nil {
+			return cl.fail(err)
 		}
-		return cl.fail(err)
-	}
-	return printRestarted(cl, member, before, after)
-}
-
-// restartOnStore asks through the store: the runtime that holds member's
-// lease, on whichever machine, restarts it, and its record says so.
-func restartOnStore(ctx context.Context, cl *cmdline, st store.Store, member string, timeout time.Duration) int {
-	asked := time.Now().Add(-time.Second)
-	before, err := team.RequestRestartOn(ctx, st, member)
-	if err != nil {
-		return cl.fail(err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	after, err := team.WaitMemberOn(wctx, st, member, func(m *protocol.Member) bool { return m.RunID != before.RunID })
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return cl.fail(fmt.Errorf("asked the runtime to restart %s; not restarted after %v%s", member, timeout, refusalOn(ctx, st, member, asked)))
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		after, err := team.WaitMemberOn(wctx, st, member, func(m *protocol.Member) bool { return m.RunID != before.RunID })
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return cl.fail(fmt.Errorf("asked the runtime to restart %s; not restarted after %v%s", member, timeout, refusal(ctx, st, member, asked)))
+			}
+			return cl.fail(err)
 		}
-		return cl.fail(err)
-	}
-	return printRestarted(cl, member, before, after)
+		return printRestarted(cl, member, before, after)
+	})
 }
 
 // printRestarted is restart's line: what the member was, and is now.
@@ -81,17 +58,8 @@ func printRestarted(cl *cmdline, member string, before, after *protocol.Member) 
 }
 
 // refusal is why the runtime refused to restart member since asked, from
-// the dead letters, or "" when it says nothing.
-func refusal(dir, member string, asked time.Time) string {
-	letters, _, err := team.ReadDeadLetters(dir)
-	if err != nil {
-		return ""
-	}
-	return refusalIn(letters, member, asked)
-}
-
-// refusalOn is refusal from the store's dead letters.
-func refusalOn(ctx context.Context, st store.Store, member string, asked time.Time) string {
+// the team's dead letters, or a hint when they say nothing.
+func refusal(ctx context.Context, st store.Store, member string, asked time.Time) string {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
 	defer cancel()
 	letters, _, err := team.DeadLettersOn(rctx, st)
