@@ -1,6 +1,7 @@
 package filestore_test
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -127,5 +128,41 @@ func TestDeadLettersCountsWhatIsNone(t *testing.T) {
 	dls, skipped, err := s.DeadLetters(ctx)
 	if err != nil || skipped != 2 || len(dls) != 2 || dls[0].Raw != "first" || dls[1].Raw != "second" {
 		t.Fatalf("DeadLetters = %+v, %d skipped, %v; want first and second, 2 skipped", dls, skipped, err)
+	}
+}
+
+// TestRequestFinishesARewriteACrashLeft: a decision whose resolver died
+// before rewriting the record is applied by the next read, and the live
+// record is rewritten so: a reader of requests/<id>.json does not find it
+// pending beside its decision.
+func TestRequestFinishesARewriteACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	r := protocol.NewRequest(protocol.KindPlan, "pl-0123456789ab", "alice", protocol.Lead, time.Now(), time.Hour)
+	r.Plan = "a plan"
+	if err := s.CreateRequest(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(store.Decision{Event: protocol.EventApprove, By: "cli", At: time.Now().UTC()})
+	if won, err := teamdir.ClaimDecision(dir, r.ID, b); err != nil || !won {
+		t.Fatalf("claim: %v %v", won, err)
+	}
+	got, err := s.Request(ctx, r.ID)
+	if err != nil || got.Status != protocol.RequestApproved || got.ResolvedBy != "cli" {
+		t.Fatalf("Request = %+v, %v; want approved by cli", got, err)
+	}
+	p, _ := teamdir.RequestPath(dir, r.ID)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk protocol.Request
+	if err := json.Unmarshal(raw, &onDisk); err != nil || onDisk.Status != protocol.RequestApproved {
+		t.Fatalf("requests/%s.json after the read: %s (%v), want approved", r.ID, raw, err)
 	}
 }

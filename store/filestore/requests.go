@@ -44,7 +44,8 @@ func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 }
 
 // Request reads the live record, else the archived one, with its decision
-// applied in memory when the record does not show it yet.
+// applied when the record does not show it yet (and the live record
+// rewritten so, finishRewrite).
 func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -66,7 +67,25 @@ func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, erro
 	if err := store.ApplyDecision(r, *d); err != nil {
 		return nil, err
 	}
+	s.finishRewrite(r)
 	return r, nil
+}
+
+// finishRewrite writes the live record of r, just brought in line with its
+// decision, when the resolver's own rewrite has not yet (or a crash kept it
+// from it): a reader of the files (a foreign agent, huddle show) must not
+// find pending beside a decision. A record archived meanwhile is left
+// alone: writing it would bring it back. What fails is left to the
+// runtime, which the decision file wakes.
+func (s *Store) finishRewrite(r *protocol.Request) {
+	if s.archived(r.ID) {
+		return
+	}
+	live, err := teamdir.RequestPath(s.dir, r.ID)
+	if err != nil || !exists(live) {
+		return
+	}
+	_ = writeJSON(live, r, false) // not fsync'd: the decision file is the durable truth
 }
 
 // loadRecord reads requests/<id>.json or requests/done/<id>.json. An empty
