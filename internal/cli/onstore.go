@@ -19,12 +19,6 @@ import (
 	"huddle/team"
 )
 
-// runtimeOn is the store's RuntimeState (team.RuntimeOn): whether some
-// runtime of the team is alive (a member's record seen within lostAfter),
-// and since when deadlines are paused when none is. A store that cannot
-// say is taken for running (nothing is said, nothing shown paused).
-func runtimeOn(ctx context.Context, st store.Store) team.RuntimeState { return team.RuntimeOf(ctx, st) }
-
 // notRunning is the "team not running" line of the team st keeps, or ""
 // while a runtime of it runs.
 func notRunning(ctx context.Context, st store.Store) string {
@@ -92,7 +86,7 @@ func requestsOnStore(ctx context.Context, cl *cmdline, st store.Store, all bool,
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	return printRequests(cl, out, all, asJSON, runtimeOn(ctx, st))
+	return printRequests(cl, out, all, asJSON, team.RuntimeOf(ctx, st))
 }
 
 // waitRequest waits until request id is final, or ctx ends, reading it
