@@ -69,6 +69,11 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 		return s.Pending == 0 && len(s.Requests) == 1 && s.Requests[0].Status == protocol.RequestApproved
 	})
 
+	// The key's own answer comes back to the UI after its writes, which
+	// the waits above saw: wait for it to be drawn before quitting.
+	testkit.WaitFor(t, 20*time.Second, "the approval said on screen", func() bool {
+		return strings.Contains(ui.drawn.screen(), "approved "+id+": alice may go on")
+	})
 	screen := ui.finish()
 	for _, want := range []string{"approved " + id + ": alice may go on", "no pending requests", "✓ " + id} { // the flash stands where the footer was
 		if !strings.Contains(screen, want) {
