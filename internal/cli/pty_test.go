@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"errors"
-	"huddle/internal/testkit"
 	"os"
 	"os/exec"
 	"strings"
@@ -87,9 +86,14 @@ func (p *ptyRun) output() string {
 // waitFor waits until the terminal shows s.
 func (p *ptyRun) waitFor(t testing.TB, s string) {
 	t.Helper()
-	testkit.WaitFor(t, 20*time.Second, "the terminal to show "+s+" (it shows "+p.outputTail()+")", func() bool {
-		return strings.Contains(p.output(), s)
-	})
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(p.output(), s) {
+		if time.Now().After(deadline) {
+			// What it shows when the wait ends, not when it began.
+			t.Fatalf("timed out after 20s waiting for the terminal to show %s (it shows %s)", s, p.outputTail())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (p *ptyRun) outputTail() string {
