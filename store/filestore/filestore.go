@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"huddle/inbox"
 	"huddle/internal/dirwatch"
 
 	"huddle/store"
@@ -16,7 +17,8 @@ import (
 
 // Store is a team directory seen as a store.Store.
 type Store struct {
-	dir string
+	dir  string
+	opts Options
 
 	mu   sync.Mutex
 	subs map[*subscription]bool // running consumers and watches, stopped by Close
@@ -34,7 +36,20 @@ var (
 
 // Open returns the store of the team directory dir, creating the directory
 // (0700) when it is missing.
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// Options say how a files store's consumers run.
+type Options struct {
+	// Inbox are the options of every consumer Consume starts, as a
+	// directory's runtime gives them: Warn hears what a consumer recovered
+	// from (a damaged cursor journal), Rescan drains an inbox that often
+	// besides on events (a file system whose changes inotify misses),
+	// CompactAt and Keep. Retries is always store.Retries, the contract's.
+	Inbox inbox.Options
+}
+
+// OpenWith is Open with the consumers' options.
+func OpenWith(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("filestore: no team directory")
 	}
@@ -45,7 +60,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(abs, teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: abs, subs: map[*subscription]bool{}}, nil
+	return &Store{dir: abs, opts: opts, subs: map[*subscription]bool{}}, nil
 }
 
 // Dir is the team directory.

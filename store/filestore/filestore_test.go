@@ -1,11 +1,16 @@
 package filestore_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"huddle/inbox"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
@@ -164,5 +169,59 @@ func TestRequestFinishesARewriteACrashLeft(t *testing.T) {
 	var onDisk protocol.Request
 	if err := json.Unmarshal(raw, &onDisk); err != nil || onDisk.Status != protocol.RequestApproved {
 		t.Fatalf("requests/%s.json after the read: %s (%v), want approved", r.ID, raw, err)
+	}
+}
+
+// TestConsumersTakeTheInboxOptions: the options OpenWith is given reach
+// the consumers Consume starts, as a directory's runtime gives them: a
+// damaged cursor journal is told to Warn (and its messages are handed
+// again, marked), not only logged.
+func TestConsumersTakeTheInboxOptions(t *testing.T) {
+	dir := t.TempDir()
+	ctx := t.Context()
+	var mu sync.Mutex
+	var warned []string
+	s, err := filestore.OpenWith(dir, filestore.Options{Inbox: inbox.Options{Warn: func(member string, err error) {
+		mu.Lock()
+		warned = append(warned, member+": "+err.Error())
+		mu.Unlock()
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := protocol.NewMessage(protocol.TypeMessage, protocol.Lead, "alice")
+	m.Content = "hello"
+	if err := s.Append(ctx, "alice", &m); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := teamdir.CursorPath(dir, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cur), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cur, []byte("\x00garbage{{{\nnot a record\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan store.Delivery, 4)
+	sub, err := s.Consume(ctx, "alice", func(_ context.Context, d store.Delivery) error { got <- d; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	select {
+	case d := <-got:
+		if d.Msg.Content != "hello" || !d.Redelivery {
+			t.Fatalf("after a damaged journal: %+v, want hello marked a redelivery", d)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("nothing was handed after a damaged journal")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warned) == 0 || !strings.HasPrefix(warned[0], "alice: ") || !strings.Contains(warned[0], "cursor") {
+		t.Fatalf("Warn heard %q, want the damaged journal of alice", warned)
 	}
 }

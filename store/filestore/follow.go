@@ -24,8 +24,10 @@ type subscription struct {
 	err    error
 }
 
-// follow starts a subscription on dir/name.
-func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx context.Context) error, finish func() error) (*subscription, error) {
+// follow starts a subscription on dir/name: drain runs at once, at every
+// change of the file, again after a failed drain, and every rescan when
+// it is above zero.
+func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx context.Context) error, finish func() error, rescan time.Duration) (*subscription, error) {
 	w, err := s.watches.Follow(filepath.Join(dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", name, err)
@@ -43,6 +45,12 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 		}()
 		retry := time.NewTimer(0) // the first drain, at once
 		defer retry.Stop()
+		var every <-chan time.Time // nil: no rescan, events alone
+		if rescan > 0 {
+			t := time.NewTicker(rescan)
+			defer t.Stop()
+			every = t.C
+		}
 		for {
 			select {
 			case <-ctx.Done():
@@ -51,6 +59,7 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 			case err := <-w.Err():
 				_ = err // not said: whatever the watch missed, a drain reads
 			case <-retry.C:
+			case <-every:
 			}
 			if err := drain(ctx); err != nil && ctx.Err() == nil {
 				retry.Reset(retryAfter)

@@ -49,7 +49,9 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 		}
 		return err
 	}
-	c, err := inbox.NewConsumer(s.dir, member, handle, inbox.Options{Retries: store.Retries})
+	opts := s.opts.Inbox
+	opts.Retries = store.Retries
+	c, err := inbox.NewConsumer(s.dir, member, handle, opts)
 	if err != nil {
 		return nil, fmt.Errorf("consume %s: %w", member, err)
 	}
@@ -66,7 +68,7 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 		}
 		return c.Close()
 	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", c.Drain, finish)
+	sub, err := s.follow(ctx, dir, member+".jsonl", c.Drain, finish, opts.Rescan)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("consume %s: %w", member, err)
@@ -138,7 +140,7 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", func(context.Context) error { return obs.Drain() }, nil)
+	sub, err := s.follow(ctx, dir, member+".jsonl", func(context.Context) error { return obs.Drain() }, nil, s.opts.Inbox.Rescan)
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}
