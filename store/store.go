@@ -166,6 +166,12 @@ type (
 	SpanReader interface {
 		Spans(ctx context.Context) ([]trace.Span, int64, error)
 	}
+	// Sweeper removes what a crash left behind where the store keeps
+	// its files (temp files older than a minute); a runtime sweeps once
+	// when it starts. A store that writes no temp files has none.
+	Sweeper interface {
+		Sweep(ctx context.Context) error
+	}
 	// InboxWatcher follows member's inbox from now on without taking
 	// anything from it.
 	InboxWatcher interface {

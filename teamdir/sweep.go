@@ -24,9 +24,18 @@ var tempPrefixes = []string{TempPrefix, ".prev-", ".decision-"}
 // with a temp prefix and that are older than SweepAge. Real files are never
 // touched. A missing directory is not an error.
 func Sweep(dir string) error {
+	if err := SweepIn(dir, InboxDirPath(dir), CursorsDirPath(dir), MembersDirPath(dir), RequestsDirPath(dir)); err != nil {
+		return fmt.Errorf("sweep %s: %w", dir, err)
+	}
+	return nil
+}
+
+// SweepIn is Sweep over the directories dirs, each alone (not what is
+// under it).
+func SweepIn(dirs ...string) error {
 	cutoff := time.Now().Add(-SweepAge)
 	var errs []error
-	for _, d := range []string{dir, InboxDirPath(dir), CursorsDirPath(dir), MembersDirPath(dir), RequestsDirPath(dir)} {
+	for _, d := range dirs {
 		ents, err := os.ReadDir(d)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -48,10 +57,7 @@ func Sweep(dir string) error {
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("sweep %s: %w", dir, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func isTemp(name string) bool {

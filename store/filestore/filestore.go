@@ -32,7 +32,23 @@ var (
 	_ store.MessageReader = (*Store)(nil)
 	_ store.SpanReader    = (*Store)(nil)
 	_ store.InboxWatcher  = (*Store)(nil)
+	_ store.Sweeper       = (*Store)(nil)
 )
+
+// Sweep removes the temp files a crash left (teamdir.Sweep), in leases/
+// and restart/ too, which only the files store writes.
+func (s *Store) Sweep(ctx context.Context) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	d := s.dir
+	err := teamdir.SweepIn(d, teamdir.InboxDirPath(d), teamdir.CursorsDirPath(d), teamdir.MembersDirPath(d),
+		teamdir.RequestsDirPath(d), filepath.Join(d, LeasesDir), teamdir.RestartDirPath(d))
+	if err != nil {
+		return fmt.Errorf("sweep %s: %w", d, err)
+	}
+	return nil
+}
 
 // Open returns the store of the team directory dir, creating the directory
 // (0700) when it is missing.

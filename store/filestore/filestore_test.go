@@ -3,6 +3,7 @@ package filestore_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,5 +224,56 @@ func TestConsumersTakeTheInboxOptions(t *testing.T) {
 	defer mu.Unlock()
 	if len(warned) == 0 || !strings.HasPrefix(warned[0], "alice: ") || !strings.Contains(warned[0], "cursor") {
 		t.Fatalf("Warn heard %q, want the damaged journal of alice", warned)
+	}
+}
+
+// TestSweepRemovesWhatACrashLeft: Sweep removes the temp files older than
+// teamdir.SweepAge in every directory the files store writes, leases/ and
+// restart/ included; a young temp file (a writer may own it) and every
+// real file stay.
+func TestSweepRemovesWhatACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := time.Now().Add(-2 * teamdir.SweepAge)
+	write := func(rel string, age time.Time) string {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, age, age); err != nil {
+			t.Fatal(err)
+		}
+		return rel
+	}
+	var gone []string
+	for _, d := range []string{".", "inbox", "cursors", "members", "requests", filestore.LeasesDir, "restart"} {
+		gone = append(gone, write(filepath.Join(d, teamdir.TempPrefix+"x.json-123"), old))
+	}
+	kept := []string{
+		write(filepath.Join(filestore.LeasesDir, teamdir.TempPrefix+"young-1"), time.Now()),
+		write(filepath.Join(filestore.LeasesDir, "alice.json"), old),
+		write(filepath.Join("restart", "alice"), old),
+		write(filepath.Join("requests", "pl-0123456789ab.json"), old),
+	}
+	if err := s.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range gone {
+		if _, err := os.Stat(filepath.Join(dir, rel)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after Sweep (%v)", rel, err)
+		}
+	}
+	for _, rel := range kept {
+		if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
+			t.Errorf("Sweep removed %s: %v", rel, err)
+		}
 	}
 }
