@@ -287,7 +287,12 @@ func openTail(gen int, feed team.Feed) tea.Cmd {
 			return tailOpenedMsg{gen: gen, err: err}
 		}
 		f, err := team.Follow(feed.Path, end)
-		return tailOpenedMsg{gen: gen, f: f, lines: readable(raw, feed), err: err}
+		if err != nil {
+			// No follower: a nil *Follower in f would read as one, and be
+			// closed (a stale message) or followed.
+			return tailOpenedMsg{gen: gen, lines: readable(raw, feed), err: err}
+		}
+		return tailOpenedMsg{gen: gen, f: f, lines: readable(raw, feed)}
 	}
 }
 

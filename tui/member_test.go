@@ -458,3 +458,27 @@ func TestDeadLettersLeadSomewhere(t *testing.T) {
 		t.Errorf("reservas's member view does not count the dead letter it caused:\n%s", s)
 	}
 }
+
+// TestMemberViewOfAMissingMembersDirectory: a member's log under a members/
+// that does not exist cannot be followed; the card says why, and a stale
+// answer of that kind (the cursor moved on before it came) is dropped
+// without a follower to close. It crashed the UI: a nil follower in the
+// message read as one.
+func TestMemberViewOfAMissingMembersDirectory(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36) // its directory has no members/
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	stale := run(send(m, "1")) // reservas's feed, not yet delivered
+	deliver(m, send(m, "j"))   // finanzas's, delivered
+	for _, msg := range stale {
+		if msg != nil {
+			m.Update(msg) // dropped: the view is on finanzas
+		}
+	}
+	s := ansi.Strip(m.View().Content)
+	if !strings.Contains(s, "Member finanzas") || !strings.Contains(s, "members") {
+		t.Fatalf("the card of a member whose log cannot be followed:\n%s", s)
+	}
+	if m.member.tail != nil {
+		t.Fatalf("a follower is kept for a log that could not be followed: %#v", m.member.tail)
+	}
+}
