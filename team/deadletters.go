@@ -3,7 +3,6 @@ package team
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -40,26 +39,6 @@ type DeadLetter struct {
 // Caused reports whether the dead letter concerns member: it caused it, or
 // it came through member's inbox or stdout.
 func (d *DeadLetter) Caused(member string) bool { return d.By == member || d.Member == member }
-
-// ReadDeadLetters reads the team's dead letters, oldest first, and says
-// how many lines were not dead letters (skipped, never fatal). A team
-// without any has none; a last line without its newline is being written
-// and is left for the next read.
-func ReadDeadLetters(dir string) (letters []DeadLetter, skipped int, err error) {
-	lines, _, err := ReadLines(teamdir.DeadLetterPath(dir), 0)
-	if err != nil {
-		return nil, 0, fmt.Errorf("dead letters: %w", err)
-	}
-	for _, line := range lines {
-		d, ok := parseDeadLetter(line)
-		if !ok {
-			skipped++
-			continue
-		}
-		letters = append(letters, d)
-	}
-	return letters, skipped, nil
-}
 
 // parseDeadLetter reads one line, and who caused it from its source and
 // raw input.

@@ -15,7 +15,7 @@ import (
 // line still being written is left.
 func TestReadDeadLetters(t *testing.T) {
 	dir := t.TempDir()
-	if letters, skipped, err := ReadDeadLetters(dir); letters != nil || skipped != 0 || err != nil {
+	if letters, skipped, err := dirDeadLetters(dir); letters != nil || skipped != 0 || err != nil {
 		t.Fatalf("no file: %v %d %v", letters, skipped, err)
 	}
 	before := time.Now().Add(-time.Second)
@@ -37,7 +37,7 @@ func TestReadDeadLetters(t *testing.T) {
 	must(err)
 	f.Close()
 
-	letters, skipped, err := ReadDeadLetters(dir)
+	letters, skipped, err := dirDeadLetters(dir)
 	must(err)
 	if skipped != 1 || len(letters) != 4 {
 		t.Fatalf("read %d letters, skipped %d: %+v", len(letters), skipped, letters)

@@ -59,3 +59,21 @@ func dirRequestRestart(dir, member string) (*protocol.Member, error) {
 	defer st.Close()
 	return RequestRestart(context.Background(), st, member)
 }
+
+func dirWaitRequest(ctx context.Context, dir, id string) (*protocol.Request, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return WaitRequest(ctx, st, id)
+}
+
+func dirDeadLetters(dir string) ([]DeadLetter, int, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer st.Close()
+	return DeadLetters(context.Background(), st)
+}

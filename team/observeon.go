@@ -410,7 +410,7 @@ func (o *StoreObserver) armLost(t *time.Timer) {
 // readDeadLetters reads the dead letters again; they only grow.
 func (o *StoreObserver) readDeadLetters() {
 	ctx, cancel := o.opCtx()
-	letters, _, err := DeadLettersOn(ctx, o.st)
+	letters, _, err := DeadLetters(ctx, o.st)
 	cancel()
 	if err != nil {
 		return // the next tick tries again

@@ -55,10 +55,10 @@ func decideOn(ctx context.Context, st store.Store, id string, res Resolution) (*
 // leaves them lost.
 func DownOn(states []store.MemberState) bool { return !RuntimeOn(states, 0).Running }
 
-// DeadLettersOn reads a store's dead letters, oldest first, as
-// ReadDeadLetters reads deadletter.jsonl, and says how many were not
-// dead letters.
-func DeadLettersOn(ctx context.Context, st store.Store) ([]DeadLetter, int, error) {
+// DeadLetters reads the dead letters of the team st keeps, oldest first,
+// each read for a person, and says how many entries were not dead
+// letters (skipped, never fatal).
+func DeadLetters(ctx context.Context, st store.Store) ([]DeadLetter, int, error) {
 	all, skipped, err := st.DeadLetters(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("dead letters: %w", err)

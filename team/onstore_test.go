@@ -272,9 +272,9 @@ func TestDeadLettersOn(t *testing.T) {
 		if err := st.DeadLetter(ctx, protocol.DeadLetterLine{Source: "inbox/ana.jsonl", Offset: 3, Reason: "bad", Raw: raw}); err != nil {
 			t.Fatal(err)
 		}
-		got, skipped, err := DeadLettersOn(ctx, st)
+		got, skipped, err := DeadLetters(ctx, st)
 		if err != nil || skipped != 0 || len(got) != 1 {
-			t.Fatalf("DeadLettersOn = %+v, %d, %v", got, skipped, err)
+			t.Fatalf("DeadLetters = %+v, %d, %v", got, skipped, err)
 		}
 		d := got[0]
 		if d.Source != "inbox/ana.jsonl" || d.Member != "ana" || d.By != "bo" || d.Type != "message" || d.MessageID != "m1" || d.Reason != "bad" || d.At.IsZero() {

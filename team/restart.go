@@ -191,28 +191,3 @@ func RequestRestart(ctx context.Context, st store.Store, member string) (*protoc
 	rec := ms.Member
 	return &rec, nil
 }
-
-// WaitMemberOn is WaitMember on a store: it reads member's record again
-// whenever the store's watch says it changed (store.Await); a member with
-// no record yet is waited for.
-func WaitMemberOn(ctx context.Context, st store.Store, member string, done func(*protocol.Member) bool) (*protocol.Member, error) {
-	if err := protocol.ValidateName(member); err != nil {
-		return nil, err
-	}
-	var m *protocol.Member
-	err := store.Await(ctx, st, store.ChangeMember, member, func() (bool, error) {
-		ms, err := st.Member(ctx, member, LostAfter)
-		if errors.Is(err, store.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		m = &ms.Member
-		return done(m), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}

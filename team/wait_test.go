@@ -23,7 +23,7 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() { // owner: this test; ends with the decision or ctx
-		rec, err := WaitRequest(ctx, dir, r.ID)
+		rec, err := dirWaitRequest(ctx, dir, r.ID)
 		if err != nil {
 			t.Error(err)
 		}
@@ -38,7 +38,7 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 	if err := Archive(dir, loadOrFail(t, dir, r.ID)); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := WaitRequest(ctx, dir, r.ID); err != nil || rec.Status != protocol.RequestApproved {
+	if rec, err := dirWaitRequest(ctx, dir, r.ID); err != nil || rec.Status != protocol.RequestApproved {
 		t.Fatalf("archived: %+v %v", rec, err)
 	}
 
@@ -49,10 +49,10 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 	}
 	short, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer stop()
-	if _, err := WaitRequest(short, dir, p.ID); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := dirWaitRequest(short, dir, p.ID); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a pending request past ctx: %v", err)
 	}
-	if _, err := WaitRequest(ctx, dir, "../x"); err == nil {
+	if _, err := dirWaitRequest(ctx, dir, "../x"); err == nil {
 		t.Fatal("a bad id was waited for")
 	}
 }

@@ -39,7 +39,7 @@ func runDeadLetters(cl *cmdline, asJSON bool, member string) int {
 		}
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		all, skipped, err := team.DeadLettersOn(ctx, st)
+		all, skipped, err := team.DeadLetters(ctx, st)
 		if err != nil {
 			return cl.fail(err)
 		}

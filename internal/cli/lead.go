@@ -490,7 +490,7 @@ func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) i
 			defer cancel()
 		}
 		id := r.ID
-		r, err = waitRequest(ctx, st, id)
+		r, err = team.WaitRequest(ctx, st, id)
 		return printShutdownAnswer(cl, r, err, id, timeout)
 	})
 }

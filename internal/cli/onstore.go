@@ -89,21 +89,6 @@ func requestsOnStore(ctx context.Context, cl *cmdline, st store.Store, all bool,
 	return printRequests(cl, out, all, asJSON, team.RuntimeOf(ctx, st))
 }
 
-// waitRequest waits until request id is final, or ctx ends, reading it
-// again whenever the store's watch says it changed (store.Await).
-func waitRequest(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
-	var r *protocol.Request
-	err := store.Await(ctx, st, store.ChangeRequest, id, func() (bool, error) {
-		var err error
-		r, err = st.Request(ctx, id)
-		return err == nil && r.Status.IsTerminal(), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 // chainsOn folds the store's spans into chains, newest first.
 func chainsOn(ctx context.Context, st store.Store) ([]trace.Chain, int64, error) {
 	sr, ok := st.(store.SpanReader)

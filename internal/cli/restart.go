@@ -36,7 +36,7 @@ func runRestart(cl *cmdline, timeout time.Duration) int {
 		}
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		after, err := team.WaitMemberOn(wctx, st, member, func(m *protocol.Member) bool { return m.RunID != before.RunID })
+		after, err := team.WaitMember(wctx, st, member, func(m *protocol.Member) bool { return m.RunID != before.RunID })
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
 				return cl.fail(fmt.Errorf("asked the runtime to restart %s; not restarted after %v%s", member, timeout, refusal(ctx, st, member, asked)))
@@ -62,7 +62,7 @@ func printRestarted(cl *cmdline, member string, before, after *protocol.Member) 
 func refusal(ctx context.Context, st store.Store, member string, asked time.Time) string {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
 	defer cancel()
-	letters, _, err := team.DeadLettersOn(rctx, st)
+	letters, _, err := team.DeadLetters(rctx, st)
 	if err != nil {
 		return ""
 	}
