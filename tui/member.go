@@ -320,13 +320,14 @@ func (v *memberView) Render(w, h int) string {
 		return v.styles.Muted.Render(v.name + " is no longer in the team")
 	}
 	card := v.card(mv, w)
+	pending := len(v.pendingLines(w)) // drawn under the name and status line
 	if v.full {
 		// The name and status line, and the request that waits, which a
 		// and r decide: it stays on screen.
-		card = card[:1+len(v.pendingLines(w))]
+		card = card[:1+pending]
 	}
 	if len(card) > h/2 {
-		card = card[:max(h/2, 1+min(len(v.pendingLines(w)), 2))]
+		card = card[:max(h/2, 1+min(pending, 2))]
 	}
 	out := append(card, v.rule(w))
 	return strings.Join(append(out, v.feedLines(w, h-len(out))...), "\n")

@@ -149,6 +149,13 @@ func (p *requestsPane) justArrived(id string) bool {
 	return !ok || p.now().Sub(at) < grace
 }
 
+// waits reports whether a and r wait before they decide r: a pending
+// request that arrived, or came on screen or changed by itself, less than
+// the grace period ago.
+func (p *requestsPane) waits(r *protocol.Request) bool {
+	return r.Status == protocol.RequestPending && ((p.inGrace() && p.onScreen.id == r.ID) || p.justArrived(r.ID))
+}
+
 // HandleKey moves the cursor and opens and closes the details.
 func (p *requestsPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
 	p.list.handleKey(&p.keys, k)
@@ -243,7 +250,7 @@ func (p *requestsPane) detail(w int) []string {
 		st.Muted.Render(when),
 		p.diagram(r.Status),
 	}
-	if !p.readOnly && r.Status == protocol.RequestPending && ((p.inGrace() && p.onScreen.id == r.ID) || p.justArrived(r.ID)) {
+	if !p.readOnly && p.waits(r) {
 		out = append(out, st.Muted.Render("  (just arrived or changed: a and r wait a moment)"))
 	}
 	out = append(out, p.revisions(r)...)

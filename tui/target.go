@@ -130,7 +130,7 @@ func (m *Model) decidable() *protocol.Request {
 	case sel.why != "":
 		m.flash, m.flashBad = sel.why, true
 		return nil
-	case m.inGrace() || m.requests.justArrived(sel.req.ID):
+	case m.requests.waits(sel.req):
 		m.flash, m.flashBad = fmt.Sprintf("%s just came on screen or changed: nothing decided (a and r wait a moment)", sel.req.ID), true
 		return nil
 	}
@@ -141,7 +141,7 @@ func (m *Model) decidable() *protocol.Request {
 // they decide, or nothing when the screen shows none they may decide now.
 func (m *Model) decideKeys() []key.Binding {
 	sel := m.selection()
-	if sel.req == nil || sel.why != "" || m.inGrace() || m.requests.justArrived(sel.req.ID) {
+	if sel.req == nil || sel.why != "" || m.requests.waits(sel.req) {
 		return nil // offered once they act: graceOverMsg redraws the footer
 	}
 	r := sel.req

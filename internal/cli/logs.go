@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"huddle/protocol"
 	"huddle/store"
@@ -64,9 +63,9 @@ func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, tr
 	if _, ok := t.Member(name); !ok {
 		return cl.fail(fmt.Errorf("no member %q in team %s", name, t.Name))
 	}
-	kind, file := store.LogStderr, name+".log"
+	kind, file := store.LogStderr, teamdir.MemberLogPath
 	if transcript {
-		kind, file = store.LogTranscript, name+".transcript.jsonl"
+		kind, file = store.LogTranscript, teamdir.TranscriptPath
 	}
 	what, print := logPrinter(transcript, asJSON)
 	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { print(cl.stdout, line) })
@@ -74,7 +73,8 @@ func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, tr
 		if cl.onStore() {
 			return cl.fail(fmt.Errorf("%s has no %s in the store yet", name, what))
 		}
-		where, _ := cl.where(filepath.Join(teamdir.MembersDir, file))
+		rel, _ := file("", name) // the name was checked: no error
+		where, _ := cl.where(rel)
 		return cl.fail(fmt.Errorf("%s has no %s yet: %s", name, what, where))
 	}
 	if err != nil && ctx.Err() == nil {

@@ -65,11 +65,12 @@ func runShow(cl *cmdline, asJSON bool) int {
 			return cl.fail(err)
 		}
 		if s == nil {
-			where, _ := cl.where("")
+			what := "request, chain, call or execution"
 			if local == "" {
-				return cl.fail(fmt.Errorf("no request, chain or call %s in %s", id, where))
+				what = "request, chain or call"
 			}
-			return cl.fail(fmt.Errorf("no request, chain, call or execution %s in %s", id, cl.dir))
+			where, _ := cl.where("")
+			return cl.fail(fmt.Errorf("no %s %s in %s", what, id, where))
 		}
 		return printShown(cl, s, asJSON, team.RuntimeOf(ctx, st))
 	})

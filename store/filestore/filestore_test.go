@@ -31,6 +31,19 @@ func factory(t *testing.T) storetest.Opener {
 	}
 }
 
+// openTemp opens the files store of a fresh directory, closed with the
+// test.
+func openTemp(t *testing.T) (string, *filestore.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return dir, s
+}
+
 // TestContract holds the file store to the store contract.
 func TestContract(t *testing.T) { storetest.Run(t, factory) }
 
@@ -40,12 +53,7 @@ func TestContract(t *testing.T) { storetest.Run(t, factory) }
 // seen now; once the lock is released a working member is lost at once,
 // though its record is new. Without a lock, the records' ages decide.
 func TestMembersLiveWithTheRuntimeLock(t *testing.T) {
-	dir := t.TempDir()
-	s, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir, s := openTemp(t)
 	ctx := t.Context()
 	m := &protocol.Member{Name: "alice", Role: "test", Runtime: "script", Status: protocol.MemberWorking, Since: time.Now()}
 	if err := s.PutMember(ctx, m); err != nil {
@@ -102,12 +110,7 @@ func TestMembersLiveWithTheRuntimeLock(t *testing.T) {
 // skipped, not left out silently; a last line without its newline is being
 // written and is neither read nor counted.
 func TestDeadLettersCountsWhatIsNone(t *testing.T) {
-	dir := t.TempDir()
-	s, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir, s := openTemp(t)
 	ctx := t.Context()
 	if err := s.DeadLetter(ctx, protocol.DeadLetterLine{Source: "exec:alice", Reason: "bad", Raw: "first"}); err != nil {
 		t.Fatal(err)
@@ -142,12 +145,7 @@ func TestDeadLettersCountsWhatIsNone(t *testing.T) {
 // record is rewritten so: a reader of requests/<id>.json does not find it
 // pending beside its decision.
 func TestRequestFinishesARewriteACrashLeft(t *testing.T) {
-	dir := t.TempDir()
-	s, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir, s := openTemp(t)
 	ctx := t.Context()
 	r := protocol.NewRequest(protocol.KindPlan, "pl-0123456789ab", "alice", protocol.Lead, time.Now(), time.Hour)
 	r.Plan = "a plan"
@@ -232,12 +230,7 @@ func TestConsumersTakeTheInboxOptions(t *testing.T) {
 // restart/ included; a young temp file (a writer may own it) and every
 // real file stay.
 func TestSweepRemovesWhatACrashLeft(t *testing.T) {
-	dir := t.TempDir()
-	s, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir, s := openTemp(t)
 	old := time.Now().Add(-2 * teamdir.SweepAge)
 	write := func(rel string, age time.Time) string {
 		t.Helper()
