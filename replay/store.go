@@ -59,11 +59,11 @@ func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
 	}
 	src := &StoreSource{LeftOut: []string{LeftOutHistories}}
 	tl := &Timeline{TeamJSON: b, Team: t, Store: src}
-	states, err := st.Members(ctx, team.LostAfter)
+	states, _, err := st.Members(ctx, team.LostAfter)
 	if err != nil {
 		return nil, fmt.Errorf("timeline: members: %w", err)
 	}
-	reqs, err := st.Requests(ctx)
+	reqs, _, err := st.Requests(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("timeline: requests: %w", err)
 	}

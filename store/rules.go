@@ -204,3 +204,22 @@ func Await(ctx context.Context, s Store, kind ChangeKind, name string, check fun
 		}
 	}
 }
+
+// FromDecision is what d alone says of request id, whose record does not
+// read: its final status, who decided, when, and the text (feedback for an
+// answer, a reason otherwise: the kind is not known). false: d is no move
+// from pending.
+func FromDecision(id string, d Decision) (*protocol.Request, bool) {
+	st, err := protocol.RequestPending.Next(d.Event)
+	if err != nil {
+		return nil, false
+	}
+	at := d.At
+	r := &protocol.Request{ID: id, Status: st, ResolvedBy: d.By, ResolvedAt: &at}
+	if d.Event.IsAnswer() {
+		r.Feedback = d.Text
+	} else {
+		r.ResponseReason = d.Text
+	}
+	return r, true
+}

@@ -43,15 +43,18 @@ type Store interface {
 	// with that id is there already (whoever saw the request first made it).
 	CreateRequest(ctx context.Context, r *protocol.Request) error
 	// Request reads a record, its decision applied when it has one
-	// (ErrNotFound when there is none).
+	// (ErrNotFound when there is none). A record that does not read is a
+	// *CorruptError; when its decision reads, the record the decision
+	// alone makes (status, who, when, the text) comes with the error.
 	Request(ctx context.Context, id string) (*protocol.Request, error)
 	// Requests reads every record, archived ones too, oldest first,
-	// decisions applied.
-	Requests(ctx context.Context) ([]protocol.Request, error)
+	// decisions applied, and names those that do not read.
+	Requests(ctx context.Context) ([]protocol.Request, []CorruptError, error)
 	// LiveRequests reads the records not archived, oldest first, decisions
 	// applied: the pending ones and the final ones no one archived yet. What
-	// it costs grows with them, not with the team's history.
-	LiveRequests(ctx context.Context) ([]protocol.Request, error)
+	// it costs grows with them, not with the team's history. Those that do
+	// not read are named.
+	LiveRequests(ctx context.Context) ([]protocol.Request, []CorruptError, error)
 	// Reschedule moves a pending request's deadline (a runtime giving back
 	// the time the team was down, docs/ARCHITECTURE.md, "State machines") and returns the record.
 	// A request that is final, or has a decision its record does not show
@@ -73,8 +76,9 @@ type Store interface {
 	// Heartbeat says member's runtime is alive without changing its record.
 	Heartbeat(ctx context.Context, member string) error
 	// Members reads every member's record with when it was last seen, sorted
-	// by name; lostAfter is the deadline for the Lost verdict.
-	Members(ctx context.Context, lostAfter time.Duration) ([]MemberState, error)
+	// by name, and names those that do not read; lostAfter is the deadline
+	// for the Lost verdict.
+	Members(ctx context.Context, lostAfter time.Duration) ([]MemberState, []CorruptError, error)
 	// Member reads one member's record the same way (ErrNotFound when it
 	// has none): a runtime looks one up on every call to it and every
 	// status it is told, which must not cost a listing of the team.
@@ -287,6 +291,18 @@ type AlreadyError struct {
 func (e *AlreadyError) Error() string {
 	return fmt.Sprintf("request %s already %s by %s", e.ID, e.Status, e.By)
 }
+
+// CorruptError is a record that does not read: not JSON, or not the
+// record it should be (a foreign writer, a torn write). Lists name each
+// one beside what they read rather than leave it out silently; Request
+// returns it, with what the record's decision alone says when it has one.
+type CorruptError struct {
+	Name string // the request's id or the member's name
+	File string // where it is kept, e.g. requests/pl-0123456789ab.json or a key
+	Err  string
+}
+
+func (e *CorruptError) Error() string { return fmt.Sprintf("%s is corrupt: %s", e.File, e.Err) }
 
 // HeldError says who holds a lease and until when.
 type HeldError struct {

@@ -123,4 +123,4 @@ func LeftWhenPaused(r *protocol.Request, st RuntimeState) time.Duration {
 
 // CorruptRequest stands for a request record that cannot be read: its id,
 // the status StatusCorrupt, and why in ResponseReason.
-func CorruptRequest(ce *CorruptError) protocol.Request { return *corruptRequest(ce.Name(), ce) }
+func CorruptRequest(ce *store.CorruptError) protocol.Request { return *corruptRequest(ce.Name, ce) }

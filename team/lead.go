@@ -81,7 +81,7 @@ func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
 		}
 		return rt
 	}
-	states, err := st.Members(ctx, LostAfter)
+	states, _, err := st.Members(ctx, LostAfter)
 	if err != nil {
 		return RuntimeState{Running: true}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/protocol"
+	"huddle/store"
 )
 
 // mate is one teammate run by this runtime: its status record, its inbox
@@ -527,7 +528,7 @@ func (mt *mate) awaitPlan(ctx context.Context, id string) (*protocol.Request, er
 	defer mt.rt.notAwaiting(id, mt)
 	for {
 		r, err := mt.rt.sh.decided(id)
-		var ce *CorruptError
+		var ce *store.CorruptError
 		if errors.As(err, &ce) {
 			// A corrupt record does not end the teammate: it says so, acts
 			// on the decision if there is one, and otherwise keeps waiting

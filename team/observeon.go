@@ -264,7 +264,7 @@ func (o *StoreObserver) readAll(kind store.ChangeKind) {
 	ctx, cancel := o.opCtx()
 	defer cancel()
 	if kind == store.ChangeRequest {
-		recs, err := o.st.Requests(ctx)
+		recs, _, err := o.st.Requests(ctx)
 		if err != nil {
 			o.again(store.Change{Kind: kind})
 			return
@@ -283,7 +283,7 @@ func (o *StoreObserver) readAll(kind store.ChangeKind) {
 		}
 		return
 	}
-	states, err := o.st.Members(ctx, o.lostAfter)
+	states, _, err := o.st.Members(ctx, o.lostAfter)
 	if err != nil {
 		o.again(store.Change{Kind: kind})
 		return

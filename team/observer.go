@@ -18,6 +18,7 @@ import (
 	"huddle/inbox"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -431,7 +432,7 @@ func (o *Observer) loadCommitted(name string) {
 
 func (o *Observer) loadMember(name string) {
 	rec, err := LoadMember(o.dir, name)
-	var ce *CorruptError
+	var ce *store.CorruptError
 	if errors.As(err, &ce) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -448,8 +449,8 @@ func (o *Observer) loadMember(name string) {
 
 // setCorruptMember shows a member whose record cannot be read as corrupt,
 // saying why. Called under mu.
-func (m *model) setCorruptMember(ce *CorruptError) {
-	name := ce.Name()
+func (m *model) setCorruptMember(ce *store.CorruptError) {
+	name := ce.Name
 	delete(m.records, name)
 	if m.corruptMembers[name] == ce.Error() {
 		return
@@ -511,7 +512,7 @@ func (o *Observer) loadMembers() {
 		o.m.setMember(recs[i].Name, &recs[i])
 	}
 	for i := range bad {
-		seen[bad[i].Name()] = true
+		seen[bad[i].Name] = true
 		o.m.setCorruptMember(&bad[i])
 	}
 	for name := range o.m.records {
@@ -530,7 +531,7 @@ func (o *Observer) loadMembers() {
 
 func (o *Observer) loadRequest(id string) {
 	r, err := LoadRequest(o.dir, id)
-	var ce *CorruptError
+	var ce *store.CorruptError
 	if errors.As(err, &ce) {
 		r, err = corruptRequest(id, ce), nil
 	}
@@ -548,7 +549,7 @@ const StatusCorrupt = "corrupt"
 
 // corruptRequest stands for a request record that cannot be read: its id,
 // the status corrupt, and why in ResponseReason.
-func corruptRequest(id string, ce *CorruptError) *protocol.Request {
+func corruptRequest(id string, ce *store.CorruptError) *protocol.Request {
 	return &protocol.Request{ID: id, Status: protocol.RequestStatus(StatusCorrupt), ResponseReason: ce.Error()}
 }
 
@@ -614,7 +615,7 @@ func (o *Observer) loadRequests() {
 		present[live[i].ID] = true
 	}
 	for i := range bad {
-		present[bad[i].Name()] = true
+		present[bad[i].Name] = true
 	}
 	o.mu.Lock()
 	var gone []string
@@ -638,7 +639,7 @@ func (o *Observer) loadRequests() {
 		o.m.setRequest(r.ID, &r)
 	}
 	for i := range bad {
-		o.m.setRequest(bad[i].Name(), corruptRequest(bad[i].Name(), &bad[i]))
+		o.m.setRequest(bad[i].Name, corruptRequest(bad[i].Name, &bad[i]))
 	}
 	for _, id := range gone {
 		r := moved[id]

@@ -55,7 +55,7 @@ func WriteMember(dir string, m *protocol.Member) error {
 }
 
 // LoadMember reads members/<name>.json. A record that is not valid JSON is
-// a *CorruptError naming the file.
+// a *store.CorruptError naming the file.
 func LoadMember(dir, name string) (*protocol.Member, error) {
 	p, err := teamdir.MemberPath(dir, name)
 	if err != nil {
@@ -81,7 +81,7 @@ func ListMembers(dir string) ([]protocol.Member, error) {
 
 // ReadMembers reads every member record, sorted by name, and names the
 // records it could not read.
-func ReadMembers(dir string) ([]protocol.Member, []CorruptError, error) {
+func ReadMembers(dir string) ([]protocol.Member, []store.CorruptError, error) {
 	ents, err := os.ReadDir(teamdir.MembersDirPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -90,14 +90,14 @@ func ReadMembers(dir string) ([]protocol.Member, []CorruptError, error) {
 		return nil, nil, err
 	}
 	var out []protocol.Member
-	var bad []CorruptError
+	var bad []store.CorruptError
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		m, err := LoadMember(dir, name)
-		var ce *CorruptError
+		var ce *store.CorruptError
 		switch {
 		case errors.As(err, &ce):
 			bad = append(bad, *ce)
@@ -111,27 +111,13 @@ func ReadMembers(dir string) ([]protocol.Member, []CorruptError, error) {
 	return out, bad, nil
 }
 
-// CorruptError is a record that cannot be read: not JSON, or not the
-// record it should be. It names the file, relative to the team directory.
-type CorruptError struct {
-	File string // e.g. requests/pl-0123456789ab.json
-	Err  string
-}
-
-func (e *CorruptError) Error() string { return fmt.Sprintf("%s is corrupt: %s", e.File, e.Err) }
-
-// Name is the member name or request id the file is the record of.
-func (e *CorruptError) Name() string {
-	base := filepath.Base(e.File)
-	return strings.TrimSuffix(base, filepath.Ext(base))
-}
-
-func corrupt(dir, path string, err error) *CorruptError {
+func corrupt(dir, path string, err error) *store.CorruptError {
 	rel, rerr := filepath.Rel(dir, path)
 	if rerr != nil {
 		rel = path
 	}
-	return &CorruptError{File: filepath.ToSlash(rel), Err: err.Error()}
+	base := filepath.Base(path)
+	return &store.CorruptError{Name: strings.TrimSuffix(base, filepath.Ext(base)), File: filepath.ToSlash(rel), Err: err.Error()}
 }
 
 // CreateRequest writes a new pending request record. A record that already
@@ -161,7 +147,7 @@ func CreateRequest(dir string, r *protocol.Request) error {
 
 // LoadRequest reads requests/<id>.json, or requests/done/<id>.json once the
 // runtime archived it. An empty file is a record being created: it reads as
-// not there yet. A record that is not valid JSON is a *CorruptError naming
+// not there yet. A record that is not valid JSON is a *store.CorruptError naming
 // the file.
 func LoadRequest(dir, id string) (*protocol.Request, error) {
 	p, err := teamdir.RequestPath(dir, id)
@@ -242,7 +228,7 @@ func MergeArchived(live, archived []protocol.Request) []protocol.Request {
 // ReadLiveRequests reads the records in requests/ itself: the pending ones
 // and the final ones not archived yet, oldest first; and names the records
 // it could not read. It never reads the archive.
-func ReadLiveRequests(dir string) ([]protocol.Request, []CorruptError, error) {
+func ReadLiveRequests(dir string) ([]protocol.Request, []store.CorruptError, error) {
 	return readRequestsIn(dir, teamdir.RequestsDirPath(dir), -1, nil)
 }
 
@@ -250,7 +236,7 @@ func ReadLiveRequests(dir string) ([]protocol.Request, []CorruptError, error) {
 // names the records it could not read. A record with a decision file beside
 // it is not read at all: it is decided, whatever its rewrite says yet. So
 // final records cost nothing here even before the runtime archives them.
-func ReadPendingRequests(dir string) ([]protocol.Request, []CorruptError, error) {
+func ReadPendingRequests(dir string) ([]protocol.Request, []store.CorruptError, error) {
 	decided, err := decidedIDs(dir)
 	if err != nil {
 		return nil, nil, err
@@ -286,7 +272,7 @@ func decidedIDs(dir string) (map[string]bool, error) {
 // ReadHistory reads the archived records, requests/done/, the most
 // recently archived first: at most limit of them (0: all), chosen by the
 // time each was archived, so a limit reads only that many files.
-func ReadHistory(dir string, limit int) ([]protocol.Request, []CorruptError, error) {
+func ReadHistory(dir string, limit int) ([]protocol.Request, []store.CorruptError, error) {
 	reqs, bad, err := readRequestsIn(dir, teamdir.DoneDirPath(dir), limit, nil)
 	slices.SortStableFunc(reqs, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
 	return reqs, bad, err
@@ -295,7 +281,7 @@ func ReadHistory(dir string, limit int) ([]protocol.Request, []CorruptError, err
 // readRequestsIn reads the request records in one directory but those
 // skip names. limit < 0 reads all of them, oldest created first; limit >= 0
 // reads the newest limit files by modification time (0: all), in that order.
-func readRequestsIn(dir, sub string, limit int, skip map[string]bool) ([]protocol.Request, []CorruptError, error) {
+func readRequestsIn(dir, sub string, limit int, skip map[string]bool) ([]protocol.Request, []store.CorruptError, error) {
 	ents, err := os.ReadDir(sub)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -330,14 +316,14 @@ func readRequestsIn(dir, sub string, limit int, skip map[string]bool) ([]protoco
 		}
 	}
 	var out []protocol.Request
-	var bad []CorruptError
+	var bad []store.CorruptError
 	for _, f := range files {
 		p := filepath.Join(sub, f.id+".json")
 		if protocol.ValidateID(f.id) != nil {
 			continue // not a name huddle gives a record
 		}
 		r, err := readRequest(dir, f.id, p)
-		var ce *CorruptError
+		var ce *store.CorruptError
 		switch {
 		case errors.As(err, &ce):
 			bad = append(bad, *ce)
@@ -548,23 +534,11 @@ func settle(dir string, r *protocol.Request, answer Resolution) (*protocol.Reque
 }
 
 // FromDecision is what id's decision alone says, for a record that cannot
-// be read (corrupt): its final status, who decided and the text. It
-// reports false when there is no decision yet.
+// be read (corrupt); false when there is no decision yet.
 func FromDecision(dir, id string) (*protocol.Request, bool) {
 	d, err := readDecision(dir, id)
 	if err != nil {
 		return nil, false
 	}
-	st, err := protocol.RequestPending.Next(d.Event)
-	if err != nil {
-		return nil, false
-	}
-	at := d.At
-	r := &protocol.Request{ID: id, Status: st, ResolvedBy: d.By, ResolvedAt: &at}
-	if d.Event.IsAnswer() {
-		r.Feedback = d.Text
-	} else {
-		r.ResponseReason = d.Text
-	}
-	return r, true
+	return store.FromDecision(id, store.Decision(*d))
 }

@@ -358,7 +358,7 @@ func (rt *Runtime) storeRuntime() RuntimeState {
 	}
 	ctx, cancel := op()
 	defer cancel()
-	states, err := rt.opts.Store.Members(ctx, LostAfter)
+	states, _, err := rt.opts.Store.Members(ctx, LostAfter)
 	if err != nil {
 		rt.emit(Event{"event": "warning", "warning": "deadlines not resumed: " + err.Error()})
 		return RuntimeState{}
@@ -375,7 +375,7 @@ func (rt *Runtime) storeRuntime() RuntimeState {
 func (rt *Runtime) resumeDeadlinesOn(pausedAt, now time.Time) {
 	ctx, cancel := op()
 	defer cancel()
-	live, err := rt.opts.Store.LiveRequests(ctx)
+	live, _, err := rt.opts.Store.LiveRequests(ctx)
 	if err != nil {
 		rt.emit(Event{"event": "error", "error": err.Error()})
 		return

@@ -150,7 +150,7 @@ func plansOn(t *testing.T, st store.Store, from string, status protocol.RequestS
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	all, err := st.Requests(ctx)
+	all, _, err := st.Requests(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func plansOn(t *testing.T, st store.Store, from string, status protocol.RequestS
 func statusOn(st store.Store, name string) protocol.MemberStatus {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	states, err := st.Members(ctx, LostAfter)
+	states, _, err := st.Members(ctx, LostAfter)
 	if err != nil {
 		return ""
 	}
@@ -221,10 +221,10 @@ func TestStoreRuntimesSplitAPlanApprovedFromAThird(t *testing.T) {
 	}
 	// A runtime archives the final plan, so no tick lists it again.
 	testkit.WaitFor(t, 15*time.Second, "the approved plan archived", func() bool {
-		live, err := third.LiveRequests(ctx)
+		live, _, err := third.LiveRequests(ctx)
 		return err == nil && len(live) == 0
 	})
-	if all, err := third.Requests(ctx); err != nil || len(all) != 1 || all[0].Status != protocol.RequestApproved {
+	if all, _, err := third.Requests(ctx); err != nil || len(all) != 1 || all[0].Status != protocol.RequestApproved {
 		t.Fatalf("the requests after the archive: %+v, %v", all, err)
 	}
 }
@@ -607,7 +607,7 @@ func runtimeOnStore(t *testing.T, st store.Store) RuntimeState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	states, err := st.Members(ctx, LostAfter)
+	states, _, err := st.Members(ctx, LostAfter)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -796,13 +796,13 @@ func (rt *Runtime) archive(r *protocol.Request) {
 }
 
 // reportCorrupt says once, in an event, that a record cannot be read.
-func (rt *Runtime) reportCorrupt(ce *CorruptError) {
+func (rt *Runtime) reportCorrupt(ce *store.CorruptError) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.reportCorruptLocked(ce)
 }
 
-func (rt *Runtime) reportCorruptLocked(ce *CorruptError) {
+func (rt *Runtime) reportCorruptLocked(ce *store.CorruptError) {
 	if rt.corrupt[ce.File] == ce.Err {
 		return
 	}

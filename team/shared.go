@@ -41,7 +41,7 @@ type shared interface {
 	// createRequest writes a new pending record (store.ErrExists when there is one).
 	createRequest(r *protocol.Request) error
 	// loadRequest reads a record (an error wrapping os.ErrNotExist when
-	// there is none, a *CorruptError when it cannot be read).
+	// there is none, a *store.CorruptError when it cannot be read).
 	loadRequest(id string) (*protocol.Request, error)
 	// resolve decides a pending request: the first resolver wins, a later
 	// one gets an *store.AlreadyError.
@@ -54,14 +54,14 @@ type shared interface {
 	fromDecision(id string) (*protocol.Request, bool)
 	// liveRequests lists the records not archived, oldest first, and names
 	// those it could not read.
-	liveRequests() ([]protocol.Request, []CorruptError, error)
+	liveRequests() ([]protocol.Request, []store.CorruptError, error)
 	// archive files a final record away; a store keeps its records.
 	archive(r *protocol.Request) error
 
 	// writeMember rewrites a member's status record.
 	writeMember(m *protocol.Member) error
 	loadMember(name string) (*protocol.Member, error)
-	readMembers() ([]protocol.Member, []CorruptError, error)
+	readMembers() ([]protocol.Member, []store.CorruptError, error)
 	// held reads the messages member's inbox still holds, committed ones
 	// included while they are kept (a directory's previous generations; a
 	// store's until its retention takes them), oldest first, without
@@ -167,7 +167,7 @@ func (d *dirShared) fromDecision(id string) (*protocol.Request, bool) { return F
 
 // liveRequests reuses the last listing of requests/ while it holds
 // (liveListing), else lists again.
-func (d *dirShared) liveRequests() ([]protocol.Request, []CorruptError, error) {
+func (d *dirShared) liveRequests() ([]protocol.Request, []store.CorruptError, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if reqs, ok := d.live.reuse(d.dir); ok {
@@ -195,7 +195,7 @@ func (d *dirShared) writeMember(m *protocol.Member) error { return WriteMember(d
 
 func (d *dirShared) loadMember(name string) (*protocol.Member, error) { return LoadMember(d.dir, name) }
 
-func (d *dirShared) readMembers() ([]protocol.Member, []CorruptError, error) {
+func (d *dirShared) readMembers() ([]protocol.Member, []store.CorruptError, error) {
 	return ReadMembers(d.dir)
 }
 

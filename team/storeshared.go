@@ -145,14 +145,21 @@ func (s *storeShared) apply(r *protocol.Request) (*protocol.Request, error) {
 
 func (s *storeShared) decided(id string) (*protocol.Request, error) { return s.loadRequest(id) }
 
-// fromDecision has nothing to add: a store's record is never corrupt.
-func (s *storeShared) fromDecision(string) (*protocol.Request, bool) { return nil, false }
+// fromDecision is what a corrupt record's decision alone says: the store
+// gives it with the record's *store.CorruptError.
+func (s *storeShared) fromDecision(id string) (*protocol.Request, bool) {
+	r, err := s.loadRequest(id)
+	var ce *store.CorruptError
+	if errors.As(err, &ce) && r != nil {
+		return r, true
+	}
+	return nil, false
+}
 
-func (s *storeShared) liveRequests() ([]protocol.Request, []CorruptError, error) {
+func (s *storeShared) liveRequests() ([]protocol.Request, []store.CorruptError, error) {
 	ctx, cancel := op()
 	defer cancel()
-	all, err := s.st.LiveRequests(ctx)
-	return all, nil, err
+	return s.st.LiveRequests(ctx)
 }
 
 // archive takes a final record out of the store's live ones
@@ -182,10 +189,10 @@ func (s *storeShared) loadMember(name string) (*protocol.Member, error) {
 	return &ms.Member, nil
 }
 
-func (s *storeShared) readMembers() ([]protocol.Member, []CorruptError, error) {
+func (s *storeShared) readMembers() ([]protocol.Member, []store.CorruptError, error) {
 	ctx, cancel := op()
 	defer cancel()
-	states, err := s.st.Members(ctx, LostAfter)
+	states, bad, err := s.st.Members(ctx, LostAfter)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +200,7 @@ func (s *storeShared) readMembers() ([]protocol.Member, []CorruptError, error) {
 	for i := range states {
 		out[i] = states[i].Member
 	}
-	return out, nil, nil
+	return out, bad, nil
 }
 
 // held reads every message the store holds and keeps member's: on NATS

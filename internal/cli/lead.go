@@ -44,7 +44,7 @@ func runtimeState(dir string) team.RuntimeState {
 }
 
 // warnCorrupt says, one line each, which records cannot be read.
-func warnCorrupt(cl *cmdline, bad []team.CorruptError) {
+func warnCorrupt(cl *cmdline, bad []store.CorruptError) {
 	for i := range bad {
 		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(bad[i].Error()))
 	}
@@ -195,7 +195,7 @@ func runStatus(cl *cmdline, asJSON bool, lostAfter time.Duration) int {
 		byName[r.Name] = r
 	}
 	for i := range bad {
-		byName[bad[i].Name()] = protocol.Member{Name: bad[i].Name(), Status: team.StatusCorrupt, Error: bad[i].Error()}
+		byName[bad[i].Name] = protocol.Member{Name: bad[i].Name, Status: team.StatusCorrupt, Error: bad[i].Error()}
 	}
 	rows := []memberRow{}
 	for _, m := range t.Members {

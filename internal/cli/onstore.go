@@ -33,7 +33,7 @@ func statusOnStore(ctx context.Context, cl *cmdline, st store.Store, asJSON bool
 	if err != nil {
 		return cl.fail(err)
 	}
-	states, err := st.Members(ctx, lostAfter)
+	states, _, err := st.Members(ctx, lostAfter)
 	if err != nil {
 		return cl.fail(fmt.Errorf("members: %w", err))
 	}
@@ -66,7 +66,7 @@ func requestsOnStore(ctx context.Context, cl *cmdline, st store.Store, all bool,
 	if _, err := team.LoadTeamOn(ctx, st); err != nil {
 		return cl.fail(err)
 	}
-	recs, err := st.Requests(ctx)
+	recs, _, err := st.Requests(ctx)
 	if err != nil {
 		return cl.fail(fmt.Errorf("requests: %w", err))
 	}

@@ -289,7 +289,7 @@ func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 	second := startUpOnWhenFree(t, url, "alice")
 	var plan string
 	testkit.WaitFor(t, 30*time.Second, "alice's plan in the store", func() bool {
-		all, err := st.Requests(ctx)
+		all, _, err := st.Requests(ctx)
 		if err == nil && len(all) == 1 && all[0].Status == protocol.RequestPending {
 			plan = all[0].ID
 		}

@@ -73,7 +73,7 @@ func TestMembersLiveWithTheRuntimeLock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, err := s.Members(ctx, time.Minute)
+		all, _, err := s.Members(ctx, time.Minute)
 		if err != nil || len(all) != 1 || all[0].Lost != ms.Lost {
 			t.Fatalf("Members %+v (%v) disagrees with Member %+v", all, err, ms)
 		}
@@ -269,4 +269,22 @@ func TestSweepRemovesWhatACrashLeft(t *testing.T) {
 			t.Errorf("Sweep removed %s: %v", rel, err)
 		}
 	}
+}
+
+// TestCorruptRecordsNamed holds the file store to storetest.RunCorrupt:
+// a record torn or written wrong by a foreign agent is named, not left out.
+func TestCorruptRecordsNamed(t *testing.T) {
+	dir, s := openTemp(t)
+	storetest.RunCorrupt(t, s, func(t *testing.T, kind store.ChangeKind, name string) {
+		p, err := teamdir.MemberPath(dir, name)
+		if kind == store.ChangeRequest {
+			p, err = teamdir.RequestPath(dir, name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(`{"id": "torn`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

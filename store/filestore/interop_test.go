@@ -72,7 +72,7 @@ func TestSameFilesAsTheTeam(t *testing.T) {
 	if err := team.WriteMember(dir, m); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := s.Members(ctx, time.Hour)
+	ms, _, err := s.Members(ctx, time.Hour)
 	if err != nil || len(ms) != 1 || ms[0].Status != protocol.MemberWorking {
 		t.Fatalf("store.Members of the team's record: %v %+v", err, ms)
 	}

@@ -51,19 +51,20 @@ func (s *Store) Heartbeat(ctx context.Context, member string) error {
 	return nil
 }
 
-// Members reads members/*.json; a record that does not parse is left out.
-func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.MemberState, error) {
+// Members reads members/*.json, and names those that do not read.
+func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.MemberState, []store.CorruptError, error) {
 	if err := ctxErr(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dir := teamdir.MembersDirPath(s.dir)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var bad []store.CorruptError
 	now := time.Now()
 	rt := s.runtime()
 	var out []store.MemberState
@@ -72,12 +73,17 @@ func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.M
 		if !ok || e.IsDir() || protocol.ValidateName(name) != nil {
 			continue
 		}
-		if ms, err := s.readMember(name, now, lostAfter, rt); err == nil {
+		ms, err := s.readMember(name, now, lostAfter, rt)
+		var ce *store.CorruptError
+		switch {
+		case errors.As(err, &ce):
+			bad = append(bad, *ce)
+		case err == nil:
 			out = append(out, *ms)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, bad, nil
 }
 
 // Member reads members/<name>.json alone.
@@ -137,10 +143,10 @@ func (s *Store) readMember(name string, now time.Time, lostAfter time.Duration, 
 	}
 	var m protocol.Member
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("member %s: %w", name, err)
+		return nil, &store.CorruptError{Name: name, File: rel(s.dir, p), Err: err.Error()}
 	}
 	if m.Name != name {
-		return nil, fmt.Errorf("member %s: the record names %q", name, m.Name)
+		return nil, &store.CorruptError{Name: name, File: rel(s.dir, p), Err: fmt.Sprintf("the record names %q", m.Name)}
 	}
 	seen := info.ModTime()
 	switch {

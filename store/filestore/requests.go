@@ -51,6 +51,10 @@ func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, erro
 		return nil, err
 	}
 	r, err := s.loadRecord(id)
+	var ce *store.CorruptError
+	if errors.As(err, &ce) {
+		return s.fromDecision(ce)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +73,20 @@ func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, erro
 	}
 	s.finishRewrite(r)
 	return r, nil
+}
+
+// fromDecision is a corrupt record's error, with what its decision alone
+// says when it has one.
+func (s *Store) fromDecision(ce *store.CorruptError) (*protocol.Request, error) {
+	d, err := s.readDecision(ce.Name)
+	if err != nil {
+		return nil, ce
+	}
+	r, ok := store.FromDecision(ce.Name, *d)
+	if !ok {
+		return nil, ce
+	}
+	return r, ce
 }
 
 // finishRewrite writes the live record of r, just brought in line with its
@@ -105,22 +123,25 @@ func (s *Store) loadRecord(id string) (*protocol.Request, error) {
 			return nil, err
 		}
 		var r protocol.Request
-		if err := json.Unmarshal(b, &r); err != nil || r.ID != id {
-			return nil, fmt.Errorf("request %s: %s is corrupt", id, rel(s.dir, p))
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, &store.CorruptError{Name: id, File: rel(s.dir, p), Err: err.Error()}
+		}
+		if r.ID != id {
+			return nil, &store.CorruptError{Name: id, File: rel(s.dir, p), Err: fmt.Sprintf("the record names %q", r.ID)}
 		}
 		return &r, nil
 	}
 	return nil, fmt.Errorf("request %s: %w", id, store.ErrNotFound)
 }
 
-// Requests reads every live and archived record, oldest first; a corrupt
-// one is left out.
-func (s *Store) Requests(ctx context.Context) ([]protocol.Request, error) {
+// Requests reads every live and archived record, oldest first, and names
+// the corrupt ones.
+func (s *Store) Requests(ctx context.Context) ([]protocol.Request, []store.CorruptError, error) {
 	return s.list(ctx, teamdir.RequestsDirPath(s.dir), teamdir.DoneDirPath(s.dir))
 }
 
 // LiveRequests reads the records in requests/, not requests/done/.
-func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, error) {
+func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, []store.CorruptError, error) {
 	return s.list(ctx, teamdir.RequestsDirPath(s.dir))
 }
 
@@ -171,17 +192,18 @@ func exists(path string) bool {
 }
 
 // list reads the records in dirs, the first a record is found in winning,
-// oldest first; a corrupt one is left out.
-func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, error) {
+// oldest first, and names the corrupt ones.
+func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, []store.CorruptError, error) {
 	if err := ctxErr(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
 	var out []protocol.Request
+	var bad []store.CorruptError
 	for _, dir := range dirs {
 		ents, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, e := range ents {
 			id, ok := strings.CutSuffix(e.Name(), ".json")
@@ -189,8 +211,14 @@ func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, e
 				continue
 			}
 			r, err := s.Request(ctx, id)
-			if err != nil {
+			var ce *store.CorruptError
+			if errors.As(err, &ce) {
+				seen[id] = true
+				bad = append(bad, *ce)
 				continue
+			}
+			if err != nil {
+				continue // archived or removed since the listing
 			}
 			seen[id] = true
 			out = append(out, *r)
@@ -202,7 +230,7 @@ func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, e
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out, nil
+	return out, bad, nil
 }
 
 // Decide links requests/<id>.decision exclusively (teamdir.LinkExclusive),

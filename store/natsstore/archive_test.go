@@ -55,7 +55,7 @@ func TestArchivedRequestsLeaveTheLiveKeys(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition the server's expiry makes true
 	}
-	all, err := s.Requests(ctx)
+	all, _, err := s.Requests(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestKeysListedUnderRewrites(t *testing.T) {
 	defer func() { close(stop); <-done }()
 	missing := 0
 	for i := 0; i < 500; i++ {
-		ms, err := r.Members(ctx, time.Minute)
+		ms, _, err := r.Members(ctx, time.Minute)
 		if err != nil {
 			t.Logf("err %v", err)
 			missing++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -51,21 +52,28 @@ func (s *Store) Heartbeat(ctx context.Context, member string) error {
 	return nil
 }
 
-// Members reads every member.<name>.
-func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.MemberState, error) {
+// Members reads every member.<name>, and names those that do not read.
+func (s *Store) Members(ctx context.Context, lostAfter time.Duration) ([]store.MemberState, []store.CorruptError, error) {
 	keys, err := s.keys(ctx, keyMember)
 	if err != nil {
-		return nil, fmt.Errorf("members: %w", err)
+		return nil, nil, fmt.Errorf("members: %w", err)
 	}
 	now := time.Now()
 	var out []store.MemberState
+	var bad []store.CorruptError
 	for _, k := range keys {
-		if ms, err := s.readMember(ctx, k, now, lostAfter); err == nil {
+		ms, err := s.readMember(ctx, k, now, lostAfter)
+		var ce *store.CorruptError
+		switch {
+		case errors.As(err, &ce):
+			bad = append(bad, *ce)
+		case err == nil:
 			out = append(out, *ms)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Name < bad[j].Name })
+	return out, bad, nil
 }
 
 // Member reads member.<name> alone.
@@ -92,11 +100,12 @@ func (s *Store) readMember(ctx context.Context, key string, now time.Time, lostA
 		return nil, err
 	}
 	var m protocol.Member
+	name := strings.ReplaceAll(strings.TrimPrefix(key, keyMember), "=", ".")
 	if err := json.Unmarshal(e.Value(), &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
+		return nil, &store.CorruptError{Name: name, File: key, Err: err.Error()}
 	}
 	if keyMember+token(m.Name) != key {
-		return nil, fmt.Errorf("%s: the record names %q", key, m.Name)
+		return nil, &store.CorruptError{Name: name, File: key, Err: fmt.Sprintf("the record names %q", m.Name)}
 	}
 	seen := e.Created()
 	return &store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter}, nil

@@ -62,7 +62,16 @@ func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, erro
 // pending.
 func (s *Store) record(ctx context.Context, prefix, id string) (*protocol.Request, error) {
 	var r protocol.Request
-	if err := s.getJSON(ctx, prefix+token(id), &r); err != nil {
+	err := s.getJSON(ctx, prefix+token(id), &r)
+	if err == nil && r.ID != id {
+		err = &store.CorruptError{File: prefix + token(id), Err: fmt.Sprintf("the record names %q", r.ID)}
+	}
+	var ce *store.CorruptError
+	if errors.As(err, &ce) {
+		ce.Name = id
+		return s.fromDecision(ctx, ce)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("request %s: %w", id, err)
 	}
 	if r.Status.IsTerminal() {
@@ -81,6 +90,20 @@ func (s *Store) record(ctx context.Context, prefix, id string) (*protocol.Reques
 	return &r, nil
 }
 
+// fromDecision is a corrupt record's error, with what its decision alone
+// says when it has one.
+func (s *Store) fromDecision(ctx context.Context, ce *store.CorruptError) (*protocol.Request, error) {
+	d, err := s.decision(ctx, ce.Name)
+	if err != nil {
+		return nil, ce
+	}
+	r, ok := store.FromDecision(ce.Name, *d)
+	if !ok {
+		return nil, ce
+	}
+	return r, ce
+}
+
 func (s *Store) decision(ctx context.Context, id string) (*store.Decision, error) {
 	var d store.Decision
 	if err := s.getJSON(ctx, keyDecision+token(id), &d); err != nil {
@@ -90,12 +113,12 @@ func (s *Store) decision(ctx context.Context, id string) (*store.Decision, error
 }
 
 // Requests reads every record, live and archived, oldest first.
-func (s *Store) Requests(ctx context.Context) ([]protocol.Request, error) {
+func (s *Store) Requests(ctx context.Context) ([]protocol.Request, []store.CorruptError, error) {
 	return s.list(ctx, keyRequest, keyArchived)
 }
 
 // LiveRequests reads the records under req., not the archived ones.
-func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, error) {
+func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, []store.CorruptError, error) {
 	return s.list(ctx, keyRequest)
 }
 
@@ -175,14 +198,15 @@ func (s *Store) Archive(ctx context.Context, id string) error {
 const markerTTL = time.Second
 
 // list reads the records under each prefix, the first a record is found
-// under winning, oldest first.
-func (s *Store) list(ctx context.Context, prefixes ...string) ([]protocol.Request, error) {
+// under winning, oldest first, and names those that do not read.
+func (s *Store) list(ctx context.Context, prefixes ...string) ([]protocol.Request, []store.CorruptError, error) {
 	seen := map[string]bool{}
 	var out []protocol.Request
+	var bad []store.CorruptError
 	for _, prefix := range prefixes {
 		keys, err := s.keys(ctx, prefix)
 		if err != nil {
-			return nil, fmt.Errorf("requests: %w", err)
+			return nil, nil, fmt.Errorf("requests: %w", err)
 		}
 		for _, k := range keys {
 			id := strings.ReplaceAll(strings.TrimPrefix(k, prefix), "=", ".")
@@ -190,6 +214,12 @@ func (s *Store) list(ctx context.Context, prefixes ...string) ([]protocol.Reques
 				continue
 			}
 			r, err := s.record(ctx, prefix, id)
+			var ce *store.CorruptError
+			if errors.As(err, &ce) {
+				seen[id] = true
+				bad = append(bad, *ce)
+				continue
+			}
 			if err != nil {
 				continue // archived or removed meanwhile, or not a record
 			}
@@ -203,7 +233,7 @@ func (s *Store) list(ctx context.Context, prefixes ...string) ([]protocol.Reques
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out, nil
+	return out, bad, nil
 }
 
 // Decide creates dec.<id> with Create: of any number of resolvers on any
@@ -254,7 +284,7 @@ func (s *Store) getJSON(ctx context.Context, key string, v any) error {
 		return scrub(err, s.t.secrets)
 	}
 	if err := json.Unmarshal(e.Value(), v); err != nil {
-		return fmt.Errorf("%s is corrupt: %w", key, err)
+		return &store.CorruptError{File: key, Err: err.Error()}
 	}
 	return nil
 }

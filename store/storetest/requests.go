@@ -103,7 +103,7 @@ func testPendingPlanResumed(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	s2 := open(t)
-	ms, err := s2.Members(ctx, time.Hour)
+	ms, _, err := s2.Members(ctx, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func testPendingPlanResumed(t *testing.T, open Opener) {
 	if _, err := s2.Decide(ctx, p.ID, store.Decision{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
 		t.Fatal(err)
 	}
-	all, err := open(t).Requests(ctx)
+	all, _, err := open(t).Requests(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func testArchive(t *testing.T, open Opener) {
 		return out
 	}
 	sorted := func(s ...string) []string { slices.Sort(s); return s }
-	live, err := a.LiveRequests(ctx)
+	live, _, err := a.LiveRequests(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,14 +415,14 @@ func testArchive(t *testing.T, open Opener) {
 		}
 	}
 	for _, h := range []store.Store{a, b} {
-		live, err := h.LiveRequests(ctx)
+		live, _, err := h.LiveRequests(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := ids(live), []string{pending.ID + ":pending"}; !slices.Equal(got, sorted(want...)) {
 			t.Fatalf("live after the archive: %v, want %v", got, want)
 		}
-		all, err := h.Requests(ctx)
+		all, _, err := h.Requests(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,10 +58,10 @@ func testInvalidNames(t *testing.T, open Opener) {
 			t.Errorf("config %q: %v, want an invalid-name error", n, err)
 		}
 	}
-	if rs, err := s.Requests(ctx); err != nil || len(rs) != 0 {
+	if rs, _, err := s.Requests(ctx); err != nil || len(rs) != 0 {
 		t.Fatalf("refused requests left records: %v %+v", err, rs)
 	}
-	if ms, err := s.Members(ctx, time.Hour); err != nil || len(ms) != 0 {
+	if ms, _, err := s.Members(ctx, time.Hour); err != nil || len(ms) != 0 {
 		t.Fatalf("refused members left records: %v %+v", err, ms)
 	}
 }
@@ -129,7 +129,7 @@ func testMembers(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
-	ms, err := s.Members(ctx, time.Hour)
+	ms, _, err := s.Members(ctx, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func testMembers(t *testing.T, open Opener) {
 	before := ms[1].Seen
 	const deadline = 20 * time.Millisecond
 	waitFor(t, "zed lost", func() bool {
-		ms, err := s.Members(ctx, deadline)
+		ms, _, err := s.Members(ctx, deadline)
 		return err == nil && ms[1].Lost && !ms[0].Lost
 	})
 	if one, err := s.Member(ctx, "zed", deadline); err != nil || !one.Lost {
@@ -158,7 +158,7 @@ func testMembers(t *testing.T, open Opener) {
 	if err := s.Heartbeat(ctx, "zed"); err != nil {
 		t.Fatal(err)
 	}
-	ms, err = s.Members(ctx, time.Hour)
+	ms, _, err = s.Members(ctx, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
