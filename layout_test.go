@@ -51,6 +51,7 @@ var allowedImports = map[string][]string{
 	// The lead's operations on a team directory, for the tests that act as
 	// a lead from outside the team (only tests import it).
 	"internal/testkit/dirlead": {"protocol", "team", "store/filestore"},
+	"internal/testkit/files":   {"inbox", "store/filestore"},
 
 	// The OpenTelemetry export of the spans ipc/trace records; only
 	// internal/cli starts it.

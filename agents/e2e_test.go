@@ -12,6 +12,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -39,10 +40,11 @@ func startRuntime(t *testing.T, command ...string) *runtime {
 	if err := os.WriteFile(teamdir.ConfigPath(rt.dir), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	st := files.Open(t, rt.dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- team.Run(ctx, rt.dir, team.Options{Executable: exe, Tick: 20 * time.Millisecond, OnEvent: rt.add})
+		done <- team.Run(ctx, st, rt.dir, team.Options{Executable: exe, Tick: 20 * time.Millisecond, OnEvent: rt.add})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
@@ -96,7 +97,7 @@ func runSession(t *testing.T) session {
 	// not huddle, so that member crashes and calls to it fail: more to see.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rt, err := team.Start(ctx, dir, team.Options{Executable: "/nonexistent/huddle"})
+	rt, err := team.Start(ctx, files.Open(t, dir), dir, team.Options{Executable: "/nonexistent/huddle"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/benchfloor"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -89,7 +90,7 @@ func BenchmarkThousandTeammates(b *testing.B) {
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
-			done <- Run(ctx, dir, Options{OnEvent: func(e Event) {
+			done <- Run(ctx, files.Open(b, dir), dir, Options{OnEvent: func(e Event) {
 				switch {
 				case e["event"] == "team_started":
 					started <- time.Now()
@@ -179,7 +180,7 @@ func benchIdle(b *testing.B, in inbox.Options) {
 		dir := thousandTeam(b, n)
 		idle := make(chan struct{}, n)
 		ctx, cancel := context.WithCancel(context.Background())
-		rt, err := Start(ctx, dir, Options{Inbox: in, OnEvent: func(e Event) {
+		rt, err := Start(ctx, files.Open(b, dir, in), dir, Options{OnEvent: func(e Event) {
 			if e["event"] == "member_status" && e["status"] == string(protocol.MemberIdle) {
 				idle <- struct{}{}
 			}
@@ -249,7 +250,7 @@ func BenchmarkPlanApprovalRoundTrip(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, dir, Options{OnEvent: func(e Event) {
+		done <- Run(ctx, files.Open(b, dir), dir, Options{OnEvent: func(e Event) {
 			switch {
 			case e["event"] == "request_opened" && e["kind"] == "plan":
 				opened <- e["id"].(string)

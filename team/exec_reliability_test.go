@@ -17,6 +17,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -167,7 +168,9 @@ func TestDeafAgentDoesNotBlockTheRuntime(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, dir, Options{OnEvent: ev.add, Tick: 20 * time.Millisecond}) }()
+	go func() {
+		done <- Run(ctx, files.Open(t, dir), dir, Options{OnEvent: ev.add, Tick: 20 * time.Millisecond})
+	}()
 	pid := agentPID(t, dir, "deaf", "deaf")
 	tm, err := Load(dir)
 	if err != nil {

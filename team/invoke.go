@@ -32,11 +32,29 @@ type invocations struct {
 // there; any other member is a teammate reached through its inbox, unless
 // its run is over (stopped or crashed): then it is not available.
 func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
-	return resolverOn(dir, t, router, &dirShared{dir: dir})
+	return resolverOn(dir, t, router, dirMembers(dir))
+}
+
+// memberInboxes are the teammates' records and inboxes a resolver reads
+// and writes.
+type memberInboxes interface {
+	loadMember(name string) (*protocol.Member, error)
+	appendTo(member string, m *protocol.Message) error
+}
+
+// dirMembers are the records and inboxes of the team directory dir.
+type dirMembers string
+
+func (d dirMembers) loadMember(name string) (*protocol.Member, error) {
+	return LoadMember(string(d), name)
+}
+
+func (d dirMembers) appendTo(member string, m *protocol.Message) error {
+	return inbox.Append(string(d), member, m)
 }
 
 // resolverOn is Resolver with the teammates' records and inboxes in sh.
-func resolverOn(dir string, t *Team, router *ipc.Router, sh shared) ipc.Resolver {
+func resolverOn(dir string, t *Team, router *ipc.Router, sh memberInboxes) ipc.Resolver {
 	return func(name string) (ipc.Target, string) {
 		spec, ok := t.Member(name)
 		if !ok {
@@ -86,7 +104,7 @@ func NewCaller(dir string, t *Team, router *ipc.Router, policy *ipc.Policy, poli
 // consumers, which this caller starts none of: the caller of a one-shot
 // command follows its own inbox (huddle call --store).
 func NewCallerOn(ctx context.Context, st store.Store, t *Team, router *ipc.Router, policy *ipc.Policy, policyErr error) *ipc.Caller {
-	sh := newStoreShared(ctx, st)
+	sh := newShared(ctx, st)
 	router.AppendSpan = sh.appendSpan
 	c := &ipc.Caller{Policy: policy, PolicyErr: policyErr, AppendSpan: sh.appendSpan}
 	c.Resolve = resolverOn("", t, router, sh)
@@ -123,9 +141,8 @@ func (rt *Runtime) caller(member string) *ipc.Caller {
 	c, ok := rt.inv.callers[member]
 	if !ok {
 		policy, policyErr := rt.memberPolicy(member)
-		c = NewCaller(rt.dir, rt.team, rt.inv.router, policy, policyErr)
+		c = &ipc.Caller{Policy: policy, PolicyErr: policyErr, AppendSpan: rt.sh.appendSpan}
 		c.Resolve = resolverOn(rt.dir, rt.team, rt.inv.router, rt.sh)
-		c.AppendSpan = rt.sh.appendSpan
 		c.OnSpanError = func(err error) { rt.emit(Event{"event": "error", "member": member, "error": err.Error()}) }
 		rt.inv.callers[member] = c
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkTeammateCall(b *testing.B) {
 		Actions: map[string]ActionSpec{"echo": {Reply: "ok"}}}
 	writeTeamB(b, dir, Team{Name: "bench", Members: []MemberSpec{a, bm}})
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := Start(ctx, dir, Options{})
+	rt, err := Start(ctx, files.Open(b, dir), dir, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

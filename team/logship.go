@@ -27,8 +27,8 @@ import (
 // runtime runs, from where their files end now: what was there before is
 // an earlier run's.
 func (rt *Runtime) shipLogs(specs []MemberSpec) {
-	if rt.opts.Store == nil {
-		return
+	if rt.local {
+		return // the files are the store's own
 	}
 	for _, s := range specs {
 		var kind store.LogKind
@@ -121,7 +121,7 @@ func (sh *shipper) ship(lines [][]byte) bool {
 	}
 	ctx, cancel := op()
 	defer cancel()
-	if err := sh.rt.opts.Store.AppendLog(ctx, sh.member, sh.kind, lines); err != nil {
+	if err := sh.rt.st.AppendLog(ctx, sh.member, sh.kind, lines); err != nil {
 		if sh.held == 0 {
 			sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%s lines not stored yet, offered again every %s: %v", sh.kind, retryLogsEvery, err)})
 		}

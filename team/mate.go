@@ -374,7 +374,7 @@ func (mt *mate) shutdownArrived(ctx context.Context, d inbox.Delivery) error {
 // after its current step.
 func (mt *mate) answer(r *protocol.Request, ev protocol.RequestEvent, reason string) error {
 	name := mt.spec.Name
-	if _, err := resolveID(mt.rt.sh, r.ID, Resolution{Event: ev, By: name, Text: reason}); err != nil {
+	if _, err := mt.rt.sh.resolveID(r.ID, Resolution{Event: ev, By: name, Text: reason}); err != nil {
 		return err
 	}
 	resp := protocol.NewMessage(protocol.TypeShutdownResponse, name, protocol.Lead)
@@ -418,7 +418,7 @@ func (mt *mate) planDecided(ctx context.Context, d inbox.Delivery) error {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("request %s is not a plan of %s", r.ID, name))
 		return nil
 	}
-	if r, err = settleOn(mt.rt.sh, r, Resolution{Event: planEvent(m), By: protocol.Lead, Text: m.Feedback}); err != nil {
+	if r, err = mt.rt.sh.settle(r, Resolution{Event: planEvent(m), By: protocol.Lead, Text: m.Feedback}); err != nil {
 		mt.rt.deadLetter(name, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}

@@ -512,27 +512,6 @@ func applyInMemory(r *protocol.Request, d *decision) error {
 	return store.ApplyDecision(r, store.Decision(*d))
 }
 
-// decidedRequest is the record of id as its decision makes it, if it has
-// one, without rewriting the record: for a teammate awaiting its plan, so
-// that no write stands between the decision and the teammate's next move.
-// The decision is read first: it is the truth, and once it is there the
-// record, which its resolver is rewriting at that moment, need not be read
-// (the teammate uses the status and the text). The record is brought in
-// line by its resolver, and, should the resolver die before, by the
-// runtime, which the decision file wakes (team/watch.go).
-func decidedRequest(dir, id string) (*protocol.Request, error) {
-	if r, ok := FromDecision(dir, id); ok {
-		return r, nil
-	}
-	return LoadRequest(dir, id) // pending, or made final by a foreign agent
-}
-
-// settle brings r in line with an answer that arrived as an inbox line
-// (settleOn on the team directory).
-func settle(dir string, r *protocol.Request, answer Resolution) (*protocol.Request, error) {
-	return settleOn(&dirShared{dir: dir}, r, answer)
-}
-
 // FromDecision is what id's decision alone says, for a record that cannot
 // be read (corrupt); false when there is no decision yet.
 func FromDecision(dir, id string) (*protocol.Request, bool) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/teamdir"
@@ -188,14 +189,15 @@ func TestSettleByTheAnswersEvent(t *testing.T) {
 	dir := t.TempDir()
 	r := planRequest("pl-5e7713d0a5e1", "reservas", testTime)
 	mustCreate(t, dir, r)
-	got, err := settle(dir, r, Resolution{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller"})
+	sh := newShared(t.Context(), files.Open(t, dir))
+	got, err := sh.settle(r, Resolution{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller"})
 	if err != nil || got.Status != protocol.RequestRejected || got.Feedback != "smaller" {
 		t.Fatalf("settle a pending plan: %+v, %v", got, err)
 	}
-	if again, err := settle(dir, got, Resolution{Event: protocol.EventReject, By: protocol.Lead}); err != nil || again.Status != protocol.RequestRejected {
+	if again, err := sh.settle(got, Resolution{Event: protocol.EventReject, By: protocol.Lead}); err != nil || again.Status != protocol.RequestRejected {
 		t.Fatalf("the same answer again: %+v, %v", again, err)
 	}
-	_, err = settle(dir, got, Resolution{Event: protocol.EventApprove, By: protocol.Lead})
+	_, err = sh.settle(got, Resolution{Event: protocol.EventApprove, By: protocol.Lead})
 	if want := "stale answer: request pl-5e7713d0a5e1 already rejected by lead"; err == nil || err.Error() != want {
 		t.Fatalf("the other answer: %v, want %q", err, want)
 	}

@@ -4,21 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/teamdir"
 )
 
-// Restarting a member (huddle restart, the UI's R): the CLI writes
-// restart/<member>, and the runtime that runs the team, woken by its watch
-// on restart/, removes the file and runs the member again if it is stopped or crashed.
-// A request it refuses is dead-lettered with source restart/<member> and
-// the reason. The file is the whole protocol: no runtime, no restart (the
-// next huddle up starts every member anyway, and removes what is left).
+// Restarting a member (huddle restart, the UI's R): the CLI asks the store
+// (store.Store.AskRestart: on a team directory it writes restart/<member>),
+// and the runtime that runs the member, woken by the store's watch, takes
+// the ask and runs the member again if it is stopped or crashed. An ask it
+// refuses is dead-lettered with source restart/<member> and the reason. No
+// runtime, no restart: the next huddle up starts every member anyway, and
+// drops the asks left.
 
 // ErrNotRunning is returned by RequestRestart when no runtime runs the team.
 var ErrNotRunning = errors.New("no runtime runs the team")
@@ -34,35 +32,6 @@ func restartable(t *Team, member string) error {
 		return fmt.Errorf("%s is not run by huddle (runtime %q)", member, spec.Runtime.Kind)
 	}
 	return nil
-}
-
-// restartAsked runs when the runtime's watch reports a change in restart/:
-// every restart/<member> asks for
-// that member to run again. The file goes first, so a request is acted on
-// once; a refused one is dead-lettered with why.
-func (rt *Runtime) restartAsked() {
-	entries, err := os.ReadDir(teamdir.RestartDirPath(rt.dir))
-	if err != nil {
-		return // none asked: no directory
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, teamdir.TempPrefix) || e.IsDir() {
-			continue // a write in progress (Sweep removes what a crash left)
-		}
-		p := filepath.Join(teamdir.RestartDirPath(rt.dir), name)
-		raw, _ := os.ReadFile(p)
-		if err := os.Remove(p); err != nil {
-			rt.emit(Event{"event": "error", "error": fmt.Sprintf("restart of %s: %v", name, err)})
-			continue
-		}
-		if err := rt.restart(name); err != nil {
-			if derr := rt.sh.deadLetter(teamdir.RestartDir+"/"+name, 0, err.Error(), raw); derr != nil {
-				rt.emit(Event{"event": "error", "member": name, "error": derr.Error()})
-			}
-			rt.emit(Event{"event": "dead_letter", "member": name, "reason": err.Error()})
-		}
-	}
 }
 
 // restart runs member name again in this runtime, if huddle runs it and its
@@ -100,11 +69,14 @@ func (rt *Runtime) restart(name string) error {
 	return nil
 }
 
-// restartsAskedOn is restartAsked on a store (store.Store.AskRestart): the
-// runtime takes the ask of each member whose lease it holds, those of
-// names or, with all, every one, and acts on it as on restart/<member>.
-// The store's watch says whose (watchStore).
-func (rt *Runtime) restartsAskedOn(names map[string]bool, all bool) {
+// restartsAsked takes the asks (store.Store.AskRestart) of each member
+// whose lease the runtime holds, those of names or, with all, every one,
+// and runs each again; the store's watch says whose (watchStore). The ask
+// goes first, so it is acted on once; a refused one is dead-lettered with
+// source restart/<member> and why. On a team directory every ask is this
+// runtime's: one that names a member it holds no lease of (no member, or
+// not huddle's) is taken and refused too.
+func (rt *Runtime) restartsAsked(names map[string]bool, all bool) {
 	if !all && len(names) == 0 {
 		return
 	}
@@ -112,31 +84,43 @@ func (rt *Runtime) restartsAskedOn(names map[string]bool, all bool) {
 		if name == protocol.Lead || ml.lost.Load() || (!all && !names[name]) {
 			continue
 		}
-		ctx, cancel := op()
-		raw, err := rt.opts.Store.TakeRestart(ctx, name)
-		cancel()
-		if err != nil {
-			rt.emit(Event{"event": "error", "member": name, "error": fmt.Sprintf("restart of %s: %v", name, err)})
-			continue
-		}
-		if raw == nil {
-			continue
-		}
-		if err := rt.restart(name); err != nil {
-			if derr := rt.sh.deadLetter(teamdir.RestartDir+"/"+name, 0, err.Error(), raw); derr != nil {
-				rt.emit(Event{"event": "error", "member": name, "error": derr.Error()})
+		rt.takeRestart(name)
+	}
+	if rt.local {
+		for name := range names {
+			if _, ok := rt.leases[name]; !ok && name != "" && name != protocol.Lead {
+				rt.takeRestart(name)
 			}
-			rt.emit(Event{"event": "dead_letter", "member": name, "reason": err.Error()})
 		}
 	}
 }
 
-// dropRestartAskedOn removes a restart of name asked before this runtime
+// takeRestart takes the ask of name, when there is one, and acts on it.
+func (rt *Runtime) takeRestart(name string) {
+	ctx, cancel := op()
+	raw, err := rt.st.TakeRestart(ctx, name)
+	cancel()
+	if err != nil {
+		rt.emit(Event{"event": "error", "member": name, "error": fmt.Sprintf("restart of %s: %v", name, err)})
+		return
+	}
+	if raw == nil {
+		return
+	}
+	if err := rt.restart(name); err != nil {
+		if derr := rt.sh.deadLetter(teamdir.RestartDir+"/"+name, 0, err.Error(), raw); derr != nil {
+			rt.emit(Event{"event": "error", "member": name, "error": derr.Error()})
+		}
+		rt.emit(Event{"event": "dead_letter", "member": name, "reason": err.Error()})
+	}
+}
+
+// dropRestartAsked removes a restart of name asked before this runtime
 // took its lease: the run it starts now is what was asked.
-func (rt *Runtime) dropRestartAskedOn(name string) {
+func (rt *Runtime) dropRestartAsked(name string) {
 	ctx, cancel := op()
 	defer cancel()
-	if _, err := rt.opts.Store.TakeRestart(ctx, name); err != nil {
+	if _, err := rt.st.TakeRestart(ctx, name); err != nil {
 		rt.emit(Event{"event": "error", "member": name, "error": fmt.Sprintf("restart of %s: %v", name, err)})
 	}
 }

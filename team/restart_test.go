@@ -15,6 +15,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/protocol"
+	"huddle/store/filestore"
 	"huddle/teamdir"
 )
 
@@ -28,7 +29,13 @@ func runRuntimeRole() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	opts := Options{AutoApprove: os.Getenv("AUTO") == "1", Tick: 20 * time.Millisecond}
-	if err := Run(ctx, os.Getenv("DIR"), opts); err != nil {
+	st, err := filestore.Open(os.Getenv("DIR"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer st.Close()
+	if err := Run(ctx, st, os.Getenv("DIR"), opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

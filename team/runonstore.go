@@ -5,61 +5,114 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/teamdir"
 )
 
-// A runtime on a store (Options.Store, docs/ARCHITECTURE.md, "The team directory and the store") runs some of the
-// team's members, each under a lease, and leaves the others to the
-// runtimes of other machines: their inboxes, records and requests are in
-// the store, so a message, a plan or a call reaches a member wherever it
-// runs.
+// A runtime runs some of the team's members, each under a lease, and
+// leaves the others to the runtimes of other machines: their inboxes,
+// records and requests are in the store, so a message, a plan or a call
+// reaches a member wherever it runs (docs/ARCHITECTURE.md, "The team
+// directory and the store"). On a team directory the runtime's flock on
+// runtime.lock is every member's lease.
 
 // DefaultLeaseTTL is how long a member's lease outlives its last renewal.
 const DefaultLeaseTTL = 10 * time.Second
 
-// loadTeam reads the team: team.json of the team directory, or of the
-// store, and, on a directory, what the last runtime left (for its
-// deadlines). A store's runtime creates its local directory.
-func loadTeam(ctx context.Context, dir string, opts Options) (*Team, teamdir.RuntimeState, error) {
-	if opts.Store == nil {
-		t, err := Load(dir)
-		if err != nil {
-			return nil, teamdir.RuntimeState{}, err
-		}
-		last, err := teamdir.ProbeRuntime(dir) // before it is ours: what the last runtime left
-		return t, last, err
-	}
-	// Its local files (logs, transcripts, status histories) are all under
-	// members/, which no record write makes here: the records are in the
-	// store.
-	if err := os.MkdirAll(teamdir.MembersDirPath(dir), teamdir.DirMode); err != nil {
-		return nil, teamdir.RuntimeState{}, fmt.Errorf("local directory: %w", err)
-	}
-	t, err := LoadTeamOn(ctx, opts.Store)
-	return t, teamdir.RuntimeState{}, err
+// localStore is a store kept in a team directory (store/filestore): Dir is
+// the directory, LockRuntime takes its runtime.lock for this handle, which
+// then grants every lease; SetWarn hears what its consumers recover from.
+type localStore interface {
+	Dir() string
+	LockRuntime() (unlock func(), err error)
 }
 
-// openShared opens the team's shared state: the store, or the team
-// directory's inboxes.
-func openShared(ctx context.Context, dir string, st store.Store, opts inbox.Options) (shared, error) {
-	if st != nil {
-		return newStoreShared(ctx, st), nil
+type warner interface {
+	SetWarn(fn func(member string, err error))
+}
+
+// localFiles reports whether st is dir's own files; a files store of
+// another directory cannot run the team in dir.
+func localFiles(st store.Store, dir string) (bool, error) {
+	ls, ok := st.(localStore)
+	if !ok {
+		return false, nil
 	}
-	w, err := inbox.NewWatcher(ctx, dir, opts)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return &dirShared{dir: dir, w: w}, nil
+	if filepath.Clean(ls.Dir()) != filepath.Clean(abs) {
+		return false, fmt.Errorf("run: the team in %s cannot run from %s", ls.Dir(), dir)
+	}
+	return true, nil
+}
+
+// loadTeam reads the team.json st keeps. A runtime on a remote store
+// creates its local directory: its logs, transcripts and status histories
+// are all under members/, which no record write makes there.
+func loadTeam(ctx context.Context, st store.Store, dir string, local bool) (*Team, error) {
+	if local {
+		return Load(dir)
+	}
+	if err := os.MkdirAll(teamdir.MembersDirPath(dir), teamdir.DirMode); err != nil {
+		return nil, fmt.Errorf("local directory: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeOpTimeout)
+	defer cancel()
+	return LoadTeamOn(ctx, st)
+}
+
+// runtimeBefore is what the store says of the team's runtime before this
+// one starts (RuntimeOf): whether it was down, and since when. It cannot
+// say when the store cannot be read: nothing is resumed then.
+func runtimeBefore(ctx context.Context, st store.Store) (RuntimeState, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeOpTimeout)
+	defer cancel()
+	if rl, ok := st.(runtimeLocker); ok {
+		return rl.RuntimeLock()
+	}
+	states, _, err := st.Members(ctx, LostAfter)
+	if err != nil {
+		return RuntimeState{}, err
+	}
+	return RuntimeOn(states, LostAfter), nil
+}
+
+// lockRuntime takes dir's runtime.lock: through the files store when it
+// is dir's own, whose leases the flock then is; else the local
+// directory's alone, which one runtime per machine and directory holds.
+func lockRuntime(st store.Store, dir string, local bool) (unlock func(), err error) {
+	if local {
+		return st.(localStore).LockRuntime()
+	}
+	return teamdir.LockRuntime(dir)
+}
+
+// sweep removes the temp files a crash left in the local directory and,
+// when the store sweeps its own (store.Sweeper), there.
+func (rt *Runtime) sweep() {
+	var err error
+	if sw, ok := rt.st.(store.Sweeper); ok {
+		ctx, cancel := op()
+		err = sw.Sweep(ctx)
+		cancel()
+	}
+	if !rt.local {
+		err = errors.Join(err, teamdir.Sweep(rt.dir))
+	}
+	if err != nil {
+		rt.emit(Event{"event": "error", "error": err.Error()})
+	}
 }
 
 // memberLease is a member this runtime runs on a store: its lease, and the
@@ -76,9 +129,6 @@ type memberLease struct {
 // those of Options.Members (one held elsewhere fails the start), else
 // every member whose lease is free; and the lead's when it is free.
 func (rt *Runtime) takeLeases() error {
-	if rt.opts.Store == nil {
-		return nil
-	}
 	if rt.opts.Holder == "" {
 		host, _ := os.Hostname()
 		rt.opts.Holder = host + ":" + strconv.Itoa(os.Getpid())
@@ -116,7 +166,7 @@ func (rt *Runtime) takeLeases() error {
 		default:
 			rt.leases[name] = ml
 			if name != protocol.Lead {
-				rt.dropRestartAskedOn(name)
+				rt.dropRestartAsked(name)
 			}
 		}
 	}
@@ -163,7 +213,7 @@ func runByHuddle(m MemberSpec) bool {
 func (rt *Runtime) takeLease(name string) (*memberLease, error) {
 	ctx, cancel := op()
 	defer cancel()
-	l, err := rt.opts.Store.AcquireLease(ctx, name, rt.opts.Holder, rt.opts.LeaseTTL)
+	l, err := rt.st.AcquireLease(ctx, name, rt.opts.Holder, rt.opts.LeaseTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +344,7 @@ func (rt *Runtime) heartbeat() {
 			continue // the lead has no member record
 		}
 		ctx, cancel := op()
-		err := rt.opts.Store.Heartbeat(ctx, name)
+		err := rt.st.Heartbeat(ctx, name)
 		cancel()
 		if err != nil {
 			rt.emit(Event{"event": "warning", "member": name, "warning": fmt.Sprintf("heartbeat of %s: %v", name, err)})
@@ -319,14 +369,11 @@ func (rt *Runtime) releaseLeases() {
 }
 
 // storePolicy is member's policy from the store the team runs on; found
-// is false when the team is in a directory or the store holds none.
+// is false when the store holds none.
 func (rt *Runtime) storePolicy(member string) (p *ipc.Policy, found bool, err error) {
-	if rt.opts.Store == nil {
-		return nil, false, nil
-	}
 	ctx, cancel := op()
 	defer cancel()
-	p, err = PolicyOn(ctx, rt.opts.Store, store.MemberPolicyConfig(member))
+	p, err = PolicyOn(ctx, rt.st, store.MemberPolicyConfig(member))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -350,32 +397,19 @@ func PolicyOn(ctx context.Context, st store.Store, name string) (*ipc.Policy, er
 	return p, nil
 }
 
-// storeRuntime reads the store's RuntimeState (RuntimeOn); zero on a team
-// directory, or when the store cannot say (then nothing is resumed).
-func (rt *Runtime) storeRuntime() RuntimeState {
-	if rt.opts.Store == nil {
-		return RuntimeState{}
-	}
+// resumeDeadlines gives pending requests back the time they spent while
+// no runtime ran the team: a deadline counts only while a runtime can act
+// on it, so a countdown the UI showed as paused resumes where it stopped.
+// A request that was pending when the clock stopped at pausedAt (or was
+// created later, while the team was down) gets deadline + (now − pausedAt)
+// (or now + its whole span); a decision made meanwhile stays the truth
+// (store.Store.Reschedule). Only the runtime that takes the lead's lease
+// of a team that was down does this, as the lease is one holder's, so two
+// runtimes starting together do not both extend a deadline.
+func (rt *Runtime) resumeDeadlines(pausedAt, now time.Time) {
 	ctx, cancel := op()
 	defer cancel()
-	states, _, err := rt.opts.Store.Members(ctx, LostAfter)
-	if err != nil {
-		rt.emit(Event{"event": "warning", "warning": "deadlines not resumed: " + err.Error()})
-		return RuntimeState{}
-	}
-	return RuntimeOn(states, LostAfter)
-}
-
-// resumeDeadlinesOn is resumeDeadlines on a store: the runtime that takes
-// the lead's lease of a team that was down (no member seen within
-// LostAfter) gives each pending request back the time since the last
-// member was seen. Only that one runtime does, as the lease is one
-// holder's, so two runtimes starting together do not both extend a
-// deadline.
-func (rt *Runtime) resumeDeadlinesOn(pausedAt, now time.Time) {
-	ctx, cancel := op()
-	defer cancel()
-	live, _, err := rt.opts.Store.LiveRequests(ctx)
+	live, _, err := rt.st.LiveRequests(ctx)
 	if err != nil {
 		rt.emit(Event{"event": "error", "error": err.Error()})
 		return
@@ -383,7 +417,7 @@ func (rt *Runtime) resumeDeadlinesOn(pausedAt, now time.Time) {
 	for i := range live {
 		r := &live[i]
 		if d, ok := resumedDeadline(r, pausedAt, now); ok {
-			nr, err := rt.opts.Store.Reschedule(ctx, r.ID, d)
+			nr, err := rt.st.Reschedule(ctx, r.ID, d)
 			if err != nil {
 				rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
 				continue
@@ -395,25 +429,23 @@ func (rt *Runtime) resumeDeadlinesOn(pausedAt, now time.Time) {
 	}
 }
 
-// watchStore starts the store's watch of requests and restart asks, on a
-// team in a store: a record another machine wrote, or a restart asked
-// there, wakes the loop (storeKick), which looks at the requests and takes
-// the asks told. Nothing is polled: an idle team on a store sends no
-// request to the server but its heartbeats and leases. Nil on a team
-// directory, whose own fsnotify watch does the same.
+// watchStore starts the store's watch of requests and restart asks: a
+// record another process or machine wrote, or a restart asked there,
+// wakes the loop (storeKick), which takes the asks told and looks at the
+// requests told. Nothing is polled: an idle team sends no request to its
+// store but its heartbeats and leases.
 func (rt *Runtime) watchStore(ctx context.Context) (store.Subscription, error) {
-	if rt.opts.Store == nil {
-		return nil, nil
-	}
-	sub, err := rt.opts.Store.Watch(ctx, func(c store.Change) {
-		if c.Kind == store.ChangeRestart {
-			rt.toldMu.Lock()
-			if rt.told == nil {
-				rt.told = map[string]bool{}
-			}
-			rt.told[c.Name] = true
-			rt.toldMu.Unlock()
+	sub, err := rt.st.Watch(ctx, func(c store.Change) {
+		rt.toldMu.Lock()
+		told := &rt.told
+		if c.Kind == store.ChangeRequest {
+			told = &rt.reqTold
 		}
+		if *told == nil {
+			*told = map[string]bool{}
+		}
+		(*told)[c.Name] = true
+		rt.toldMu.Unlock()
 		select {
 		case rt.storeKick <- struct{}{}:
 		default:
@@ -433,4 +465,38 @@ func (rt *Runtime) restartsTold() (names map[string]bool, all bool) {
 	defer rt.toldMu.Unlock()
 	names, rt.told = rt.told, nil
 	return names, names[""]
+}
+
+// requestsTold takes the requests the watch told of since the last call
+// ("" among them: any may have changed unseen).
+func (rt *Runtime) requestsTold() map[string]bool {
+	rt.toldMu.Lock()
+	defer rt.toldMu.Unlock()
+	ids := rt.reqTold
+	rt.reqTold = nil
+	return ids
+}
+
+// requestsChanged acts on requests that changed: the teammate awaiting one
+// is woken (its decision may be there, or its record repaired), a pending
+// one arms the alarm at its deadline, and the records are looked at within
+// Tick (the alarm), which applies decisions, settles exec teammates and
+// archives final records. A change that names none wakes every awaiting
+// teammate and has the records looked at now.
+func (rt *Runtime) requestsChanged(ids map[string]bool, al *alarm) {
+	if len(ids) == 0 {
+		return
+	}
+	if ids[""] {
+		rt.wakeAwaiting("")
+		al.arm(time.Now())
+		return
+	}
+	for id := range ids {
+		if r, err := rt.sh.loadRequest(id); err == nil && r.Status == protocol.RequestPending {
+			al.arm(r.Deadline)
+		}
+		rt.wakeAwaiting(id)
+	}
+	al.arm(time.Now().Add(rt.opts.Tick))
 }

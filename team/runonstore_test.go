@@ -95,7 +95,7 @@ func startOn(t *testing.T, st store.Store, members ...string) (*storeRuntime, er
 	t.Helper()
 	ev := &events{}
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := Start(ctx, t.TempDir(), Options{Store: st, Members: members, OnEvent: ev.add, Tick: 100 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	rt, err := Start(ctx, st, t.TempDir(), Options{Members: members, OnEvent: ev.add, Tick: 100 * time.Millisecond, LeaseTTL: 2 * time.Second})
 	if err != nil {
 		cancel()
 		return nil, err
@@ -510,7 +510,7 @@ func TestStoreRuntimeMakesItsLocalDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fresh", ".huddle")
 	ev := &events{}
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := Start(ctx, dir, Options{Store: st, OnEvent: ev.add, Tick: 100 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	rt, err := Start(ctx, st, dir, Options{OnEvent: ev.add, Tick: 100 * time.Millisecond, LeaseTTL: 2 * time.Second})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

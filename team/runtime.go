@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sync/errgroup"
 
 	"huddle/inbox"
@@ -32,22 +30,16 @@ type Options struct {
 	// Executable replaces a command's first word "huddle" for exec members,
 	// so the demo's built-in agent runs from any build.
 	Executable string
-	Inbox      inbox.Options
-	// Tick is how soon after a change in requests/ the runtime looks at
+	// Tick is how soon after a change of the requests the runtime looks at
 	// the records (applies decisions, settles exec teammates, archives);
-	// default 500ms. Deadlines and restarts need no tick: a timer and a
-	// watch wake the runtime (team/watch.go).
+	// default 500ms. Deadlines and restarts need no tick: a timer and the
+	// store's watch wake the runtime (team/watch.go).
 	Tick time.Duration
-	// Store, when set, holds the team's shared state (docs/ARCHITECTURE.md, "The team directory and the store"):
-	// team.json, the members' policies when it has them, the inboxes, the
-	// request and member records, the dead letters and the spans; the
-	// directory given to Start (created if missing) keeps only what is
-	// local to this machine. nil: the team directory holds everything.
-	Store store.Store
-	// Members are the members this runtime runs on a Store, each under a
-	// lease; a listed member whose lease another runtime holds fails the
-	// start. Empty: every member whose lease is free. The lead runs here
-	// when its lease is free.
+	// Members are the members this runtime runs, each under a lease; a
+	// listed member whose lease another runtime holds fails the start.
+	// Empty: every member whose lease is free. The lead runs here when its
+	// lease is free. (On a team directory the runtime's flock is every
+	// lease: one runtime runs them all.)
 	Members []string
 	// Holder names this runtime in its leases (default "hostname:pid");
 	// LeaseTTL is how long a lease outlives its last renewal (default 10 s;
@@ -61,17 +53,25 @@ type Options struct {
 
 // Runtime runs a team: the lead's inbox and one goroutine per teammate.
 type Runtime struct {
-	dir  string
-	team *Team
-	opts Options
-	// sh is the team's shared state: the team directory, or a store.
-	sh shared
+	// dir is this machine's directory of the team: its logs, transcripts,
+	// status histories, executions.jsonl and runtime.lock; st keeps what
+	// the team shares (docs/ARCHITECTURE.md, "The team directory and the
+	// store"), through sh. local says st is dir's own files (store/filestore):
+	// the logs are already where the store reads them.
+	dir   string
+	st    store.Store
+	sh    *shared
+	local bool
+	team  *Team
+	opts  Options
 	// storeKick wakes the loop when the store's watch tells of a request
-	// or a restart asked (a team in a store); told holds the members whose
-	// restart was asked since the loop last looked ("" for every one).
+	// or a restart asked; told holds the members whose restart was asked
+	// since the loop last looked, reqTold the requests that changed (""
+	// in either: any may have been missed).
 	storeKick chan struct{}
 	toldMu    sync.Mutex
 	told      map[string]bool
+	reqTold   map[string]bool
 
 	done chan struct{}
 	err  error
@@ -102,25 +102,38 @@ type Runtime struct {
 	evMu     sync.Mutex
 }
 
-// Run loads the team in dir and runs it until ctx ends; then it stops every
-// teammate and returns. Only one runtime may run a team at a time.
-func Run(ctx context.Context, dir string, opts Options) error {
-	rt, err := Start(ctx, dir, opts)
+// Run loads the team st keeps and runs it, with dir as this machine's
+// directory of it, until ctx ends; then it stops every teammate and
+// returns. Only one runtime may run a member at a time.
+func Run(ctx context.Context, st store.Store, dir string, opts Options) error {
+	rt, err := Start(ctx, st, dir, opts)
 	if err != nil {
 		return err
 	}
 	return rt.Wait()
 }
 
-// Start loads the team in dir and starts running it: it returns once the
-// lead and every teammate are running, or with the error that stopped them
-// from starting. The team runs until ctx ends; Wait waits for that.
-func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
-	t, last, err := loadTeam(ctx, dir, opts)
+// Start loads the team st keeps and starts running it, with dir as this
+// machine's directory of it (for a team directory, the store's own): it
+// returns once the lead and every teammate are running, or with the error
+// that stopped them from starting. The team runs until ctx ends; Wait
+// waits for that.
+func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runtime, error) {
+	if st == nil {
+		return nil, errors.New("run: no store keeps the team")
+	}
+	local, err := localFiles(st, dir)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := teamdir.LockRuntime(dir)
+	t, err := loadTeam(ctx, st, dir, local)
+	if err != nil {
+		return nil, err
+	}
+	// Whether the team was down is read before this runtime holds
+	// anything or writes a record of its own.
+	last, lastErr := runtimeBefore(ctx, st)
+	unlock, err := lockRuntime(st, dir, local)
 	if err != nil {
 		return nil, err
 	}
@@ -128,37 +141,21 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		opts.Tick = 500 * time.Millisecond
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
 	// What a consumer recovers from on its own (a damaged cursor journal)
-	// becomes an event; consumers start only once rt is set.
-	var rt *Runtime
-	inboxOpts := opts.Inbox
-	inboxOpts.Warn = func(member string, err error) {
-		if opts.Inbox.Warn != nil {
-			opts.Inbox.Warn(member, err)
-		}
-		rt.emit(Event{"event": "warning", "member": member, "warning": err.Error()})
+	// becomes an event.
+	if w, ok := st.(warner); ok {
+		w.SetWarn(func(member string, err error) {
+			rt.emit(Event{"event": "warning", "member": member, "warning": err.Error()})
+		})
 	}
-	sh, err := openShared(ctx, dir, opts.Store, inboxOpts)
-	if err != nil {
-		cancel()
-		unlock()
-		return nil, err
-	}
-	rt = &Runtime{dir: dir, team: t, opts: opts, sh: sh, mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	rt.inv.router.AppendSpan = rt.sh.appendSpan
+	if lastErr != nil {
+		rt.emit(Event{"event": "warning", "warning": "deadlines not resumed: " + lastErr.Error()})
+	}
 	// Under the lock no other runtime writes here: what a crash left goes.
-	if err := teamdir.Sweep(dir); err != nil {
-		rt.emit(Event{"event": "error", "error": err.Error()})
-	}
-	fsw, err := watchRuntimeDirs(dir)
-	if err != nil {
-		cancel()
-		_ = sh.stopConsumers() // the start failed: its error is the one said
-		unlock()
-		return nil, err
-	}
-	rt.dropRestartsAsked()
+	rt.sweep()
 	var spawned []spawnedMate
 	var watch store.Subscription
 	fail := func(err error) (*Runtime, error) {
@@ -170,37 +167,28 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 			rt.launch(ctx, sm) // its goroutine sees ctx ended and cleans up
 		}
 		rt.wg.Wait()
-		fsw.Close()
-		_ = sh.stopConsumers() // as above
+		_ = rt.sh.stopConsumers() // as above
 		rt.releaseLeases()
 		unlock()
 		return nil, err
 	}
-	// On a store, whether the team was down is read before this runtime
-	// writes a record of its own.
-	storeState := rt.storeRuntime()
+	// The store's watch starts before anything is read: a request or a
+	// restart asked from here on is told, and one that cannot start fails
+	// the start while nothing runs.
+	if watch, err = rt.watchStore(ctx); err != nil {
+		return fail(err)
+	}
 	if err := rt.takeLeases(); err != nil {
 		return fail(err)
 	}
 	rt.settleLastRun()
-	switch {
-	case rt.opts.Store != nil:
-		if Down(storeState) && rt.runsHere(protocol.Lead) {
-			rt.resumeDeadlinesOn(PausedSince(storeState), time.Now())
-		}
-	case HasRun(last):
+	if Down(last) && rt.runsHere(protocol.Lead) {
 		rt.resumeDeadlines(PausedSince(last), time.Now())
 	}
 	if rt.runsHere(protocol.Lead) {
 		if err := rt.sh.consume(protocol.Lead, rt.handleLead); err != nil {
 			return fail(err)
 		}
-	}
-	// The store's watch starts before any teammate: one that cannot start
-	// fails the start while nothing runs, and a request or a restart asked
-	// from here on is told.
-	if watch, err = rt.watchStore(ctx); err != nil {
-		return fail(err)
 	}
 	// Every teammate is spawned (record, process, inbox consumer) before
 	// any begins its run: the first ones' work does not slow the spawning
@@ -229,8 +217,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Runtime, error) {
 		defer close(rt.done)
 		defer unlock()
 		defer cancel()
-		rt.loop(ctx, fsw)
-		fsw.Close()
+		rt.loop(ctx)
 		rt.wg.Wait() // teammates see ctx and stop
 		rt.err = rt.sh.stopConsumers()
 		if watch != nil {
@@ -264,7 +251,7 @@ func (rt *Runtime) spawnAll(ctx context.Context, specs []MemberSpec) ([]spawnedM
 // loop is the runtime's own goroutine until ctx ends. It wakes only when
 // something is due: a restart asked or a request changed (the watch), the
 // next deadline (the alarm), the heartbeat.
-func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
+func (rt *Runtime) loop(ctx context.Context) {
 	al := newAlarm()
 	defer al.t.Stop()
 	hb := newHeartbeat()
@@ -274,42 +261,20 @@ func (rt *Runtime) loop(ctx context.Context, fsw *fsnotify.Watcher) {
 		al.arm(next)
 		hb.counting(!next.IsZero())
 	}
-	rt.restartsAskedOn(nil, true) // asked before the watch started
-	look()                        // decisions made and deadlines passed while no runtime ran
-	// gone is set when a watched directory was removed or moved away: the
-	// next alarm, within Tick, watches it again (rewatch).
-	gone := false
+	rt.restartsAsked(nil, true) // asked before the watch started
+	look()                      // decisions made and deadlines passed while no runtime ran
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-al.t.C:
 			al.fired()
-			if gone {
-				gone = false
-				rt.rewatch(fsw)
-			}
 			look()
-		case ev, ok := <-fsw.Events:
-			if !ok {
-				return
-			}
-			if rt.watchedDirGone(ev) {
-				gone = true
-				al.arm(time.Now().Add(rt.opts.Tick))
-				continue
-			}
-			rt.changed(ev, al)
-		case err, ok := <-fsw.Errors:
-			if !ok {
-				return
-			}
-			rt.lostEvents(err, al)
 		case <-rt.storeKick:
 			// The store's watch told of a request or a restart asked,
 			// maybe on another machine (watchStore).
-			rt.restartsAskedOn(rt.restartsTold())
-			look()
+			rt.restartsAsked(rt.restartsTold())
+			rt.requestsChanged(rt.requestsTold(), al)
 		case <-hb.t.C:
 			if err := teamdir.Heartbeat(rt.dir); err != nil {
 				rt.emit(Event{"event": "error", "error": err.Error()})
@@ -359,41 +324,6 @@ func (rt *Runtime) settleLastRun() {
 	}
 }
 
-// resumeDeadlines gives pending requests back the time they spent while no
-// runtime ran the team: a deadline counts only while a runtime can act on
-// it, so a countdown the UI showed as paused resumes where it stopped. A
-// request that was pending when the clock stopped at pausedAt (or was
-// created later, while the team was down) gets deadline + (now − pausedAt)
-// (or now + its whole span). The record is rewritten temp+fsync+rename; a
-// decision claimed meanwhile stays the truth (applyDecision).
-func (rt *Runtime) resumeDeadlines(pausedAt, now time.Time) {
-	live, _, err := ReadLiveRequests(rt.dir)
-	if err != nil {
-		rt.emit(Event{"event": "error", "error": err.Error()})
-		return
-	}
-	for i := range live {
-		r := &live[i]
-		deadline, ok := resumedDeadline(r, pausedAt, now)
-		if !ok {
-			continue
-		}
-		if d, err := readDecision(rt.dir, r.ID); err == nil && d != nil {
-			continue // decided while down: the tick applies it
-		}
-		r.Deadline = deadline
-		p, err := teamdir.RequestPath(rt.dir, r.ID)
-		if err == nil {
-			err = writeJSONAtomic(p, r, true)
-		}
-		if err != nil {
-			rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
-			continue
-		}
-		rt.emit(Event{"event": "deadline_resumed", "id": r.ID, "deadline": protocol.FormatTime(r.Deadline)})
-	}
-}
-
 // resumedDeadline is r's deadline given back the time from pausedAt (or
 // its creation, if later) to now; false when r keeps its deadline: it is
 // not pending, was overdue when the clock stopped, or no time passed.
@@ -427,7 +357,7 @@ func (rt *Runtime) emit(e Event) {
 
 // deadLetter records refused input from an inbox and says so in the events.
 func (rt *Runtime) deadLetter(member string, d inbox.Delivery, reason string) {
-	if err := deadLetterMsg(rt.sh, member, d, reason); err != nil {
+	if err := rt.sh.deadLetterMsg(member, d, reason); err != nil {
 		rt.emit(Event{"event": "error", "member": member, "error": err.Error()})
 	}
 	rt.emit(Event{"event": "dead_letter", "member": member, "id": d.Msg.ID, "reason": reason})
@@ -503,7 +433,7 @@ func (rt *Runtime) supersede(r *protocol.Request) {
 		if old.ID == r.ID || old.Kind != protocol.KindPlan || old.From != r.From || old.Created.After(r.Created) {
 			continue
 		}
-		if nr, err := resolveID(rt.sh, old.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "superseded by " + r.ID}); err == nil {
+		if nr, err := rt.sh.resolveID(old.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "superseded by " + r.ID}); err == nil {
 			rt.emit(Event{"event": "request_resolved", "id": old.ID, "status": string(protocol.RequestCancelled), "by": "huddle"})
 			rt.tellPlanEnded(nr)
 		}
@@ -529,7 +459,7 @@ func (rt *Runtime) shutdownAnswered(d inbox.Delivery) error {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("shutdown_response for %s from %s; only %s answers it", r.ID, m.From, r.To))
 		return nil
 	}
-	if r, err = settleOn(rt.sh, r, Resolution{Event: m.Event(), By: m.From, Text: m.Reason}); err != nil {
+	if r, err = rt.sh.settle(r, Resolution{Event: m.Event(), By: m.From, Text: m.Reason}); err != nil {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("%s: %v", m.Type, err))
 		return nil
 	}
@@ -594,7 +524,7 @@ func (rt *Runtime) expire() (next time.Time) {
 			earliest(r.Deadline)
 			continue
 		}
-		nr, err := resolveID(rt.sh, r.ID, Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+		nr, err := rt.sh.resolveID(r.ID, Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
 		var already *store.AlreadyError
 		switch {
 		case err == nil:
@@ -630,7 +560,7 @@ func (rt *Runtime) settleAwaited() {
 		if !awaiting {
 			continue
 		}
-		r, err := applyID(rt.sh, id)
+		r, err := rt.sh.applyID(id)
 		if err != nil || !r.Status.IsTerminal() {
 			continue
 		}
@@ -673,7 +603,7 @@ func (rt *Runtime) cancelPending(member, why string) {
 		if r.From != member && r.To != member {
 			continue
 		}
-		if nr, err := resolveID(rt.sh, r.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: why}); err == nil {
+		if nr, err := rt.sh.resolveID(r.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: why}); err == nil {
 			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": "huddle", "reason": why})
 		}
 	}
@@ -726,64 +656,6 @@ func (rt *Runtime) pending() ([]protocol.Request, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// liveListing is the runtime's last listing of requests/: the pending
-// records, and the directory's modification time before it was read. A
-// directory that once held many files stays large on disk (ext4 never
-// shrinks one), so even listing it empty costs; the listing is reused
-// while the directory has not changed — any create, rename or removal in
-// it moves its modification time — and its last change is older than
-// liveSettle (a change within the file system's timestamp granularity of
-// the listing could leave the time as it was). It is read again every
-// liveRelist anyway, for a foreign agent that rewrites a record in place.
-type liveListing struct {
-	mod    time.Time
-	listed time.Time
-	reqs   []protocol.Request
-}
-
-const (
-	liveSettle = time.Second
-	liveRelist = 10 * time.Second
-)
-
-// reuse returns a copy of the pending records of the last listing when it
-// still holds.
-func (l *liveListing) reuse(dir string) ([]protocol.Request, bool) {
-	if l.listed.IsZero() || time.Since(l.listed) > liveRelist {
-		return nil, false
-	}
-	mod := dirModTime(teamdir.RequestsDirPath(dir))
-	if mod.IsZero() || !mod.Equal(l.mod) || time.Since(mod) < liveSettle {
-		return nil, false
-	}
-	reqs := slices.Clone(l.reqs)
-	for i := range reqs {
-		reqs[i].History = slices.Clone(reqs[i].History) // the caller may apply a decision to it
-	}
-	return reqs, true
-}
-
-// keep remembers a listing: all, as listed (final ones included, as they
-// were archived meanwhile, which changes the directory and so relists).
-func (l *liveListing) keep(mod time.Time, all []protocol.Request) {
-	l.mod, l.listed = mod, time.Now()
-	l.reqs = l.reqs[:0]
-	for _, r := range all {
-		if r.Status == protocol.RequestPending {
-			l.reqs = append(l.reqs, r)
-		}
-	}
-}
-
-// dirModTime is a directory's modification time, zero when it cannot be read.
-func dirModTime(path string) time.Time {
-	info, err := os.Stat(path)
-	if err != nil {
-		return time.Time{}
-	}
-	return info.ModTime()
 }
 
 // archive moves a final record to requests/done/; a failure is said once.

@@ -15,6 +15,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -105,7 +106,7 @@ func startTeam(t *testing.T, dir string, opts Options) *events {
 	opts.Tick = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, dir, opts) }()
+	go func() { done <- Run(ctx, files.Open(t, dir), dir, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -476,7 +477,7 @@ func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, dir, Options{Tick: 20 * time.Millisecond}) }()
+	go func() { done <- Run(ctx, files.Open(t, dir), dir, Options{Tick: 20 * time.Millisecond}) }()
 	testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
 	r, err := dirRequestShutdown(dir, "bob", "first run is over")
 	if err != nil {

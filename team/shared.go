@@ -1,6 +1,7 @@
 package team
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,209 +16,232 @@ import (
 	"huddle/teamdir"
 )
 
-// shared is the team's state that a runtime shares with the other
-// processes of the team (docs/ARCHITECTURE.md, "The team directory and the store", "What is wired"): the inboxes,
-// the request records, the member records, the dead letters and the spans.
-// The team directory (dirShared) and a store (storeShared, team/storeshared.go)
-// implement it; everything else the runtime writes (logs, transcripts,
-// histories, executions.jsonl, restart/, the archive) stays in the local
-// directory whatever the state is kept in.
-type shared interface {
-	// appendTo writes m to member's inbox.
-	appendTo(member string, m *protocol.Message) error
-	// consume hands member's inbox to h, from what was last committed on;
-	// stopConsuming stops every consumer and waits for them.
-	consume(member string, h inbox.Handler) error
-	stopConsuming(member string) error
-	stopConsumers() error
-	// decide, send and broadcast are the lead's Decide, Send and Broadcast
-	// (lead.go) on this state.
-	decide(id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error)
-	send(t *Team, from, to, text string) error
-	broadcast(t *Team, from, text string) (int, error)
-	// deadLetter records refused input: source is where it came from.
-	deadLetter(source string, off int64, reason string, raw []byte) error
+// storeOpTimeout bounds one operation on the store: a connection that is
+// down holds an operation this long at the most (a reconnect within it
+// goes on unnoticed).
+const storeOpTimeout = 30 * time.Second
 
-	// createRequest writes a new pending record (store.ErrExists when there is one).
-	createRequest(r *protocol.Request) error
-	// loadRequest reads a record (an error wrapping os.ErrNotExist when
-	// there is none, a *store.CorruptError when it cannot be read).
-	loadRequest(id string) (*protocol.Request, error)
-	// resolve decides a pending request: the first resolver wins, a later
-	// one gets an *store.AlreadyError.
-	resolve(r *protocol.Request, res Resolution) (*protocol.Request, error)
-	// apply brings r in line with its decision, when it has one.
-	apply(r *protocol.Request) (*protocol.Request, error)
-	// decided is id's record as its decision makes it, without a write.
-	decided(id string) (*protocol.Request, error)
-	// fromDecision is what id's decision alone says (false: none).
-	fromDecision(id string) (*protocol.Request, bool)
-	// liveRequests lists the records not archived, oldest first, and names
-	// those it could not read.
-	liveRequests() ([]protocol.Request, []store.CorruptError, error)
-	// archive files a final record away; a store keeps its records.
-	archive(r *protocol.Request) error
+// shared is the runtime's way to the team's shared state in a store.Store
+// (docs/ARCHITECTURE.md, "The team directory and the store"): the inboxes,
+// the request and member records, the dead letters and the spans, each
+// operation bounded by storeOpTimeout. What a runtime on one machine writes
+// there, the runtimes on the others read; everything else it writes (logs,
+// transcripts, histories, executions.jsonl) stays in its local directory.
+type shared struct {
+	st store.Store
+	// ctx is the consumers' context: the runtime's.
+	ctx context.Context
 
-	// writeMember rewrites a member's status record.
-	writeMember(m *protocol.Member) error
-	loadMember(name string) (*protocol.Member, error)
-	readMembers() ([]protocol.Member, []store.CorruptError, error)
-	// held reads the messages member's inbox still holds, committed ones
-	// included while they are kept (a directory's previous generations; a
-	// store's until its retention takes them), oldest first, without
-	// taking any: where a restarted exec teammate's open invocations are
-	// found again (replay.go).
-	held(member string) ([]protocol.Message, error)
-
-	// appendSpan records one span of a call.
-	appendSpan(s trace.Span) error
+	mu   sync.Mutex
+	subs map[string]store.Subscription
 }
 
-// dirShared is the team directory: exactly the files of docs/ARCHITECTURE.md, "The team directory and the store",
-// through inbox, teamdir and ipc/trace.
-type dirShared struct {
-	dir string
-	w   *inbox.Watcher // nil for a lead's one-off operation (lead.go)
-
-	mu sync.Mutex
-	// live is the last listing of requests/, reused while it holds.
-	live liveListing
+func newShared(ctx context.Context, st store.Store) *shared {
+	return &shared{st: st, ctx: ctx, subs: map[string]store.Subscription{}}
 }
 
-func (d *dirShared) appendTo(member string, m *protocol.Message) error {
-	return inbox.Append(d.dir, member, m)
+// op is the context of one operation: not the runtime's, which has ended
+// when the last records (stopped) are written.
+func op() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), storeOpTimeout)
 }
 
-func (d *dirShared) consume(member string, h inbox.Handler) error {
-	return d.w.Consume(member, h)
+func (s *shared) appendTo(member string, m *protocol.Message) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.Append(ctx, member, m)
 }
 
-// stopConsuming is not needed on one machine: the team directory's
-// runtime lock is the runtime's, and its consumers stop with it.
-func (d *dirShared) stopConsuming(string) error { return nil }
-
-func (d *dirShared) stopConsumers() error { return d.w.Close() }
-
-// decide is the lead's Decide on the directory's own records.
-func (d *dirShared) decide(id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
-	by, err := checkDecision(id, ev, feedback, by)
-	if err != nil {
-		return nil, err
-	}
-	r, err := LoadRequest(d.dir, id)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no request %s", id)
-		}
-		return nil, err
-	}
-	if err := checkPlan(r); err != nil {
-		return nil, err
-	}
-	r, err = resolve(d.dir, r, Resolution{Event: ev, By: by, Text: feedback})
-	if err != nil {
-		return nil, err
-	}
-	if err := inbox.Append(d.dir, r.From, decisionMessage(r, ev, feedback)); err != nil {
-		return r, toldFailed(r, err)
-	}
-	return r, nil
-}
-
-func (d *dirShared) send(t *Team, from, to, text string) error {
-	m, err := plainMessage(t, from, to, text)
+// consume starts member's durable consumer; its deliveries reach h as the
+// team directory's do, the stream's sequence as the offset.
+func (s *shared) consume(member string, h inbox.Handler) error {
+	sub, err := s.st.Consume(s.ctx, member, func(ctx context.Context, d store.Delivery) error {
+		return h(ctx, inbox.Delivery{Msg: d.Msg, Offset: d.Seq, Redelivery: d.Redelivery})
+	})
 	if err != nil {
 		return err
 	}
-	return inbox.Append(d.dir, to, m)
+	s.mu.Lock()
+	s.subs[member] = sub
+	s.mu.Unlock()
+	return nil
 }
 
-func (d *dirShared) broadcast(t *Team, from, text string) (int, error) {
-	msgs, err := broadcastMessages(t, from, text)
+// stopConsuming stops member's consumer: its lease is lost, and whoever
+// holds it now consumes its inbox.
+func (s *shared) stopConsuming(member string) error {
+	s.mu.Lock()
+	sub := s.subs[member]
+	delete(s.subs, member)
+	s.mu.Unlock()
+	if sub == nil {
+		return nil
+	}
+	return sub.Stop()
+}
+
+func (s *shared) stopConsumers() error {
+	s.mu.Lock()
+	subs := s.subs
+	s.subs = map[string]store.Subscription{}
+	s.mu.Unlock()
+	var errs []error
+	for _, sub := range subs {
+		errs = append(errs, sub.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+func (s *shared) decide(id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
+	ctx, cancel := op()
+	defer cancel()
+	return Decide(ctx, s.st, id, ev, feedback, by)
+}
+
+func (s *shared) send(t *Team, from, to, text string) error {
+	ctx, cancel := op()
+	defer cancel()
+	return Send(ctx, s.st, t, from, to, text)
+}
+
+func (s *shared) broadcast(t *Team, from, text string) (int, error) {
+	ctx, cancel := op()
+	defer cancel()
+	return Broadcast(ctx, s.st, t, from, text)
+}
+
+func (s *shared) deadLetter(source string, off int64, reason string, raw []byte) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.DeadLetter(ctx, protocol.DeadLetterLine{TS: protocol.FormatTime(time.Now()), Source: source, Offset: off, Reason: reason, Raw: string(raw)})
+}
+
+func (s *shared) createRequest(r *protocol.Request) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.CreateRequest(ctx, r)
+}
+
+// loadRequest reads a record, its decision applied; none is os.ErrNotExist,
+// as on a team directory.
+func (s *shared) loadRequest(id string) (*protocol.Request, error) {
+	ctx, cancel := op()
+	defer cancel()
+	r, err := s.st.Request(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("request %s: %w", id, os.ErrNotExist)
+	}
+	return r, err
+}
+
+func (s *shared) resolve(r *protocol.Request, res Resolution) (*protocol.Request, error) {
+	ctx, cancel := op()
+	defer cancel()
+	return decideOn(ctx, s.st, r.ID, res)
+}
+
+// apply reads r again: the store applies a decision on every read.
+func (s *shared) apply(r *protocol.Request) (*protocol.Request, error) {
+	if r.Status.IsTerminal() {
+		return r, nil
+	}
+	return s.loadRequest(r.ID)
+}
+
+func (s *shared) decided(id string) (*protocol.Request, error) { return s.loadRequest(id) }
+
+// fromDecision is what a corrupt record's decision alone says: the store
+// gives it with the record's *store.CorruptError.
+func (s *shared) fromDecision(id string) (*protocol.Request, bool) {
+	r, err := s.loadRequest(id)
+	var ce *store.CorruptError
+	if errors.As(err, &ce) && r != nil {
+		return r, true
+	}
+	return nil, false
+}
+
+func (s *shared) liveRequests() ([]protocol.Request, []store.CorruptError, error) {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.LiveRequests(ctx)
+}
+
+// archive takes a final record out of the store's live ones
+// (store.Store.Archive), so the next tick does not list it.
+func (s *shared) archive(r *protocol.Request) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.Archive(ctx, r.ID)
+}
+
+func (s *shared) writeMember(m *protocol.Member) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.PutMember(ctx, m)
+}
+
+func (s *shared) loadMember(name string) (*protocol.Member, error) {
+	ctx, cancel := op()
+	defer cancel()
+	ms, err := s.st.Member(ctx, name, LostAfter)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("member %s: %w", name, os.ErrNotExist)
+	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	for i, m := range msgs {
-		if err := inbox.Append(d.dir, m.To, m); err != nil {
-			return i, err
-		}
-	}
-	return len(msgs), nil
+	return &ms.Member, nil
 }
 
-func (d *dirShared) deadLetter(source string, off int64, reason string, raw []byte) error {
-	return inbox.WriteDeadLetter(d.dir, source, off, reason, raw)
-}
-
-func (d *dirShared) createRequest(r *protocol.Request) error { return CreateRequest(d.dir, r) }
-
-func (d *dirShared) loadRequest(id string) (*protocol.Request, error) { return LoadRequest(d.dir, id) }
-
-func (d *dirShared) resolve(r *protocol.Request, res Resolution) (*protocol.Request, error) {
-	return resolve(d.dir, r, res)
-}
-
-func (d *dirShared) apply(r *protocol.Request) (*protocol.Request, error) {
-	return applyDecision(d.dir, r, nil)
-}
-
-func (d *dirShared) decided(id string) (*protocol.Request, error) { return decidedRequest(d.dir, id) }
-
-func (d *dirShared) fromDecision(id string) (*protocol.Request, bool) { return FromDecision(d.dir, id) }
-
-// liveRequests reuses the last listing of requests/ while it holds
-// (liveListing), else lists again.
-func (d *dirShared) liveRequests() ([]protocol.Request, []store.CorruptError, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if reqs, ok := d.live.reuse(d.dir); ok {
-		return reqs, nil, nil
-	}
-	mod := dirModTime(teamdir.RequestsDirPath(d.dir)) // before the listing: a change during it lists again
-	all, bad, err := ReadLiveRequests(d.dir)
+func (s *shared) readMembers() ([]protocol.Member, []store.CorruptError, error) {
+	ctx, cancel := op()
+	defer cancel()
+	states, bad, err := s.st.Members(ctx, LostAfter)
 	if err != nil {
 		return nil, nil, err
 	}
-	d.live.keep(mod, all)
-	return all, bad, nil
+	out := make([]protocol.Member, len(states))
+	for i := range states {
+		out[i] = states[i].Member
+	}
+	return out, bad, nil
 }
 
-// relist makes the next liveRequests list requests/ again.
-func (d *dirShared) relist() {
-	d.mu.Lock()
-	d.live.listed = time.Time{}
-	d.mu.Unlock()
-}
-
-func (d *dirShared) archive(r *protocol.Request) error { return Archive(d.dir, r) }
-
-func (d *dirShared) writeMember(m *protocol.Member) error { return WriteMember(d.dir, m) }
-
-func (d *dirShared) loadMember(name string) (*protocol.Member, error) { return LoadMember(d.dir, name) }
-
-func (d *dirShared) readMembers() ([]protocol.Member, []store.CorruptError, error) {
-	return ReadMembers(d.dir)
-}
-
-func (d *dirShared) held(member string) ([]protocol.Message, error) {
-	var out []protocol.Message
-	o, err := inbox.NewObserver(d.dir, member, true, func(dl inbox.Delivery) { out = append(out, dl.Msg) })
+// held reads every message the store holds and keeps member's: on NATS
+// what its consumer has not committed, and what it has until retention
+// purges it (one to two PurgeIntervals, docs/ARCHITECTURE.md, "The team directory and the store").
+func (s *shared) held(member string) ([]protocol.Message, error) {
+	hr, ok := s.st.(store.MessageReader)
+	if !ok {
+		return nil, fmt.Errorf("this store cannot read %s's inbox without consuming it", member)
+	}
+	ctx, cancel := op()
+	defer cancel()
+	ds, err := hr.Messages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := o.Drain(); err != nil {
-		return nil, err
+	var out []protocol.Message
+	for _, d := range ds {
+		if d.Msg.To == member {
+			out = append(out, d.Msg)
+		}
 	}
 	return out, nil
 }
 
-func (d *dirShared) appendSpan(s trace.Span) error { return trace.AppendSpan(d.dir, s) }
+func (s *shared) appendSpan(sp trace.Span) error {
+	ctx, cancel := op()
+	defer cancel()
+	return s.st.AppendSpan(ctx, sp)
+}
 
-// settleOn brings r in line with an answer that arrived as an inbox line.
+// settle brings r in line with an answer that arrived as an inbox line.
 // A pending request is resolved by it (a peer that writes lines alone,
 // with no decision); a final one must already say the same, or the answer
 // is stale.
-func settleOn(sh shared, r *protocol.Request, answer Resolution) (*protocol.Request, error) {
+func (sh *shared) settle(r *protocol.Request, answer Resolution) (*protocol.Request, error) {
 	if r.Status == protocol.RequestPending {
 		nr, err := sh.resolve(r, answer)
 		if err == nil {
@@ -238,7 +262,7 @@ func settleOn(sh shared, r *protocol.Request, answer Resolution) (*protocol.Requ
 }
 
 // resolveID is Resolve through sh: it reads id's record first.
-func resolveID(sh shared, id string, res Resolution) (*protocol.Request, error) {
+func (sh *shared) resolveID(id string, res Resolution) (*protocol.Request, error) {
 	r, err := sh.loadRequest(id)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -249,8 +273,8 @@ func resolveID(sh shared, id string, res Resolution) (*protocol.Request, error) 
 	return sh.resolve(r, res)
 }
 
-// applyID is ApplyDecision through sh.
-func applyID(sh shared, id string) (*protocol.Request, error) {
+// applyID brings id's record in line with its decision.
+func (sh *shared) applyID(id string) (*protocol.Request, error) {
 	r, err := sh.loadRequest(id)
 	if err != nil {
 		return nil, err
@@ -258,8 +282,8 @@ func applyID(sh shared, id string) (*protocol.Request, error) {
 	return sh.apply(r)
 }
 
-// deadLetterMsg dead-letters an inbox delivery through sh.
-func deadLetterMsg(sh shared, member string, d inbox.Delivery, reason string) error {
+// deadLetterMsg dead-letters an inbox delivery.
+func (sh *shared) deadLetterMsg(member string, d inbox.Delivery, reason string) error {
 	raw, _ := json.Marshal(d.Msg)
 	return sh.deadLetter(teamdir.InboxRel(member), d.Offset, reason, raw)
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -24,7 +25,7 @@ func startUntickedTeam(t *testing.T, dir string) (*events, *Runtime) {
 	t.Helper()
 	ev := &events{}
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := Start(ctx, dir, Options{OnEvent: ev.add, Tick: noTick})
+	rt, err := Start(ctx, files.Open(t, dir), dir, Options{OnEvent: ev.add, Tick: noTick})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -81,7 +82,7 @@ func TestRestartAskedWhileDownIsHonouredAtStart(t *testing.T) {
 	dir := t.TempDir()
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("sleeper", "", Step{Wait: Duration(time.Hour)})}})
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := Start(ctx, dir, Options{Tick: noTick})
+	rt, err := Start(ctx, files.Open(t, dir), dir, Options{Tick: noTick})
 	if err != nil {
 		t.Fatal(err)
 	}

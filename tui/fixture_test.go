@@ -7,9 +7,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
-	"huddle/store/filestore"
 	"huddle/team"
 )
 
@@ -40,12 +40,7 @@ func newTestModel(t testing.TB, w, h int) (*Model, *testClock) {
 // attach and up wire them: the lead's operations on its files store.
 func dirActions(t testing.TB, dir string) Actions {
 	t.Helper()
-	st, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return LeadActions(StoreLead(context.Background(), st))
+	return LeadActions(StoreLead(context.Background(), files.Open(t, dir)))
 }
 
 func demoTeam(t testing.TB) *team.Team {

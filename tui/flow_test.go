@@ -16,6 +16,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -31,7 +32,7 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 	ctx, cancel := context.WithCancel(context.Background())
 	// The demo's exec member runs `huddle agent echo`; this test binary is
 	// not huddle, so that member crashes, which the flows do not mind.
-	rt, err := team.Start(ctx, dir, team.Options{Executable: "/nonexistent/huddle"})
+	rt, err := team.Start(ctx, files.Open(t, dir), dir, team.Options{Executable: "/nonexistent/huddle"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +292,7 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rt, err := team.Start(ctx, dir, team.Options{Executable: "/nonexistent/huddle"})
+	rt, err := team.Start(ctx, files.Open(t, dir), dir, team.Options{Executable: "/nonexistent/huddle"})
 	if err != nil {
 		t.Fatal(err)
 	}

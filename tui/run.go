@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
@@ -36,9 +35,10 @@ const FPS = 20
 // RunOptions say what the UI shows and whether it runs the team too.
 type RunOptions struct {
 	Dir string
-	// Runtime, when set, runs the team in this process (up, and the demo);
-	// without it the UI attaches to a team another process runs.
-	Runtime *team.Options
+	// RunsTeam says the caller runs the team in this process under the UI
+	// (up, and the demo) until Run returns; without it the UI attaches to
+	// a team another process runs.
+	RunsTeam bool
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -62,12 +62,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	footer := "attached to " + opts.Dir
-	var rt *team.Runtime
-	if opts.Runtime != nil {
-		var err error
-		if rt, err = team.Start(ctx, opts.Dir, *opts.Runtime); err != nil {
-			return err
-		}
+	if opts.RunsTeam {
 		footer = "running the team in " + opts.Dir
 	}
 	if opts.Footer != "" {
@@ -75,7 +70,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: rt != nil, Lines: opts.Lines, Actions: opts.Actions, NoFeed: opts.NoFeed})
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: opts.RunsTeam, Lines: opts.Lines, Actions: opts.Actions, NoFeed: opts.NoFeed})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FPS)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))
@@ -101,11 +96,6 @@ func Run(ctx context.Context, opts RunOptions) error {
 	cancel()
 	if serr := stop(); err == nil {
 		err = serr
-	}
-	if rt != nil {
-		if rerr := rt.Wait(); err == nil && rerr != nil {
-			err = fmt.Errorf("stopping the team: %w", rerr)
-		}
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"huddle/store/filestore"
 	"huddle/team"
 	"huddle/tui"
 )
@@ -98,14 +99,19 @@ func runDemoIn(dir string, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	opts := runtimeOptions(false)
+	st, err := filestore.Open(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "huddle: %v\n", err)
+		return exitFail
+	}
+	defer st.Close()
 	acts, closeActs, err := dirActions(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}
 	defer closeActs()
-	if err := tui.Run(ctx, tui.RunOptions{Dir: dir, Runtime: &opts, Actions: acts}); err != nil {
+	if err := runUnderUI(ctx, st, dir, runtimeOptions(false), tui.RunOptions{Dir: dir, Actions: acts}); err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}

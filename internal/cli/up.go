@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
 
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/team"
 	"huddle/tui"
 )
@@ -40,31 +42,41 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
-	ui := tui.RunOptions{Dir: cl.dir, Runtime: &opts}
-	if !cl.onStore() && !headless {
-		acts, closeActs, err := dirActions(ctx, cl.dir)
+	ui := tui.RunOptions{Dir: cl.dir}
+	var st store.Store
+	if !cl.onStore() {
+		fst, err := filestore.Open(cl.dir)
 		if err != nil {
 			return cl.fail(err)
 		}
-		defer closeActs()
-		ui.Actions = acts
+		st = fst
+		defer st.Close()
+		if !headless {
+			acts, closeActs, err := dirActions(ctx, cl.dir)
+			if err != nil {
+				return cl.fail(err)
+			}
+			defer closeActs()
+			ui.Actions = acts
+		}
 	}
 	if cl.onStore() {
-		st, code, ok := openUpStore(ctx, cl, members)
+		nst, code, ok := openUpStore(ctx, cl, members)
 		if !ok {
 			return code
 		}
+		st = nst
 		defer st.Close()
-		opts.Store, opts.Members = st, splitMembers(members)
+		opts.Members = splitMembers(members)
 		// The store's UI, over this process's runtime: its member view
 		// reads every member's log from the store, where each runtime
 		// copies those it runs (this one from --dir).
 		ui = storeRunOptions(ctx, st, cl.storeName())
-		ui.Dir, ui.Runtime = cl.dir, &opts
+		ui.Dir = cl.dir
 		ui.Footer = "running the team in the store " + cl.storeName() + " (this machine's files in " + cl.dir + ")"
 	}
 	if !headless {
-		if err := tui.Run(ctx, ui); err != nil {
+		if err := runUnderUI(ctx, st, cl.dir, opts, ui); err != nil {
 			return cl.fail(err)
 		}
 		return exitOK
@@ -76,10 +88,29 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 		defer mu.Unlock()
 		_ = enc.Encode(e) // a reader that went away must not stop the team
 	}
-	if err := team.Run(ctx, cl.dir, opts); err != nil {
+	if err := team.Run(ctx, st, cl.dir, opts); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK
+}
+
+// runUnderUI runs the team st keeps in this process, with dir as its
+// local directory, under the UI until the person quits or ctx ends; then
+// it stops the team and waits for it.
+func runUnderUI(ctx context.Context, st store.Store, dir string, opts team.Options, ui tui.RunOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rt, err := team.Start(ctx, st, dir, opts)
+	if err != nil {
+		return err
+	}
+	ui.RunsTeam = true
+	err = tui.Run(ctx, ui)
+	cancel()
+	if rerr := rt.Wait(); err == nil && rerr != nil {
+		err = fmt.Errorf("stopping the team: %w", rerr)
+	}
+	return err
 }
 
 func attachFlags(fs *flag.FlagSet) runFunc {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"huddle/inbox"
 	"huddle/internal/dirwatch"
@@ -25,6 +26,10 @@ type Store struct {
 	// watches are the directories its subscriptions follow, one watch
 	// each.
 	watches dirwatch.Set
+	// hold is runtime.lock's flock when this handle's runtime holds it
+	// (LockRuntime); warn hears what consumers recover from (SetWarn).
+	hold runtimeHold
+	warn atomic.Pointer[func(member string, err error)]
 }
 
 var (
@@ -81,6 +86,11 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 
 // Dir is the team directory.
 func (s *Store) Dir() string { return s.dir }
+
+// SetWarn has fn told, besides Options.Inbox.Warn, what a consumer started
+// from now on recovers from on its own (a damaged cursor journal): the
+// runtime says it as an event.
+func (s *Store) SetWarn(fn func(member string, err error)) { s.warn.Store(&fn) }
 
 // Close stops every consumer and watch the store started.
 func (s *Store) Close() error {

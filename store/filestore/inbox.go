@@ -51,6 +51,15 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 	}
 	opts := s.opts.Inbox
 	opts.Retries = store.Retries
+	if fn := s.warn.Load(); fn != nil {
+		first := opts.Warn
+		opts.Warn = func(member string, err error) {
+			if first != nil {
+				first(member, err)
+			}
+			(*fn)(member, err)
+		}
+	}
 	c, err := inbox.NewConsumer(s.dir, member, handle, opts)
 	if err != nil {
 		return nil, fmt.Errorf("consume %s: %w", member, err)
