@@ -99,6 +99,11 @@ type Store interface {
 	// AcquireLease takes member's runtime lease for holder, for ttl: a
 	// *HeldError while another holder's lease runs.
 	AcquireLease(ctx context.Context, member, holder string, ttl time.Duration) (Lease, error)
+	// LeaseHolder says who holds member's lease and until when (a zero
+	// Expires: for as long as its process lives); nil when it is free. A
+	// command asks it of the lead's lease to know whether a runtime runs
+	// the team, whatever its members' records say.
+	LeaseHolder(ctx context.Context, member string) (*HeldError, error)
 
 	// AskRestart asks the runtime that holds member's lease to run it
 	// again (huddle restart): by says who asks. ErrNoRuntime when no

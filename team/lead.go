@@ -70,9 +70,10 @@ func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reaso
 // RuntimeOf is what st tells of the team's runtime: a team directory's
 // runtime.lock, when st keeps its team in one (its flock goes with its
 // process; no lock file: no runtime ran it yet), else its members'
-// records (RuntimeOn). A store that
-// cannot be read is taken as running: no command says "not running"
-// without knowing it.
+// records (RuntimeOn), and a runtime runs while one holds the lead's lease
+// (the first to start takes it), whatever those records say: a team whose
+// members have all stopped still runs. A store that cannot be read is
+// taken as running: no command says "not running" without knowing it.
 func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
 	if rl, ok := st.(runtimeLocker); ok {
 		rt, err := rl.RuntimeLock()
@@ -85,7 +86,12 @@ func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
 	if err != nil {
 		return RuntimeState{Running: true}
 	}
-	return RuntimeOn(states, LostAfter)
+	rt := RuntimeOn(states, LostAfter)
+	if !rt.Running {
+		h, err := st.LeaseHolder(ctx, protocol.Lead)
+		rt.Running = err != nil || h != nil
+	}
+	return rt
 }
 
 // runtimeLocker is a store kept in a team directory, whose runtime.lock

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"huddle/inbox"
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
@@ -145,214 +144,195 @@ func scripted(name string, onShutdown string, steps ...Step) MemberSpec {
 }
 
 func TestPlanGateApproveAndRejectRevise(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{
 		scripted("alice", "", Step{Plan: "do the thing"}, Step{Say: "lead", Text: "did the thing"}, Step{Wait: Duration(time.Hour)}),
-	}})
-	ev := startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
-	testkit.WaitFor(t, 5*time.Second, "alice awaiting approval", func() bool { return memberStatus(dir, "alice") == protocol.MemberAwaitingApproval })
-	first := pendingPlan(dir, "alice")
-	// The gate: nothing after the plan ran.
-	if ev.has(func(e Event) bool {
-		return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
-	}) {
-		t.Fatal("a step ran before the plan was approved")
-	}
-	if _, err := dirDecide(dir, first.ID, protocol.EventReject, "use the other room", ""); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 5*time.Second, "a revised plan", func() bool {
-		p := pendingPlan(dir, "alice")
-		return p != nil && p.ID != first.ID
-	})
-	revised := pendingPlan(dir, "alice")
-	if !strings.Contains(revised.Plan, "use the other room") {
-		t.Fatalf("revised plan lacks the feedback: %q", revised.Plan)
-	}
-	if revised.Revises != first.ID {
-		t.Fatalf("the revised plan revises %q, want %s", revised.Revises, first.ID)
-	}
-	if first.Revises != "" {
-		t.Fatalf("a first plan revises %q", first.Revises)
-	}
-	if r, _ := LoadRequest(dir, first.ID); r.Status != protocol.RequestRejected || r.Feedback != "use the other room" || r.ResolvedBy != "lead" {
-		t.Fatalf("first plan record: %+v", r)
-	}
-	if _, err := dirDecide(dir, revised.ID, protocol.EventApprove, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 5*time.Second, "alice's message after approval", func() bool {
-		return ev.has(func(e Event) bool {
+	}}, func(t *testing.T, k *kept) {
+		ev := k.start(t, Options{})
+		testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return k.pendingPlan("alice") != nil })
+		testkit.WaitFor(t, 5*time.Second, "alice awaiting approval", func() bool { return k.status("alice") == protocol.MemberAwaitingApproval })
+		first := k.pendingPlan("alice")
+		// The gate: nothing after the plan ran.
+		if ev.has(func(e Event) bool {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+		}) {
+			t.Fatal("a step ran before the plan was approved")
+		}
+		if _, err := k.decide(first.ID, protocol.EventReject, "use the other room"); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 5*time.Second, "a revised plan", func() bool {
+			p := k.pendingPlan("alice")
+			return p != nil && p.ID != first.ID
 		})
+		revised := k.pendingPlan("alice")
+		if !strings.Contains(revised.Plan, "use the other room") {
+			t.Fatalf("revised plan lacks the feedback: %q", revised.Plan)
+		}
+		if revised.Revises != first.ID {
+			t.Fatalf("the revised plan revises %q, want %s", revised.Revises, first.ID)
+		}
+		if first.Revises != "" {
+			t.Fatalf("a first plan revises %q", first.Revises)
+		}
+		if r := k.request(first.ID); r == nil || r.Status != protocol.RequestRejected || r.Feedback != "use the other room" || r.ResolvedBy != "lead" {
+			t.Fatalf("first plan record: %+v", r)
+		}
+		if _, err := k.decide(revised.ID, protocol.EventApprove, ""); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 5*time.Second, "alice's message after approval", func() bool {
+			return ev.has(func(e Event) bool {
+				return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+			})
+		})
+		if _, err := k.decide(revised.ID, protocol.EventReject, "too late"); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
+			t.Fatalf("second decision: %v", err)
+		}
+		// Every move is in alice's status history (local), in the order it
+		// was made.
+		hist, err := ReadStatusHistory(k.dir, "alice", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []protocol.MemberStatus{protocol.MemberAwaitingApproval, protocol.MemberRevising, protocol.MemberAwaitingApproval, protocol.MemberWorking}
+		i := 0
+		for _, c := range hist {
+			if i < len(want) && c.Status == want[i] {
+				i++
+			}
+			if c.TS.IsZero() {
+				t.Errorf("a change without a time: %+v", c)
+			}
+		}
+		if i != len(want) {
+			t.Fatalf("alice's history %+v lacks the moves %v in order", hist, want)
+		}
 	})
-	if _, err := dirDecide(dir, revised.ID, protocol.EventReject, "too late", ""); err == nil || !strings.Contains(err.Error(), "already approved by lead") {
-		t.Fatalf("second decision: %v", err)
-	}
-	// Every move is in alice's status history, in the order it was made.
-	hist, err := ReadStatusHistory(dir, "alice", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []protocol.MemberStatus{protocol.MemberAwaitingApproval, protocol.MemberRevising, protocol.MemberAwaitingApproval, protocol.MemberWorking}
-	i := 0
-	for _, c := range hist {
-		if i < len(want) && c.Status == want[i] {
-			i++
-		}
-		if c.TS.IsZero() {
-			t.Errorf("a change without a time: %+v", c)
-		}
-	}
-	if i != len(want) {
-		t.Fatalf("alice's history %+v lacks the moves %v in order", hist, want)
-	}
 }
 
 func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{
 		scripted("bob", OnShutdownRejectWhileWorking, Step{Work: Duration(400 * time.Millisecond), Activity: "critical section"}, Step{Wait: Duration(time.Hour)}),
-	}})
-	startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 5*time.Second, "bob working", func() bool {
-		m, _ := LoadMember(dir, "bob")
-		return m != nil && m.Activity == "critical section"
+	}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{})
+		testkit.WaitFor(t, 5*time.Second, "bob working", func() bool {
+			m := k.member("bob")
+			return m != nil && m.Activity == "critical section"
+		})
+		r, err := k.requestShutdown("bob", "end of day")
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 5*time.Second, "the answer", func() bool { x := k.request(r.ID); return x != nil && x.Status.IsTerminal() })
+		if got := k.request(r.ID); got.Status != protocol.RequestRejected || got.ResolvedBy != "bob" || !strings.Contains(got.ResponseReason, "critical section") {
+			t.Fatalf("shutdown while working: %+v", got)
+		}
+		testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return k.status("bob") == protocol.MemberIdle })
+		r2, err := k.requestShutdown("bob", "end of day, really")
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 5*time.Second, "bob stopped", func() bool { return k.status("bob") == protocol.MemberStopped })
+		if got := k.request(r2.ID); got == nil || got.Status != protocol.RequestApproved {
+			t.Fatalf("second shutdown: %+v", got)
+		}
+		// Asking a stopped member is cancelled at once.
+		r3, err := k.requestShutdown("bob", "again")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r3.Status != protocol.RequestCancelled {
+			t.Fatalf("shutdown of a stopped member is %s, want cancelled", r3.Status)
+		}
 	})
-	r, err := dirRequestShutdown(dir, "bob", "end of day")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 5*time.Second, "the answer", func() bool { x, _ := LoadRequest(dir, r.ID); return x.Status.IsTerminal() })
-	got, _ := LoadRequest(dir, r.ID)
-	if got.Status != protocol.RequestRejected || got.ResolvedBy != "bob" || !strings.Contains(got.ResponseReason, "critical section") {
-		t.Fatalf("shutdown while working: %+v", got)
-	}
-	testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
-	r2, err := dirRequestShutdown(dir, "bob", "end of day, really")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
-	if got, _ := LoadRequest(dir, r2.ID); got.Status != protocol.RequestApproved {
-		t.Fatalf("second shutdown: %+v", got)
-	}
-	// Asking a stopped member is cancelled at once.
-	r3, err := dirRequestShutdown(dir, "bob", "again")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r3.Status != protocol.RequestCancelled {
-		t.Fatalf("shutdown of a stopped member is %s, want cancelled", r3.Status)
-	}
 }
 
 func TestExecTeammatesEchoMisbehaveAndCrash(t *testing.T) {
-	dir := t.TempDir()
 	exe, _ := os.Executable()
 	execSpec := func(name, role string) MemberSpec {
 		return MemberSpec{Name: name, Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{"/usr/bin/env", roleEnv + "=" + role, exe}}}
 	}
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{
 		execSpec("echo", "echo"), execSpec("noisy", "garbage"), execSpec("broken", "crash"),
 		scripted("steady", "", Step{Wait: Duration(time.Hour)}),
-	}})
-	startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
-	if m, _ := LoadMember(dir, "broken"); !strings.Contains(m.Error, "exit status 3") {
-		t.Errorf("crash error %q", m.Error)
-	}
-	if m, _ := LoadMember(dir, "broken"); !strings.Contains(m.LastLog, "something went wrong") {
-		t.Errorf("the record's last log line is %q, want what it wrote on stderr last", m.LastLog)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "members", "broken.log")); !strings.Contains(string(b), "something went wrong") {
-		t.Errorf("stderr not in members/broken.log: %q", b)
-	}
-	tm, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dirSend(dir, tm, "lead", "echo", "ping"); err != nil {
-		t.Fatal(err)
-	}
-	if err := dirSend(dir, tm, "lead", "noisy", "ping"); err != nil {
-		t.Fatal(err)
-	}
-	var replies []string
-	var mu sync.Mutex
-	c, err := inbox.NewObserver(dir, protocol.Lead, true, func(d inbox.Delivery) {
-		mu.Lock()
-		replies = append(replies, d.Msg.From+":"+d.Msg.Content)
-		mu.Unlock()
+	}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{})
+		testkit.WaitFor(t, 10*time.Second, "broken crashed", func() bool { return k.status("broken") == protocol.MemberCrashed })
+		if m := k.member("broken"); !strings.Contains(m.Error, "exit status 3") {
+			t.Errorf("crash error %q", m.Error)
+		}
+		if m := k.member("broken"); !strings.Contains(m.LastLog, "something went wrong") {
+			t.Errorf("the record's last log line is %q, want what it wrote on stderr last", m.LastLog)
+		}
+		if b, _ := os.ReadFile(filepath.Join(k.dir, "members", "broken.log")); !strings.Contains(string(b), "something went wrong") {
+			t.Errorf("stderr not in members/broken.log: %q", b)
+		}
+		if err := k.send("lead", "echo", "ping"); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.send("lead", "noisy", "ping"); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 10*time.Second, "two echoes", func() bool {
+			var replies []string
+			for _, m := range k.messagesTo(t, protocol.Lead) {
+				replies = append(replies, m.From+":"+m.Content)
+			}
+			joined := strings.Join(replies, "|")
+			return strings.Contains(joined, "echo:echo: ping") && strings.Contains(joined, "noisy:echo: ping")
+		})
+		testkit.WaitFor(t, 5*time.Second, "the garbage line dead-lettered", func() bool {
+			dl := k.deadLetters()
+			return strings.Contains(dl, `"source":"exec:noisy"`) && strings.Contains(dl, "not json at all")
+		})
+		if st := k.status("steady"); st == protocol.MemberCrashed {
+			t.Fatal("a crash of one teammate took another down")
+		}
+		r, err := k.requestShutdown("echo", "done")
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 10*time.Second, "echo stopped", func() bool { return k.status("echo") == protocol.MemberStopped })
+		if got := k.request(r.ID); got == nil || got.Status != protocol.RequestApproved || got.ResolvedBy != "echo" {
+			t.Fatalf("exec shutdown record: %+v", got)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 10*time.Second, "two echoes", func() bool {
-		c.Drain()
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Contains(strings.Join(replies, "|"), "echo:echo: ping") && strings.Contains(strings.Join(replies, "|"), "noisy:echo: ping")
-	})
-	testkit.WaitFor(t, 5*time.Second, "the garbage line dead-lettered", func() bool {
-		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
-		return strings.Contains(string(b), `"source":"exec:noisy"`) && strings.Contains(string(b), "not json at all")
-	})
-	if st := memberStatus(dir, "steady"); st == protocol.MemberCrashed {
-		t.Fatal("a crash of one teammate took another down")
-	}
-	r, err := dirRequestShutdown(dir, "echo", "done")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 10*time.Second, "echo stopped", func() bool { return memberStatus(dir, "echo") == protocol.MemberStopped })
-	if got, _ := LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved || got.ResolvedBy != "echo" {
-		t.Fatalf("exec shutdown record: %+v", got)
-	}
 }
 
 func TestForgedAndStaleResponsesAreRefused(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{
 		scripted("alice", "", Step{Plan: "plan A"}, Step{Wait: Duration(time.Hour)}),
 		scripted("mallory", "", Step{Wait: Duration(time.Hour)}),
-	}})
-	startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "alice") != nil })
-	p := pendingPlan(dir, "alice")
-	// A teammate trying to resolve alice's plan.
-	forged := protocol.NewMessage(protocol.TypePlanApprovalResponse, "mallory", "alice")
-	forged.RequestID, forged.Approve = p.ID, protocol.Bool(true)
-	if err := inbox.Append(dir, "alice", &forged); err != nil {
-		t.Fatal(err)
-	}
-	// A shutdown answer from the wrong member, and one for an unknown id.
-	sd, err := dirRequestShutdown(dir, "alice", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrong := protocol.NewMessage(protocol.TypeShutdownResponse, "mallory", protocol.Lead)
-	wrong.RequestID, wrong.Approve = sd.ID, protocol.Bool(true)
-	unknown := protocol.NewMessage(protocol.TypeShutdownResponse, "alice", protocol.Lead)
-	unknown.RequestID, unknown.Approve = "sd-000000000000", protocol.Bool(true)
-	for _, m := range []*protocol.Message{&wrong, &unknown} {
-		if err := inbox.Append(dir, protocol.Lead, m); err != nil {
+	}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{})
+		testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return k.pendingPlan("alice") != nil })
+		p := k.pendingPlan("alice")
+		// A teammate trying to resolve alice's plan.
+		forged := protocol.NewMessage(protocol.TypePlanApprovalResponse, "mallory", "alice")
+		forged.RequestID, forged.Approve = p.ID, protocol.Bool(true)
+		k.appendTo(t, "alice", &forged)
+		// A shutdown answer from the wrong member, and one for an unknown id.
+		sd, err := k.requestShutdown("alice", "x")
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	testkit.WaitFor(t, 5*time.Second, "three dead letters", func() bool {
-		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
-		s := string(b)
-		return strings.Contains(s, "only the lead decides plans") && strings.Contains(s, "only alice answers it") && strings.Contains(s, "unknown request sd-000000000000")
-	})
-	if r, _ := LoadRequest(dir, p.ID); r.Status != protocol.RequestPending {
+		wrong := protocol.NewMessage(protocol.TypeShutdownResponse, "mallory", protocol.Lead)
+		wrong.RequestID, wrong.Approve = sd.ID, protocol.Bool(true)
+		unknown := protocol.NewMessage(protocol.TypeShutdownResponse, "alice", protocol.Lead)
+		unknown.RequestID, unknown.Approve = "sd-000000000000", protocol.Bool(true)
+		for _, m := range []*protocol.Message{&wrong, &unknown} {
+			k.appendTo(t, protocol.Lead, m)
+		}
+		testkit.WaitFor(t, 5*time.Second, "three dead letters", func() bool {
+			s := k.deadLetters()
+			return strings.Contains(s, "only the lead decides plans") && strings.Contains(s, "only alice answers it") && strings.Contains(s, "unknown request sd-000000000000")
+		})
 		// alice is awaiting approval, so she approves the shutdown; the plan
 		// is then cancelled because she is gone, never approved by mallory.
-		if r.Status == protocol.RequestApproved {
+		if r := k.request(p.ID); r != nil && r.Status == protocol.RequestApproved {
 			t.Fatalf("forged approval took effect: %+v", r)
 		}
-	}
+	})
 }
 
 // TestReadmeExampleAgent runs the example exec agent of the README (kept
@@ -405,20 +385,19 @@ func TestReadmeAgentMatches(t *testing.T) {
 }
 
 func TestAutoApprove(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{
 		scripted("alice", "", Step{Plan: "ship it"}, Step{Say: "lead", Text: "shipped"}, Step{Wait: Duration(time.Hour)}),
-	}})
-	ev := startTeam(t, dir, Options{AutoApprove: true})
-	testkit.WaitFor(t, 5*time.Second, "alice's message after the plan", func() bool {
-		return ev.has(func(e Event) bool {
-			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+	}}, func(t *testing.T, k *kept) {
+		ev := k.start(t, Options{AutoApprove: true})
+		testkit.WaitFor(t, 5*time.Second, "alice's message after the plan", func() bool {
+			return ev.has(func(e Event) bool {
+				return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
+			})
 		})
+		if rs := k.requests(); len(rs) != 1 || rs[0].Status != protocol.RequestApproved || rs[0].ResolvedBy != "lead (auto-approve)" {
+			t.Fatalf("requests: %+v", rs)
+		}
 	})
-	rs, _ := ListRequests(dir)
-	if len(rs) != 1 || rs[0].Status != protocol.RequestApproved || rs[0].ResolvedBy != "lead (auto-approve)" {
-		t.Fatalf("requests: %+v", rs)
-	}
 }
 
 // TestExternalMember: a member run by something else writes lines alone, in
@@ -471,83 +450,75 @@ func TestExternalMember(t *testing.T) {
 // and stops; the same request's line turns up again; the respawned bob
 // refuses it as stale and keeps running.
 func TestRespawnedMemberIgnoresItsPreviousRunsRequest(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{
 		scripted("bob", OnShutdownApprove, Step{Wait: Duration(time.Hour)}),
-	}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, files.Open(t, dir), dir, Options{Tick: 20 * time.Millisecond}) }()
-	testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
-	r, err := dirRequestShutdown(dir, "bob", "first run is over")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 5*time.Second, "bob stopped", func() bool { return memberStatus(dir, "bob") == protocol.MemberStopped })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	again := protocol.NewMessage(protocol.TypeShutdownRequest, protocol.Lead, "bob")
-	again.RequestID, again.Reason = r.ID, "first run is over"
-	if err := inbox.Append(dir, "bob", &again); err != nil {
-		t.Fatal(err)
-	}
-	startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 5*time.Second, "the old request refused as stale", func() bool {
-		b, _ := os.ReadFile(teamdir.DeadLetterPath(dir))
-		return strings.Contains(string(b), "stale shutdown_request: "+r.ID)
+	}}, func(t *testing.T, k *kept) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, k.st, k.dir, Options{Tick: 20 * time.Millisecond}) }()
+		testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return k.status("bob") == protocol.MemberIdle })
+		r, err := k.requestShutdown("bob", "first run is over")
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 5*time.Second, "bob stopped", func() bool { return k.status("bob") == protocol.MemberStopped })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		again := protocol.NewMessage(protocol.TypeShutdownRequest, protocol.Lead, "bob")
+		again.RequestID, again.Reason = r.ID, "first run is over"
+		k.appendTo(t, "bob", &again)
+		k.start(t, Options{})
+		testkit.WaitFor(t, 5*time.Second, "the old request refused as stale", func() bool {
+			return strings.Contains(k.deadLetters(), "stale shutdown_request: "+r.ID)
+		})
+		testkit.WaitFor(t, 5*time.Second, "respawned bob idle", func() bool { return k.status("bob") == protocol.MemberIdle })
+		if rs := k.requests(); len(rs) != 1 || rs[0].Status != protocol.RequestApproved {
+			t.Fatalf("requests after the respawn: %+v", rs)
+		}
 	})
-	testkit.WaitFor(t, 5*time.Second, "respawned bob idle", func() bool { return memberStatus(dir, "bob") == protocol.MemberIdle })
-	rs, _ := ListRequests(dir)
-	if len(rs) != 1 || rs[0].Status != protocol.RequestApproved {
-		t.Fatalf("requests after the respawn: %+v", rs)
-	}
 }
 
 // TestPlanExpires: a plan nobody answers expires at the deadline and the
 // teammate submits it again.
 func TestPlanExpires(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t",
+	onEachStore(t, Team{Name: "t",
 		Settings: Settings{ApprovalDeadline: Duration(150 * time.Millisecond)},
 		Members: []MemberSpec{
 			scripted("alice", "", Step{Plan: "plan that nobody reads"}, Step{Wait: Duration(time.Hour)}),
-		}})
-	startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 5*time.Second, "an expired plan and its resubmission", func() bool {
-		rs, _ := ListRequests(dir)
-		expired, pending := false, false
-		for _, r := range rs {
-			if r.From != "alice" {
-				continue
+		}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{})
+		testkit.WaitFor(t, 5*time.Second, "an expired plan and its resubmission", func() bool {
+			expired, pending := false, false
+			for _, r := range k.requests() {
+				if r.From != "alice" {
+					continue
+				}
+				expired = expired || (r.Status == protocol.RequestExpired && r.ResolvedBy == "huddle")
+				pending = pending || r.Status == protocol.RequestPending
 			}
-			expired = expired || (r.Status == protocol.RequestExpired && r.ResolvedBy == "huddle")
-			pending = pending || r.Status == protocol.RequestPending
-		}
-		return expired && pending
+			return expired && pending
+		})
 	})
-
 }
 
 // TestNewerPlanSupersedesTheOlder: two plans from one member, written alone;
 // the second cancels the first.
 func TestNewerPlanSupersedesTheOlder(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{{Name: "ext", Runtime: RuntimeSpec{Kind: RuntimeExternal}}}})
-	startTeam(t, dir, Options{})
-	for _, id := range []string{"first0001", "second002"} {
-		m := protocol.NewMessage(protocol.TypePlanApprovalRequest, "ext", protocol.Lead)
-		m.RequestID, m.Plan = id, "plan "+id
-		if err := inbox.Append(dir, protocol.Lead, &m); err != nil {
-			t.Fatal(err)
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{{Name: "ext", Runtime: RuntimeSpec{Kind: RuntimeExternal}}}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{})
+		for _, id := range []string{"first0001", "second002"} {
+			m := protocol.NewMessage(protocol.TypePlanApprovalRequest, "ext", protocol.Lead)
+			m.RequestID, m.Plan = id, "plan "+id
+			k.appendTo(t, protocol.Lead, &m)
 		}
-	}
-	testkit.WaitFor(t, 5*time.Second, "the first plan cancelled", func() bool {
-		r, err := LoadRequest(dir, "first0001")
-		return err == nil && r.Status == protocol.RequestCancelled
+		testkit.WaitFor(t, 5*time.Second, "the first plan cancelled", func() bool {
+			r := k.request("first0001")
+			return r != nil && r.Status == protocol.RequestCancelled
+		})
+		if r := k.request("first0001"); r.ResponseReason != "superseded by second002" {
+			t.Errorf("cancellation reason %q", r.ResponseReason)
+		}
 	})
-	if r, _ := LoadRequest(dir, "first0001"); r.ResponseReason != "superseded by second002" {
-		t.Errorf("cancellation reason %q", r.ResponseReason)
-	}
 }

@@ -67,6 +67,29 @@ func (s *Store) AcquireLease(ctx context.Context, member, holder string, ttl tim
 	return l, nil
 }
 
+// LeaseHolder is the directory's runtime while one holds runtime.lock (its
+// flock is every lease), else leases/<member>.json while it runs.
+func (s *Store) LeaseHolder(ctx context.Context, member string) (*store.HeldError, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	if rt, err := teamdir.ProbeRuntime(s.dir); err == nil && rt.Running {
+		return &store.HeldError{Member: member, Holder: fmt.Sprintf("the runtime of %s (pid %d)", s.dir, rt.Last.PID)}, nil
+	}
+	var h *store.HeldError
+	err := s.withLeases(func(dir string) error {
+		cur, err := readLease(dir, member)
+		if cur != nil && !store.Expired(cur.Expires, time.Now()) {
+			h = &store.HeldError{Member: member, Holder: cur.Holder, Expires: cur.Expires}
+		}
+		return err
+	})
+	return h, err
+}
+
 func (l *fileLease) Renew(ctx context.Context) error {
 	if err := ctxErr(ctx); err != nil {
 		return err

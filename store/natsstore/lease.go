@@ -60,6 +60,30 @@ func (s *Store) AcquireLease(ctx context.Context, member, holder string, ttl tim
 	return &natsLease{s: s, member: member, key: key, val: b, ttl: ttl, rev: rev}, nil
 }
 
+// LeaseHolder reads lease.<member>: none, or one past its TTL that the
+// server has not removed yet, is free.
+func (s *Store) LeaseHolder(ctx context.Context, member string) (*store.HeldError, error) {
+	if err := protocol.ValidateName(member); err != nil {
+		return nil, err
+	}
+	e, err := s.kv.Get(ctx, keyLease+token(member))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lease %s: %w", member, scrub(err, s.t.secrets))
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) != nil || v.Holder == "" {
+		return nil, nil // a torn value holds no lease
+	}
+	h := &store.HeldError{Member: member, Holder: v.Holder, Expires: e.Created().Add(time.Duration(v.TTLMS) * time.Millisecond)}
+	if store.Expired(h.Expires, time.Now()) {
+		return nil, nil
+	}
+	return h, nil
+}
+
 // held is the *HeldError for the lease at key.
 func (s *Store) held(ctx context.Context, member, key string) error {
 	e, err := s.kv.Get(ctx, key)

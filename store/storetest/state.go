@@ -81,6 +81,12 @@ func testLease(t *testing.T, open Opener) {
 	if _, err := b.AcquireLease(ctx, "alice", "host-b", ttl); !errors.As(err, &held) || held.Holder != "host-a" {
 		t.Fatalf("second holder: %v, want held by host-a", err)
 	}
+	if h, err := b.LeaseHolder(ctx, "alice"); err != nil || h == nil || h.Holder != "host-a" || h.Expires.IsZero() {
+		t.Fatalf("LeaseHolder(alice) = %+v, %v; want host-a until its TTL", h, err)
+	}
+	if h, err := b.LeaseHolder(ctx, "carol"); err != nil || h != nil {
+		t.Fatalf("LeaseHolder of a lease never taken = %+v, %v; want none", h, err)
+	}
 	if err := la.Renew(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +115,9 @@ func testLease(t *testing.T, open Opener) {
 	}
 	if err := lb.Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if h, err := a.LeaseHolder(ctx, "alice"); err != nil || h != nil {
+		t.Fatalf("LeaseHolder after the release = %+v, %v; want none", h, err)
 	}
 	if _, err := a.AcquireLease(ctx, "alice", "host-c", time.Minute); err != nil {
 		t.Fatalf("a released lease: %v", err)
