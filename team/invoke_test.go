@@ -51,21 +51,30 @@ func chains(t *testing.T, dir string) []trace.Chain {
 // data.escribir, whose onward call at hop 2 is DENIED (max_hops), folded
 // into its answer; one correlation id, linked by parent ids.
 func TestTwoHopChainAndMaxHops(t *testing.T) {
-	dir := t.TempDir()
-	reservas := withPolicy(t, dir, scripted("reservas", "", Step{Call: "finanzas", Action: "pagar_factura", Prompt: "invoice #123", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)}),
-		`{"allowed_targets":["finanzas"],"allowed_actions":{"finanzas":["pagar_factura"]},"max_hops":2}`)
-	finanzas := withPolicy(t, dir, scripted("finanzas", "", Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["data"],"max_hops":2}`)
+	reservas := scripted("reservas", "", Step{Call: "finanzas", Action: "pagar_factura", Prompt: "invoice #123", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)})
+	finanzas := scripted("finanzas", "", Step{Wait: Duration(time.Hour)})
 	finanzas.Actions = map[string]ActionSpec{"pagar_factura": {Reply: "invoice paid", Call: &CallSpec{Target: "data", Action: "escribir", Prompt: "record payment"}}}
-	data := withPolicy(t, dir, scripted("data", "", Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["auditor"],"max_hops":2}`)
+	data := scripted("data", "", Step{Wait: Duration(time.Hour)})
 	data.Actions = map[string]ActionSpec{"escribir": {Reply: "written", Call: &CallSpec{Target: "auditor", Action: "archivar"}}}
 	auditor := scripted("auditor", "", Step{Wait: Duration(time.Hour)})
 	auditor.Actions = map[string]ActionSpec{"archivar": {Reply: "archived"}}
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{reservas, finanzas, data, auditor}})
-	ev := startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 10*time.Second, "reservas's call to end", func() bool {
-		return ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
+	policies := map[string]string{
+		"reservas": `{"allowed_targets":["finanzas"],"allowed_actions":{"finanzas":["pagar_factura"]},"max_hops":2}`,
+		"finanzas": `{"allowed_targets":["data"],"max_hops":2}`,
+		"data":     `{"allowed_targets":["auditor"],"max_hops":2}`,
+	}
+	onEachStoreWith(t, Team{Name: "t", Members: []MemberSpec{reservas, finanzas, data, auditor}}, policies, func(t *testing.T, k *kept) {
+		ev := k.start(t, Options{})
+		testkit.WaitFor(t, 10*time.Second, "reservas's call to end", func() bool {
+			return ev.has(func(e Event) bool { return e["event"] == "call" && e["member"] == "reservas" })
+		})
+		testTwoHopChain(t, k.chains(t))
 	})
-	cs := chains(t, dir)
+}
+
+// testTwoHopChain checks the chain TestTwoHopChainAndMaxHops makes.
+func testTwoHopChain(t *testing.T, cs []trace.Chain) {
+	t.Helper()
 	if len(cs) != 1 || len(cs[0].Rows) != 3 {
 		t.Fatalf("want one chain of three calls, got %+v", cs)
 	}
@@ -108,19 +117,19 @@ func TestTwoHopChainAndMaxHops(t *testing.T) {
 }
 
 func TestUnknownActionNamesIt(t *testing.T) {
-	dir := t.TempDir()
-	caller := withPolicy(t, dir, scripted("caller", "", Step{Call: "callee", Action: "fly", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["callee"]}`)
+	caller := scripted("caller", "", Step{Call: "callee", Action: "fly", TimeoutSec: 10}, Step{Wait: Duration(time.Hour)})
 	callee := scripted("callee", "", Step{Wait: Duration(time.Hour)})
 	callee.Actions = map[string]ActionSpec{"walk": {Reply: "walked"}}
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{caller, callee}})
-	ev := startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 10*time.Second, "the call to end", func() bool {
-		return ev.has(func(e Event) bool { return e["event"] == "call" })
+	onEachStoreWith(t, Team{Name: "t", Members: []MemberSpec{caller, callee}}, map[string]string{"caller": `{"allowed_targets":["callee"]}`}, func(t *testing.T, k *kept) {
+		ev := k.start(t, Options{})
+		testkit.WaitFor(t, 10*time.Second, "the call to end", func() bool {
+			return ev.has(func(e Event) bool { return e["event"] == "call" })
+		})
+		c := k.chains(t)[0].Rows[0].Call
+		if c.Status != trace.CallError || !strings.Contains(c.ErrorMessage, `callee has no action "fly"`) {
+			t.Fatalf("got %+v", c)
+		}
 	})
-	c := chains(t, dir)[0].Rows[0].Call
-	if c.Status != trace.CallError || !strings.Contains(c.ErrorMessage, `callee has no action "fly"`) {
-		t.Fatalf("got %+v", c)
-	}
 }
 
 // TestExecTeammateAnswersAndMisanswers: an exec teammate answers through

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"huddle/internal/testkit"
-	"huddle/internal/testkit/files"
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/storekinds"
 )
 
 // A team under test, kept in a store of one kind: the runtime and every
@@ -25,21 +28,39 @@ type kept struct {
 	tm   *Team
 }
 
-// onEachStore runs f once for each kind of store huddle has, with tm put
-// in a fresh one: "files", a team directory, and "nats", an embedded NATS
-// server with a local directory of its own.
+// onEachStore runs f once for each kind of store huddle has
+// (store/storekinds), with tm put in a fresh one: "files", a team
+// directory, and "nats", an embedded NATS server with a local directory of
+// its own.
 func onEachStore(t *testing.T, tm Team, f func(t *testing.T, k *kept)) {
 	t.Helper()
-	for _, kind := range []string{"files", "nats"} {
+	onEachStoreWith(t, tm, nil, f)
+}
+
+// onEachStoreWith is onEachStore with members' IPC policies (member →
+// .puruto-ipc.json), put in the store's configuration as huddle init
+// puts them (on a team directory, ipc/<member>.puruto-ipc.json).
+func onEachStoreWith(t *testing.T, tm Team, policies map[string]string, f func(t *testing.T, k *kept)) {
+	t.Helper()
+	for _, kind := range slices.Sorted(maps.Keys(storekinds.Open)) {
 		t.Run(kind, func(t *testing.T) {
-			k := &kept{kind: kind, dir: t.TempDir()}
-			if kind == "files" {
-				writeTeam(t, k.dir, tm)
-				k.st = files.Open(t, k.dir)
+			k := &kept{kind: kind, st: storekinds.Open[kind](t)}
+			if d, ok := k.st.(interface{ Dir() string }); ok {
+				k.dir = d.Dir()
 			} else {
-				k.st = natsTeam(t, tm, nil)()
+				k.dir = t.TempDir()
 			}
-			parsed, err := LoadTeamOn(t.Context(), k.st)
+			ctx := t.Context()
+			b, _ := json.Marshal(tm)
+			if err := k.st.PutConfig(ctx, store.ConfigTeam, b); err != nil {
+				t.Fatal(err)
+			}
+			for member, p := range policies {
+				if err := k.st.PutConfig(ctx, store.MemberPolicyConfig(member), []byte(p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			parsed, err := LoadTeamOn(ctx, k.st)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,4 +186,22 @@ func (k *kept) messagesTo(t *testing.T, member string) []protocol.Message {
 		}
 	}
 	return out
+}
+
+// chains folds the spans the store holds into call chains.
+func (k *kept) chains(t *testing.T) []trace.Chain {
+	t.Helper()
+	sr, ok := k.st.(store.SpanReader)
+	if !ok {
+		t.Fatal(errors.New("the store cannot read its spans"))
+	}
+	spans, _, err := sr.Spans(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := trace.NewTraces()
+	for _, s := range spans {
+		tr.Add(s)
+	}
+	return tr.Chains()
 }

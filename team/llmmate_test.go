@@ -148,45 +148,46 @@ func waitAnswer(t *testing.T, ch <-chan planAnswer) planAnswer {
 }
 
 func TestLLMEnvSubmitPlanApproveAndReject(t *testing.T) {
-	dir := t.TempDir()
-	fk := &fakes{}
-	startLLMTeam(t, dir, fk, llmMember("coder"))
-	env := fk.of(t, "coder").cfg.Env
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{llmMember("coder")}}, func(t *testing.T, k *kept) {
+		fk := &fakes{}
+		k.start(t, Options{newThinker: fk.build})
+		env := fk.of(t, "coder").cfg.Env
 
-	ch := submitAsync(t, env, "add a test")
-	testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return pendingPlan(dir, "coder") != nil })
-	testkit.WaitFor(t, 5*time.Second, "coder awaiting approval", func() bool { return memberStatus(dir, "coder") == protocol.MemberAwaitingApproval })
-	first := pendingPlan(dir, "coder")
-	if first.Plan != "add a test" {
-		t.Fatalf("plan = %q", first.Plan)
-	}
-	if _, err := dirDecide(dir, first.ID, protocol.EventReject, "smaller steps", ""); err != nil {
-		t.Fatal(err)
-	}
-	if a := waitAnswer(t, ch); a.ok || a.feedback != "smaller steps" || a.err != nil {
-		t.Fatalf("rejected plan: %+v", a)
-	}
-	if st := memberStatus(dir, "coder"); st != protocol.MemberRevising {
-		t.Fatalf("status after a rejection = %s", st)
-	}
+		ch := submitAsync(t, env, "add a test")
+		testkit.WaitFor(t, 5*time.Second, "a pending plan", func() bool { return k.pendingPlan("coder") != nil })
+		testkit.WaitFor(t, 5*time.Second, "coder awaiting approval", func() bool { return k.status("coder") == protocol.MemberAwaitingApproval })
+		first := k.pendingPlan("coder")
+		if first.Plan != "add a test" {
+			t.Fatalf("plan = %q", first.Plan)
+		}
+		if _, err := k.decide(first.ID, protocol.EventReject, "smaller steps"); err != nil {
+			t.Fatal(err)
+		}
+		if a := waitAnswer(t, ch); a.ok || a.feedback != "smaller steps" || a.err != nil {
+			t.Fatalf("rejected plan: %+v", a)
+		}
+		if st := k.status("coder"); st != protocol.MemberRevising {
+			t.Fatalf("status after a rejection = %s", st)
+		}
 
-	ch = submitAsync(t, env, "add a test, in two steps")
-	testkit.WaitFor(t, 5*time.Second, "the revised plan", func() bool {
-		p := pendingPlan(dir, "coder")
-		return p != nil && p.ID != first.ID
+		ch = submitAsync(t, env, "add a test, in two steps")
+		testkit.WaitFor(t, 5*time.Second, "the revised plan", func() bool {
+			p := k.pendingPlan("coder")
+			return p != nil && p.ID != first.ID
+		})
+		if r := k.pendingPlan("coder"); r.Revises != first.ID {
+			t.Fatalf("the revised plan revises %q, want %s", r.Revises, first.ID)
+		}
+		if _, err := k.decide(k.pendingPlan("coder").ID, protocol.EventApprove, "go ahead"); err != nil {
+			t.Fatal(err)
+		}
+		if a := waitAnswer(t, ch); !a.ok || a.feedback != "go ahead" || a.err != nil {
+			t.Fatalf("approved plan: %+v", a)
+		}
+		if rec := k.member("coder"); rec == nil || rec.Status != protocol.MemberWorking || rec.Counters.Plans != 2 || rec.RequestID != "" {
+			t.Fatalf("record after approval: %+v", rec)
+		}
 	})
-	if r := pendingPlan(dir, "coder"); r.Revises != first.ID {
-		t.Fatalf("the revised plan revises %q, want %s", r.Revises, first.ID)
-	}
-	if _, err := dirDecide(dir, pendingPlan(dir, "coder").ID, protocol.EventApprove, "go ahead", ""); err != nil {
-		t.Fatal(err)
-	}
-	if a := waitAnswer(t, ch); !a.ok || a.feedback != "go ahead" || a.err != nil {
-		t.Fatalf("approved plan: %+v", a)
-	}
-	if rec := memberRecord(t, dir, "coder"); rec.Status != protocol.MemberWorking || rec.Counters.Plans != 2 || rec.RequestID != "" {
-		t.Fatalf("record after approval: %+v", rec)
-	}
 }
 
 func TestLLMEnvSendChecksAddresses(t *testing.T) {

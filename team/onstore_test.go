@@ -16,31 +16,14 @@ import (
 	"huddle/teamdir"
 )
 
-const onStoreTeam = `{"name":"crew","settings":{"shutdown_deadline":"45s"},"members":[
-  {"name":"ana","runtime":{"kind":"external"}},
-  {"name":"bo","runtime":{"kind":"external"}},
-  {"name":"cy","runtime":{"kind":"external"}}]}`
-
 // eachStore runs f on a store of each kind holding the crew team.
 func eachStore(t *testing.T, f func(t *testing.T, ctx context.Context, st store.Store, tm *Team)) {
-	for name, open := range storekinds.Open {
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			st := open(t)
-			if err := st.PutConfig(ctx, store.ConfigTeam, []byte(onStoreTeam)); err != nil {
-				t.Fatal(err)
-			}
-			tm, err := LoadTeamOn(ctx, st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tm.Name != "crew" || len(tm.Members) != 3 {
-				t.Fatalf("LoadTeamOn = %+v, want crew with 3 members", tm)
-			}
-			f(t, ctx, st, tm)
-		})
-	}
+	onEachStore(t, crew, func(t *testing.T, k *kept) {
+		if k.tm.Name != "crew" || len(k.tm.Members) != 3 {
+			t.Fatalf("LoadTeamOn = %+v, want crew with 3 members", k.tm)
+		}
+		f(t, t.Context(), k.st, k.tm)
+	})
 }
 
 // inboxOn consumes member's inbox in st until it holds n messages.
