@@ -29,15 +29,6 @@ func dirSend(dir string, t *Team, from, to, text string) error {
 	return Send(context.Background(), st, t, from, to, text)
 }
 
-func dirBroadcast(dir string, t *Team, from, text string) (int, error) {
-	st, err := filestore.Open(dir)
-	if err != nil {
-		return 0, err
-	}
-	defer st.Close()
-	return Broadcast(context.Background(), st, t, from, text)
-}
-
 func dirRequestShutdown(dir, member, reason string) (*protocol.Request, error) {
 	t, err := Load(dir)
 	if err != nil {

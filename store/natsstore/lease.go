@@ -75,7 +75,7 @@ func (s *Store) LeaseHolder(ctx context.Context, member string) (*store.HeldErro
 	}
 	var v leaseValue
 	if json.Unmarshal(e.Value(), &v) != nil || v.Holder == "" {
-		return nil, nil // a torn value holds no lease
+		return nil, nil //nolint:nilerr // a torn value holds no lease
 	}
 	h := &store.HeldError{Member: member, Holder: v.Holder, Expires: e.Created().Add(time.Duration(v.TTLMS) * time.Millisecond)}
 	if store.Expired(h.Expires, time.Now()) {
