@@ -174,7 +174,7 @@ func TestRuntimeWatchesARecreatedRestartDir(t *testing.T) {
 	if err := os.RemoveAll(restart); err != nil {
 		t.Fatal(err)
 	}
-	// The runtime may have made it again already (rewatch): either way a
+	// The store's watch may have made it again already: either way a
 	// restart/ is there, watched or about to be.
 	if err := os.MkdirAll(restart, teamdir.DirMode); err != nil {
 		t.Fatal(err)
