@@ -19,6 +19,7 @@ import (
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -317,29 +318,27 @@ func TestLargeAnswers(t *testing.T) {
 // a plan_approval_response with approve false and reason "expired", and the
 // roster does not show it awaiting approval with no pending request.
 func TestExecAgentToldOfExpiredPlan(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Settings: Settings{ApprovalDeadline: Duration(150 * time.Millisecond)},
-		Members: []MemberSpec{roleSpec("planner", "planner")}})
-	startTeam(t, dir, Options{})
-	got := leadMessages(t, dir)
-	var id string
-	testkit.WaitFor(t, 10*time.Second, "the plan expired", func() bool {
-		rs, _ := ListRequests(dir)
-		for _, r := range rs {
-			if r.From == "planner" && r.Status == protocol.RequestExpired {
-				id = r.ID
-				return true
+	onEachStore(t, Team{Name: "t", Settings: Settings{ApprovalDeadline: Duration(150 * time.Millisecond)},
+		Members: []MemberSpec{roleSpec("planner", "planner")}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{})
+		var id string
+		testkit.WaitFor(t, 10*time.Second, "the plan expired", func() bool {
+			for _, r := range k.requests() {
+				if r.From == "planner" && r.Status == protocol.RequestExpired {
+					id = r.ID
+					return true
+				}
 			}
+			return false
+		})
+		testkit.WaitFor(t, 10*time.Second, "the agent told", func() bool {
+			return strings.Contains(k.leadMessages(t), "planner:response "+id+" approve=false reason=expired")
+		})
+		testkit.WaitFor(t, 10*time.Second, "planner revising", func() bool { return k.status("planner") == protocol.MemberRevising })
+		if m := k.member("planner"); !strings.Contains(m.Activity, "expired") {
+			t.Fatalf("planner's activity %q does not say the plan expired", m.Activity)
 		}
-		return false
 	})
-	testkit.WaitFor(t, 10*time.Second, "the agent told", func() bool {
-		return strings.Contains(got(), "planner:response "+id+" approve=false reason=expired")
-	})
-	testkit.WaitFor(t, 10*time.Second, "planner revising", func() bool { return memberStatus(dir, "planner") == protocol.MemberRevising })
-	if m, _ := LoadMember(dir, "planner"); !strings.Contains(m.Activity, "expired") {
-		t.Fatalf("planner's activity %q does not say the plan expired", m.Activity)
-	}
 }
 
 // TestExecRosterFollowsADecisionWithoutALine: a plan decided by the
@@ -347,22 +346,22 @@ func TestExecAgentToldOfExpiredPlan(t *testing.T) {
 // teammate's gate: the roster does not show it awaiting approval of a plan
 // that is no longer pending.
 func TestExecRosterFollowsADecisionWithoutALine(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{roleSpec("planner", "planner")}})
-	startTeam(t, dir, Options{})
-	var id string
-	testkit.WaitFor(t, 10*time.Second, "planner awaiting approval", func() bool {
-		m, err := LoadMember(dir, "planner")
-		if err != nil || m.Status != protocol.MemberAwaitingApproval {
-			return false
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{roleSpec("planner", "planner")}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{})
+		var id string
+		testkit.WaitFor(t, 10*time.Second, "planner awaiting approval", func() bool {
+			m := k.member("planner")
+			if m == nil || m.Status != protocol.MemberAwaitingApproval {
+				return false
+			}
+			id = m.RequestID
+			return id != ""
+		})
+		if _, err := k.st.Decide(t.Context(), id, store.Decision{Event: protocol.EventApprove, By: "another-lead", Text: "ok", At: time.Now()}); err != nil {
+			t.Fatal(err)
 		}
-		id = m.RequestID
-		return id != ""
+		testkit.WaitFor(t, 10*time.Second, "planner working", func() bool { return k.status("planner") == protocol.MemberWorking })
 	})
-	if _, err := Resolve(dir, id, Resolution{Event: protocol.EventApprove, By: "another-lead", Text: "ok"}); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 10*time.Second, "planner working", func() bool { return memberStatus(dir, "planner") == protocol.MemberWorking })
 }
 
 // TestExecAgentToldOfCancelledPlan: a newer plan cancels the older one, and

@@ -73,9 +73,11 @@ func onEachStoreWith(t *testing.T, tm Team, policies map[string]string, f func(t
 // start runs the team until the test ends, as startTeam does.
 func (k *kept) start(t *testing.T, opts Options) *events {
 	t.Helper()
+	if opts.Tick == 0 {
+		opts.Tick = 20 * time.Millisecond
+	}
 	ev := &events{}
 	opts.OnEvent = ev.add
-	opts.Tick = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, k.st, k.dir, opts) }()
@@ -204,4 +206,15 @@ func (k *kept) chains(t *testing.T) []trace.Chain {
 		tr.Add(s)
 	}
 	return tr.Chains()
+}
+
+// leadMessages is every message the lead's inbox holds, "from:content"
+// joined by "|".
+func (k *kept) leadMessages(t *testing.T) string {
+	t.Helper()
+	var seen []string
+	for _, m := range k.messagesTo(t, protocol.Lead) {
+		seen = append(seen, m.From+":"+m.Content)
+	}
+	return strings.Join(seen, "|")
 }

@@ -12,6 +12,7 @@ import (
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -119,22 +120,21 @@ func TestRestartAskedWhileDownIsHonouredAtStart(t *testing.T) {
 // by another process with a short deadline expires: its creation arms the
 // runtime's timer.
 func TestDeadlineExpiresWithoutATick(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Wait: Duration(time.Hour)})}})
-	ev, _ := startUntickedTeam(t, dir)
-	r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown), protocol.Lead, "alice", time.Now(), 200*time.Millisecond)
-	if err := CreateRequest(dir, &r); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 10*time.Second, "the request expired", func() bool {
-		return ev.has(func(e Event) bool {
-			return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == string(protocol.RequestExpired)
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Wait: Duration(time.Hour)})}}, func(t *testing.T, k *kept) {
+		ev := k.start(t, Options{Tick: noTick})
+		r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown), protocol.Lead, "alice", time.Now(), 200*time.Millisecond)
+		if err := k.st.CreateRequest(t.Context(), &r); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 10*time.Second, "the request expired", func() bool {
+			return ev.has(func(e Event) bool {
+				return e["event"] == "request_resolved" && e["id"] == r.ID && e["status"] == string(protocol.RequestExpired)
+			})
 		})
+		if got := k.request(r.ID); got == nil || got.Status != protocol.RequestExpired {
+			t.Fatalf("record: %+v", got)
+		}
 	})
-	got, err := LoadRequest(dir, r.ID)
-	if err != nil || got.Status != protocol.RequestExpired {
-		t.Fatalf("record: %+v, %v", got, err)
-	}
 }
 
 // TestDecisionFileAloneWakesTheAwaitingTeammate: with no tick at all, a
@@ -142,20 +142,20 @@ func TestDeadlineExpiresWithoutATick(t *testing.T) {
 // its line) lets the scripted teammate go on: the watch on requests/ wakes
 // it; nothing polls.
 func TestDecisionFileAloneWakesTheAwaitingTeammate(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}})
-	startUntickedTeam(t, dir)
-	var plan *protocol.Request
-	testkit.WaitFor(t, 10*time.Second, "alice's plan pending", func() bool {
-		plan = pendingPlan(dir, "alice")
-		return plan != nil && memberStatus(dir, "alice") == protocol.MemberAwaitingApproval
-	})
-	if _, err := Resolve(dir, plan.ID, Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 10*time.Second, "alice past her plan", func() bool {
-		m, err := LoadMember(dir, "alice")
-		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{scripted("alice", "", Step{Plan: "the plan"}, Step{Wait: Duration(time.Hour)})}}, func(t *testing.T, k *kept) {
+		k.start(t, Options{Tick: noTick})
+		var plan *protocol.Request
+		testkit.WaitFor(t, 10*time.Second, "alice's plan pending", func() bool {
+			plan = k.pendingPlan("alice")
+			return plan != nil && k.status("alice") == protocol.MemberAwaitingApproval
+		})
+		if _, err := k.st.Decide(t.Context(), plan.ID, store.Decision{Event: protocol.EventApprove, By: protocol.Lead, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 10*time.Second, "alice past her plan", func() bool {
+			m := k.member("alice")
+			return m != nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
+		})
 	})
 }
 
