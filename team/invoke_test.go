@@ -136,42 +136,43 @@ func TestUnknownActionNamesIt(t *testing.T) {
 // its result action; a malformed answer reaches the caller as
 // INVALID_RESPONSE.
 func TestExecTeammateAnswersAndMisanswers(t *testing.T) {
-	dir := t.TempDir()
 	exe, _ := os.Executable()
 	execSpec := func(name, role string) MemberSpec {
 		return MemberSpec{Name: name, Runtime: RuntimeSpec{Kind: RuntimeExec, Command: []string{"/usr/bin/env", roleEnv + "=" + role, exe}}}
 	}
-	caller := withPolicy(t, dir, scripted("caller", "",
+	caller := scripted("caller", "",
 		Step{Call: "good", Action: "audit", Prompt: "invoice 7", TimeoutSec: 10},
 		Step{Call: "bad", Action: "audit", Prompt: "invoice 8", TimeoutSec: 10},
-		Step{Wait: Duration(time.Hour)}), `{"allowed_targets":["good","bad"]}`)
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{caller, execSpec("good", "echo"), execSpec("bad", "garbage")}})
-	ev := startTeam(t, dir, Options{})
-	testkit.WaitFor(t, 15*time.Second, "both calls", func() bool {
-		n := 0
-		ev.mu.Lock()
-		for _, e := range ev.es {
-			if e["event"] == "call" {
-				n++
+		Step{Wait: Duration(time.Hour)})
+	tm := Team{Name: "t", Members: []MemberSpec{caller, execSpec("good", "echo"), execSpec("bad", "garbage")}}
+	onEachStoreWith(t, tm, map[string]string{"caller": `{"allowed_targets":["good","bad"]}`}, func(t *testing.T, k *kept) {
+		ev := k.start(t, Options{})
+		testkit.WaitFor(t, 15*time.Second, "both calls", func() bool {
+			n := 0
+			ev.mu.Lock()
+			for _, e := range ev.es {
+				if e["event"] == "call" {
+					n++
+				}
 			}
+			ev.mu.Unlock()
+			return n == 2
+		})
+		byTarget := map[string]*trace.Call{}
+		for _, c := range k.chains(t) {
+			byTarget[c.Rows[0].Call.Target] = c.Rows[0].Call
 		}
-		ev.mu.Unlock()
-		return n == 2
+		if g := byTarget["good"]; g == nil || g.Status != trace.CallOK || !strings.Contains(g.Result, "echo: invoice 7") {
+			t.Fatalf("good: %+v", g)
+		}
+		if b := byTarget["bad"]; b == nil || b.ErrorCode != "INVALID_RESPONSE" {
+			t.Fatalf("bad: %+v", b)
+		}
+		// The trace keeps the answer that was refused, so a person can see why.
+		if b := byTarget["bad"]; !strings.Contains(b.Refused, "echo: invoice 8") || !strings.Contains(b.Refused, `"status":""`) {
+			t.Errorf("bad: the refused answer is not in the trace: %q", b.Refused)
+		}
 	})
-	byTarget := map[string]*trace.Call{}
-	for _, c := range chains(t, dir) {
-		byTarget[c.Rows[0].Call.Target] = c.Rows[0].Call
-	}
-	if g := byTarget["good"]; g == nil || g.Status != trace.CallOK || !strings.Contains(g.Result, "echo: invoice 7") {
-		t.Fatalf("good: %+v", g)
-	}
-	if b := byTarget["bad"]; b == nil || b.ErrorCode != "INVALID_RESPONSE" {
-		t.Fatalf("bad: %+v", b)
-	}
-	// The trace keeps the answer that was refused, so a person can see why.
-	if b := byTarget["bad"]; !strings.Contains(b.Refused, "echo: invoice 8") || !strings.Contains(b.Refused, `"status":""`) {
-		t.Errorf("bad: the refused answer is not in the trace: %q", b.Refused)
-	}
 }
 
 // TestThousandConcurrentCalls: 1,000 calls at once across 10 scripted

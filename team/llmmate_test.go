@@ -191,79 +191,85 @@ func TestLLMEnvSubmitPlanApproveAndReject(t *testing.T) {
 }
 
 func TestLLMEnvSendChecksAddresses(t *testing.T) {
-	dir := t.TempDir()
-	fk := &fakes{}
-	startLLMTeam(t, dir, fk, llmMember("coder"), llmMember("reviewer"))
-	env := fk.of(t, "coder").cfg.Env
-	for _, bad := range []string{"nobody", "../lead", ""} {
-		if err := env.Send(bad, "hi"); err == nil {
-			t.Errorf("Send to %q was accepted", bad)
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{llmMember("coder"), llmMember("reviewer")}}, func(t *testing.T, k *kept) {
+		fk := &fakes{}
+		k.start(t, Options{newThinker: fk.build})
+		env := fk.of(t, "coder").cfg.Env
+		for _, bad := range []string{"nobody", "../lead", ""} {
+			if err := env.Send(bad, "hi"); err == nil {
+				t.Errorf("Send to %q was accepted", bad)
+			}
 		}
-	}
-	if err := env.Send("reviewer", ""); err == nil {
-		t.Error("an empty message was accepted")
-	}
-	if err := env.Send("reviewer", "please review"); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Broadcast("done for today"); err != nil {
-		t.Fatal(err)
-	}
-	rv := fk.of(t, "reviewer")
-	testkit.WaitFor(t, 5*time.Second, "the message and the broadcast at reviewer's loop", func() bool {
-		return rv.got("message from coder: please review") && rv.got("broadcast from coder: done for today")
+		if err := env.Send("reviewer", ""); err == nil {
+			t.Error("an empty message was accepted")
+		}
+		if err := env.Send("reviewer", "please review"); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Broadcast("done for today"); err != nil {
+			t.Fatal(err)
+		}
+		rv := fk.of(t, "reviewer")
+		testkit.WaitFor(t, 5*time.Second, "the message and the broadcast at reviewer's loop", func() bool {
+			return rv.got("message from coder: please review") && rv.got("broadcast from coder: done for today")
+		})
+		testkit.WaitFor(t, 5*time.Second, "coder's sent counter", func() bool {
+			m := k.member("coder")
+			return m != nil && m.Counters.Sent == 2
+		})
 	})
-	testkit.WaitFor(t, 5*time.Second, "coder's sent counter", func() bool { return memberRecord(t, dir, "coder").Counters.Sent == 2 })
 }
 
 func TestLLMEnvCallReachesAScriptedTeammate(t *testing.T) {
-	dir := t.TempDir()
-	fk := &fakes{}
-	coder := withPolicy(t, dir, llmMember("coder"), `{"allowed_targets":["tester"]}`)
 	tester := scripted("tester", "", Step{Wait: Duration(time.Hour)})
 	tester.Actions = map[string]ActionSpec{"run_tests": {Reply: "all green"}}
-	startLLMTeam(t, dir, fk, coder, tester)
-	env := fk.of(t, "coder").cfg.Env
+	tm := Team{Name: "t", Members: []MemberSpec{llmMember("coder"), tester}}
+	onEachStoreWith(t, tm, map[string]string{"coder": `{"allowed_targets":["tester"]}`}, func(t *testing.T, k *kept) {
+		fk := &fakes{}
+		k.start(t, Options{newThinker: fk.build})
+		env := fk.of(t, "coder").cfg.Env
 
-	out, err := env.Call(context.Background(), "tester", "run_tests", "./...", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res protocol.InvocationResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("result %q: %v", out, err)
-	}
-	if res.Status != "ok" || !strings.Contains(string(res.Result), "all green") {
-		t.Fatalf("result = %s", out)
-	}
-	// Outside the policy: the error result, with its code, is the text.
-	out, err = env.Call(context.Background(), "coder", "x", "", 10)
-	if err != nil || !strings.Contains(out, string(protocol.ErrDenied)) {
-		t.Fatalf("a denied call gave %q, %v", out, err)
-	}
+		out, err := env.Call(context.Background(), "tester", "run_tests", "./...", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res protocol.InvocationResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("result %q: %v", out, err)
+		}
+		if res.Status != "ok" || !strings.Contains(string(res.Result), "all green") {
+			t.Fatalf("result = %s", out)
+		}
+		// Outside the policy: the error result, with its code, is the text.
+		out, err = env.Call(context.Background(), "coder", "x", "", 10)
+		if err != nil || !strings.Contains(out, string(protocol.ErrDenied)) {
+			t.Fatalf("a denied call gave %q, %v", out, err)
+		}
+	})
 }
 
 func TestLLMEnvShutdownResponseApproves(t *testing.T) {
-	dir := t.TempDir()
-	fk := &fakes{}
-	startLLMTeam(t, dir, fk, llmMember("coder"))
-	f := fk.of(t, "coder")
-	testkit.WaitFor(t, 5*time.Second, "coder working", func() bool { return memberStatus(dir, "coder") == protocol.MemberWorking })
-	r, err := dirRequestShutdown(dir, "coder", "end of day")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 5*time.Second, "the shutdown request at the loop", func() bool { return f.got(r.ID) && f.got("shutdown_response") })
-	if err := f.cfg.Env.ShutdownResponse("sd-nope", true, ""); err == nil {
-		t.Error("an answer to an unknown request was accepted")
-	}
-	if err := f.cfg.Env.ShutdownResponse(r.ID, true, "all done"); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 5*time.Second, "coder stopped", func() bool { return memberStatus(dir, "coder") == protocol.MemberStopped })
-	if got, _ := LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved || got.ResolvedBy != "coder" {
-		t.Fatalf("request = %+v", got)
-	}
+	onEachStore(t, Team{Name: "t", Members: []MemberSpec{llmMember("coder")}}, func(t *testing.T, k *kept) {
+		fk := &fakes{}
+		k.start(t, Options{newThinker: fk.build})
+		f := fk.of(t, "coder")
+		testkit.WaitFor(t, 5*time.Second, "coder working", func() bool { return k.status("coder") == protocol.MemberWorking })
+		r, err := k.requestShutdown("coder", "end of day")
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 5*time.Second, "the shutdown request at the loop", func() bool { return f.got(r.ID) && f.got("shutdown_response") })
+		if err := f.cfg.Env.ShutdownResponse("sd-nope", true, ""); err == nil {
+			t.Error("an answer to an unknown request was accepted")
+		}
+		if err := f.cfg.Env.ShutdownResponse(r.ID, true, "all done"); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 5*time.Second, "coder stopped", func() bool { return k.status("coder") == protocol.MemberStopped })
+		if got := k.request(r.ID); got == nil || got.Status != protocol.RequestApproved || got.ResolvedBy != "coder" {
+			t.Fatalf("request = %+v", got)
+		}
+	})
 }
 
 // TestLLMInvocationIsAnsweredByTheLoop: a scripted caller invokes an llm
