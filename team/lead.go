@@ -56,7 +56,14 @@ func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reaso
 	}
 	ms, err := st.Member(ctx, member, LostAfter)
 	if err == nil && ms.Status.IsTerminal() && !Down(RuntimeOf(ctx, st)) {
-		return decideOn(ctx, st, r.ID, alreadyEnded(member, ms.Status))
+		cr, err := decideOn(ctx, st, r.ID, alreadyEnded(member, ms.Status))
+		var already *store.AlreadyError
+		if errors.As(err, &already) {
+			// The runtime saw the request first and ended it (a request
+			// to a member that has ended is cancelled by whoever sees it).
+			return requestOn(ctx, st, r.ID)
+		}
+		return cr, err
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("member %s: %w", member, err)

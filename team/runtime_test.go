@@ -210,9 +210,15 @@ func TestPlanGateApproveAndRejectRevise(t *testing.T) {
 	})
 }
 
+// TestShutdownRejectedWhileWorkingThenApproved: a scripted teammate whose
+// policy is reject_while_working refuses a shutdown in the middle of a
+// step (bob's lasts an hour: no scheduler ends it first) and approves one
+// when it is not working (bee waits); a stopped member's shutdown is
+// cancelled at once.
 func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
 	onEachStore(t, Team{Name: "t", Members: []MemberSpec{
-		scripted("bob", OnShutdownRejectWhileWorking, Step{Work: Duration(400 * time.Millisecond), Activity: "critical section"}, Step{Wait: Duration(time.Hour)}),
+		scripted("bob", OnShutdownRejectWhileWorking, Step{Work: Duration(time.Hour), Activity: "critical section"}),
+		scripted("bee", OnShutdownRejectWhileWorking, Step{Wait: Duration(time.Hour)}),
 	}}, func(t *testing.T, k *kept) {
 		k.start(t, Options{})
 		testkit.WaitFor(t, 5*time.Second, "bob working", func() bool {
@@ -227,17 +233,20 @@ func TestShutdownRejectedWhileWorkingThenApproved(t *testing.T) {
 		if got := k.request(r.ID); got.Status != protocol.RequestRejected || got.ResolvedBy != "bob" || !strings.Contains(got.ResponseReason, "critical section") {
 			t.Fatalf("shutdown while working: %+v", got)
 		}
-		testkit.WaitFor(t, 5*time.Second, "bob idle", func() bool { return k.status("bob") == protocol.MemberIdle })
-		r2, err := k.requestShutdown("bob", "end of day, really")
+		if st := k.status("bob"); st != protocol.MemberWorking {
+			t.Fatalf("bob is %s after refusing, want working", st)
+		}
+		testkit.WaitFor(t, 5*time.Second, "bee idle", func() bool { return k.status("bee") == protocol.MemberIdle })
+		r2, err := k.requestShutdown("bee", "end of day, really")
 		if err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitFor(t, 5*time.Second, "bob stopped", func() bool { return k.status("bob") == protocol.MemberStopped })
-		if got := k.request(r2.ID); got == nil || got.Status != protocol.RequestApproved {
-			t.Fatalf("second shutdown: %+v", got)
+		testkit.WaitFor(t, 5*time.Second, "bee stopped", func() bool { return k.status("bee") == protocol.MemberStopped })
+		if got := k.request(r2.ID); got == nil || got.Status != protocol.RequestApproved || got.ResolvedBy != "bee" {
+			t.Fatalf("shutdown of an idle member: %+v", got)
 		}
 		// Asking a stopped member is cancelled at once.
-		r3, err := k.requestShutdown("bob", "again")
+		r3, err := k.requestShutdown("bee", "again")
 		if err != nil {
 			t.Fatal(err)
 		}
