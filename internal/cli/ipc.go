@@ -142,7 +142,7 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 			return cl.usageError("--correlation: %v", err)
 		}
 	}
-	return cl.withState(requireDir, func(ctx context.Context, st store.Store) int {
+	return cl.withState(needDir, func(ctx context.Context, st store.Store) int {
 		chains, skipped, err := chainsOn(ctx, st)
 		if err != nil {
 			return cl.fail(err)

@@ -33,16 +33,6 @@ func requireTeam(dir string) error {
 	return nil
 }
 
-// runtimeState asks runtime.lock whether a runtime runs the team in dir; a
-// lock that cannot be probed reads as running (nothing is said).
-func runtimeState(dir string) team.RuntimeState {
-	st, err := team.ProbeRuntime(dir)
-	if err != nil {
-		return team.RuntimeState{Running: true}
-	}
-	return st
-}
-
 // warnCorrupt says, one line each, which records cannot be read.
 func warnCorrupt(cl *cmdline, bad []store.CorruptError) {
 	for i := range bad {
@@ -166,42 +156,52 @@ func runStatus(cl *cmdline, asJSON bool, lostAfter time.Duration) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
-	if cl.onStore() {
-		if lostAfter <= 0 {
-			return cl.usageError("--lost-after must be more than 0")
-		}
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return statusOnStore(ctx, cl, st, asJSON, lostAfter) })
-	}
-	if cl.flagGiven("lost-after") {
+	// On a team directory runtime.lock, not a deadline, says who is lost.
+	if cl.flagGiven("lost-after") && !cl.onStore() {
 		return cl.usageError("--lost-after goes with --store")
 	}
-	t, err := team.Load(cl.dir)
+	if lostAfter <= 0 {
+		return cl.usageError("--lost-after must be more than 0")
+	}
+	return cl.withTeam(func(ctx context.Context, st store.Store) int { return printTeamStatus(ctx, cl, st, asJSON, lostAfter) })
+}
+
+// printTeamStatus is huddle status on st: team.json's members joined with
+// their records, and the corrupt ones named.
+func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
+	t, err := team.LoadTeamOn(ctx, st)
 	if err != nil {
 		return cl.fail(err)
 	}
-	recs, bad, err := team.ReadMembers(cl.dir)
+	states, bad, err := st.Members(ctx, lostAfter)
 	if err != nil {
 		return cl.fail(fmt.Errorf("members: %w", err))
 	}
 	warnCorrupt(cl, bad)
-	rt := runtimeState(cl.dir)
+	rt := team.RuntimeOfMembers(st, states, lostAfter)
 	down := team.Down(rt)
-	byName := map[string]protocol.Member{}
-	for _, r := range recs {
-		if down {
+	byName := map[string]store.MemberState{}
+	for _, s := range states {
+		if down && !rt.OnStore {
 			// A runtime that ended (kill -9) left it saying it is alive.
-			r = team.AsSeenWhileDown(r)
+			s.Member = team.AsSeenWhileDown(s.Member)
 		}
-		byName[r.Name] = r
+		byName[s.Name] = s
 	}
 	for i := range bad {
-		byName[bad[i].Name] = protocol.Member{Name: bad[i].Name, Status: team.StatusCorrupt, Error: bad[i].Error()}
+		byName[bad[i].Name] = store.MemberState{Member: protocol.Member{Name: bad[i].Name, Status: team.StatusCorrupt, Error: bad[i].Error()}}
 	}
 	rows := []memberRow{}
 	for _, m := range t.Members {
 		row := newMemberRow(m)
-		if r, ok := byName[m.Name]; ok {
-			row.fill(&r)
+		if s, ok := byName[m.Name]; ok {
+			row.fill(&s.Member)
+			// Only where the members' records say whether the team runs
+			// (a store without runtime.lock) is one unseen lost.
+			if s.Lost && rt.OnStore {
+				seen := s.Seen
+				row.Lost, row.Seen = true, &seen
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -283,24 +283,20 @@ func requestsFlags(fs *flag.FlagSet) runFunc {
 // listRequests is what huddle requests lists: the pending requests, oldest
 // first; with all, then the final ones, newest resolution first, and the
 // corrupt ones; at most limit (0: all). Only all reads the archive.
-func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) {
-	read := team.ReadPendingRequests // a decided record is not even read
+func listRequests(ctx context.Context, cl *cmdline, st store.Store, all bool, limit int) ([]protocol.Request, error) {
+	read := st.LiveRequests
 	if all {
-		read = team.ReadLiveRequests
+		read = st.Requests
 	}
-	live, bad, err := read(cl.dir)
+	recs, bad, err := read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("requests: %w", err)
 	}
+	if !all {
+		bad = undecided(ctx, st, bad)
+	}
 	var pending, final []protocol.Request
-	for _, r := range live {
-		if r.Status == protocol.RequestPending {
-			// The decision file is the truth: finish a resolution whose
-			// rewrite of the record was interrupted.
-			if applied, err := team.ApplyDecision(cl.dir, r.ID); err == nil {
-				r = *applied
-			}
-		}
+	for _, r := range recs {
 		if r.Status == protocol.RequestPending {
 			pending = append(pending, r)
 		} else {
@@ -309,12 +305,6 @@ func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) 
 	}
 	out := pending
 	if all {
-		hist, hbad, err := team.ReadHistory(cl.dir, limit)
-		if err != nil {
-			return nil, fmt.Errorf("requests: %w", err)
-		}
-		bad = append(bad, hbad...)
-		final = team.MergeArchived(final, hist)
 		slices.SortStableFunc(final, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
 		out = append(out, final...)
 		for i := range bad {
@@ -326,6 +316,19 @@ func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) 
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// undecided are the corrupt records of bad that have no decision: a
+// decided one is no pending request, and the pending list does not warn
+// of it.
+func undecided(ctx context.Context, st store.Store, bad []store.CorruptError) []store.CorruptError {
+	out := bad[:0]
+	for _, ce := range bad {
+		if r, _ := st.Request(ctx, ce.Name); r == nil {
+			out = append(out, ce)
+		}
+	}
+	return out
 }
 
 func resolvedAt(r *protocol.Request) time.Time {
@@ -342,17 +345,13 @@ func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
 	if limit < 0 {
 		return cl.usageError("--limit must be 0 or more")
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return requestsOnStore(ctx, cl, st, all, limit, asJSON) })
-	}
-	if err := requireTeam(cl.dir); err != nil {
-		return cl.fail(err)
-	}
-	out, err := listRequests(cl, all, limit)
-	if err != nil {
-		return cl.fail(err)
-	}
-	return printRequests(cl, out, all, asJSON, runtimeState(cl.dir))
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		out, err := listRequests(ctx, cl, st, all, limit)
+		if err != nil {
+			return cl.fail(err)
+		}
+		return printRequests(cl, out, all, asJSON, team.RuntimeOf(ctx, st))
+	})
 }
 
 // printRequests prints what huddle requests lists, as a table or JSON; rt

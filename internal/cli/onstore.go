@@ -10,11 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"time"
 
 	"huddle/ipc/trace"
-	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
 )
@@ -26,67 +23,6 @@ func notRunning(ctx context.Context, st store.Store) string {
 		return team.NotRunning(rt)
 	}
 	return ""
-}
-
-func statusOnStore(ctx context.Context, cl *cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
-	t, err := team.LoadTeamOn(ctx, st)
-	if err != nil {
-		return cl.fail(err)
-	}
-	states, _, err := st.Members(ctx, lostAfter)
-	if err != nil {
-		return cl.fail(fmt.Errorf("members: %w", err))
-	}
-	byName := map[string]store.MemberState{}
-	for _, s := range states {
-		byName[s.Name] = s
-	}
-	rows := []memberRow{}
-	for _, m := range t.Members {
-		row := newMemberRow(m)
-		if s, ok := byName[m.Name]; ok {
-			row.fill(&s.Member)
-			if s.Lost {
-				seen := s.Seen
-				row.Lost, row.Seen = true, &seen
-			}
-		}
-		rows = append(rows, row)
-	}
-	notice := ""
-	if rt := team.RuntimeOn(states, lostAfter); team.Down(rt) {
-		notice = team.NotRunning(rt)
-	}
-	return printStatus(cl, t, rows, notice, asJSON)
-}
-
-// requestsOnStore lists as listRequests does: pending oldest first, then
-// with all the final ones, newest resolution first; at most limit.
-func requestsOnStore(ctx context.Context, cl *cmdline, st store.Store, all bool, limit int, asJSON bool) int {
-	if _, err := team.LoadTeamOn(ctx, st); err != nil {
-		return cl.fail(err)
-	}
-	recs, _, err := st.Requests(ctx)
-	if err != nil {
-		return cl.fail(fmt.Errorf("requests: %w", err))
-	}
-	var pending, final []protocol.Request
-	for _, r := range recs {
-		if r.Status == protocol.RequestPending {
-			pending = append(pending, r)
-		} else {
-			final = append(final, r)
-		}
-	}
-	out := pending
-	if all {
-		slices.SortStableFunc(final, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
-		out = append(out, final...)
-	}
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return printRequests(cl, out, all, asJSON, team.RuntimeOf(ctx, st))
 }
 
 // chainsOn folds the store's spans into chains, newest first.

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -100,20 +101,42 @@ func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
 }
 
 // withTeam runs f on the store that keeps the team, until Ctrl-C, SIGTERM
-// or SIGHUP: --store's, or the files store of --dir, which must hold a
-// team.json. Commands that run once on either kind choose it here.
+// or SIGHUP: --store's, or the files store of --dir; either must hold a
+// team.json, not judged here. Commands that run once on either kind
+// choose it here.
 func (cl *cmdline) withTeam(f func(ctx context.Context, st store.Store) int) int {
-	return cl.withState(requireTeam, f)
+	return cl.withState(needTeam, f)
 }
 
-// withState is withTeam with what --dir must hold checked by need: a
-// team.json (requireTeam), or just the directory (requireDir: traces a
-// huddle serve left need no team).
-func (cl *cmdline) withState(need func(dir string) error, f func(ctx context.Context, st store.Store) int) int {
+// need is what the team's state must hold before a command runs on it.
+type need int
+
+const (
+	// needDir: only the team directory, on a directory (traces a huddle
+	// serve left need no team); nothing more of a store.
+	needDir need = iota
+	// needTeam: a team.json, in the directory or the store, not judged:
+	// requests can still be read and decided while it is being edited.
+	needTeam
+)
+
+// withState is withTeam with what the state must hold said by n.
+func (cl *cmdline) withState(n need, f func(ctx context.Context, st store.Store) int) int {
 	if cl.onStore() {
-		return cl.withStore(f)
+		return cl.withStore(func(ctx context.Context, st store.Store) int {
+			if n == needTeam {
+				if err := storedTeam(ctx, st); err != nil {
+					return cl.fail(err)
+				}
+			}
+			return f(ctx, st)
+		})
 	}
-	if err := need(cl.dir); err != nil {
+	check := requireDir
+	if n == needTeam {
+		check = requireTeam
+	}
+	if err := check(cl.dir); err != nil {
 		return cl.fail(err)
 	}
 	ctx, stop := signalContext()
@@ -134,6 +157,19 @@ func requireDir(dir string) error {
 	return nil
 }
 
+// storedTeam checks that st holds a team.json, as requireTeam does of a
+// directory: without judging it.
+func storedTeam(ctx context.Context, st store.Store) error {
+	_, err := st.Config(ctx, store.ConfigTeam)
+	if errors.Is(err, store.ErrNotFound) {
+		return errors.New("no team in the store (run 'huddle init --store URL')")
+	}
+	if err != nil {
+		return fmt.Errorf("team: %w", err)
+	}
+	return nil
+}
+
 // where names what keeps one of the team's files for a person, and what
 // one record of it is: a line of the file in --dir, or an entry of the
 // store (its URL redacted).
@@ -142,6 +178,25 @@ func (cl *cmdline) where(file string) (where, unit string) {
 		return "the store " + cl.storeName(), "entry"
 	}
 	return filepath.Join(cl.dir, file), "line"
+}
+
+// notYet ends "NAME has no log" for a file the team has none of yet: the
+// path of the file in --dir, or the store.
+func (cl *cmdline) notYet(file string) string {
+	if cl.onStore() {
+		return " in the store yet"
+	}
+	return " yet: " + filepath.Join(cl.dir, file)
+}
+
+// localDir is where this machine keeps what no store holds (the
+// executions of huddle serve): --dir on a team directory; none on a store,
+// which refuses --dir (withStore).
+func (cl *cmdline) localDir() string {
+	if cl.onStore() {
+		return ""
+	}
+	return cl.dir
 }
 
 // withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and closes
