@@ -92,7 +92,7 @@ func (rt *Runtime) caller(member string) *ipc.Caller {
 	c, ok := rt.inv.callers[member]
 	if !ok {
 		policy, policyErr := rt.memberPolicy(member)
-		c = NewCaller(rt.dir, rt.team, rt.inv.router, policy, policyErr)
+		c = &ipc.Caller{Policy: policy, PolicyErr: policyErr, TeamDir: rt.dir}
 		c.Resolve = resolverOn(rt.dir, rt.team, rt.inv.router, rt.sh)
 		c.AppendSpan = rt.sh.appendSpan
 		c.OnSpanError = func(err error) { rt.emit(Event{"event": "error", "member": member, "error": err.Error()}) }

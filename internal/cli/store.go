@@ -17,6 +17,8 @@ import (
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/store/natsstore"
+	"huddle/team"
+	"huddle/teamdir"
 )
 
 // Environment variables a store command reads for its flags' defaults.
@@ -118,23 +120,31 @@ const (
 	// needTeam: a team.json, in the directory or the store, not judged:
 	// requests can still be read and decided while it is being edited.
 	needTeam
+	// needTeamIfAny: a directory without a team.json is not opened, so
+	// nothing is made there, and f gets a nil store (huddle call outside
+	// a team); a store is opened as it is.
+	needTeamIfAny
+	// needTeamAndLocal: needTeam, and with a store --dir too: where this
+	// machine keeps what no store holds (huddle serve's executions), made
+	// when missing.
+	needTeamAndLocal
 )
 
 // withState is withTeam with what the state must hold said by n.
 func (cl *cmdline) withState(n need, f func(ctx context.Context, st store.Store) int) int {
 	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int {
-			if n == needTeam {
-				if err := storedTeam(ctx, st); err != nil {
-					return cl.fail(err)
-				}
-			}
-			return f(ctx, st)
-		})
+		return cl.withStoreFor(n, f)
 	}
-	check := requireDir
-	if n == needTeam {
-		check = requireTeam
+	check := requireTeam
+	switch n {
+	case needDir:
+		check = requireDir
+	case needTeamIfAny:
+		if _, err := os.Stat(team.ConfigPath(cl.dir)); errors.Is(err, os.ErrNotExist) {
+			ctx, stop := signalContext()
+			defer stop()
+			return f(ctx, nil)
+		}
 	}
 	if err := check(cl.dir); err != nil {
 		return cl.fail(err)
@@ -180,6 +190,15 @@ func (cl *cmdline) where(file string) (where, unit string) {
 	return filepath.Join(cl.dir, file), "line"
 }
 
+// teamPlace names where the team is for a person: --dir, or the store's
+// URL, redacted.
+func (cl *cmdline) teamPlace() string {
+	if cl.onStore() {
+		return cl.storeName()
+	}
+	return cl.dir
+}
+
 // notYet ends "NAME has no log" for a file the team has none of yet: the
 // path of the file in --dir, or the store.
 func (cl *cmdline) notYet(file string) string {
@@ -190,8 +209,8 @@ func (cl *cmdline) notYet(file string) string {
 }
 
 // localDir is where this machine keeps what no store holds (the
-// executions of huddle serve): --dir on a team directory; none on a store,
-// which refuses --dir (withStore).
+// executions of huddle serve): --dir on a team directory; none on a
+// store, which refuses --dir but to huddle serve (needTeamAndLocal).
 func (cl *cmdline) localDir() string {
 	if cl.onStore() {
 		return ""
@@ -199,11 +218,22 @@ func (cl *cmdline) localDir() string {
 	return cl.dir
 }
 
-// withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and closes
-// it. The team is in the store: a --dir given too is refused rather than
-// silently not read.
+// withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and
+// closes it. The team is in the store: a --dir given too is refused
+// rather than silently not read.
 func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) int {
-	if cl.flagGiven("dir") {
+	return cl.withStoreFor(needDir, f)
+}
+
+// withStoreFor is withStore with what the store must hold said by n
+// (withState), and --dir taken as this machine's own directory when n
+// says so.
+func (cl *cmdline) withStoreFor(n need, f func(ctx context.Context, st store.Store) int) int {
+	if n == needTeamAndLocal {
+		if err := os.MkdirAll(cl.dir, teamdir.DirMode); err != nil {
+			return cl.fail(fmt.Errorf("local directory: %w", err))
+		}
+	} else if cl.flagGiven("dir") {
 		return cl.usageError("--dir and --store: the team is in the store; drop --dir")
 	}
 	ctx, stop := signalContext()
@@ -213,5 +243,10 @@ func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) in
 		return cl.fail(err)
 	}
 	defer st.Close()
+	if n == needTeam || n == needTeamAndLocal {
+		if err := storedTeam(ctx, st); err != nil {
+			return cl.fail(err)
+		}
+	}
 	return f(ctx, st)
 }
