@@ -12,6 +12,8 @@ import (
 	"huddle/internal/testkit/dirlead"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/team"
 )
 
@@ -172,7 +174,7 @@ func positionAt(tl *Timeline, at time.Time) int {
 
 func TestTimelineOfARealSession(t *testing.T) {
 	ss := runSession(t)
-	tl, err := Read(ss.dir)
+	tl, err := readDir(t, ss.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,4 +327,20 @@ func sameEvents(t *testing.T, got, want []Event) {
 			t.Fatalf("event %d:\n got %s\nwant %s", i, gb, wb)
 		}
 	}
+}
+
+// openFiles opens the files store of a team directory, as internal/cli
+// does for one (Open's openDir).
+func openFiles(dir string) (store.Store, error) { return filestore.Open(dir) }
+
+// readDir is the timeline of the team directory dir, read through its
+// files store.
+func readDir(t *testing.T, dir string) (*Timeline, error) {
+	t.Helper()
+	st, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return Read(t.Context(), st, dir)
 }
