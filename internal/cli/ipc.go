@@ -225,3 +225,20 @@ func callLine(c *trace.Call) string {
 	}
 	return strings.Join(parts, "  ")
 }
+
+// chainsOn folds the store's spans into chains, newest first.
+func chainsOn(ctx context.Context, st store.Store) ([]trace.Chain, int64, error) {
+	sr, ok := st.(store.SpanReader)
+	if !ok {
+		return nil, 0, errors.New("traces: this store cannot read its spans")
+	}
+	spans, skipped, err := sr.Spans(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	folded := trace.NewTraces()
+	for _, s := range spans {
+		folded.Add(s)
+	}
+	return folded.Chains(), skipped, nil
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -71,34 +72,126 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	default:
 		return cl.usageError("--template %q: want demo or llm", template)
 	}
-	if cl.onStore() {
-		return initOnStore(cl, template)
+	files, from, code, ok := initSource(cl, template)
+	if !ok {
+		return code
 	}
-	if template == "llm" {
-		return initLLM(cl)
-	}
-	if err := team.Init(cl.dir); err != nil {
-		return cl.fail(err)
-	}
-	var names []string
-	if t, err := team.Parse(team.DemoTeam()); err == nil {
-		for _, m := range t.Members {
-			names = append(names, m.Name)
+	return cl.withState(needNone, func(ctx context.Context, st store.Store) int {
+		for _, f := range files {
+			err := st.PutConfig(ctx, f.Name, f.Data)
+			switch {
+			case errors.Is(err, store.ErrExists) && cl.onStore():
+				// Every machine of a team kept in a store may run init:
+				// a second run changes nothing. On a directory it is one
+				// person's first step, refused when it was taken.
+				fmt.Fprintf(cl.stdout, "%s is in the store already: left as it is\n", f.Name)
+			case errors.Is(err, store.ErrExists):
+				return cl.fail(fmt.Errorf("init: %s already exists; not overwriting it", filepath.Join(cl.dir, filepath.FromSlash(f.Name))))
+			case err != nil:
+				return cl.fail(fmt.Errorf("put %s: %w", f.Name, err))
+			case cl.onStore():
+				fmt.Fprintf(cl.stdout, "put %s from %s\n", f.Name, from)
+			}
 		}
-	}
-	fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
-		team.ConfigPath(cl.dir), strings.Join(names, ", "))
-	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s\n", cl.dir)
-	return exitOK
+		if cl.onStore() {
+			fmt.Fprintf(cl.stdout, "team in %s; next: huddle up --store URL\n", cl.storeName())
+			return exitOK
+		}
+		if template == "llm" {
+			// The members' shared work/ is a directory of this machine's:
+			// a store keeps none.
+			if err := team.InitLLMWork(cl.dir); err != nil {
+				return cl.fail(err)
+			}
+			return saidLLM(cl)
+		}
+		var names []string
+		if t, err := team.Parse(team.DemoTeam()); err == nil {
+			for _, m := range t.Members {
+				names = append(names, m.Name)
+			}
+		}
+		fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
+			team.ConfigPath(cl.dir), strings.Join(names, ", "))
+		fmt.Fprintf(cl.stdout, "next: huddle up --dir %s\n", cl.dir)
+		return exitOK
+	})
 }
 
-// initLLM writes the llm template, with the HUDDLE_LLM_* settings of the
-// environment.
-func initLLM(cl *cmdline) int {
-	v := team.LLMTemplateFromEnv(os.Getenv)
-	if err := team.InitLLM(cl.dir, v); err != nil {
-		return cl.fail(err)
+// initSource is what init puts in the team's state, and where it is from:
+// the template's files; or, on a store, those of the team in --dir when it
+// holds one: a store's --dir names where the team comes from, a
+// directory's where it goes.
+func initSource(cl *cmdline, template string) ([]team.InitFile, string, int, bool) {
+	if cl.onStore() {
+		_, err := os.Stat(team.ConfigPath(cl.dir))
+		switch {
+		case err == nil && cl.flagGiven("template"):
+			return nil, "", cl.usageError("--template and the team.json in %s: one or the other", cl.dir), false
+		case err == nil:
+			files, err := configFiles(cl.dir)
+			if err != nil {
+				return nil, "", cl.fail(err), false
+			}
+			return files, cl.dir, 0, true
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, "", cl.fail(err), false
+		}
 	}
+	files, err := team.DemoFiles()
+	if template == "llm" {
+		files, err = team.LLMFiles(team.LLMTemplateFromEnv(os.Getenv))
+	}
+	if err != nil {
+		return nil, "", cl.fail(err), false
+	}
+	return files, "the " + template + " template", 0, true
+}
+
+// configFiles are the configuration files of the team in dir that a store
+// keeps: team.json (validated), the team's .puruto-ipc.json, and each
+// member's policy as ipc/<member>.puruto-ipc.json, those that exist.
+func configFiles(dir string) ([]team.InitFile, error) {
+	b, err := os.ReadFile(team.ConfigPath(dir))
+	if err != nil {
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	t, err := team.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	files := []team.InitFile{{Name: store.ConfigTeam, Data: b}}
+	add := func(name, path string) error {
+		if err := store.ValidateConfigName(name); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		files = append(files, team.InitFile{Name: name, Data: data})
+		return nil
+	}
+	if err := add(store.ConfigPolicy, filepath.Join(dir, store.ConfigPolicy)); err != nil {
+		return nil, err
+	}
+	for _, m := range t.Members {
+		if p := m.PolicyPath(dir); p != "" {
+			if err := add(store.MemberPolicyConfig(m.Name), p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// saidLLM says what init wrote of the llm template, with the HUDDLE_LLM_*
+// settings of the environment.
+func saidLLM(cl *cmdline) int {
+	v := team.LLMTemplateFromEnv(os.Getenv)
 	key := "no key (a local server)"
 	if v.APIKeyEnv != "" {
 		key = "the key from $" + v.APIKeyEnv + " when the team runs"
@@ -107,6 +200,15 @@ func initLLM(cl *cmdline) int {
 		team.ConfigPath(cl.dir), v.Model, v.BaseURL, key)
 	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
 	return exitOK
+}
+
+// notRunning is the "team not running" line of the team st keeps, or ""
+// while a runtime of it runs.
+func notRunning(ctx context.Context, st store.Store) string {
+	if rt := team.RuntimeOf(ctx, st); team.Down(rt) {
+		return team.NotRunning(rt)
+	}
+	return ""
 }
 
 // tokensText is "in 12.3k out 4.1k $0.09": a member's or the team's model

@@ -128,6 +128,9 @@ const (
 	// machine keeps what no store holds (huddle serve's executions), made
 	// when missing.
 	needTeamAndLocal
+	// needNone: nothing; a directory is made when missing, and with a
+	// store --dir is taken as where the team comes from (huddle init).
+	needNone
 )
 
 // withState is withTeam with what the state must hold said by n.
@@ -137,6 +140,8 @@ func (cl *cmdline) withState(n need, f func(ctx context.Context, st store.Store)
 	}
 	check := requireTeam
 	switch n {
+	case needNone:
+		check = func(string) error { return nil }
 	case needDir:
 		check = requireDir
 	case needTeamIfAny:
@@ -229,11 +234,13 @@ func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) in
 // (withState), and --dir taken as this machine's own directory when n
 // says so.
 func (cl *cmdline) withStoreFor(n need, f func(ctx context.Context, st store.Store) int) int {
-	if n == needTeamAndLocal {
+	switch {
+	case n == needTeamAndLocal:
 		if err := os.MkdirAll(cl.dir, teamdir.DirMode); err != nil {
 			return cl.fail(fmt.Errorf("local directory: %w", err))
 		}
-	} else if cl.flagGiven("dir") {
+	case n == needNone:
+	case cl.flagGiven("dir"):
 		return cl.usageError("--dir and --store: the team is in the store; drop --dir")
 	}
 	ctx, stop := signalContext()
