@@ -76,24 +76,25 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	if !ok {
 		return code
 	}
+	// Every machine of a team kept in a store may run init: a second run
+	// changes nothing, and says what it put. On a directory it is one
+	// person's first step, refused when it was taken.
+	shared := cl.onStore()
 	return cl.withState(needNone, func(ctx context.Context, st store.Store) int {
 		for _, f := range files {
 			err := st.PutConfig(ctx, f.Name, f.Data)
 			switch {
-			case errors.Is(err, store.ErrExists) && cl.onStore():
-				// Every machine of a team kept in a store may run init:
-				// a second run changes nothing. On a directory it is one
-				// person's first step, refused when it was taken.
+			case errors.Is(err, store.ErrExists) && shared:
 				fmt.Fprintf(cl.stdout, "%s is in the store already: left as it is\n", f.Name)
 			case errors.Is(err, store.ErrExists):
 				return cl.fail(fmt.Errorf("init: %s already exists; not overwriting it", filepath.Join(cl.dir, filepath.FromSlash(f.Name))))
 			case err != nil:
 				return cl.fail(fmt.Errorf("put %s: %w", f.Name, err))
-			case cl.onStore():
+			case shared:
 				fmt.Fprintf(cl.stdout, "put %s from %s\n", f.Name, from)
 			}
 		}
-		if cl.onStore() {
+		if shared {
 			fmt.Fprintf(cl.stdout, "team in %s; next: huddle up --store URL\n", cl.storeName())
 			return exitOK
 		}
@@ -281,34 +282,33 @@ func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bo
 	}
 	warnCorrupt(cl, bad)
 	rt := team.RuntimeOfMembers(st, states, lostAfter)
-	down := team.Down(rt)
-	byName := map[string]store.MemberState{}
+	type seen struct {
+		rec  protocol.Member
+		lost bool
+		at   time.Time
+	}
+	byName := map[string]seen{}
 	for _, s := range states {
-		if down && !rt.OnStore {
-			// A runtime that ended (kill -9) left it saying it is alive.
-			s.Member = team.AsSeenWhileDown(s.Member)
-		}
-		byName[s.Name] = s
+		rec, lost := team.SeenAs(rt, s)
+		byName[s.Name] = seen{rec, lost, s.Seen}
 	}
 	for i := range bad {
-		byName[bad[i].Name] = store.MemberState{Member: protocol.Member{Name: bad[i].Name, Status: team.StatusCorrupt, Error: bad[i].Error()}}
+		byName[bad[i].Name] = seen{rec: protocol.Member{Name: bad[i].Name, Status: team.StatusCorrupt, Error: bad[i].Error()}}
 	}
 	rows := []memberRow{}
 	for _, m := range t.Members {
 		row := newMemberRow(m)
 		if s, ok := byName[m.Name]; ok {
-			row.fill(&s.Member)
-			// Only where the members' records say whether the team runs
-			// (a store without runtime.lock) is one unseen lost.
-			if s.Lost && rt.OnStore {
-				seen := s.Seen
-				row.Lost, row.Seen = true, &seen
+			row.fill(&s.rec)
+			if s.lost {
+				at := s.at
+				row.Lost, row.Seen = true, &at
 			}
 		}
 		rows = append(rows, row)
 	}
 	notice := ""
-	if down {
+	if team.Down(rt) {
 		notice = team.NotRunning(rt)
 	}
 	return printStatus(cl, t, rows, notice, asJSON)
