@@ -61,19 +61,21 @@ func actionsTeam() team.Team {
 	return tm
 }
 
-// runTeam is a team on one kind of store that a `huddle up` process runs:
-// the flags that name it to the commands, a store the test reads, and the
-// flags that give a caller its policy (a file --config names on a team
-// directory; the store's, by --caller, on NATS).
+// runTeam is a team on one kind of store: the flags that name it to the
+// commands, a store the test reads and writes, the flags that give a
+// caller its policy (a file --config names on a team directory; the
+// store's, by --caller, on NATS), and start, which runs members in a
+// `huddle up` process (on a team directory, every member).
 type runTeam struct {
 	args   []string
 	st     store.Store
 	dir    string // the team directory (files only)
 	policy func(caller string) []string
+	start  func(t *testing.T, members string)
 }
 
 // runKinds put configs (name → data, as store.PutConfig names them) on
-// each kind of store and run the team there.
+// each kind of store; nothing runs the team yet.
 var runKinds = map[string]func(t *testing.T, configs map[string]string) runTeam{
 	"files": func(t *testing.T, configs map[string]string) runTeam {
 		dir := t.TempDir()
@@ -83,20 +85,24 @@ var runKinds = map[string]func(t *testing.T, configs map[string]string) runTeam{
 		}
 		t.Cleanup(func() { st.Close() })
 		putConfigs(t, st, configs)
-		up := startUp(t, dir)
-		testkit.WaitFor(t, 15*time.Second, "the team", func() bool {
-			return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" })
-		})
-		return runTeam{args: []string{"--dir", dir}, st: st, dir: dir, policy: func(caller string) []string {
-			return []string{"--caller", caller, "--config", filepath.Join(dir, store.MemberPolicyConfig(caller))}
-		}}
+		return runTeam{args: []string{"--dir", dir}, st: st, dir: dir,
+			policy: func(caller string) []string {
+				return []string{"--caller", caller, "--config", filepath.Join(dir, store.MemberPolicyConfig(caller))}
+			},
+			start: func(t *testing.T, _ string) {
+				up := startUp(t, dir)
+				testkit.WaitFor(t, 15*time.Second, "the team", func() bool {
+					return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" })
+				})
+			}}
 	},
 	"nats": func(t *testing.T, configs map[string]string) runTeam {
 		url := natsTeam(t)
 		st := openTeamStore(t, url, false)
 		putConfigs(t, st, configs)
-		startUpOnWhenFree(t, url, "lead,alice,bob")
-		return runTeam{args: []string{"--store", url}, st: st, policy: func(caller string) []string { return []string{"--caller", caller} }}
+		return runTeam{args: []string{"--store", url}, st: st,
+			policy: func(caller string) []string { return []string{"--caller", caller} },
+			start:  func(t *testing.T, members string) { startUpOnWhenFree(t, url, members) }}
 	},
 }
 
@@ -117,6 +123,7 @@ func TestCallFromAnotherProcess(t *testing.T) {
 				store.MemberPolicyConfig("ops"):   `{"owner":"ops","allowed_targets":["bob"]}`,
 				store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob","alice"]}`,
 			})
+			tm.start(t, "lead,alice,bob")
 			call := func(caller string, args ...string) cliResult {
 				return huddle(t, slices.Concat([]string{"call", "--timeout", "30"}, tm.policy(caller), tm.args, args)...)
 			}

@@ -296,6 +296,7 @@ func TestServeFromAnotherProcess(t *testing.T) {
 				store.ConfigTeam:   string(b),
 				store.ConfigPolicy: `{"allowed_targets":["bob"]}`,
 			})
+			tm.start(t, "lead,alice,bob")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			addr := freePort(t)
