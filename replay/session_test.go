@@ -337,10 +337,5 @@ func openFiles(dir string) (store.Store, error) { return filestore.Open(dir) }
 // files store.
 func readDir(t *testing.T, dir string) (*Timeline, error) {
 	t.Helper()
-	st, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	return Read(t.Context(), st, dir)
+	return Read(t.Context(), dirlead.Store(t, dir), dir)
 }

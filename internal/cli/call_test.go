@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirlead"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/filestore"
 	"huddle/store/natsstore"
 	"huddle/team"
 )
@@ -79,11 +79,7 @@ type runTeam struct {
 var runKinds = map[string]func(t *testing.T, configs map[string]string) runTeam{
 	"files": func(t *testing.T, configs map[string]string) runTeam {
 		dir := t.TempDir()
-		st, err := filestore.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := dirlead.Store(t, dir)
 		putConfigs(t, st, configs)
 		return runTeam{args: []string{"--dir", dir}, st: st, dir: dir,
 			policy: func(caller string) []string {

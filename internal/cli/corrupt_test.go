@@ -11,9 +11,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"huddle/internal/testkit/dirlead"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/filestore"
 	"huddle/store/natsstore"
 	"huddle/team"
 	"huddle/teamdir"
@@ -33,11 +33,7 @@ type teamKind struct {
 var demoKinds = map[string]func(t *testing.T) teamKind{
 	"files": func(t *testing.T) teamKind {
 		dir := demoTeam(t)
-		st, err := filestore.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := dirlead.Store(t, dir)
 		return teamKind{args: []string{"--dir", dir}, st: st, spoil: func(t *testing.T, kind store.ChangeKind, name string) {
 			p, err := teamdir.MemberPath(dir, name)
 			if kind == store.ChangeRequest {

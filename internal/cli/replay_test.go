@@ -14,7 +14,6 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/replay"
-	"huddle/store/filestore"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -156,10 +155,5 @@ func TestExportAndReplayHelp(t *testing.T) {
 // export reads it: through its files store.
 func readTimeline(t *testing.T, dir string) (*replay.Timeline, error) {
 	t.Helper()
-	st, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	return replay.Read(t.Context(), st, dir)
+	return replay.Read(t.Context(), dirlead.Store(t, dir), dir)
 }

@@ -6,11 +6,24 @@ package dirlead
 
 import (
 	"context"
+	"testing"
 
 	"huddle/protocol"
 	"huddle/store/filestore"
 	"huddle/team"
 )
+
+// Store is the files store of the team directory dir, as a command opens
+// it, closed when the test ends.
+func Store(t testing.TB, dir string) *filestore.Store {
+	t.Helper()
+	st, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
 
 // Decide is team.Decide on the team in dir.
 func Decide(dir, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
