@@ -1,8 +1,9 @@
 package cli
 
-// A team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): the --store and --nats-creds
-// flags of the commands that run on one, and the refusal of those that do
-// not yet.
+// The store that keeps a team (docs/ARCHITECTURE.md, "The team directory
+// and the store"): the --store and --nats-creds flags, and the one place a
+// command's store is chosen: natsstore for --store, else filestore on
+// --dir (withTeam, withState), with what only one kind has said here too.
 
 import (
 	"context"
@@ -213,9 +214,10 @@ func (cl *cmdline) notYet(file string) string {
 	return " yet: " + filepath.Join(cl.dir, file)
 }
 
-// localDir is where this machine keeps what no store holds (the
-// executions of huddle serve): --dir on a team directory; none on a
-// store, which refuses --dir but to huddle serve (needTeamAndLocal).
+// localDir is where this machine keeps what no store holds (huddle
+// serve's executions, the status histories replay reads): --dir on a
+// team directory; none on a store, which refuses --dir but to huddle
+// serve (needTeamAndLocal) and init (needNone).
 func (cl *cmdline) localDir() string {
 	if cl.onStore() {
 		return ""
