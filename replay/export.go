@@ -3,6 +3,7 @@ package replay
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -116,16 +118,27 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// Open reads the timeline at path: a team directory, or a file Export
-// wrote.
-func Open(path string) (*Timeline, error) {
-	st, err := os.Stat(path)
+// Open reads the timeline at path: a team directory, read through the
+// store openDir opens on it (internal/cli picks the files store), or a
+// file Export wrote.
+func Open(ctx context.Context, path string, openDir func(dir string) (store.Store, error)) (*Timeline, error) {
+	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	if st.IsDir() {
-		return Read(path)
+	if info.IsDir() {
+		st, err := openDir(path)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		return Read(ctx, st, path)
 	}
+	return ReadExportFile(path)
+}
+
+// ReadExportFile reads the file Export wrote at path.
+func ReadExportFile(path string) (*Timeline, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)

@@ -61,16 +61,16 @@ func TestReadExportRefusesWhatIsNotAnExport(t *testing.T) {
 
 func TestOpenTellsADirectoryFromAnExport(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "is not a team directory") {
+	if _, err := Open(t.Context(), dir, openFiles); err == nil || !strings.Contains(err.Error(), "is not a team directory") {
 		t.Fatalf("a directory without team.json: %v", err)
 	}
-	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Open(t.Context(), filepath.Join(dir, "missing"), openFiles); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a missing path: %v, want not exist", err)
 	}
 	if err := team.Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	tl, err := Open(dir)
+	tl, err := Open(t.Context(), dir, openFiles)
 	if err != nil || tl.Team.Name == "" || len(tl.Events) != 0 {
 		t.Fatalf("a team never run: %+v %v, want its team and no event", tl, err)
 	}
@@ -83,7 +83,7 @@ func TestOpenTellsADirectoryFromAnExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	back, err := Open(path)
+	back, err := Open(t.Context(), path, openFiles)
 	if err != nil || len(back.Events) != 50 {
 		t.Fatalf("the export: %d events, %v; want 50", len(back.Events), err)
 	}

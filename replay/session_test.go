@@ -13,6 +13,8 @@ import (
 	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/team"
 )
 
@@ -173,7 +175,7 @@ func positionAt(tl *Timeline, at time.Time) int {
 
 func TestTimelineOfARealSession(t *testing.T) {
 	ss := runSession(t)
-	tl, err := Read(ss.dir)
+	tl, err := readDir(t, ss.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,4 +328,15 @@ func sameEvents(t *testing.T, got, want []Event) {
 			t.Fatalf("event %d:\n got %s\nwant %s", i, gb, wb)
 		}
 	}
+}
+
+// openFiles opens the files store of a team directory, as internal/cli
+// does for one (Open's openDir).
+func openFiles(dir string) (store.Store, error) { return filestore.Open(dir) }
+
+// readDir is the timeline of the team directory dir, read through its
+// files store.
+func readDir(t *testing.T, dir string) (*Timeline, error) {
+	t.Helper()
+	return Read(t.Context(), files.Open(t, dir), dir)
 }

@@ -1,14 +1,12 @@
 package replay
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 
 	"huddle/ipc/trace"
-	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
 )
@@ -34,21 +32,32 @@ const (
 	LeftOutLogs       = "logs and transcripts ('huddle logs MEMBER --store URL' prints the store's copy)"
 )
 
-// ReadOn builds the timeline of the team kept in st: team.json from the
-// store, every request's transitions (archived ones too), every span, each
-// member's record as one status event at its since, and the messages the
-// inboxes still hold. It fails when the store holds no team.json or a
-// read fails; it consumes, commits and writes nothing.
-func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
+// Read builds the timeline of the team st keeps: team.json, every
+// request's transitions (archived ones too), the messages the inboxes
+// still hold, every span, and the members' statuses. local is the team
+// directory st is kept in (the files store on it), or "" for a store
+// alone: the status histories stay in a machine's local directory
+// (docs/ARCHITECTURE.md, "The team directory and the store"), so with
+// local each member's moves are read there and the timeline leaves
+// nothing out, and without it each member is its current record, at its
+// since, and Store says what is left out. It fails when there is no
+// readable team.json or a read fails; it consumes, commits and writes
+// nothing.
+func Read(ctx context.Context, st store.Store, local string) (*Timeline, error) {
 	b, err := st.Config(ctx, store.ConfigTeam)
-	if errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, store.ErrNotFound) && local != "":
+		return nil, fmt.Errorf("%s is not a team directory (no team.json)", local)
+	case errors.Is(err, store.ErrNotFound):
 		return nil, errors.New("no team in the store (run 'huddle init --store URL')")
-	}
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("timeline: team: %w", err)
 	}
 	t, err := team.Parse(b)
 	if err != nil {
+		if local != "" {
+			return nil, fmt.Errorf("%s: %w", local, err)
+		}
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
 	// Asked first: a store that cannot read its spans fails before the
@@ -57,11 +66,17 @@ func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
 	if !ok {
 		return nil, errors.New("timeline: this store cannot read its spans")
 	}
-	src := &StoreSource{LeftOut: []string{LeftOutHistories}}
-	tl := &Timeline{TeamJSON: b, Team: t, Store: src}
+	var left []string
+	if local == "" {
+		left = append(left, LeftOutHistories)
+	}
 	states, _, err := st.Members(ctx, team.LostAfter)
 	if err != nil {
 		return nil, fmt.Errorf("timeline: members: %w", err)
+	}
+	statuses, err := statusEvents(t, states, local)
+	if err != nil {
+		return nil, err
 	}
 	reqs, _, err := st.Requests(ctx)
 	if err != nil {
@@ -74,55 +89,27 @@ func ReadOn(ctx context.Context, st store.Store) (*Timeline, error) {
 			return nil, fmt.Errorf("timeline: %w", err)
 		}
 		messages = deliveryEvents(ds)
-		src.LeftOut = append(src.LeftOut, LeftOutMessages)
+		byInbox(t, messages)
+		if local == "" {
+			left = append(left, LeftOutMessages)
+		}
 	} else {
-		src.LeftOut = append(src.LeftOut, LeftOutNoMessages)
+		left = append(left, LeftOutNoMessages)
 	}
 	spans, _, err := sr.Spans(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
-	src.LeftOut = append(src.LeftOut, LeftOutSpans, LeftOutLogs)
-	tl.Events = slices.Concat(memberEvents(t, states), transitionEvents(reqs), messages, spanEventsOf(spans))
+	if local == "" {
+		left = append(left, LeftOutSpans, LeftOutLogs)
+	}
+	tl := &Timeline{TeamJSON: b, Team: t}
+	if len(left) > 0 {
+		tl.Store = &StoreSource{LeftOut: left}
+	}
+	tl.Events = slices.Concat(statuses, transitionEvents(reqs), messages, spanEventsOf(spans))
 	sortEvents(tl.Events)
 	return tl, nil
-}
-
-// memberEvents are the members' records as status events at their since:
-// those of team.json first, then the others with a record, by name (as
-// Members sorts them). A member with no record has no event, as on a
-// directory a member that never ran has none.
-func memberEvents(t *team.Team, states []store.MemberState) []Event {
-	byName := map[string]*store.MemberState{}
-	for i := range states {
-		byName[states[i].Name] = &states[i]
-	}
-	var out []Event
-	add := func(s *store.MemberState) {
-		m := s.Member
-		if spec, ok := t.Member(m.Name); ok {
-			m.Role, m.Runtime = cmp.Or(m.Role, spec.Role), cmp.Or(m.Runtime, spec.Runtime.Kind)
-		}
-		if m.Since.IsZero() {
-			m.Since = s.Seen
-		}
-		if m.Status == "" || protocol.ValidateName(m.Name) != nil {
-			return
-		}
-		out = append(out, Event{At: m.Since, Kind: KindStatus, Member: &m})
-	}
-	for _, spec := range t.Members {
-		if s, ok := byName[spec.Name]; ok {
-			add(s)
-			delete(byName, spec.Name)
-		}
-	}
-	for i := range states {
-		if s, ok := byName[states[i].Name]; ok {
-			add(s)
-		}
-	}
-	return out
 }
 
 // deliveryEvents are the messages a store read, each in the inbox it is

@@ -19,18 +19,18 @@ const storeTeam = `{"name":"crew","members":[
   {"name":"bo","runtime":{"kind":"external"}},
   {"name":"cy","runtime":{"kind":"external"}}]}`
 
-// TestReadOnBuildsTheStoresTimeline: on both stores, a team with member
+// TestReadBuildsAStoresTimeline: on both stores, read without a team directory, a team with member
 // records, a plan decided and archived, a plan pending, a call's two spans
 // and a message no one consumed reads back as the events of each, the
 // header saying what a store's timeline leaves out; the export of it reads
 // back the same, and the message is still there for its member's consumer.
-func TestReadOnBuildsTheStoresTimeline(t *testing.T) {
+func TestReadBuildsAStoresTimeline(t *testing.T) {
 	for name, open := range storekinds.Open {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			st := open(t)
-			if _, err := ReadOn(ctx, st); err == nil {
+			if _, err := Read(ctx, st, ""); err == nil {
 				t.Fatal("ReadOn of an empty store: no error")
 			}
 			if err := st.PutConfig(ctx, store.ConfigTeam, []byte(storeTeam)); err != nil {
@@ -73,7 +73,7 @@ func TestReadOnBuildsTheStoresTimeline(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			tl, err := ReadOn(ctx, st)
+			tl, err := Read(ctx, st, "")
 			if err != nil {
 				t.Fatal(err)
 			}

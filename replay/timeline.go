@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"huddle/inbox"
-	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -20,46 +19,9 @@ type Timeline struct {
 	TeamJSON []byte
 	Team     *team.Team
 	Events   []Event
-	// Store is set when the timeline was read from a store (ReadOn), not
-	// a team directory: what such a timeline leaves out.
+	// Store is set when the timeline was read from a store without its
+	// team directory (Read): what such a timeline leaves out.
 	Store *StoreSource
-}
-
-// Read builds the timeline of the team directory dir. It fails only when
-// dir holds no readable team.json; a record or line it cannot read is left
-// out, as the observer leaves it out.
-func Read(dir string) (*Timeline, error) {
-	b, err := os.ReadFile(teamdir.ConfigPath(dir))
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s is not a team directory (no team.json)", dir)
-		}
-		return nil, fmt.Errorf("timeline: %w", err)
-	}
-	t, err := team.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	tl := &Timeline{TeamJSON: b, Team: t}
-	statuses, err := statusEvents(dir, t)
-	if err != nil {
-		return nil, err
-	}
-	requests, err := requestEvents(dir)
-	if err != nil {
-		return nil, err
-	}
-	messages, err := messageEvents(dir, t)
-	if err != nil {
-		return nil, err
-	}
-	spans, err := spanEvents(dir)
-	if err != nil {
-		return nil, err
-	}
-	tl.Events = slices.Concat(statuses, requests, messages, spans)
-	sortEvents(tl.Events)
-	return tl, nil
 }
 
 // sortEvents puts events in time order; events at the same time keep the
@@ -69,49 +31,65 @@ func sortEvents(evs []Event) {
 	slices.SortStableFunc(evs, func(a, b Event) int { return a.At.Compare(b.At) })
 }
 
-// memberNames are the members of team.json, then those that left a status
-// history or a record without being in it, by name.
-func memberNames(dir string, t *team.Team) []string {
+// memberNames are the members of team.json, then those that left a
+// record (states) or, in local, a status history without being in it, by
+// name.
+func memberNames(t *team.Team, states []store.MemberState, local string) []string {
 	var names []string
 	known := map[string]bool{}
 	for _, m := range t.Members {
 		names, known[m.Name] = append(names, m.Name), true
 	}
 	var extra []string
-	entries, _ := os.ReadDir(teamdir.MembersDirPath(dir))
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".history.jsonl")
-		if !ok {
-			name, ok = strings.CutSuffix(e.Name(), ".json")
-		}
-		if ok && !known[name] && protocol.ValidateMemberName(name) == nil {
+	add := func(name string) {
+		if !known[name] && protocol.ValidateMemberName(name) == nil {
 			extra, known[name] = append(extra, name), true
+		}
+	}
+	for i := range states {
+		add(states[i].Name)
+	}
+	if local != "" {
+		entries, _ := os.ReadDir(teamdir.MembersDirPath(local))
+		for _, e := range entries {
+			if name, ok := strings.CutSuffix(e.Name(), ".history.jsonl"); ok {
+				add(name)
+			}
 		}
 	}
 	slices.Sort(extra)
 	return append(names, extra...)
 }
 
-// statusEvents are every member's status changes. A member with a record
-// but no history (a runtime older than the history file) gives one event:
-// the status its record holds.
-func statusEvents(dir string, t *team.Team) ([]Event, error) {
+// statusEvents are every member's status changes: its history in local
+// (when given), else one event, the status its record holds, at its since
+// (when it has none, when it was last seen).
+func statusEvents(t *team.Team, states []store.MemberState, local string) ([]Event, error) {
+	byName := map[string]*store.MemberState{}
+	for i := range states {
+		byName[states[i].Name] = &states[i]
+	}
 	var out []Event
-	for _, name := range memberNames(dir, t) {
+	for _, name := range memberNames(t, states, local) {
 		base := protocol.Member{Name: name}
 		if spec, ok := t.Member(name); ok {
 			base.Role, base.Runtime = spec.Role, spec.Runtime.Kind
 		}
-		rec, _ := team.LoadMember(dir, name)
+		rec := byName[name]
 		if rec != nil {
 			base.Role, base.Runtime = cmp.Or(rec.Role, base.Role), cmp.Or(rec.Runtime, base.Runtime)
 		}
-		changes, err := team.ReadStatusHistory(dir, name, 0)
-		if err != nil && !os.IsNotExist(err) {
-			return nil, fmt.Errorf("timeline: %w", err)
+		var changes []team.StatusChange
+		if local != "" {
+			var err error
+			changes, err = team.ReadStatusHistory(local, name, 0)
+			if err != nil && !os.IsNotExist(err) {
+				return nil, fmt.Errorf("timeline: %w", err)
+			}
 		}
 		if len(changes) == 0 && rec != nil && rec.Status != "" {
-			changes = []team.StatusChange{{TS: rec.Since, Status: rec.Status, Activity: rec.Activity, Error: rec.Error}}
+			since := cmp.Or(rec.Since, rec.Seen)
+			changes = []team.StatusChange{{TS: since, Status: rec.Status, Activity: rec.Activity, Error: rec.Error}}
 		}
 		for _, c := range changes {
 			m := base
@@ -120,16 +98,6 @@ func statusEvents(dir string, t *team.Team) ([]Event, error) {
 		}
 	}
 	return out, nil
-}
-
-// requestEvents are every request's transitions, each carrying the request
-// as it was right after it.
-func requestEvents(dir string) ([]Event, error) {
-	reqs, err := team.ListRequests(dir)
-	if err != nil {
-		return nil, fmt.Errorf("timeline: %w", err)
-	}
-	return transitionEvents(reqs), nil
 }
 
 // transitionEvents are the transitions of reqs, each carrying the request
@@ -169,45 +137,25 @@ func AsOf(r *protocol.Request, k int) *protocol.Request {
 	return &c
 }
 
-// inboxNames are the inboxes to read: the lead's, every member's, and any
-// other inbox file present.
-func inboxNames(dir string, t *team.Team) []string {
-	names := t.InboxNames()
-	known := map[string]bool{}
-	for _, name := range names {
-		known[name] = true
+// byInbox puts messages in the order a directory's inboxes are read in:
+// the lead's, every member's in team.json's order, then any other inbox
+// by name; each inbox's in its own order.
+func byInbox(t *team.Team, evs []Event) {
+	rank := map[string]int{}
+	for i, name := range t.InboxNames() {
+		rank[name] = i - len(t.InboxNames()) // before every other
 	}
-	present, _ := inbox.Names(dir) // a directory that cannot be listed has no other inbox to read
-	for _, name := range present {
-		if !known[name] {
-			names = append(names, name)
+	slices.SortStableFunc(evs, func(a, b Event) int {
+		ra, oka := rank[a.Inbox]
+		rb, okb := rank[b.Inbox]
+		switch {
+		case oka && okb:
+			return cmp.Compare(ra, rb)
+		case oka:
+			return -1
+		case okb:
+			return 1
 		}
-	}
-	return names
-}
-
-// messageEvents are the messages still on disk in every inbox, read as the
-// observer reads them: every valid line, consumed or not, the previous
-// generation first.
-func messageEvents(dir string, t *team.Team) ([]Event, error) {
-	var out []Event
-	for _, name := range inboxNames(dir, t) {
-		if err := inbox.ReadAll(dir, name, func(d inbox.Delivery) {
-			msg := d.Msg
-			out = append(out, Event{At: msg.TS, Kind: KindMessage, Inbox: name, Offset: d.Offset, Message: &msg})
-		}); err != nil {
-			return nil, fmt.Errorf("timeline: %w", err)
-		}
-	}
-	return out, nil
-}
-
-// spanEvents are the spans of traces.jsonl, in the file's order; lines
-// that are not spans are skipped, as the observer skips them.
-func spanEvents(dir string) ([]Event, error) {
-	spans, err := trace.NewTraceReader(dir).Read()
-	if err != nil {
-		return nil, fmt.Errorf("timeline: %w", err)
-	}
-	return spanEventsOf(spans), nil
+		return strings.Compare(a.Inbox, b.Inbox)
+	})
 }

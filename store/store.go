@@ -186,6 +186,13 @@ type (
 	InboxWatcher interface {
 		WatchInbox(ctx context.Context, member string, fn func(Delivery)) (Subscription, error)
 	}
+	// AnswerWatcher follows a caller's inbox from now on for the answers
+	// to its calls (huddle call, huddle serve): take says whether it took
+	// a message (ipc.Router.Take). The store may then remove what was
+	// taken, when no member's consumer reads that inbox to commit it.
+	AnswerWatcher interface {
+		WatchAnswers(ctx context.Context, caller string, take func(Delivery) bool) (Subscription, error)
+	}
 )
 
 // Change is what a Watch saw change: a request (its record or its

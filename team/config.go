@@ -604,13 +604,23 @@ func DemoTeam() []byte {
 	return b
 }
 
-// Init writes the demo team into dir: an editable team.json, the members'
-// .puruto-ipc.json files under ipc/, and the team's own .puruto-ipc.json for
-// callers over HTTP. It refuses to overwrite any of them.
+// Init writes the demo team into dir (DemoFiles). It refuses to
+// overwrite any of them.
 func Init(dir string) error {
+	files, err := DemoFiles()
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
+	return writeNew(dir, files)
+}
+
+// DemoFiles are the demo team's files: an editable team.json, the team's
+// own .puruto-ipc.json for callers over HTTP, and the members'
+// .puruto-ipc.json files under ipc/.
+func DemoFiles() ([]InitFile, error) {
 	// team.json first: it is what says a team lives here. The directory's
 	// own .puruto-ipc.json governs callers from outside (huddle serve).
 	files := []string{"team.json", ".puruto-ipc.json"}
@@ -618,28 +628,28 @@ func Init(dir string) error {
 	for _, e := range ents {
 		files = append(files, "ipc/"+e.Name())
 	}
-	var out []initFile
+	var out []InitFile
 	for _, name := range files {
 		b, err := demoFS.ReadFile("demo/" + name)
 		if err != nil {
-			return fmt.Errorf("init: %w", err)
+			return nil, fmt.Errorf("init: %w", err)
 		}
-		out = append(out, initFile{name, b})
+		out = append(out, InitFile{name, b})
 	}
-	return writeNew(dir, out)
+	return out, nil
 }
 
-// initFile is one file huddle init writes: its slash path under the team
-// directory and its content.
-type initFile struct {
-	name string
-	b    []byte
+// InitFile is one file huddle init writes: its slash path under the team
+// directory, a store.ValidateConfigName name, and its content.
+type InitFile struct {
+	Name string
+	Data []byte
 }
 
 // writeNew writes files into dir in order, refusing to overwrite any.
-func writeNew(dir string, files []initFile) error {
+func writeNew(dir string, files []InitFile) error {
 	for _, fl := range files {
-		name, b := fl.name, fl.b
+		name, b := fl.Name, fl.Data
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return fmt.Errorf("init: %w", err)

@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"testing"
 
 	"huddle/protocol"
 	"huddle/store/filestore"
@@ -67,4 +68,20 @@ func dirDeadLetters(dir string) ([]DeadLetter, int, error) {
 	}
 	defer st.Close()
 	return DeadLetters(context.Background(), st)
+}
+
+// dirStore is the files store of the team directory dir, closed when the
+// test ends; opts are its consumers' and watches' options.
+func dirStore(t *testing.T, dir string, opts ...filestore.Options) *filestore.Store {
+	t.Helper()
+	var o filestore.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	st, err := filestore.OpenWith(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }

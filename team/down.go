@@ -110,6 +110,21 @@ func AsSeenWhileDown(rec protocol.Member) protocol.Member {
 	return rec
 }
 
+// SeenAs is a member's record as a reader shows it, by what rt (the
+// team's RuntimeState) says: left in a live state by a runtime whose
+// lock says it ended, it is stopped (AsSeenWhileDown); unseen by a store
+// whose records say whether the team runs (no runtime.lock), it is lost.
+// Lost is never said where a lock says: its flock, not a deadline, tells.
+func SeenAs(rt RuntimeState, s store.MemberState) (rec protocol.Member, lost bool) {
+	if rt.OnStore {
+		return s.Member, s.Lost
+	}
+	if Down(rt) {
+		return AsSeenWhileDown(s.Member), false
+	}
+	return s.Member, false
+}
+
 // LeftWhenPaused is the time a pending request had left when its deadline
 // stopped counting (the last runtime ended, or it was created after that):
 // what it gets back when the next runtime starts (resumeDeadlines).

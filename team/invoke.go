@@ -16,7 +16,6 @@ import (
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
-	"huddle/store"
 )
 
 // invocations is the runtime's part of the invocation layer: one Caller per
@@ -28,32 +27,18 @@ type invocations struct {
 	callers map[string]*ipc.Caller
 }
 
-// Resolver returns the targets of team t in dir: a member with a target goes
-// there; any other member is a teammate reached through its inbox, unless
-// its run is over (stopped or crashed): then it is not available.
-func Resolver(dir string, t *Team, router *ipc.Router) ipc.Resolver {
-	return resolverOn(dir, t, router, dirMembers(dir))
-}
-
 // memberInboxes are the teammates' records and inboxes a resolver reads
-// and writes.
+// and writes (shared).
 type memberInboxes interface {
 	loadMember(name string) (*protocol.Member, error)
 	appendTo(member string, m *protocol.Message) error
 }
 
-// dirMembers are the records and inboxes of the team directory dir.
-type dirMembers string
-
-func (d dirMembers) loadMember(name string) (*protocol.Member, error) {
-	return LoadMember(string(d), name)
-}
-
-func (d dirMembers) appendTo(member string, m *protocol.Message) error {
-	return inbox.Append(string(d), member, m)
-}
-
-// resolverOn is Resolver with the teammates' records and inboxes in sh.
+// resolverOn resolves the names of team t: a member with a target goes
+// there; any other member is a teammate reached through its inbox, unless
+// its run is over (stopped or crashed): then it is not available. sh holds
+// the teammates' records and inboxes; an exec target's relative dir is
+// under dir.
 func resolverOn(dir string, t *Team, router *ipc.Router, sh memberInboxes) ipc.Resolver {
 	return func(name string) (ipc.Target, string) {
 		spec, ok := t.Member(name)
@@ -79,36 +64,6 @@ func resolverOn(dir string, t *Team, router *ipc.Router, sh memberInboxes) ipc.R
 		}
 		return ipc.InboxTarget{TeamDir: dir, Name: name, Router: router, Append: sh.appendTo}, ""
 	}
-}
-
-// NewCaller builds a Caller for calls from the team in dir: the one way the
-// runtime, huddle call and huddle serve make theirs. Names resolve to t's
-// members (answers from teammates come back through router), spans are
-// written under dir, and policy governs every call; policyErr, when there
-// is no policy, is the IPC_ERROR every call gets. Without a team (t nil)
-// every target is unknown and no span is written.
-func NewCaller(dir string, t *Team, router *ipc.Router, policy *ipc.Policy, policyErr error) *ipc.Caller {
-	c := &ipc.Caller{Policy: policy, PolicyErr: policyErr}
-	if t == nil {
-		return c
-	}
-	c.TeamDir = dir
-	c.Resolve = Resolver(dir, t, router)
-	return c
-}
-
-// NewCallerOn is NewCaller for a team kept in store st (docs/ARCHITECTURE.md,
-// "The team directory and the store"): requests go to the targets' inboxes in the store, the teammates'
-// records are read there, and the spans (the router's late ones too) are
-// appended to the store's traces. ctx bounds nothing but the store's
-// consumers, which this caller starts none of: the caller of a one-shot
-// command follows its own inbox (huddle call --store).
-func NewCallerOn(ctx context.Context, st store.Store, t *Team, router *ipc.Router, policy *ipc.Policy, policyErr error) *ipc.Caller {
-	sh := newShared(ctx, st)
-	router.AppendSpan = sh.appendSpan
-	c := &ipc.Caller{Policy: policy, PolicyErr: policyErr, AppendSpan: sh.appendSpan}
-	c.Resolve = resolverOn("", t, router, sh)
-	return c
 }
 
 // MemberPolicy loads the policy of a member of t from the file team.json

@@ -17,6 +17,8 @@ import (
 	"huddle/ipc"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/teamdir"
 )
 
@@ -239,7 +241,7 @@ func TestCallToAGoneMemberIsTargetNotFound(t *testing.T) {
 	testkit.WaitFor(t, 10*time.Second, "broken crashed", func() bool { return memberStatus(dir, "broken") == protocol.MemberCrashed })
 	tm, _ := Load(dir)
 	policy, policyErr := MemberPolicy(dir, tm, "driver")
-	c := NewCaller(dir, tm, ipc.NewRouter(dir), policy, policyErr)
+	c := NewCaller(context.Background(), dirStore(t, dir), tm, ipc.NewRouter(""), policy, policyErr)
 	for target, want := range map[string]string{"broken": "is not available: it is crashed", "nobody": "is not a member of team t"} {
 		res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "driver", Target: target, Action: "x", TimeoutSec: 30})
 		if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound || !strings.Contains(res.Error.Message, want) {
@@ -282,7 +284,7 @@ func TestNewCallerWithoutATeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewCaller(dir, nil, ipc.NewRouter(dir), p, nil)
+	c := NewCaller(context.Background(), nil, nil, ipc.NewRouter(""), p, nil)
 	res := c.Call(context.Background(), protocol.InvocationRequest{Caller: "cli", Target: "anyone", Action: "x", TimeoutSec: 5})
 	if res.Error == nil || res.Error.Code != protocol.ErrTargetNotFound {
 		t.Fatalf("got %+v, want TARGET_NOT_FOUND", res)
@@ -309,7 +311,7 @@ func TestMemberPolicySaysWhyThereIsNone(t *testing.T) {
 		if p != nil || perr == nil || !strings.HasPrefix(perr.Error(), want) {
 			t.Fatalf("%s: policy %v, error %v; want one starting %q", member, p, perr, want)
 		}
-		res := NewCaller(dir, tm, ipc.NewRouter(dir), p, perr).Call(context.Background(),
+		res := NewCaller(context.Background(), dirStore(t, dir), tm, ipc.NewRouter(""), p, perr).Call(context.Background(),
 			protocol.InvocationRequest{Caller: member, Target: "bare", Action: "x", TimeoutSec: 5})
 		if res.Error == nil || res.Error.Code != protocol.ErrIPC || res.Error.Message != perr.Error() {
 			t.Fatalf("%s: got %+v, want IPC_ERROR %q", member, res.Error, perr)
@@ -318,22 +320,25 @@ func TestMemberPolicySaysWhyThereIsNone(t *testing.T) {
 }
 
 // outsideCaller is member's Caller in a process that does not run the team
-// (as huddle call's): answers reach it through a watch of its inbox. The
-// context ends with the test.
+// (as huddle call's): answers reach it through a watch of its inbox in
+// the team directory's files store. The context ends with the test.
 func outsideCaller(t *testing.T, dir, member string) (context.Context, *ipc.Caller) {
 	t.Helper()
 	tm, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	router := ipc.NewRouter(dir)
+	st := dirStore(t, dir, filestore.Options{Inbox: inbox.Options{Rescan: 250 * time.Millisecond}})
+	router := ipc.NewRouter("")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{Rescan: 250 * time.Millisecond}, member)
+	answers, err := st.WatchAnswers(ctx, member, func(d store.Delivery) bool {
+		return router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = answers.Close() })
+	t.Cleanup(func() { _ = answers.Stop() })
 	policy, policyErr := MemberPolicy(dir, tm, member)
-	return ctx, NewCaller(dir, tm, router, policy, policyErr)
+	return ctx, NewCaller(ctx, st, tm, router, policy, policyErr)
 }

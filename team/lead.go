@@ -82,6 +82,20 @@ func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reaso
 // members have all stopped still runs. A store that cannot be read is
 // taken as running: no command says "not running" without knowing it.
 func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
+	if _, ok := st.(runtimeLocker); ok {
+		return RuntimeOfMembers(ctx, st, nil, LostAfter) // the lock alone says
+	}
+	states, _, err := st.Members(ctx, LostAfter)
+	if err != nil {
+		return RuntimeState{Running: true}
+	}
+	return RuntimeOfMembers(ctx, st, states, LostAfter)
+}
+
+// RuntimeOfMembers is RuntimeOf for a reader that has read the members'
+// records already (states, with the deadline lostAfter it read them
+// with): a team directory's runtime.lock still says, else the records do.
+func RuntimeOfMembers(ctx context.Context, st store.Store, states []store.MemberState, lostAfter time.Duration) RuntimeState {
 	if rl, ok := st.(runtimeLocker); ok {
 		rt, err := rl.RuntimeLock()
 		if err != nil {
@@ -89,11 +103,7 @@ func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
 		}
 		return rt
 	}
-	states, _, err := st.Members(ctx, LostAfter)
-	if err != nil {
-		return RuntimeState{Running: true}
-	}
-	rt := RuntimeOn(states, LostAfter)
+	rt := RuntimeOn(states, lostAfter)
 	if !rt.Running {
 		h, err := st.LeaseHolder(ctx, protocol.Lead)
 		rt.Running = err != nil || h != nil

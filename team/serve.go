@@ -17,44 +17,36 @@ import (
 )
 
 // ServeBackend exposes a team's members' actions as skills
-// (<member>.<action>) to callers over HTTP. HTTP callers are governed by the
-// team directory's own .puruto-ipc.json: the team is a Puruto to the
-// outside. Calls go through the same Caller, targets and traces as local
-// ones; answers from teammates come back to the HTTP caller's inbox, which
-// the backend watches.
+// (<member>.<action>) to callers over HTTP. HTTP callers are governed by
+// the team's own .puruto-ipc.json: the team is a Puruto to the outside.
+// Calls go through the same Caller, targets and traces as huddle call's;
+// answers from teammates come back to the HTTP caller's inbox, which the
+// backend follows.
 type ServeBackend struct {
 	team    *Team
 	policy  *ipc.Policy
 	caller  *ipc.Caller
-	answers follower
-}
-
-// follower follows the inboxes of the HTTP callers for their answers: on
-// a team directory an ipc.AnswerWatch, on a store a storeAnswers.
-type follower interface {
-	Follow(caller string) error
-	Close() error
+	answers *storeAnswers
 }
 
 // ServePolicyPath is the policy of a team's HTTP callers.
 func ServePolicyPath(dir string) string { return teamdir.PolicyPath(dir) }
 
-// NewServeBackend loads the team in dir and the policy at policyPath.
-func NewServeBackend(ctx context.Context, dir, policyPath string) (*ServeBackend, error) {
-	t, err := Load(dir)
+// NewServeBackend is the backend of the team st keeps: policy governs HTTP
+// callers, their calls are made as huddle call makes its own (NewCaller),
+// and their inboxes are followed in st for the answers.
+func NewServeBackend(ctx context.Context, st store.Store, policy *ipc.Policy) (*ServeBackend, error) {
+	w, ok := st.(store.AnswerWatcher)
+	if !ok {
+		return nil, fmt.Errorf("serve: this store cannot follow an inbox")
+	}
+	t, err := LoadTeamOn(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	p, err := ipc.LoadPolicy(policyPath)
-	if err != nil {
-		return nil, fmt.Errorf("the policy of HTTP callers: %w (huddle init --ipc %s writes one)", err, dir)
-	}
-	router := ipc.NewRouter(dir)
-	answers, err := ipc.WatchAnswers(ctx, dir, router, inbox.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return &ServeBackend{team: t, policy: p, caller: NewCaller(dir, t, router, p, nil), answers: answers}, nil
+	router := ipc.NewRouter("")
+	answers := &storeAnswers{ctx: ctx, w: w, router: router, subs: map[string]store.Subscription{}}
+	return &ServeBackend{team: t, policy: policy, caller: NewCaller(ctx, st, t, router, policy, nil), answers: answers}, nil
 }
 
 // Close stops watching the callers' inboxes.
@@ -122,38 +114,13 @@ func (b *ServeBackend) Call(ctx context.Context, req protocol.InvocationRequest)
 	return b.caller.Call(ctx, req)
 }
 
-// inboxWatcher is a store that follows an inbox without consuming it, and
-// removes what take says it took when no consumer has it to commit
-// (natsstore.Store.WatchAnswers, docs/ARCHITECTURE.md, "The team directory and the store").
-type inboxWatcher interface {
-	WatchAnswers(ctx context.Context, caller string, take func(store.Delivery) bool) (store.Subscription, error)
-}
-
-// NewServeBackendOn is NewServeBackend for a team kept in store st: the
-// team from the store, policy governing HTTP callers, their calls made
-// as huddle call --store makes its own (NewCallerOn), and their inboxes
-// followed in the store for the answers.
-func NewServeBackendOn(ctx context.Context, st store.Store, policy *ipc.Policy) (*ServeBackend, error) {
-	w, ok := st.(inboxWatcher)
-	if !ok {
-		return nil, fmt.Errorf("serve: this store cannot follow an inbox")
-	}
-	t, err := LoadTeamOn(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	router := ipc.NewRouter("")
-	answers := &storeAnswers{ctx: ctx, w: w, router: router, subs: map[string]store.Subscription{}}
-	return &ServeBackend{team: t, policy: policy, caller: NewCallerOn(ctx, st, t, router, policy, nil), answers: answers}, nil
-}
-
 // storeAnswers follows callers' inboxes in a store, each from its end when
 // first followed, and hands every message to the router, which takes the
 // results its calls wait for: read, never committed, as ipc.AnswerWatch
 // reads the inbox files.
 type storeAnswers struct {
 	ctx    context.Context
-	w      inboxWatcher
+	w      store.AnswerWatcher
 	router *ipc.Router
 
 	mu   sync.Mutex

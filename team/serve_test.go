@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/ipc"
 	"huddle/ipc/blueprint"
 )
 
@@ -30,7 +31,11 @@ func TestCancelReachesACalleeTwoHopsAway(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	backend, err := NewServeBackend(ctx, dir, ServePolicyPath(dir))
+	policy, err := ipc.LoadPolicy(ServePolicyPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, err := NewServeBackend(ctx, dirStore(t, dir), policy)
 	if err != nil {
 		t.Fatal(err)
 	}

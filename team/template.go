@@ -74,20 +74,45 @@ var llmPolicies = map[string][]string{
 	"reviewer": {"coder"},
 }
 
-// InitLLM writes the llm template into dir: team.json, the members'
-// .puruto-ipc.json under ipc/, and the work/ directory they share. It
-// refuses to overwrite anything, and to write a team that does not
-// validate (a bad HUDDLE_LLM_* value).
+// InitLLM writes the llm template into dir (LLMFiles), and the work/
+// directory its members share. It refuses to overwrite anything, and to
+// write a team that does not validate (a bad HUDDLE_LLM_* value).
 func InitLLM(dir string, v LLMTemplate) error {
+	files, err := LLMFiles(v)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := writeNew(dir, files); err != nil {
+		return err
+	}
+	return InitLLMWork(dir)
+}
+
+// InitLLMWork makes the work/ directory the llm template's members share,
+// under the team directory dir.
+func InitLLMWork(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o700); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	return nil
+}
+
+// LLMFiles are the llm template's files with the settings v: team.json
+// and the members' .puruto-ipc.json under ipc/. A team that does not
+// validate (a bad HUDDLE_LLM_* value) is refused.
+func LLMFiles(v LLMTemplate) ([]InitFile, error) {
 	t := LLMTeam(v)
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
-		return fmt.Errorf("init: %w", err)
+		return nil, fmt.Errorf("init: %w", err)
 	}
 	if _, err := Parse(b); err != nil {
-		return fmt.Errorf("init: the llm template with these HUDDLE_LLM_* settings: %w", err)
+		return nil, fmt.Errorf("init: the llm template with these HUDDLE_LLM_* settings: %w", err)
 	}
-	files := []initFile{{"team.json", append(b, '\n')}}
+	files := []InitFile{{"team.json", append(b, '\n')}}
 	for _, m := range t.Members {
 		p := map[string]any{"enabled": true, "owner": m.Name, "max_hops": 2, "default_timeout_sec": 300,
 			"allowed_targets": llmPolicies[m.Name], "allowed_actions": map[string][]string{}}
@@ -99,18 +124,9 @@ func InitLLM(dir string, v LLMTemplate) error {
 		}
 		pb, err := json.MarshalIndent(p, "", "  ")
 		if err != nil {
-			return fmt.Errorf("init: %w", err)
+			return nil, fmt.Errorf("init: %w", err)
 		}
-		files = append(files, initFile{m.IPC, append(pb, '\n')})
+		files = append(files, InitFile{m.IPC, append(pb, '\n')})
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("init: %w", err)
-	}
-	if err := writeNew(dir, files); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o700); err != nil {
-		return fmt.Errorf("init: %w", err)
-	}
-	return nil
+	return files, nil
 }

@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"huddle/inbox"
 	"huddle/ipc"
@@ -37,37 +37,80 @@ func callFlags(fs *flag.FlagSet) runFunc {
 }
 
 // runCall is huddle call: check the flags, load the caller's policy, build
-// the request, call and print both.
+// the request, call and print both, on the store that keeps the team.
 func runCall(cl *cmdline, o *callOptions) int {
 	if msg := o.check(cl.args); msg != "" {
 		return cl.usageError("%s", msg)
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return callOnStore(ctx, cl, st, o) })
-	}
-	policy, policyErr := loadPolicy(o.config)
-	name := callerName(o.caller, policy)
-	if err := protocol.ValidateName(name); err != nil {
-		return cl.usageError("caller: %v (use --caller)", err)
-	}
-	req := newCallRequest(o, name, policy)
-	ctx, stop := signalContext()
-	defer stop()
-	t, code, ok := loadCallTeam(cl)
-	if !ok {
-		return code
-	}
-	router := ipc.NewRouter(cl.dir)
-	if t != nil {
-		// Answers from teammates come to the caller's inbox; watch it.
-		answers, err := ipc.WatchAnswers(ctx, cl.dir, router, inbox.Options{}, name)
-		if err != nil {
-			return cl.fail(err)
+	return cl.withState(needTeamIfAny, func(ctx context.Context, st store.Store) int {
+		policy, policyErr := callPolicy(ctx, cl, st, o)
+		name := callerName(o.caller, policy)
+		if err := protocol.ValidateName(name); err != nil {
+			return cl.usageError("caller: %v (use --caller)", err)
 		}
-		defer answers.Close()
+		req := newCallRequest(o, name, policy)
+		var t *team.Team
+		if st == nil {
+			fmt.Fprintf(cl.stderr, "huddle: call: no team in %s: targets are the members of a team (--dir)\n", cl.dir)
+		} else {
+			var err error
+			if t, err = team.LoadTeamOn(ctx, st); err != nil {
+				return cl.fail(err)
+			}
+		}
+		router := ipc.NewRouter("")
+		if t != nil {
+			w, ok := st.(store.AnswerWatcher)
+			if !ok {
+				return cl.fail(errors.New("call: this store cannot follow an inbox"))
+			}
+			// The answer comes to the caller's inbox: follow it from its
+			// end before the request is appended, so the answer cannot be
+			// missed.
+			sub, err := w.WatchAnswers(ctx, name, func(d store.Delivery) bool {
+				return router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+			})
+			if err != nil {
+				return cl.fail(err)
+			}
+			defer func() { _ = sub.Stop() }()
+		}
+		res := team.NewCaller(ctx, st, t, router, policy, policyErr).Call(ctx, req)
+		return printCall(cl, req, res)
+	})
+}
+
+// callPolicy is the caller's policy: --config when given. Without it, on a
+// team directory the caller is a repo outside the team, whose
+// .puruto-ipc.json is in the working directory; a store keeps its callers'
+// policies, ipc/CALLER.puruto-ipc.json with --caller, else
+// .puruto-ipc.json. A policy that cannot be read is the IPC_ERROR every
+// call gets.
+func callPolicy(ctx context.Context, cl *cmdline, st store.Store, o *callOptions) (*ipc.Policy, error) {
+	if cl.flagGiven("config") || !cl.onStore() {
+		return loadPolicy(o.config)
 	}
-	res := team.NewCaller(cl.dir, t, router, policy, policyErr).Call(ctx, req)
-	return printCall(cl, req, res)
+	name := store.ConfigPolicy
+	if o.caller != "" {
+		if err := protocol.ValidateName(o.caller); err != nil {
+			return nil, fmt.Errorf("IPC_ERROR: caller: %w", err)
+		}
+		name = store.MemberPolicyConfig(o.caller)
+	}
+	p, err := storedPolicy(ctx, cl, st, name)
+	if err != nil {
+		return nil, fmt.Errorf("IPC_ERROR: %w", err)
+	}
+	return p, nil
+}
+
+// storedPolicy is the policy the store keeps as name.
+func storedPolicy(ctx context.Context, cl *cmdline, st store.Store, name string) (*ipc.Policy, error) {
+	p, err := team.PolicyOn(ctx, st, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.storeName(), name)
+	}
+	return p, err
 }
 
 // check says what is wrong with the flags and arguments, or "".
@@ -133,21 +176,6 @@ func newCallRequest(o *callOptions, caller string, policy *ipc.Policy) protocol.
 		}
 	}
 	return req
-}
-
-// loadCallTeam is the team whose members are the targets, or nil (with a
-// note on stderr) when the directory holds none: then every target is
-// unknown and no trace is written anywhere.
-func loadCallTeam(cl *cmdline) (t *team.Team, code int, ok bool) {
-	t, err := team.Load(cl.dir)
-	if err == nil {
-		return t, 0, true
-	}
-	if _, serr := os.Stat(team.ConfigPath(cl.dir)); serr == nil {
-		return nil, cl.fail(err), false // a team.json that does not load
-	}
-	fmt.Fprintf(cl.stderr, "huddle: call: no team in %s: targets are the members of a team (--dir)\n", cl.dir)
-	return nil, 0, true
 }
 
 // printCall prints {request, response} as JSON; the exit code says whether

@@ -1,74 +1,210 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/natsstore"
 	"huddle/team"
 )
 
-// TestCallFromAnotherProcess: `huddle call` from a second process against a
-// team that `huddle up` runs: the teammate answers, and the call shows in
-// that team's traces with the CLI's caller.
-func TestCallFromAnotherProcess(t *testing.T) {
-	dir := t.TempDir()
-	alice := team.MemberSpec{Name: "alice", Role: "greeter", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript,
-		Steps: []team.Step{{Wait: team.Duration(time.Hour)}}},
-		Actions: map[string]team.ActionSpec{"greet": {Reply: "hello from alice"}}}
-	b, _ := json.Marshal(team.Team{Name: "calls", Members: []team.MemberSpec{alice}})
-	if err := os.WriteFile(team.ConfigPath(dir), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), ".puruto-ipc.json")
-	os.WriteFile(config, []byte(`{"enabled":true,"owner":"tester","max_hops":2,"default_timeout_sec":20,"allowed_targets":["alice"],"allowed_actions":{}}`), 0o600)
-	up := startUp(t, dir)
-	testkit.WaitFor(t, 10*time.Second, "the team", func() bool {
-		return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" })
-	})
+// callResult is what huddle call prints.
+type callResult struct {
+	Request  protocol.InvocationRequest `json:"request"`
+	Response protocol.InvocationResult  `json:"response"`
+}
 
-	r := mustHuddle(t, "call", "--target", "alice", "--action", "greet", "--prompt", "hi", "--config", config, "--dir", dir)
-	var out struct {
-		Request  protocol.InvocationRequest `json:"request"`
-		Response protocol.InvocationResult  `json:"response"`
+func parseCall(t *testing.T, r cliResult) callResult {
+	t.Helper()
+	var c callResult
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatalf("call output: %v\n%s\nstderr: %s", err, r.stdout, r.stderr)
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("output is not {request, response}: %v\n%s", err, r.stdout)
+	return c
+}
+
+// inboxHolds is how many messages member's subject holds in the NATS
+// store st, from the server's state (natsstore.Store.Held).
+func inboxHolds(t *testing.T, st store.Store, member string) uint64 {
+	t.Helper()
+	ns, ok := st.(*natsstore.Store)
+	if !ok {
+		t.Fatal("not a NATS store")
 	}
-	if out.Response.Status != protocol.ResultOK || !strings.Contains(string(out.Response.Result), "hello from alice") ||
-		out.Request.Caller != "tester" || out.Response.RequestID != out.Request.RequestID {
-		t.Fatalf("call: %+v", out)
-	}
-	spans, err := trace.NewTraceReader(dir).Read()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := ns.Held(ctx, member)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var start, end bool
-	for _, s := range spans {
-		if s.RequestID == out.Request.RequestID && s.Caller == "tester" && s.Target == "alice" {
-			start = start || s.Span == trace.SpanStart
-			end = end || (s.Span == trace.SpanEnd && s.Status == protocol.ResultOK)
-		}
-	}
-	if !start || !end {
-		t.Fatalf("the call is not in the team's traces: %+v", spans)
-	}
+	return n
+}
 
-	// An action alice does not have: exit 1, with the error result.
-	r = huddle(t, "call", "--target", "alice", "--action", "fly", "--prompt", "hi", "--config", config, "--dir", dir)
-	if r.code != exitFail || !strings.Contains(r.stdout, `alice has no action \"fly\"`) {
-		t.Fatalf("unknown action: exit %d, %s", r.code, r.stdout)
-	}
-	// DENIED by the config: exit 1.
-	r = huddle(t, "call", "--target", "bob", "--action", "x", "--prompt", "hi", "--config", config, "--dir", dir)
-	if r.code != exitFail || !strings.Contains(r.stdout, `"DENIED"`) || !strings.Contains(r.stdout, "not_allowed_target") {
-		t.Fatalf("denied: exit %d, %s", r.code, r.stdout)
+// actionsTeam is storeTeam with actions: alice greets and notes, bob
+// looks up.
+func actionsTeam() team.Team {
+	tm := storeTeam
+	tm.Members = slices.Clone(storeTeam.Members)
+	tm.Members[0].Actions = map[string]team.ActionSpec{"note": {Reply: "noted"}, "greet": {Reply: "hello from alice"}}
+	tm.Members[1].Actions = map[string]team.ActionSpec{"lookup": {Reply: "found"}}
+	return tm
+}
+
+// runTeam is a team on one kind of store: the flags that name it to the
+// commands, a store the test reads and writes, the flags that give a
+// caller its policy (a file --config names on a team directory; the
+// store's, by --caller, on NATS), and start, which runs members in a
+// `huddle up` process (on a team directory, every member).
+type runTeam struct {
+	args   []string
+	st     store.Store
+	dir    string // the team directory (files only)
+	policy func(caller string) []string
+	start  func(t *testing.T, members string)
+}
+
+// runKinds put configs (name → data, as store.PutConfig names them) on
+// each kind of store; nothing runs the team yet.
+var runKinds = map[string]func(t *testing.T, configs map[string]string) runTeam{
+	"files": func(t *testing.T, configs map[string]string) runTeam {
+		dir := t.TempDir()
+		st := files.Open(t, dir)
+		putConfigs(t, st, configs)
+		return runTeam{args: []string{"--dir", dir}, st: st, dir: dir,
+			policy: func(caller string) []string {
+				return []string{"--caller", caller, "--config", filepath.Join(dir, store.MemberPolicyConfig(caller))}
+			},
+			start: func(t *testing.T, _ string) {
+				up := startUp(t, dir)
+				testkit.WaitFor(t, 15*time.Second, "the team", func() bool {
+					return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" })
+				})
+			}}
+	},
+	"nats": func(t *testing.T, configs map[string]string) runTeam {
+		url := natsTeam(t)
+		st := openTeamStore(t, url, false)
+		putConfigs(t, st, configs)
+		return runTeam{args: []string{"--store", url}, st: st,
+			policy: func(caller string) []string { return []string{"--caller", caller} },
+			start:  func(t *testing.T, members string) { startUpOnWhenFree(t, url, members) }}
+	},
+}
+
+// TestCallFromAnotherProcess: on both kinds of store, `huddle call` from
+// a second process against a team that `huddle up` runs: as ops (a
+// policy, not a member) it gets bob's answer, and the call shows in the
+// team's traces with ops as the caller; an action bob does not have is an
+// error result; a target ops's allowlist does not name is DENIED, a
+// member or not; without a policy every call gets an IPC_ERROR naming
+// it; as alice (a running member, whose inbox her runtime consumes) it
+// still gets its answer. On NATS the answer ops took leaves the store.
+func TestCallFromAnotherProcess(t *testing.T) {
+	b, _ := json.Marshal(actionsTeam())
+	for kind, run := range runKinds {
+		t.Run(kind, func(t *testing.T) {
+			tm := run(t, map[string]string{
+				store.ConfigTeam:                  string(b),
+				store.MemberPolicyConfig("ops"):   `{"owner":"ops","allowed_targets":["bob"]}`,
+				store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob","alice"]}`,
+			})
+			tm.start(t, "lead,alice,bob")
+			call := func(caller string, args ...string) cliResult {
+				return huddle(t, slices.Concat([]string{"call", "--timeout", "30"}, tm.policy(caller), tm.args, args)...)
+			}
+
+			ok := call("ops", "--target", "bob", "--action", "lookup", "--prompt", "q")
+			if ok.code != exitOK {
+				t.Fatalf("call to bob: exit %d\n%s\n%s", ok.code, ok.stdout, ok.stderr)
+			}
+			answered := parseCall(t, ok)
+			if answered.Response.Status != protocol.ResultOK || !strings.Contains(string(answered.Response.Result), "found") ||
+				answered.Request.Caller != "ops" || answered.Response.RequestID != answered.Request.RequestID {
+				t.Fatalf("call to bob: %s", ok.stdout)
+			}
+			if kind == "nats" {
+				// ops is no member: the answer it took left the store before call exited.
+				if n := inboxHolds(t, tm.st, "ops"); n != 0 {
+					t.Fatalf("ops's inbox holds %d messages after its call, want none", n)
+				}
+			}
+			if tm.dir != "" {
+				spans, err := trace.NewTraceReader(tm.dir).Read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var start, end bool
+				for _, s := range spans {
+					if s.RequestID == answered.Request.RequestID && s.Caller == "ops" && s.Target == "bob" {
+						start = start || s.Span == trace.SpanStart
+						end = end || (s.Span == trace.SpanEnd && s.Status == protocol.ResultOK)
+					}
+				}
+				if !start || !end {
+					t.Fatalf("the call is not in the team's traces: %+v", spans)
+				}
+			}
+			out := mustHuddle(t, append([]string{"traces", "--correlation", answered.Request.CorrelationID, "--json"}, tm.args...)...).stdout
+			var chains []struct {
+				Calls []struct{ Caller, Target, Action, Status string } `json:"calls"`
+			}
+			if err := json.Unmarshal([]byte(out), &chains); err != nil {
+				t.Fatalf("traces --json: %v\n%s", err, out)
+			}
+			if len(chains) != 1 || len(chains[0].Calls) != 1 {
+				t.Fatalf("want the call's chain of one call:\n%s", out)
+			}
+			if c := chains[0].Calls[0]; c.Caller != "ops" || c.Target != "bob" || c.Action != "lookup" || c.Status != "ok" {
+				t.Fatalf("the chain:\n%s", out)
+			}
+
+			// An action bob does not have: exit 1, with the error result.
+			r := call("ops", "--target", "bob", "--action", "fly", "--prompt", "hi")
+			if r.code != exitFail || !strings.Contains(r.stdout, `bob has no action \"fly\"`) {
+				t.Fatalf("unknown action: exit %d, %s", r.code, r.stdout)
+			}
+			// DENIED by the allowlist, for a member and for a stranger: exit 1.
+			denied := call("ops", "--target", "alice", "--action", "note", "--prompt", "q")
+			if denied.code != exitFail {
+				t.Fatalf("denied call: exit %d, want %d\n%s\n%s", denied.code, exitFail, denied.stdout, denied.stderr)
+			}
+			refused := parseCall(t, denied)
+			if refused.Response.Status != protocol.ResultError || refused.Response.Error == nil || !strings.Contains(refused.Response.Error.Message, "DENIED: target `alice` is not in allowed_targets") {
+				t.Fatalf("denied call: %s", denied.stdout)
+			}
+			r = call("ops", "--target", "carol", "--action", "x", "--prompt", "hi")
+			if r.code != exitFail || !strings.Contains(r.stdout, `"DENIED"`) || !strings.Contains(r.stdout, "not_allowed_target") {
+				t.Fatalf("denied: exit %d, %s", r.code, r.stdout)
+			}
+
+			nobody := call("nobody", "--target", "bob", "--action", "lookup", "--prompt", "q")
+			if nobody.code != exitFail {
+				t.Fatalf("call without a policy: exit %d, want %d\n%s\n%s", nobody.code, exitFail, nobody.stdout, nobody.stderr)
+			}
+			want := "ipc/nobody.puruto-ipc.json"
+			if kind == "nats" {
+				want = "holds no ipc/nobody.puruto-ipc.json"
+			}
+			if r := parseCall(t, nobody).Response; r.Error == nil || r.Error.Code != protocol.ErrIPC || !strings.Contains(r.Error.Message, want) {
+				t.Fatalf("call without a policy: %s", nobody.stdout)
+			}
+
+			asAlice := call("alice", "--target", "bob", "--action", "lookup", "--prompt", "q")
+			if asAlice.code != exitOK || parseCall(t, asAlice).Response.Status != protocol.ResultOK {
+				t.Fatalf("call as alice: exit %d\n%s\n%s", asAlice.code, asAlice.stdout, asAlice.stderr)
+			}
+		})
 	}
 }
 

@@ -73,7 +73,7 @@ func TestExportStoreReplays(t *testing.T) {
 	if strings.Contains(r.stderr, token) || strings.Contains(string(file), token) {
 		t.Fatal("export --store shows the token")
 	}
-	tl, err := replay.Open(out)
+	tl, err := replay.ReadExportFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}

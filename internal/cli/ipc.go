@@ -142,7 +142,7 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 			return cl.usageError("--correlation: %v", err)
 		}
 	}
-	return cl.withState(requireDir, func(ctx context.Context, st store.Store) int {
+	return cl.withState(needDir, func(ctx context.Context, st store.Store) int {
 		chains, skipped, err := chainsOn(ctx, st)
 		if err != nil {
 			return cl.fail(err)
@@ -224,4 +224,21 @@ func callLine(c *trace.Call) string {
 		parts = append(parts, "via "+c.Remote)
 	}
 	return strings.Join(parts, "  ")
+}
+
+// chainsOn folds the store's spans into chains, newest first.
+func chainsOn(ctx context.Context, st store.Store) ([]trace.Chain, int64, error) {
+	sr, ok := st.(store.SpanReader)
+	if !ok {
+		return nil, 0, errors.New("traces: this store cannot read its spans")
+	}
+	spans, skipped, err := sr.Spans(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	folded := trace.NewTraces()
+	for _, s := range spans {
+		folded.Add(s)
+	}
+	return folded.Chains(), skipped, nil
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -31,16 +32,6 @@ func requireTeam(dir string) error {
 		return err
 	}
 	return nil
-}
-
-// runtimeState asks runtime.lock whether a runtime runs the team in dir; a
-// lock that cannot be probed reads as running (nothing is said).
-func runtimeState(dir string) team.RuntimeState {
-	st, err := team.ProbeRuntime(dir)
-	if err != nil {
-		return team.RuntimeState{Running: true}
-	}
-	return st
 }
 
 // warnCorrupt says, one line each, which records cannot be read.
@@ -81,34 +72,127 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	default:
 		return cl.usageError("--template %q: want demo or llm", template)
 	}
-	if cl.onStore() {
-		return initOnStore(cl, template)
+	files, from, code, ok := initSource(cl, template)
+	if !ok {
+		return code
 	}
-	if template == "llm" {
-		return initLLM(cl)
-	}
-	if err := team.Init(cl.dir); err != nil {
-		return cl.fail(err)
-	}
-	var names []string
-	if t, err := team.Parse(team.DemoTeam()); err == nil {
-		for _, m := range t.Members {
-			names = append(names, m.Name)
+	// Every machine of a team kept in a store may run init: a second run
+	// changes nothing, and says what it put. On a directory it is one
+	// person's first step, refused when it was taken.
+	shared := cl.onStore()
+	return cl.withState(needNone, func(ctx context.Context, st store.Store) int {
+		for _, f := range files {
+			err := st.PutConfig(ctx, f.Name, f.Data)
+			switch {
+			case errors.Is(err, store.ErrExists) && shared:
+				fmt.Fprintf(cl.stdout, "%s is in the store already: left as it is\n", f.Name)
+			case errors.Is(err, store.ErrExists):
+				return cl.fail(fmt.Errorf("init: %s already exists; not overwriting it", filepath.Join(cl.dir, filepath.FromSlash(f.Name))))
+			case err != nil:
+				return cl.fail(fmt.Errorf("put %s: %w", f.Name, err))
+			case shared:
+				fmt.Fprintf(cl.stdout, "put %s from %s\n", f.Name, from)
+			}
 		}
-	}
-	fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
-		team.ConfigPath(cl.dir), strings.Join(names, ", "))
-	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s\n", cl.dir)
-	return exitOK
+		if shared {
+			fmt.Fprintf(cl.stdout, "team in %s; next: huddle up --store URL\n", cl.storeName())
+			return exitOK
+		}
+		if template == "llm" {
+			// The members' shared work/ is a directory of this machine's:
+			// a store keeps none.
+			if err := team.InitLLMWork(cl.dir); err != nil {
+				return cl.fail(err)
+			}
+			return saidLLM(cl)
+		}
+		var names []string
+		if t, err := team.Parse(team.DemoTeam()); err == nil {
+			for _, m := range t.Members {
+				names = append(names, m.Name)
+			}
+		}
+		fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
+			team.ConfigPath(cl.dir), strings.Join(names, ", "))
+		fmt.Fprintf(cl.stdout, "next: huddle up --dir %s\n", cl.dir)
+		return exitOK
+	})
 }
 
-// initLLM writes the llm template, with the HUDDLE_LLM_* settings of the
-// environment.
-func initLLM(cl *cmdline) int {
-	v := team.LLMTemplateFromEnv(os.Getenv)
-	if err := team.InitLLM(cl.dir, v); err != nil {
-		return cl.fail(err)
+// initSource is what init puts in the team's state, and where it is from:
+// the template's files; or, on a store, those of the team in --dir when it
+// holds one: a store's --dir names where the team comes from, a
+// directory's where it goes.
+func initSource(cl *cmdline, template string) ([]team.InitFile, string, int, bool) {
+	if cl.onStore() {
+		_, err := os.Stat(team.ConfigPath(cl.dir))
+		switch {
+		case err == nil && cl.flagGiven("template"):
+			return nil, "", cl.usageError("--template and the team.json in %s: one or the other", cl.dir), false
+		case err == nil:
+			files, err := configFiles(cl.dir)
+			if err != nil {
+				return nil, "", cl.fail(err), false
+			}
+			return files, cl.dir, 0, true
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, "", cl.fail(err), false
+		}
 	}
+	files, err := team.DemoFiles()
+	if template == "llm" {
+		files, err = team.LLMFiles(team.LLMTemplateFromEnv(os.Getenv))
+	}
+	if err != nil {
+		return nil, "", cl.fail(err), false
+	}
+	return files, "the " + template + " template", 0, true
+}
+
+// configFiles are the configuration files of the team in dir that a store
+// keeps: team.json (validated), the team's .puruto-ipc.json, and each
+// member's policy as ipc/<member>.puruto-ipc.json, those that exist.
+func configFiles(dir string) ([]team.InitFile, error) {
+	b, err := os.ReadFile(team.ConfigPath(dir))
+	if err != nil {
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	t, err := team.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	files := []team.InitFile{{Name: store.ConfigTeam, Data: b}}
+	add := func(name, path string) error {
+		if err := store.ValidateConfigName(name); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		files = append(files, team.InitFile{Name: name, Data: data})
+		return nil
+	}
+	if err := add(store.ConfigPolicy, filepath.Join(dir, store.ConfigPolicy)); err != nil {
+		return nil, err
+	}
+	for _, m := range t.Members {
+		if p := m.PolicyPath(dir); p != "" {
+			if err := add(store.MemberPolicyConfig(m.Name), p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// saidLLM says what init wrote of the llm template, with the HUDDLE_LLM_*
+// settings of the environment.
+func saidLLM(cl *cmdline) int {
+	v := team.LLMTemplateFromEnv(os.Getenv)
 	key := "no key (a local server)"
 	if v.APIKeyEnv != "" {
 		key = "the key from $" + v.APIKeyEnv + " when the team runs"
@@ -117,6 +201,15 @@ func initLLM(cl *cmdline) int {
 		team.ConfigPath(cl.dir), v.Model, v.BaseURL, key)
 	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
 	return exitOK
+}
+
+// notRunning is the "team not running" line of the team st keeps, or ""
+// while a runtime of it runs.
+func notRunning(ctx context.Context, st store.Store) string {
+	if rt := team.RuntimeOf(ctx, st); team.Down(rt) {
+		return team.NotRunning(rt)
+	}
+	return ""
 }
 
 // tokensText is "in 12.3k out 4.1k $0.09": a member's or the team's model
@@ -166,47 +259,56 @@ func runStatus(cl *cmdline, asJSON bool, lostAfter time.Duration) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
-	if cl.onStore() {
-		if lostAfter <= 0 {
-			return cl.usageError("--lost-after must be more than 0")
-		}
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return statusOnStore(ctx, cl, st, asJSON, lostAfter) })
-	}
-	if cl.flagGiven("lost-after") {
+	// On a team directory runtime.lock, not a deadline, says who is lost.
+	if cl.flagGiven("lost-after") && !cl.onStore() {
 		return cl.usageError("--lost-after goes with --store")
 	}
-	t, err := team.Load(cl.dir)
+	if lostAfter <= 0 {
+		return cl.usageError("--lost-after must be more than 0")
+	}
+	return cl.withTeam(func(ctx context.Context, st store.Store) int { return printTeamStatus(ctx, cl, st, asJSON, lostAfter) })
+}
+
+// printTeamStatus is huddle status on st: team.json's members joined with
+// their records, and the corrupt ones named.
+func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
+	t, err := team.LoadTeamOn(ctx, st)
 	if err != nil {
 		return cl.fail(err)
 	}
-	recs, bad, err := team.ReadMembers(cl.dir)
+	states, bad, err := st.Members(ctx, lostAfter)
 	if err != nil {
 		return cl.fail(fmt.Errorf("members: %w", err))
 	}
 	warnCorrupt(cl, bad)
-	rt := runtimeState(cl.dir)
-	down := team.Down(rt)
-	byName := map[string]protocol.Member{}
-	for _, r := range recs {
-		if down {
-			// A runtime that ended (kill -9) left it saying it is alive.
-			r = team.AsSeenWhileDown(r)
-		}
-		byName[r.Name] = r
+	rt := team.RuntimeOfMembers(ctx, st, states, lostAfter)
+	type seen struct {
+		rec  protocol.Member
+		lost bool
+		at   time.Time
+	}
+	byName := map[string]seen{}
+	for _, s := range states {
+		rec, lost := team.SeenAs(rt, s)
+		byName[s.Name] = seen{rec, lost, s.Seen}
 	}
 	for i := range bad {
-		byName[bad[i].Name] = protocol.Member{Name: bad[i].Name, Status: team.StatusCorrupt, Error: bad[i].Error()}
+		byName[bad[i].Name] = seen{rec: protocol.Member{Name: bad[i].Name, Status: team.StatusCorrupt, Error: bad[i].Error()}}
 	}
 	rows := []memberRow{}
 	for _, m := range t.Members {
 		row := newMemberRow(m)
-		if r, ok := byName[m.Name]; ok {
-			row.fill(&r)
+		if s, ok := byName[m.Name]; ok {
+			row.fill(&s.rec)
+			if s.lost {
+				at := s.at
+				row.Lost, row.Seen = true, &at
+			}
 		}
 		rows = append(rows, row)
 	}
 	notice := ""
-	if down {
+	if team.Down(rt) {
 		notice = team.NotRunning(rt)
 	}
 	return printStatus(cl, t, rows, notice, asJSON)
@@ -283,24 +385,20 @@ func requestsFlags(fs *flag.FlagSet) runFunc {
 // listRequests is what huddle requests lists: the pending requests, oldest
 // first; with all, then the final ones, newest resolution first, and the
 // corrupt ones; at most limit (0: all). Only all reads the archive.
-func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) {
-	read := team.ReadPendingRequests // a decided record is not even read
+func listRequests(ctx context.Context, cl *cmdline, st store.Store, all bool, limit int) ([]protocol.Request, error) {
+	read := st.LiveRequests
 	if all {
-		read = team.ReadLiveRequests
+		read = st.Requests
 	}
-	live, bad, err := read(cl.dir)
+	recs, bad, err := read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("requests: %w", err)
 	}
+	if !all {
+		bad = undecided(ctx, st, bad)
+	}
 	var pending, final []protocol.Request
-	for _, r := range live {
-		if r.Status == protocol.RequestPending {
-			// The decision file is the truth: finish a resolution whose
-			// rewrite of the record was interrupted.
-			if applied, err := team.ApplyDecision(cl.dir, r.ID); err == nil {
-				r = *applied
-			}
-		}
+	for _, r := range recs {
 		if r.Status == protocol.RequestPending {
 			pending = append(pending, r)
 		} else {
@@ -309,12 +407,6 @@ func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) 
 	}
 	out := pending
 	if all {
-		hist, hbad, err := team.ReadHistory(cl.dir, limit)
-		if err != nil {
-			return nil, fmt.Errorf("requests: %w", err)
-		}
-		bad = append(bad, hbad...)
-		final = team.MergeArchived(final, hist)
 		slices.SortStableFunc(final, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
 		out = append(out, final...)
 		for i := range bad {
@@ -326,6 +418,19 @@ func listRequests(cl *cmdline, all bool, limit int) ([]protocol.Request, error) 
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// undecided are the corrupt records of bad that have no decision: a
+// decided one is no pending request, and the pending list does not warn
+// of it.
+func undecided(ctx context.Context, st store.Store, bad []store.CorruptError) []store.CorruptError {
+	out := bad[:0]
+	for _, ce := range bad {
+		if r, _ := st.Request(ctx, ce.Name); r == nil {
+			out = append(out, ce)
+		}
+	}
+	return out
 }
 
 func resolvedAt(r *protocol.Request) time.Time {
@@ -342,17 +447,13 @@ func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
 	if limit < 0 {
 		return cl.usageError("--limit must be 0 or more")
 	}
-	if cl.onStore() {
-		return cl.withStore(func(ctx context.Context, st store.Store) int { return requestsOnStore(ctx, cl, st, all, limit, asJSON) })
-	}
-	if err := requireTeam(cl.dir); err != nil {
-		return cl.fail(err)
-	}
-	out, err := listRequests(cl, all, limit)
-	if err != nil {
-		return cl.fail(err)
-	}
-	return printRequests(cl, out, all, asJSON, runtimeState(cl.dir))
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		out, err := listRequests(ctx, cl, st, all, limit)
+		if err != nil {
+			return cl.fail(err)
+		}
+		return printRequests(cl, out, all, asJSON, team.RuntimeOf(ctx, st))
+	})
 }
 
 // printRequests prints what huddle requests lists, as a table or JSON; rt

@@ -70,12 +70,8 @@ func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, tr
 	what, print := logPrinter(transcript, asJSON)
 	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { print(cl.stdout, line) })
 	if errors.Is(err, store.ErrNotFound) {
-		if cl.onStore() {
-			return cl.fail(fmt.Errorf("%s has no %s in the store yet", name, what))
-		}
 		rel, _ := file("", name) // the name was checked: no error
-		where, _ := cl.where(rel)
-		return cl.fail(fmt.Errorf("%s has no %s yet: %s", name, what, where))
+		return cl.fail(fmt.Errorf("%s has no %s%s", name, what, cl.notYet(rel)))
 	}
 	if err != nil && ctx.Err() == nil {
 		return cl.fail(err)

@@ -11,6 +11,7 @@ import (
 
 	"huddle/replay"
 	"huddle/store"
+	"huddle/team"
 	"huddle/teamdir"
 	"huddle/tui"
 )
@@ -25,30 +26,41 @@ func runExport(cl *cmdline, out string) int {
 	if code, ok := cl.wantArgs(0, 1, "DIR"); !ok {
 		return code
 	}
-	if cl.onStore() {
-		if len(cl.args) == 1 {
-			return cl.usageError("DIR and --store: the team is in the store; drop %s", cl.args[0])
+	if code, ok := cl.pathArg("DIR"); !ok {
+		return code
+	}
+	if !cl.onStore() {
+		// DIR names a path, which only a team directory has: one that is
+		// none is said so before anything is opened (or made) there.
+		if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
+			return cl.fail(fmt.Errorf("%s is not a team directory", cl.dir))
 		}
-		return cl.withStore(func(ctx context.Context, st store.Store) int {
-			tl, err := replay.ReadOn(ctx, st)
-			if err != nil {
-				return cl.fail(err)
-			}
-			return writeTimeline(cl, tl, out, "the store "+cl.storeName())
-		})
 	}
-	dir := cl.dir
-	if len(cl.args) == 1 {
-		dir = cl.args[0]
+	return cl.withState(needDir, func(ctx context.Context, st store.Store) int {
+		tl, err := replay.Read(ctx, st, cl.localDir())
+		if err != nil {
+			return cl.fail(err)
+		}
+		from := ""
+		if tl.Store != nil {
+			from, _ = cl.where("")
+		}
+		return writeTimeline(cl, tl, out, from)
+	})
+}
+
+// pathArg takes the DIR (or FILE) argument of export and replay as --dir.
+// It names a path: with --store the team is in the store, and it is
+// refused.
+func (cl *cmdline) pathArg(what string) (int, bool) {
+	if len(cl.args) == 0 {
+		return 0, true
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return cl.fail(fmt.Errorf("%s is not a team directory", dir))
+	if cl.onStore() {
+		return cl.usageError("%s and --store: the team is in the store; drop %s", what, cl.args[0]), false
 	}
-	tl, err := replay.Read(dir)
-	if err != nil {
-		return cl.fail(err)
-	}
-	return writeTimeline(cl, tl, out, "")
+	cl.dir = cl.args[0]
+	return 0, true
 }
 
 // writeTimeline writes tl's export to stdout, or to out (not "" or "-")
@@ -99,29 +111,57 @@ func runReplay(cl *cmdline, speed float64) int {
 	if speed <= 0 {
 		return cl.usageError("--speed must be more than 0")
 	}
+	if code, ok := cl.pathArg("DIR or FILE"); !ok {
+		return code
+	}
+	hint := "'huddle export'"
 	if cl.onStore() {
-		return replayOnStore(cl, speed)
-	}
-	path := cl.dir
-	if len(cl.args) == 1 {
-		path = cl.args[0]
-	}
-	tl, err := replay.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return cl.fail(fmt.Errorf("%s: no such team directory or export", path))
-	}
-	if err != nil {
-		return cl.fail(err)
+		hint = "'huddle export --store'"
+	} else {
+		// DIR or FILE names a path, which only a team directory has: an
+		// export is read as it is, and what is neither a team nor an
+		// export is said so before the terminal is asked for.
+		info, err := os.Stat(cl.dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return cl.fail(fmt.Errorf("%s: no such team directory or export", cl.dir))
+		case err != nil:
+			return cl.fail(err)
+		case !info.IsDir():
+			tl, err := replay.ReadExportFile(cl.dir)
+			if err != nil {
+				return cl.fail(err)
+			}
+			if !isTerminal(cl.stdout) {
+				return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one (%s writes the timeline as JSON lines instead)", hint)
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return playTimeline(ctx, cl, tl, speed, cl.dir)
+		}
+		if _, err := os.Stat(team.ConfigPath(cl.dir)); err != nil {
+			return cl.fail(fmt.Errorf("%s is not a team directory (no team.json)", cl.dir))
+		}
 	}
 	if !isTerminal(cl.stdout) {
-		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle export' writes the timeline as JSON lines instead)")
+		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one (%s writes the timeline as JSON lines instead)", hint)
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	// The member view reads logs under Dir: for an export, its path, under
-	// which there is nothing (never the working directory).
-	opts := tui.ReplayOptions{Timeline: tl, Dir: path, Speed: speed}
-	if tl.Store != nil { // an export of a store's team (export --store)
+	return cl.withState(needDir, func(ctx context.Context, st store.Store) int {
+		tl, err := replay.Read(ctx, st, cl.localDir())
+		if err != nil {
+			return cl.fail(err)
+		}
+		return playTimeline(ctx, cl, tl, speed, cl.localDir())
+	})
+}
+
+// playTimeline plays tl on the terminal until it is quit. The member view
+// reads logs under dir: the team directory, or for an export its path,
+// under which there is nothing (never the working directory); a store's
+// timeline holds none.
+func playTimeline(ctx context.Context, cl *cmdline, tl *replay.Timeline, speed float64, dir string) int {
+	opts := tui.ReplayOptions{Timeline: tl, Dir: dir, Speed: speed}
+	if tl.Store != nil { // a store's timeline, or an export of one (export --store)
 		opts.NoFeed = storeNoFeed
 	}
 	if err := tui.RunReplay(ctx, opts); err != nil {
@@ -134,26 +174,3 @@ func runReplay(cl *cmdline, speed float64) int {
 // logs: the timeline holds none; the store keeps a copy of each member's,
 // which huddle logs prints.
 const storeNoFeed = "a store's history holds no logs ('huddle logs MEMBER --store' prints the store's copy)"
-
-// replayOnStore is 'huddle replay --store URL': the timeline of the team
-// kept in the store (replay.ReadOn), read once and played. The terminal is
-// checked before the store is read.
-func replayOnStore(cl *cmdline, speed float64) int {
-	if len(cl.args) == 1 {
-		return cl.usageError("DIR or FILE and --store: the team is in the store; drop %s", cl.args[0])
-	}
-	if !isTerminal(cl.stdout) {
-		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle export --store' writes the timeline as JSON lines instead)")
-	}
-	return cl.withStore(func(ctx context.Context, st store.Store) int {
-		tl, err := replay.ReadOn(ctx, st)
-		if err != nil {
-			return cl.fail(err)
-		}
-		opts := tui.ReplayOptions{Timeline: tl, Speed: speed, NoFeed: storeNoFeed}
-		if err := tui.RunReplay(ctx, opts); err != nil {
-			return cl.fail(err)
-		}
-		return exitOK
-	})
-}

@@ -11,6 +11,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/replay"
@@ -58,7 +59,7 @@ func sessionDir(t *testing.T) string {
 
 func TestExportWritesWhatReplayReads(t *testing.T) {
 	dir := sessionDir(t)
-	want, err := replay.Read(dir)
+	want, err := readTimeline(t, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestExportWritesWhatReplayReads(t *testing.T) {
 	if r.code != exitOK || r.stdout != "" || !strings.Contains(r.stderr, "exported") {
 		t.Fatalf("export: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	got, err := replay.Open(out)
+	got, err := replay.ReadExportFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,4 +150,11 @@ func TestExportAndReplayHelp(t *testing.T) {
 	if r := mustHuddle(t, "export", "-h"); !strings.Contains(r.stdout, "-o") {
 		t.Errorf("huddle export -h does not name -o:\n%s", r.stdout)
 	}
+}
+
+// readTimeline is the timeline of the team directory dir, read as huddle
+// export reads it: through its files store.
+func readTimeline(t *testing.T, dir string) (*replay.Timeline, error) {
+	t.Helper()
+	return replay.Read(t.Context(), files.Open(t, dir), dir)
 }

@@ -50,12 +50,12 @@ func statusIs(s protocol.MemberStatus) func(*protocol.Member) bool {
 	return func(m *protocol.Member) bool { return m.Status == s }
 }
 
-// TestRestartOnStoreACrashedMember: a `huddle up --store` process runs
+// TestRestartOnNATSACrashedMember: a `huddle up --store` process runs
 // echo (exec) and idler (scripted); echo's process is killed -9, a message
 // sent to it meanwhile, and `huddle restart --store`, another process,
 // asks for it: the runtime holding echo's lease runs a new process, which
 // gets the message. A stopped idler runs again too.
-func TestRestartOnStoreACrashedMember(t *testing.T) {
+func TestRestartOnNATSACrashedMember(t *testing.T) {
 	url := natsTeam(t)
 	st := putRestartTeam(t, url)
 	up := startUpOnWhenFree(t, url, "lead,echo,idler")
@@ -94,12 +94,12 @@ func TestRestartOnStoreACrashedMember(t *testing.T) {
 	memberOn(t, st, "idler", "idler idle again", statusIs(protocol.MemberIdle))
 }
 
-// TestRestartOnStoreRefusals: no runtime, a member that runs, one huddle
+// TestRestartOnNATSRefusals: no runtime, a member that runs, one huddle
 // does not run, one not in the team: one line, exit 1; a bad name, exit
 // 2. An ask no runtime takes times out, and a second one while it waits
 // is refused. A restart asked behind the CLI's back of a running member
 // is refused by the runtime as a dead letter, and the ask is gone.
-func TestRestartOnStoreRefusals(t *testing.T) {
+func TestRestartOnNATSRefusals(t *testing.T) {
 	url := natsTeam(t)
 	st := putRestartTeam(t, url)
 	huddle(t, "restart", "echo", "--store", url).wantError(t, exitFail, "no runtime runs the team restarts: no runtime holds the lease of echo ('huddle up --store' starts it)", "restart without a runtime")
@@ -151,11 +151,11 @@ func TestRestartOnStoreRefusals(t *testing.T) {
 	huddle(t, "restart", "idler", "--store", url).wantError(t, exitFail, "no runtime runs the team restarts: no runtime holds the lease of idler", "restart after the runtime stopped")
 }
 
-// TestUIRestartOnStore: the UI's R on a store (storeLead's Restart) asks
+// TestUIRestartOnNATS: the UI's R on a store (storeLead's Restart) asks
 // the holder of the member's lease, through the store, as huddle restart
 // --store does: a crashed member's ask is there for the holder to take,
 // a running member's is refused in one line.
-func TestUIRestartOnStore(t *testing.T) {
+func TestUIRestartOnNATS(t *testing.T) {
 	url := natsTeam(t)
 	st := putRestartTeam(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

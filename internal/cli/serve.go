@@ -10,7 +10,9 @@ import (
 	"os"
 	"time"
 
+	"huddle/ipc"
 	"huddle/ipc/blueprint"
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -50,20 +52,40 @@ func runServe(cl *cmdline, o *serveOptions) int {
 	} else if !loopback(o.addr) {
 		return cl.usageError("without --api-keys-file huddle serve listens only on a loopback address, not %s", o.addr)
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	if cl.onStore() {
-		return serveOnStore(ctx, cl, o, keys)
+	return cl.withState(needTeamAndLocal, func(ctx context.Context, st store.Store) int {
+		policy, err := servePolicy(ctx, cl, st, o)
+		if err != nil {
+			return cl.fail(err)
+		}
+		backend, err := team.NewServeBackend(ctx, st, policy)
+		if err != nil {
+			return cl.fail(err)
+		}
+		defer backend.Close()
+		return serveBackend(ctx, cl, o, keys, backend, cl.teamPlace())
+	})
+}
+
+// servePolicy is the policy of HTTP callers: --config, else the team's
+// .puruto-ipc.json: an entry of the store, or a file of the team
+// directory, which huddle init --ipc writes.
+func servePolicy(ctx context.Context, cl *cmdline, st store.Store, o *serveOptions) (*ipc.Policy, error) {
+	if o.config == "" && cl.onStore() {
+		p, err := storedPolicy(ctx, cl, st, store.ConfigPolicy)
+		if err != nil {
+			return nil, fmt.Errorf("the policy of HTTP callers: %w", err)
+		}
+		return p, nil
 	}
-	if o.config == "" {
-		o.config = team.ServePolicyPath(cl.dir)
+	path := o.config
+	if path == "" {
+		path = team.ServePolicyPath(cl.dir)
 	}
-	backend, err := team.NewServeBackend(ctx, cl.dir, o.config)
+	p, err := ipc.LoadPolicy(path)
 	if err != nil {
-		return cl.fail(err)
+		return nil, fmt.Errorf("the policy of HTTP callers: %w (huddle init --ipc %s writes one)", err, cl.dir)
 	}
-	defer backend.Close()
-	return serveBackend(ctx, cl, o, keys, backend, cl.dir)
+	return p, nil
 }
 
 // serveBackend serves backend's skills over HTTP until ctx ends; where

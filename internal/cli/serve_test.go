@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/ipc/blueprint"
 	"huddle/ipc/trace"
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -277,5 +280,62 @@ func TestServeRefusesAnOpenAddressWithoutKeys(t *testing.T) {
 	r.wantError(t, exitUsage, "line 1", "serve with a bad keys file")
 	if strings.Contains(r.stderr, "valid line") {
 		t.Fatal("the error repeats the keys file's content")
+	}
+}
+
+// TestServeFromAnotherProcess: on both kinds of store, `huddle serve` on
+// real loopback HTTP serves the skills of a team that a `huddle up`
+// process runs: a skill the team's policy allows is answered by the
+// member, one it does not is refused, and the call is in `huddle
+// traces`. On NATS the answer serve took leaves the store.
+func TestServeFromAnotherProcess(t *testing.T) {
+	b, _ := json.Marshal(actionsTeam())
+	for kind, run := range runKinds {
+		t.Run(kind, func(t *testing.T) {
+			tm := run(t, map[string]string{
+				store.ConfigTeam:   string(b),
+				store.ConfigPolicy: `{"allowed_targets":["bob"]}`,
+			})
+			tm.start(t, "lead,alice,bob")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			addr := freePort(t)
+			if tm.dir != "" {
+				startServe(t, tm.dir, addr)
+			} else {
+				startServe(t, t.TempDir(), addr, tm.args...)
+			}
+			c := &blueprint.Client{BaseURL: "http://" + addr}
+			ask := func(skill string) (blueprint.Result, error) {
+				return c.Call(ctx, blueprint.InvokeRequest{Caller: blueprint.Caller{ID: "web", Type: "agent"}, SkillID: skill,
+					Inputs: map[string]any{"prompt": "q"}, Context: blueprint.Context{TimeoutMS: 30000}}, "")
+			}
+			res, err := ask("bob.lookup")
+			if err != nil || res.Status != "completed" || !strings.Contains(string(res.Output), "found") {
+				t.Fatalf("bob.lookup over HTTP: %v %+v %s", err, res, res.Output)
+			}
+			if kind == "nats" {
+				testkit.WaitFor(t, 20*time.Second, "the answer serve took removed from web's inbox", func() bool { return inboxHolds(t, tm.st, "web") == 0 })
+			}
+			if res, err := ask("alice.note"); err == nil && res.Status == "completed" {
+				t.Fatalf("alice.note, which the team's policy does not allow, was answered: %s", res.Output)
+			}
+			out := mustHuddle(t, append([]string{"traces", "--json"}, tm.args...)...).stdout
+			var chains []struct {
+				Calls []struct{ Caller, Target, Action, Status string } `json:"calls"`
+			}
+			if err := json.Unmarshal([]byte(out), &chains); err != nil {
+				t.Fatalf("traces --json: %v\n%s", err, out)
+			}
+			found := false
+			for _, ch := range chains {
+				for _, call := range ch.Calls {
+					found = found || call.Caller == "web" && call.Target == "bob" && call.Action == "lookup" && call.Status == "ok"
+				}
+			}
+			if !found {
+				t.Fatalf("the served call is not in the team's traces:\n%s", out)
+			}
+		})
 	}
 }

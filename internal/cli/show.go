@@ -53,13 +53,10 @@ func runShow(cl *cmdline, asJSON bool) int {
 	if err := protocol.ValidateID(id); err != nil {
 		return cl.usageError("%v", err)
 	}
-	return cl.withState(requireDir, func(ctx context.Context, st store.Store) int {
+	return cl.withState(needDir, func(ctx context.Context, st store.Store) int {
 		// The executions of huddle serve stay in the --dir of the machine
 		// that ran it: a store holds none.
-		local := cl.dir
-		if cl.onStore() {
-			local = ""
-		}
+		local := cl.localDir()
 		s, err := find(ctx, st, local, id)
 		if err != nil {
 			return cl.fail(err)

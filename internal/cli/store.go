@@ -1,11 +1,13 @@
 package cli
 
-// A team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): the --store and --nats-creds
-// flags of the commands that run on one, and the refusal of those that do
-// not yet.
+// The store that keeps a team (docs/ARCHITECTURE.md, "The team directory
+// and the store"): the --store and --nats-creds flags, and the one place a
+// command's store is chosen: natsstore for --store, else filestore on
+// --dir (withTeam, withState), with what only one kind has said here too.
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -16,6 +18,8 @@ import (
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/store/natsstore"
+	"huddle/team"
+	"huddle/teamdir"
 )
 
 // Environment variables a store command reads for its flags' defaults.
@@ -100,20 +104,55 @@ func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
 }
 
 // withTeam runs f on the store that keeps the team, until Ctrl-C, SIGTERM
-// or SIGHUP: --store's, or the files store of --dir, which must hold a
-// team.json. Commands that run once on either kind choose it here.
+// or SIGHUP: --store's, or the files store of --dir; either must hold a
+// team.json, not judged here. Commands that run once on either kind
+// choose it here.
 func (cl *cmdline) withTeam(f func(ctx context.Context, st store.Store) int) int {
-	return cl.withState(requireTeam, f)
+	return cl.withState(needTeam, f)
 }
 
-// withState is withTeam with what --dir must hold checked by need: a
-// team.json (requireTeam), or just the directory (requireDir: traces a
-// huddle serve left need no team).
-func (cl *cmdline) withState(need func(dir string) error, f func(ctx context.Context, st store.Store) int) int {
+// need is what the team's state must hold before a command runs on it.
+type need int
+
+const (
+	// needDir: only the team directory, on a directory (traces a huddle
+	// serve left need no team); nothing more of a store.
+	needDir need = iota
+	// needTeam: a team.json, in the directory or the store, not judged:
+	// requests can still be read and decided while it is being edited.
+	needTeam
+	// needTeamIfAny: a directory without a team.json is not opened, so
+	// nothing is made there, and f gets a nil store (huddle call outside
+	// a team); a store is opened as it is.
+	needTeamIfAny
+	// needTeamAndLocal: needTeam, and with a store --dir too: where this
+	// machine keeps what no store holds (huddle serve's executions), made
+	// when missing.
+	needTeamAndLocal
+	// needNone: nothing; a directory is made when missing, and with a
+	// store --dir is taken as where the team comes from (huddle init).
+	needNone
+)
+
+// withState is withTeam with what the state must hold said by n.
+func (cl *cmdline) withState(n need, f func(ctx context.Context, st store.Store) int) int {
 	if cl.onStore() {
-		return cl.withStore(f)
+		return cl.withStoreFor(n, f)
 	}
-	if err := need(cl.dir); err != nil {
+	check := requireTeam
+	switch n {
+	case needNone:
+		check = func(string) error { return nil }
+	case needDir:
+		check = requireDir
+	case needTeamIfAny:
+		if _, err := os.Stat(team.ConfigPath(cl.dir)); errors.Is(err, os.ErrNotExist) {
+			ctx, stop := signalContext()
+			defer stop()
+			return f(ctx, nil)
+		}
+	}
+	if err := check(cl.dir); err != nil {
 		return cl.fail(err)
 	}
 	ctx, stop := signalContext()
@@ -134,6 +173,19 @@ func requireDir(dir string) error {
 	return nil
 }
 
+// storedTeam checks that st holds a team.json, as requireTeam does of a
+// directory: without judging it.
+func storedTeam(ctx context.Context, st store.Store) error {
+	_, err := st.Config(ctx, store.ConfigTeam)
+	if errors.Is(err, store.ErrNotFound) {
+		return errors.New("no team in the store (run 'huddle init --store URL')")
+	}
+	if err != nil {
+		return fmt.Errorf("team: %w", err)
+	}
+	return nil
+}
+
 // where names what keeps one of the team's files for a person, and what
 // one record of it is: a line of the file in --dir, or an entry of the
 // store (its URL redacted).
@@ -144,11 +196,53 @@ func (cl *cmdline) where(file string) (where, unit string) {
 	return filepath.Join(cl.dir, file), "line"
 }
 
-// withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and closes
-// it. The team is in the store: a --dir given too is refused rather than
-// silently not read.
+// teamPlace names where the team is for a person: --dir, or the store's
+// URL, redacted.
+func (cl *cmdline) teamPlace() string {
+	if cl.onStore() {
+		return cl.storeName()
+	}
+	return cl.dir
+}
+
+// notYet ends "NAME has no log" for a file the team has none of yet: the
+// path of the file in --dir, or the store.
+func (cl *cmdline) notYet(file string) string {
+	if cl.onStore() {
+		return " in the store yet"
+	}
+	return " yet: " + filepath.Join(cl.dir, file)
+}
+
+// localDir is where this machine keeps what no store holds (huddle
+// serve's executions, the status histories replay reads): --dir on a
+// team directory; none on a store, which refuses --dir but to huddle
+// serve (needTeamAndLocal) and init (needNone).
+func (cl *cmdline) localDir() string {
+	if cl.onStore() {
+		return ""
+	}
+	return cl.dir
+}
+
+// withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and
+// closes it. The team is in the store: a --dir given too is refused
+// rather than silently not read.
 func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) int {
-	if cl.flagGiven("dir") {
+	return cl.withStoreFor(needDir, f)
+}
+
+// withStoreFor is withStore with what the store must hold said by n
+// (withState), and --dir taken as this machine's own directory when n
+// says so.
+func (cl *cmdline) withStoreFor(n need, f func(ctx context.Context, st store.Store) int) int {
+	switch {
+	case n == needTeamAndLocal:
+		if err := os.MkdirAll(cl.dir, teamdir.DirMode); err != nil {
+			return cl.fail(fmt.Errorf("local directory: %w", err))
+		}
+	case n == needNone:
+	case cl.flagGiven("dir"):
 		return cl.usageError("--dir and --store: the team is in the store; drop --dir")
 	}
 	ctx, stop := signalContext()
@@ -158,5 +252,10 @@ func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) in
 		return cl.fail(err)
 	}
 	defer st.Close()
+	if n == needTeam || n == needTeamAndLocal {
+		if err := storedTeam(ctx, st); err != nil {
+			return cl.fail(err)
+		}
+	}
 	return f(ctx, st)
 }

@@ -289,7 +289,8 @@ func TestStoreRequestsShowAndShutdown(t *testing.T) {
 }
 
 // TestStoreSameOutputAsDirectory: the same records in a team directory and
-// in a store print the same: show, requests, deadletters and traces.
+// in a store print the same: show, requests, status, deadletters and
+// traces.
 func TestStoreSameOutputAsDirectory(t *testing.T) {
 	dir := demoTeam(t)
 	url := natsTeam(t)
@@ -327,6 +328,9 @@ func TestStoreSameOutputAsDirectory(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if err := st.PutMember(ctx, &protocol.Member{Name: "reservas", Runtime: "script", Status: protocol.MemberWorking, Activity: "booking", Since: t0}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The files store stamps a dead letter with its own clock: the line is
 	// written as a runtime's inbox.WriteDeadLetter would have, at t0.
@@ -340,7 +344,7 @@ func TestStoreSameOutputAsDirectory(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"show", plan.ID, "--json"}, {"show", done.ID}, {"show", "corr-1"}, {"show", "req-1", "--json"},
-		{"requests", "--json"}, {"requests", "--all", "--json"}, {"deadletters"}, {"deadletters", "--json"},
+		{"requests", "--json"}, {"requests", "--all", "--json"}, {"status", "--json"}, {"deadletters"}, {"deadletters", "--json"},
 		{"traces"}, {"traces", "--json"}, {"traces", "--correlation", "corr-1"},
 	} {
 		onDir := mustHuddle(t, append(args, "--dir", dir)...)

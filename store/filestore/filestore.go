@@ -37,6 +37,7 @@ var (
 	_ store.MessageReader = (*Store)(nil)
 	_ store.SpanReader    = (*Store)(nil)
 	_ store.InboxWatcher  = (*Store)(nil)
+	_ store.AnswerWatcher = (*Store)(nil)
 	_ store.Sweeper       = (*Store)(nil)
 )
 

@@ -155,3 +155,12 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	}
 	return sub, nil
 }
+
+// WatchAnswers is WatchInbox for a caller that waits in caller's inbox
+// for the answers to its calls. A taken answer stays in the file, as
+// every line does: the inbox is append-only, and compaction drops what
+// its consumer read (docs/ARCHITECTURE.md, "The team directory and the
+// store", retention).
+func (s *Store) WatchAnswers(ctx context.Context, caller string, take func(store.Delivery) bool) (store.Subscription, error) {
+	return s.WatchInbox(ctx, caller, func(d store.Delivery) { take(d) })
+}

@@ -138,6 +138,7 @@ var (
 	_ store.MessageReader = (*Store)(nil)
 	_ store.SpanReader    = (*Store)(nil)
 	_ store.InboxWatcher  = (*Store)(nil)
+	_ store.AnswerWatcher = (*Store)(nil)
 )
 
 // Open connects to the server rawURL names and makes the team's streams and

@@ -349,3 +349,46 @@ func testWatchInbox(t *testing.T, open Opener) {
 		t.Fatal("an invalid member name was accepted")
 	}
 }
+
+// testWatchAnswers: a caller's watch for its answers is handed the
+// messages appended to its inbox after it started, once each, in order,
+// none from before and none of another member's, whatever take says.
+func testWatchAnswers(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s := open(t)
+	w, ok := s.(store.AnswerWatcher)
+	if !ok {
+		t.Skipf("%T has no answer watch", s)
+	}
+	var (
+		mu     sync.Mutex
+		handed []string
+	)
+	AppendN(t, s, "lead", "cli", "before", 2)
+	sub, err := w.WatchAnswers(ctx, "cli", func(d store.Delivery) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		handed = append(handed, d.Msg.ID)
+		return len(handed)%2 == 0 // taken or not, each is handed once
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Stop() })
+	after := AppendN(t, open(t), "lead", "cli", "after", 4)
+	AppendN(t, s, "lead", "bob", "to bob", 2)
+	waitFor(t, "the watch hands on the messages appended after it", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(handed) >= len(after)
+	})
+	mu.Lock()
+	got := append([]string(nil), handed...)
+	mu.Unlock()
+	if strings.Join(got, ",") != strings.Join(after, ",") {
+		t.Fatalf("the watch handed %v, want %v", got, after)
+	}
+	if _, err := w.WatchAnswers(ctx, "../x", func(store.Delivery) bool { return false }); err == nil {
+		t.Fatal("an invalid caller name was accepted")
+	}
+}

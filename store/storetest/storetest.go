@@ -45,6 +45,7 @@ func Run(t *testing.T, f Factory) {
 		{"DeadLetters", testDeadLetters},
 		{"UnreadCountsWhatIsNotCommitted", testUnread},
 		{"WatchInboxFollowsFromTheEndAndTakesNothing", testWatchInbox},
+		{"WatchAnswersHandsOnWhatComesAfter", testWatchAnswers},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
 		{"RestartAskedOfTheLeaseHolder", testRestartAsk},
 		{"LogsFollowedAndRead", testLogs},

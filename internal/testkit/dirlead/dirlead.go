@@ -1,7 +1,7 @@
-// Package dirlead is the lead's operations on a team directory, for tests
-// that act as a lead from outside the team: each opens the directory's
-// files store, calls team's operation and closes it, as a command does.
-// Only tests import it.
+// Package dirlead is the lead's operations on a team directory, as the
+// tests that act from outside the team run them: each opens the
+// directory's files store, calls team's operation and closes it, as a
+// command does. Only tests import it.
 package dirlead
 
 import (
