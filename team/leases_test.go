@@ -559,7 +559,7 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	first.stop(t)
 	stopped := time.Now()
 
-	rt := runtimeOnStore(t, third)
+	rt := runtimeSeenIn(t, third)
 	if !Down(rt) || PausedSince(rt).Before(stopBegan) || PausedSince(rt).After(stopped) {
 		t.Fatalf("the store's runtime state after the stop: %+v (stopped between %v and %v)", rt, stopBegan, stopped)
 	}
@@ -576,7 +576,7 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	if asked.Status != protocol.RequestPending {
 		t.Fatalf("a shutdown asked while the team is down: %s, want pending", asked.Status)
 	}
-	if left, want := LeftWhenPaused(asked, runtimeOnStore(t, third)), asked.Deadline.Sub(asked.Created); left != want {
+	if left, want := LeftWhenPaused(asked, runtimeSeenIn(t, third)), asked.Deadline.Sub(asked.Created); left != want {
 		t.Fatalf("paused with %v left, want its whole span %v", left, want)
 	}
 
@@ -600,10 +600,10 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	}
 	// The resume comes before the members are spawned: their records say
 	// the team runs a moment later.
-	testkit.WaitFor(t, 15*time.Second, "the store to say the team runs", func() bool { return !Down(runtimeOnStore(t, third)) })
+	testkit.WaitFor(t, 15*time.Second, "the store to say the team runs", func() bool { return !Down(runtimeSeenIn(t, third)) })
 }
 
-func runtimeOnStore(t *testing.T, st store.Store) RuntimeState {
+func runtimeSeenIn(t *testing.T, st store.Store) RuntimeState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

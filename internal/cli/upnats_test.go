@@ -167,11 +167,11 @@ func missing(ids []string, got ...map[string]bool) []string {
 	return out
 }
 
-// TestUpOnStoreKill9LosesNothing: two huddle up processes share one team
+// TestUpOnNATSKill9LosesNothing: two huddle up processes share one team
 // on NATS; the one that runs bob is killed (-9) while messages to bob are
 // in flight and started again: every message reaches bob, in one run or
 // the other.
-func TestUpOnStoreKill9LosesNothing(t *testing.T) {
+func TestUpOnNATSKill9LosesNothing(t *testing.T) {
 	url := natsTeam(t)
 	st := openTeamStore(t, url, true)
 	first := startUpOnWhenFree(t, url, "lead,alice")
@@ -192,10 +192,10 @@ func TestUpOnStoreKill9LosesNothing(t *testing.T) {
 	}
 }
 
-// TestUpOnStoreBrokerRestarted: the broker under two huddle up processes
+// TestUpOnNATSBrokerRestarted: the broker under two huddle up processes
 // stops and starts again on the same address and data; both reconnect and
 // go on: messages sent before and after reach their members.
-func TestUpOnStoreBrokerRestarted(t *testing.T) {
+func TestUpOnNATSBrokerRestarted(t *testing.T) {
 	addr, data := freePort(t), t.TempDir()
 	broker, _, _, _ := startBroker(t, "--addr", addr, "--data", data)
 	url := "nats://" + addr + "/crew"
@@ -228,10 +228,10 @@ func TestUpOnStoreBrokerRestarted(t *testing.T) {
 	}
 }
 
-// TestUpOnStoreRefusals: what huddle up --store refuses, in one line, and
+// TestUpOnNATSRefusals: what huddle up --store refuses, in one line, and
 // never with the URL's token; a member another process runs is named with
 // its holder.
-func TestUpOnStoreRefusals(t *testing.T) {
+func TestUpOnNATSRefusals(t *testing.T) {
 	const secret = "s3cr3t-token"
 	closed := "nats://" + secret + "@" + freePort(t) + "/crew"
 	for _, c := range []struct {
@@ -264,12 +264,12 @@ func TestUpOnStoreRefusals(t *testing.T) {
 	}
 }
 
-// TestUpOnStorePlanApprovedFromTheCLIAndACallAcross: two huddle up
+// TestUpOnNATSPlanApprovedFromTheCLIAndACallAcross: two huddle up
 // processes share a team; alice (the second) plans, `huddle approve
 // --store` approves it, and she goes on: she calls bob (the first), whose
 // action calls alice back, and `huddle traces --store` shows the two calls
 // as one chain.
-func TestUpOnStorePlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
+func TestUpOnNATSPlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 	url := natsTeam(t)
 	alice := team.MemberSpec{Name: "alice", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{
 		{Plan: "ask bob"}, {Say: "lead", Text: "asking"}, {Call: "bob", Action: "lookup", Prompt: "q", TimeoutSec: 30}, {Wait: team.Duration(time.Hour)},
