@@ -43,6 +43,7 @@ func Run(t *testing.T, f Factory) {
 		{"RescheduleMovesAPendingDeadline", testReschedule},
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
+		{"WatchDeadLettersTellsEachOne", testWatchDeadLetters},
 		{"UnreadCountsWhatIsNotCommitted", testUnread},
 		{"WatchInboxFollowsFromTheEndAndTakesNothing", testWatchInbox},
 		{"LeaseOneHolderTakenOverAfterExpiry", testLease},
