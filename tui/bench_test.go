@@ -95,7 +95,7 @@ func BenchmarkKeystrokeUnderLoad(b *testing.B) {
 		at  time.Time
 	}
 	loop := make(chan ev, 1024)
-	stop, err := Connect(ctx, dir, func(msg tea.Msg) { loop <- ev{msg, time.Now()} })
+	stop, err := Connect(ctx, openDir(b, dir), func(msg tea.Msg) { loop <- ev{msg, time.Now()} })
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/team"
 )
@@ -40,12 +41,19 @@ func newTestModel(t testing.TB, w, h int) (*Model, *testClock) {
 // attach and up wire them: the lead's operations on its files store.
 func dirActions(t testing.TB, dir string) Actions {
 	t.Helper()
+	return LeadActions(StoreLead(context.Background(), openDir(t, dir)))
+}
+
+// openDir opens the files store of the team directory dir, as huddle
+// attach does for the UI's observer, closed when the test ends.
+func openDir(t testing.TB, dir string) store.Store {
+	t.Helper()
 	st, err := filestore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return LeadActions(StoreLead(context.Background(), st))
+	return st
 }
 
 func demoTeam(t testing.TB) *team.Team {

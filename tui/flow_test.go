@@ -37,7 +37,7 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 	}
 	st := NewStyles(false, true)
 	tm = probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", Actions: dirActions(t, dir)}))
-	stop, err := Connect(ctx, dir, tm.Send)
+	stop, err := Connect(ctx, openDir(t, dir), tm.Send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 	}
 	st := NewStyles(false, true)
 	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", RunsTeam: true, Actions: dirActions(t, dir)}))
-	stop, err := Connect(ctx, dir, tm.Send)
+	stop, err := Connect(ctx, openDir(t, dir), tm.Send)
 	if err != nil {
 		t.Fatal(err)
 	}

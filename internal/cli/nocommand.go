@@ -99,13 +99,14 @@ func runDemoIn(dir string, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(false)
-	acts, closeActs, err := dirActions(ctx, dir)
+	ui, closeStore, err := dirUI(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}
-	defer closeActs()
-	if err := tui.Run(ctx, tui.RunOptions{Dir: dir, Runtime: &opts, Actions: acts}); err != nil {
+	defer closeStore()
+	ui.Runtime = &opts
+	if err := tui.Run(ctx, ui); err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}

@@ -40,14 +40,15 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
-	ui := tui.RunOptions{Dir: cl.dir, Runtime: &opts}
+	var ui tui.RunOptions
 	if !cl.onStore() && !headless {
-		acts, closeActs, err := dirActions(ctx, cl.dir)
+		dirOpts, closeStore, err := dirUI(ctx, cl.dir)
 		if err != nil {
 			return cl.fail(err)
 		}
-		defer closeActs()
-		ui.Actions = acts
+		defer closeStore()
+		ui = dirOpts
+		ui.Runtime = &opts
 	}
 	if cl.onStore() {
 		st, code, ok := openUpStore(ctx, cl, members)
@@ -101,12 +102,12 @@ func runAttach(cl *cmdline) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	acts, closeActs, err := dirActions(ctx, cl.dir)
+	ui, closeStore, err := dirUI(ctx, cl.dir)
 	if err != nil {
 		return cl.fail(err)
 	}
-	defer closeActs()
-	if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir, Actions: acts}); err != nil {
+	defer closeStore()
+	if err := tui.Run(ctx, ui); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK
