@@ -123,8 +123,10 @@ type Observer struct {
 	mu     sync.Mutex
 	m      model
 	states map[string]store.MemberState // the records as the store has them
-	// inboxes are the inboxes followed, by name (followInboxes).
+	// inboxes are the inboxes followed, by name (followInboxes); toSeed
+	// counts those not seeded yet, so a loop that waits asks no map.
 	inboxes map[string]*followed
+	toSeed  int
 }
 
 // followed is what an observer keeps of one inbox it follows, to fold the
@@ -172,6 +174,8 @@ func newObserver(st store.Store, opts ObserveOptions, send func(Snapshot)) *Obse
 		st: st, opts: opts.withDefaults(), send: send,
 		pending: map[store.Change]bool{}, unreadDue: map[string]bool{}, kick: make(chan struct{}, 1),
 		m: newModel(), states: map[string]store.MemberState{}, inboxes: map[string]*followed{},
+		// Observe gives it its own; a bench that calls the reads of one
+		// newObserver made runs them under one that never ends.
 		ctx: context.Background(), refresh: refreshEvery,
 	}
 	o.lock, _ = st.(runtimeLocker)
@@ -725,7 +729,10 @@ func (o *Observer) armLost(t *time.Timer) {
 	o.mu.Lock()
 	var next time.Time
 	for _, s := range o.states {
-		if o.m.byHeartbeat && store.IsLive(s.Status) && !s.Lost {
+		if !o.m.byHeartbeat {
+			break // runtime.lock says who runs: no member goes lost
+		}
+		if store.IsLive(s.Status) && !s.Lost {
 			if at := s.Seen.Add(o.opts.LostAfter); next.IsZero() || at.Before(next) {
 				next = at
 			}
@@ -791,6 +798,9 @@ func (o *Observer) followInboxes() {
 	for _, name := range o.m.team.InboxNames() {
 		if o.inboxes[name] == nil {
 			o.inboxes[name] = &followed{seeded: !seeds}
+			if seeds {
+				o.toSeed++
+			}
 			fresh = append(fresh, name)
 		}
 	}
@@ -828,12 +838,7 @@ func (o *Observer) committed(name string, c int64) {
 func (o *Observer) unseeded() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, f := range o.inboxes {
-		if !f.seeded {
-			return true
-		}
-	}
-	return false
+	return o.toSeed > 0
 }
 
 // seedInboxes reads the messages the store holds and folds into the
@@ -873,6 +878,7 @@ func (o *Observer) seedInboxes() {
 	for _, f := range o.inboxes {
 		f.seeded, f.watched = true, nil
 	}
+	o.toSeed = 0
 }
 
 // delivered takes one message an inbox watch saw, once: before the seed it
