@@ -90,7 +90,12 @@ func runSession(t *testing.T) session {
 		t.Fatal(err)
 	}
 	w := &watcher{}
-	obs, err := team.Observe(context.Background(), dir, team.ObserveOptions{Frame: time.Millisecond}, w.send)
+	fs, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	obs, err := team.Observe(context.Background(), fs, team.ObserveOptions{Frame: time.Millisecond}, w.send)
 	if err != nil {
 		t.Fatal(err)
 	}

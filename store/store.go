@@ -193,6 +193,32 @@ type (
 	AnswerWatcher interface {
 		WatchAnswers(ctx context.Context, caller string, take func(Delivery) bool) (Subscription, error)
 	}
+	// DeadLetterWatcher calls fn once as the watch starts and after each
+	// dead letter recorded from then on, so a UI reads them when they come
+	// rather than on a clock. fn must not block: a UI notes the change
+	// and reads on its own goroutine.
+	DeadLetterWatcher interface {
+		WatchDeadLetters(ctx context.Context, fn func()) (Subscription, error)
+	}
+	// CommitWatcher tells where member's consumer stands: fn gets the Seq
+	// past the last message it committed (a Delivery below it is taken),
+	// once before WatchCommits returns and again after every commit, so a
+	// UI counts the unread messages it watches without asking Unread.
+	CommitWatcher interface {
+		WatchCommits(ctx context.Context, member string, fn func(committed int64)) (Subscription, error)
+	}
+	// ConfigWatcher calls fn once as the watch starts and after the
+	// configuration file name is put or rewritten (a team directory's team.json is edited by hand), so a UI
+	// shows the roster as it is.
+	ConfigWatcher interface {
+		WatchConfig(ctx context.Context, name string, fn func()) (Subscription, error)
+	}
+	// HistoryReader reads the newest limit archived records, newest
+	// resolution first, decisions applied, and names those that do not
+	// read: a UI shows a bounded history without reading all of it.
+	HistoryReader interface {
+		History(ctx context.Context, limit int) ([]protocol.Request, []CorruptError, error)
+	}
 )
 
 // Change is what a Watch saw change: a request (its record or its

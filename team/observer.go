@@ -1,25 +1,18 @@
 package team
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
-	"huddle/inbox"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/teamdir"
 )
 
 // ObserveOptions tune an Observer. Zero values take the defaults.
@@ -27,17 +20,23 @@ type ObserveOptions struct {
 	// Frame is the least time between two sends: changes that come faster
 	// are coalesced into one snapshot. Default 16ms.
 	Frame time.Duration
-	// Rescan, when set, is how often everything is read again, for a file
-	// system that does not report changes. Zero (the default) reads again
-	// only when the watcher reports an error (a queue overflow: events
-	// were lost) and when a watched directory is recreated: fsnotify loses
-	// no event otherwise, and an idle observer does nothing.
+	// Rescan, when set, is how often the records, team.json, the dead
+	// letters and the runtime are read again, for a store whose watches
+	// miss changes (a file system that does not report them). Zero (the
+	// default) reads them again only when the store says changes may have
+	// been missed (a Change with no Name: a watcher's queue overflowed, a
+	// directory was recreated), and an idle observer does nothing.
 	Rescan time.Duration
 	// Probe is how often runtime.lock is probed while the last probe found
-	// a runtime running: a runtime killed with kill -9 changes no file, so
-	// only a probe sees it. Default 2s. No probe runs while the team is
-	// down: a runtime starting writes runtime.lock.
+	// a runtime running, on a store kept in a team directory: a runtime
+	// killed with kill -9 changes no file, so only a probe sees it.
+	// Default 2s. No probe runs while the team is down: a runtime starting
+	// writes runtime.lock.
 	Probe time.Duration
+	// LostAfter is the deadline past which a member that should be running
+	// and was not seen shows StatusLost, where its heartbeats say whether
+	// it runs (no runtime.lock). Default LostAfter.
+	LostAfter time.Duration
 }
 
 // Defaults for ObserveOptions.
@@ -56,292 +55,374 @@ func (o ObserveOptions) withDefaults() ObserveOptions {
 	if o.Probe <= 0 {
 		o.Probe = DefaultProbe
 	}
+	if o.LostAfter <= 0 {
+		o.LostAfter = LostAfter
+	}
 	return o
 }
 
-// Observer folds a team directory into Snapshots, live: fsnotify tells it
-// which file changed and it reads only that file; a watcher overflow or
-// error (events were lost) makes it read everything again, so a dropped
-// event costs latency, never correctness. Nothing else is read on a clock
-// (unless ObserveOptions.Rescan asks for it), but runtime.lock while a
-// runtime runs (ObserveOptions.Probe). It only reads: any number of observers,
-// in any number of processes, watch one team.
+// refreshEvery is how often an observer reads again what its store does
+// not watch: the dead letters (no store.DeadLetterWatcher) and the unread
+// counts of inboxes whose consumer it cannot follow (no
+// store.CommitWatcher), as on NATS (docs/ARCHITECTURE.md, "The team
+// directory and the store"). A variable for a test that must tell a count
+// refreshed by a change from one refreshed by this clock.
+var refreshEvery = 10 * time.Second
+
+// observeOpTimeout bounds each read of an observer.
+const observeOpTimeout = 15 * time.Second
+
+// runtimeWatcher is a store kept in a team directory whose runtime.lock
+// it can follow (store/filestore): a runtime starting or stopping writes
+// it.
+type runtimeWatcher interface {
+	WatchRuntime(ctx context.Context, fn func()) (store.Subscription, error)
+}
+
+// Observer folds a team kept in a store into Snapshots, live: the store's
+// Watch says which request or member changed and it reads only that
+// record; the spans come from WatchSpans; the messages from what the store
+// holds (Messages) and then WatchInbox; the unread counts from where each
+// consumer stands (WatchCommits) or, where the store cannot tell it, from
+// Unread; the dead letters and team.json are read when the store says
+// they changed (WatchDeadLetters, WatchConfig). On a team directory,
+// runtime.lock says whether a runtime runs the team, probed when it
+// changes and while a runtime runs (ObserveOptions.Probe); elsewhere the
+// members' heartbeats say it. The store's callbacks only note what
+// changed: the reads and the sends run on the observer's goroutines. It
+// only reads (docs/ARCHITECTURE.md, "The team directory and the store"):
+// any number of observers, in any number of processes, watch one team.
 type Observer struct {
-	dir  string
+	st   store.Store
 	opts ObserveOptions
 	send func(Snapshot)
+	// lock is the store's runtime.lock, nil on a store without one.
+	lock runtimeLocker
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	fsw    *fsnotify.Watcher
-	iw     *inbox.Watcher
+	subs   []store.Subscription
+	// watchesDead and watchesConfig: the store tells those changes, so no
+	// clock reads them.
+	watchesDead, watchesConfig bool
+	// refresh is refreshEvery when the observer was made.
+	refresh time.Duration
 
-	// Owned by the event goroutine (and by Observe before it starts).
-	watched   map[string]string // watched directory -> what it holds
-	observing map[string]bool   // inboxes followed
-	reader    *trace.TraceReader
-	restarts  int64
-	// probeArmed is set while the probe timer runs.
-	probeArmed bool
+	// Changes told by the store and not read yet, with all set when every
+	// record of a kind is to be read again.
+	pmu     sync.Mutex
+	pending map[store.Change]bool
+	// unreadDue are the inboxes whose unread count is to be asked again.
+	unreadDue map[string]bool
+	// What else is due to be read: team.json, the dead letters,
+	// runtime.lock.
+	teamDue, deadDue, runtimeDue bool
+	kick                         chan struct{}
 
-	mu sync.Mutex
-	m  model
+	mu     sync.Mutex
+	m      model
+	states map[string]store.MemberState // the records as the store has them
+	// inboxes are the inboxes followed, by name (followInboxes); toSeed
+	// counts those not seeded yet, so a loop that waits asks no map.
+	inboxes map[string]*followed
+	toSeed  int
 }
 
-// model is the folded state. Its fields change under Observer.mu; the
-// slices it hands out in a Snapshot are never written again.
-type model struct {
-	team    *Team
-	teamErr string
-	records map[string]protocol.Member
-	reqs    map[string]*protocol.Request // never modified once stored
-	byOrder []*protocol.Request          // reqs in Snapshot.Requests order
-	traces  *trace.Traces
-	inboxes map[string]*inboxView
-	// archived are the final requests known to be in requests/done/: a
-	// rescan does not look for them in requests/ again.
-	archived map[string]bool
-	// corruptMembers are the member records that cannot be read, with why.
-	corruptMembers map[string]string
-	// runtime is what runtime.lock says: is a runtime running the team;
-	// probed is set once it has been asked.
-	runtime RuntimeState
-	probed  bool
-
-	msgs     []MessageView // oldest first once sorted
-	unsorted bool          // a message arrived older than the last one
-
-	// dead are the dead letters read so far, deadOff where the next read
-	// of deadletter.jsonl starts.
-	dead    []DeadLetter
-	deadOff int64
-
-	// The last built parts of a snapshot, rebuilt only when stale.
-	members       []MemberView
-	membersStale  bool
-	requests      []protocol.Request
-	requestsStale bool
-
-	dirty   bool
-	version uint64
-	// wake tells the sender the model changed.
-	wake chan struct{}
-	// onStore: the team is in a store (ObserveOn); Down is then "no member
-	// seen alive", and a member's record is shown as it is (lost, not
-	// stopped).
-	onStore bool
+// followed is what an observer keeps of one inbox it follows, to fold the
+// messages the store held when it began (the seed) and those its watch
+// delivers into one list, each once. The watch starts first: a message
+// appended between the two can come from both.
+type followed struct {
+	seeded bool
+	// watched are the sequences the watch delivered before the seed was
+	// read: the seed skips them.
+	watched map[int64]bool
+	// seeds are the seed's sequences past the last one the watch had
+	// delivered then, ascending: the watch, whose sequences only grow,
+	// may still deliver them, and skips them. Emptied as it passes them.
+	seeds []int64
 }
 
-// inboxView is what the observer knows of one inbox.
-type inboxView struct {
-	committed int64   // the consumer's committed logical offset
-	unread    []int64 // offsets of observed messages at or past committed, ascending
-	// stored is the unread count as the store tells it (ObserveOn): a
-	// store observer does not see the consumer's cursor, so it asks.
-	stored int
-}
-
-// Observe folds the team directory dir and calls send with a new Snapshot
+// Observe folds the team kept in st and calls send with a new Snapshot
 // after each change, at most once per opts.Frame; the first change after a
 // quiet spell goes out at once and the last change is always sent. send is
-// called from one goroutine and should not block for long. It creates dir's
-// members, requests, cursors and inbox directories if they are missing. Close stops
-// it; so does the end of ctx.
-func Observe(ctx context.Context, dir string, opts ObserveOptions, send func(Snapshot)) (*Observer, error) {
-	o := newObserver(dir, opts, send)
-	for _, sub := range []string{teamdir.MembersDirPath(dir), teamdir.RequestsDirPath(dir), teamdir.CursorsDirPath(dir)} {
-		if err := os.MkdirAll(sub, teamdir.DirMode); err != nil {
-			return nil, fmt.Errorf("observe: %w", err)
-		}
-	}
+// called from one goroutine and should not block for long. A member going
+// lost changes no record, so a timer at the earliest such deadline marks
+// it. Close stops it; so does the end of ctx. It does not close st.
+func Observe(ctx context.Context, st store.Store, opts ObserveOptions, send func(Snapshot)) (*Observer, error) {
+	o := newObserver(st, opts, send)
 	o.ctx, o.cancel = context.WithCancel(ctx)
-	// The inbox watcher rescans only when asked too (zero is off there).
-	iw, err := inbox.NewWatcher(o.ctx, dir, inbox.Options{Rescan: o.opts.Rescan})
-	if err != nil {
-		o.cancel()
+	if err := o.start(); err != nil {
+		o.Close()
 		return nil, fmt.Errorf("observe: %w", err)
 	}
-	o.iw = iw
-	if o.fsw, err = fsnotify.NewWatcher(); err != nil {
-		o.cancel()
-		iw.Close()
-		return nil, fmt.Errorf("observe: watch: %w", err)
-	}
-	for path := range o.watched {
-		if err := o.fsw.Add(path); err != nil {
-			o.cancel()
-			o.fsw.Close()
-			iw.Close()
-			return nil, fmt.Errorf("observe: watch %s: %w", path, err)
-		}
-	}
-	o.follow([]string{protocol.Lead})
-	o.loadHistory()
-	o.rescan()
 	o.mu.Lock()
-	o.changed() // the first snapshot goes out even for an empty directory
+	o.m.changed() // the first snapshot goes out even for an empty team
 	o.mu.Unlock()
 	o.wg.Add(2)
-	go o.watch()
-	go o.sender()
+	go o.loop()
+	go func() {
+		defer o.wg.Done()
+		sendSnapshots(o.ctx, o.opts.Frame, &o.mu, &o.m, o.send)
+	}()
 	return o, nil
 }
 
-func newObserver(dir string, opts ObserveOptions, send func(Snapshot)) *Observer {
-	dir = filepath.Clean(dir)
-	return &Observer{
-		dir: dir, opts: opts.withDefaults(), send: send,
-		watched: map[string]string{
-			dir:                          "",
-			teamdir.MembersDirPath(dir):  teamdir.MembersDir,
-			teamdir.RequestsDirPath(dir): teamdir.RequestsDir,
-			teamdir.CursorsDirPath(dir):  teamdir.CursorsDir,
-		},
-		observing: make(map[string]bool),
-		reader:    trace.NewTraceReader(dir),
-		m:         newModel(),
+func newObserver(st store.Store, opts ObserveOptions, send func(Snapshot)) *Observer {
+	o := &Observer{
+		st: st, opts: opts.withDefaults(), send: send,
+		pending: map[store.Change]bool{}, unreadDue: map[string]bool{}, kick: make(chan struct{}, 1),
+		m: newModel(), states: map[string]store.MemberState{}, inboxes: map[string]*followed{},
+		// Observe gives it its own; a bench that calls the reads of one
+		// newObserver made runs them under one that never ends.
+		ctx: context.Background(), refresh: refreshEvery,
 	}
+	o.lock, _ = st.(runtimeLocker)
+	// Up, by the heartbeats, until runtime.lock or the members read say
+	// otherwise.
+	o.m.byHeartbeat, o.m.probed, o.m.runtime.Running = true, true, true
+	return o
 }
 
-// newModel is an empty model, its parts to be built.
-func newModel() model {
-	return model{
-		records: make(map[string]protocol.Member), reqs: make(map[string]*protocol.Request),
-		traces: trace.NewTraces(), inboxes: make(map[string]*inboxView),
-		archived: make(map[string]bool), corruptMembers: make(map[string]string),
-		membersStale: true, requestsStale: true,
-		wake: make(chan struct{}, 1),
+// start starts the store's watches, then reads what they watch: a change
+// made between the two is read twice, never missed.
+func (o *Observer) start() error {
+	sub, err := o.st.Watch(o.ctx, o.told, store.ChangeRequest, store.ChangeMember)
+	if err != nil {
+		return err
 	}
+	o.subs = append(o.subs, sub)
+	if rw, ok := o.st.(runtimeWatcher); ok && o.lock != nil {
+		if err := o.subscribe(rw.WatchRuntime(o.ctx, func() { o.due(&o.runtimeDue) })); err != nil {
+			return err
+		}
+	}
+	if cw, ok := o.st.(store.ConfigWatcher); ok {
+		if err := o.subscribe(cw.WatchConfig(o.ctx, store.ConfigTeam, func() { o.due(&o.teamDue) })); err != nil {
+			return err
+		}
+		o.watchesConfig = true
+	}
+	if dw, ok := o.st.(store.DeadLetterWatcher); ok {
+		if err := o.subscribe(dw.WatchDeadLetters(o.ctx, func() { o.due(&o.deadDue) })); err != nil {
+			return err
+		}
+		o.watchesDead = true
+	}
+	o.load()
+	if err := o.subscribe(o.st.WatchSpans(o.ctx, true, o.span)); err != nil {
+		return err
+	}
+	o.followInboxes()
+	o.readUnread()
+	return nil
 }
 
-// Close stops every goroutine the observer started and waits for them.
+// load reads everything but the spans and the messages, once, at the
+// start: what the first snapshot shows before any inbox is followed.
+func (o *Observer) load() {
+	o.probeRuntime()
+	o.loadTeam()
+	o.loadHistory()
+	o.readAll(store.ChangeRequest)
+	o.readAll(store.ChangeMember)
+	o.readDeadLetters()
+}
+
+// subscribe keeps a watch the store started, for Close to stop.
+func (o *Observer) subscribe(sub store.Subscription, err error) error {
+	if err != nil {
+		return err
+	}
+	o.subs = append(o.subs, sub)
+	return nil
+}
+
+// Close stops the observer's goroutines and the store's watches.
 func (o *Observer) Close() error {
 	o.cancel()
-	err := o.fsw.Close()
-	o.wg.Wait() // the event goroutine no longer starts inbox observers
-	return errors.Join(err, o.iw.Close())
+	o.wg.Wait() // the loop no longer starts watches
+	var errs []error
+	for _, sub := range o.subs {
+		errs = append(errs, sub.Stop())
+	}
+	return errors.Join(errs...)
 }
 
-// watch is the event goroutine: it reads what each event names. Its
-// clocks: the opt-in rescan, and the probe of runtime.lock, armed only
-// while a runtime runs.
-func (o *Observer) watch() {
+// told is the store's callback: it notes the change and wakes the loop,
+// never waiting for it.
+func (o *Observer) told(c store.Change) {
+	o.pmu.Lock()
+	o.pending[c] = true
+	o.pmu.Unlock()
+	o.wake()
+}
+
+// due notes that what flag stands for is to be read, and wakes the loop.
+func (o *Observer) due(flag *bool) {
+	o.pmu.Lock()
+	*flag = true
+	o.pmu.Unlock()
+	o.wake()
+}
+
+func (o *Observer) wake() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// retryAfter is how long a read that failed (the store unreachable) waits
+// to be tried again.
+const retryAfter = time.Second
+
+// again notes a change whose read failed, for the loop to try after
+// retryAfter (or with the next change told).
+func (o *Observer) again(c store.Change) {
+	o.pmu.Lock()
+	o.pending[c] = true
+	o.pmu.Unlock()
+}
+
+// loop reads what the store said changed. Its clocks: members going lost
+// (by their heartbeats), the probe of runtime.lock while a runtime runs,
+// the opt-in rescan, and the refresh of what the store does not watch.
+func (o *Observer) loop() {
 	defer o.wg.Done()
-	var rescan <-chan time.Time
+	lost := time.NewTimer(time.Hour)
+	defer lost.Stop()
+	probe := time.NewTimer(time.Hour)
+	probe.Stop()
+	defer probe.Stop()
+	probeArmed := false
+	var refresh, rescan <-chan time.Time
+	if _, commits := o.st.(store.CommitWatcher); !o.watchesDead || !commits {
+		tick := time.NewTicker(o.refresh)
+		defer tick.Stop()
+		refresh = tick.C
+	}
 	if o.opts.Rescan > 0 {
 		tick := time.NewTicker(o.opts.Rescan)
 		defer tick.Stop()
 		rescan = tick.C
 	}
-	probe := time.NewTimer(o.opts.Probe)
-	defer probe.Stop()
+	retry := time.NewTimer(retryAfter)
+	retry.Stop()
+	defer retry.Stop()
 	for {
-		if !o.running() {
+		o.armLost(lost)
+		if run := o.lockRunning(); !run {
 			probe.Stop()
-		} else if !o.probeArmed {
+			probeArmed = false
+		} else if !probeArmed {
 			probe.Reset(o.opts.Probe)
+			probeArmed = true
 		}
-		o.probeArmed = o.running()
+		o.pmu.Lock()
+		failed := len(o.pending) > 0 || len(o.unreadDue) > 0
+		o.pmu.Unlock()
+		if failed || o.unseeded() {
+			retry.Reset(retryAfter)
+		}
 		select {
 		case <-o.ctx.Done():
 			return
-		case ev, ok := <-o.fsw.Events:
-			if !ok {
-				return
-			}
-			o.handle(ev)
-		case _, ok := <-o.fsw.Errors:
-			if !ok {
-				return
-			}
-			o.rescan() // overflow or another error: events were lost
+		case <-o.kick:
+		case <-retry.C:
+		case <-lost.C:
+			o.mu.Lock()
+			o.showMembers()
+			o.mu.Unlock()
+			continue
+		case <-probe.C:
+			probeArmed = false // fired: armed again above while a runtime runs
+			o.probeRuntime()
+			continue
 		case <-rescan:
 			o.rescan()
-		case <-probe.C:
-			o.probeArmed = false // fired: armed again below while it runs
-			o.probeRuntime()
+		case <-refresh:
+			o.pmu.Lock()
+			o.deadDue = o.deadDue || !o.watchesDead
+			o.teamDue = o.teamDue || !o.watchesConfig
+			o.pmu.Unlock()
+			o.noteUnread(o.unreadNames()...)
 		}
+		o.readPending()
 	}
 }
 
-// running reports whether the last probe found a runtime running.
-func (o *Observer) running() bool {
+// rescan marks everything to be read again.
+func (o *Observer) rescan() {
+	o.pmu.Lock()
+	o.pending[store.Change{Kind: store.ChangeRequest}] = true
+	o.pending[store.Change{Kind: store.ChangeMember}] = true
+	o.teamDue, o.deadDue, o.runtimeDue = true, true, true
+	o.pmu.Unlock()
+	o.noteUnread(o.unreadNames()...)
+}
+
+// lockRunning reports whether the last probe of runtime.lock found a
+// runtime running.
+func (o *Observer) lockRunning() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.m.runtime.Running
+	return o.lock != nil && !o.m.byHeartbeat && o.m.runtime.Running
 }
 
-// handle reads again the one file an event names.
-func (o *Observer) handle(ev fsnotify.Event) {
-	kind, ok := o.watched[filepath.Dir(ev.Name)]
-	base := filepath.Base(ev.Name)
-	if !ok || strings.HasPrefix(base, ".") {
-		return
+// readPending reads what was noted since the last call.
+func (o *Observer) readPending() {
+	o.pmu.Lock()
+	batch := o.pending
+	o.pending = make(map[store.Change]bool, len(batch))
+	teamDue, deadDue, runtimeDue := o.teamDue, o.deadDue, o.runtimeDue
+	o.teamDue, o.deadDue, o.runtimeDue = false, false, false
+	o.pmu.Unlock()
+	if runtimeDue {
+		o.probeRuntime()
 	}
-	switch kind {
-	case "":
-		switch base {
-		case "team.json":
-			o.loadTeam()
-		case teamdir.TracesFile:
-			o.readTraces()
-		case teamdir.DeadLetterFile:
-			o.readDeadLetters()
-		case teamdir.RuntimeLockFile:
-			o.probeRuntime()
-		case teamdir.MembersDir, teamdir.RequestsDir, teamdir.CursorsDir:
-			// Recreated: watch it again and read what it holds.
-			if ev.Has(fsnotify.Create) && o.fsw != nil {
-				_ = o.fsw.Add(ev.Name)
-				o.rescan()
-			}
-		}
-	case teamdir.MembersDir:
-		if name, ok := strings.CutSuffix(base, ".json"); ok {
-			o.loadMember(name)
-		}
-	case teamdir.RequestsDir:
-		if id, ok := strings.CutSuffix(base, ".json"); ok {
-			o.loadRequest(id)
-		} else if id, ok := strings.CutSuffix(base, ".decision"); ok {
-			o.loadRequest(id)
-		}
-	case teamdir.CursorsDir:
-		if name, ok := strings.CutSuffix(base, ".cursor"); ok && o.observing[name] {
-			o.loadCommitted(name)
+	if teamDue || (!o.watchesConfig && o.teamMissing()) {
+		o.loadTeam() // init --store may have put it since
+		o.followInboxes()
+	}
+	o.seedInboxes()
+	for _, kind := range []store.ChangeKind{store.ChangeRequest, store.ChangeMember} {
+		if batch[store.Change{Kind: kind}] {
+			o.readAll(kind)
 		}
 	}
+	for c := range batch {
+		switch {
+		case c.Name == "" || batch[store.Change{Kind: c.Kind}]:
+		case c.Kind == store.ChangeRequest:
+			o.readRequest(c.Name)
+		case c.Kind == store.ChangeMember:
+			o.readMember(c.Name)
+		}
+	}
+	if deadDue {
+		o.readDeadLetters()
+	}
+	o.readUnread()
 }
 
-// rescan reads everything again.
-func (o *Observer) rescan() {
-	o.probeRuntime() // a runtime killed with kill -9 changes no file: only a probe sees it
-	o.loadTeam()
-	o.loadMembers()
-	o.loadRequests()
-	o.readTraces()
-	o.readDeadLetters()
-	for name := range o.observing {
-		o.loadCommitted(name)
-	}
+func (o *Observer) opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(o.ctx, observeOpTimeout)
 }
 
-// changed marks the model dirty and wakes the sender. Called under mu.
-func (o *Observer) changed() { o.m.changed() }
-
-// changed marks the model dirty and wakes its sender. Called under the
-// lock that guards it.
-func (m *model) changed() {
-	m.dirty = true
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
+func (o *Observer) teamMissing() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m.team == nil
 }
 
+// loadTeam reads team.json; a caller then follows the inboxes of members
+// it names for the first time (followInboxes).
 func (o *Observer) loadTeam() {
-	t, err := Load(o.dir)
+	ctx, cancel := o.opCtx()
+	t, err := LoadTeamOn(ctx, o.st)
+	cancel()
 	o.mu.Lock()
 	switch {
 	case err != nil && (o.m.team != nil || o.m.teamErr != err.Error()):
@@ -353,216 +434,113 @@ func (o *Observer) loadTeam() {
 		return
 	}
 	o.m.membersStale = true
-	o.changed()
+	o.m.changed()
 	o.mu.Unlock()
-	if t != nil {
-		o.follow(t.InboxNames())
-	}
 }
 
-// follow starts a read-only observer on each inbox not followed yet, from
-// the oldest line on disk.
-func (o *Observer) follow(names []string) {
-	for _, name := range names {
-		if o.observing[name] || o.iw == nil {
-			continue
-		}
-		o.observing[name] = true
-		o.loadCommitted(name) // before the first delivery, so read lines are not counted
-		if _, err := o.iw.Observe(name, true, func(d inbox.Delivery) { o.delivered(name, d) }); err != nil {
-			delete(o.observing, name)
-		}
-	}
-}
-
-// delivered takes one message an inbox observer saw.
-func (o *Observer) delivered(name string, d inbox.Delivery) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	iv := o.m.inbox(name)
-	if d.Offset >= iv.committed {
-		iv.unread = append(iv.unread, d.Offset)
-		o.m.membersStale = true
-	}
-	o.m.addMessage(MessageView{Inbox: name, Offset: d.Offset, Msg: d.Msg})
-}
-
-// addMessage takes one message seen in an inbox. Called under the lock.
-func (m *model) addMessage(mv MessageView) {
-	if n := len(m.msgs); n > 0 && mv.Msg.TS.Before(m.msgs[n-1].Msg.TS) {
-		m.unsorted = true
-	}
-	// Appending never writes where a snapshot handed out can see: those
-	// slices end at their length and capacity.
-	m.msgs = append(m.msgs, mv)
-	if !m.unsorted && len(m.msgs) > MaxMessages {
-		m.msgs = m.msgs[len(m.msgs)-MaxMessages:]
-	}
-	m.changed()
-}
-
-func (m *model) inbox(name string) *inboxView {
-	iv := m.inboxes[name]
-	if iv == nil {
-		iv = &inboxView{}
-		m.inboxes[name] = iv
-	}
-	return iv
-}
-
-func (o *Observer) loadCommitted(name string) {
-	c, err := inbox.Committed(o.dir, name)
-	if err != nil {
-		return // the rescan tries again
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	iv := o.m.inbox(name)
-	if c == iv.committed {
-		return
-	}
-	iv.committed = c
-	i, _ := slices.BinarySearch(iv.unread, c)
-	if i > 0 {
-		iv.unread = iv.unread[i:]
-		o.m.membersStale = true
-		o.changed()
-	}
-}
-
-func (o *Observer) loadMember(name string) {
-	rec, err := LoadMember(o.dir, name)
-	var ce *store.CorruptError
-	if errors.As(err, &ce) {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		o.m.setCorruptMember(ce)
-		return
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return // an invalid name: not a member's record
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.m.setMember(name, rec)
-}
-
-// setCorruptMember shows a member whose record cannot be read as corrupt,
-// saying why. Called under mu.
-func (m *model) setCorruptMember(ce *store.CorruptError) {
-	name := ce.Name
-	delete(m.records, name)
-	if m.corruptMembers[name] == ce.Error() {
-		return
-	}
-	m.corruptMembers[name] = ce.Error()
-	m.membersStale = true
-	m.changed()
-}
-
-// probeRuntime asks runtime.lock whether a runtime runs the team.
+// probeRuntime asks runtime.lock whether a runtime runs the team. Once a
+// runtime ran here (the lock holds its record) the lock says it; until
+// then the members' heartbeats do, as filestore's Members judges them.
 func (o *Observer) probeRuntime() {
-	st, err := ProbeRuntime(o.dir)
-	if err != nil {
-		return // the next rescan asks again
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.m.probed && o.m.runtime.Running == st.Running && o.m.runtime.Last.PID == st.Last.PID &&
-		o.m.runtime.Last.Started.Equal(st.Last.Started) && (o.m.runtime.Last.Stopped == nil) == (st.Last.Stopped == nil) {
+	if o.lock == nil {
 		return
 	}
-	o.m.runtime, o.m.probed = st, true
+	st, err := o.lock.RuntimeLock()
+	if err != nil {
+		return // the next change or rescan asks again
+	}
+	byLock := st.Running || st.Last.PID != 0
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !byLock {
+		if !o.m.byHeartbeat { // runtime.lock removed: the heartbeats say again
+			o.m.byHeartbeat = true
+			o.showMembers()
+		}
+		return
+	}
+	cur := o.m.runtime
+	if !o.m.byHeartbeat && cur.Running == st.Running && cur.Last.PID == st.Last.PID &&
+		cur.Last.Started.Equal(st.Last.Started) && (cur.Last.Stopped == nil) == (st.Last.Stopped == nil) {
+		return
+	}
+	wasHeartbeat := o.m.byHeartbeat
+	o.m.runtime, o.m.byHeartbeat = st, false
+	if wasHeartbeat {
+		o.showMembers() // without the verdicts of the heartbeats
+	}
 	o.m.membersStale = true // members are shown as stopped while it is down
-	o.changed()
+	o.m.changed()
 }
 
-// setMember records rec as name's record; nil removes it. Called under mu.
-func (m *model) setMember(name string, rec *protocol.Member) {
-	if _, bad := m.corruptMembers[name]; bad {
-		delete(m.corruptMembers, name)
-		m.membersStale = true
-		m.changed()
-	}
-	old, had := m.records[name]
-	switch {
-	case rec == nil && !had:
+// readAll reads every record of kind again: the live requests (those that
+// left were archived or removed), or every member.
+func (o *Observer) readAll(kind store.ChangeKind) {
+	if kind == store.ChangeRequest {
+		o.loadRequests()
 		return
-	case rec == nil:
-		delete(m.records, name)
-	case had && reflect.DeepEqual(old, *rec):
-		return
-	default:
-		m.records[name] = *rec
 	}
-	m.membersStale = true
-	m.changed()
-}
-
-func (o *Observer) loadMembers() {
-	recs, bad, err := ReadMembers(o.dir)
+	ctx, cancel := o.opCtx()
+	states, bad, err := o.st.Members(ctx, o.opts.LostAfter)
+	cancel()
 	if err != nil {
+		o.again(store.Change{Kind: kind})
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	seen := make(map[string]bool, len(recs))
-	for i := range recs {
-		seen[recs[i].Name] = true
-		o.m.setMember(recs[i].Name, &recs[i])
+	clear(o.states)
+	for _, s := range states {
+		o.states[s.Name] = s
 	}
+	corrupt := make(map[string]bool, len(bad))
 	for i := range bad {
-		seen[bad[i].Name] = true
+		corrupt[bad[i].Name] = true
 		o.m.setCorruptMember(&bad[i])
 	}
-	for name := range o.m.records {
-		if !seen[name] {
-			o.m.setMember(name, nil)
-		}
-	}
 	for name := range o.m.corruptMembers {
-		if !seen[name] {
+		if !corrupt[name] {
 			delete(o.m.corruptMembers, name)
 			o.m.membersStale = true
-			o.changed()
+			o.m.changed()
 		}
 	}
+	o.showMembers()
+	o.noteUnread(o.unreadNamesLocked()...)
 }
-
-func (o *Observer) loadRequest(id string) {
-	r, err := LoadRequest(o.dir, id)
-	var ce *store.CorruptError
-	if errors.As(err, &ce) {
-		r, err = corruptRequest(id, ce), nil
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.m.setRequest(id, r)
-}
-
-// StatusCorrupt is the status a UI shows for a record that cannot be read
-// (a request's or a member's); it is no state of docs/ARCHITECTURE.md, "State machines"
-const StatusCorrupt = "corrupt"
-
-// corruptRequest stands for a request record that cannot be read: its id,
-// the status corrupt, and why in ResponseReason.
-func corruptRequest(id string, ce *store.CorruptError) *protocol.Request {
-	return &protocol.Request{ID: id, Status: protocol.RequestStatus(StatusCorrupt), ResponseReason: ce.Error()}
-}
-
-// MaxHistory bounds the final requests an observer keeps (the newest), so a
-// long history costs a UI nothing; huddle requests --all lists all of it.
-const MaxHistory = 500
 
 // loadHistory reads the newest archived requests once, at the start: the
 // archive only grows with requests the observer then sees being decided.
+// A store that cannot read them alone (no store.HistoryReader) reads all
+// its records and keeps those that are not live.
 func (o *Observer) loadHistory() {
-	hist, _, err := ReadHistory(o.dir, MaxHistory)
-	if err != nil {
-		return
+	ctx, cancel := o.opCtx()
+	defer cancel()
+	var hist []protocol.Request
+	if hr, ok := o.st.(store.HistoryReader); ok {
+		h, _, err := hr.History(ctx, MaxHistory)
+		if err != nil {
+			return
+		}
+		hist = h
+	} else {
+		all, _, err := o.st.Requests(ctx)
+		if err != nil {
+			return
+		}
+		live, _, err := o.st.LiveRequests(ctx)
+		if err != nil {
+			return
+		}
+		isLive := make(map[string]bool, len(live))
+		for i := range live {
+			isLive[live[i].ID] = true
+		}
+		for _, r := range all {
+			if !isLive[r.ID] && r.Status.IsTerminal() {
+				hist = append(hist, r)
+			}
+		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -572,42 +550,15 @@ func (o *Observer) loadHistory() {
 	}
 }
 
-// setRequest records r as request id; nil removes it. Called under mu.
-func (m *model) setRequest(id string, r *protocol.Request) {
-	old, had := m.reqs[id]
-	switch {
-	case r == nil && !had:
-		return
-	case had && r != nil && reflect.DeepEqual(old, r):
-		return
-	}
-	if had {
-		i, _ := slices.BinarySearchFunc(m.byOrder, old, RequestOrder)
-		m.byOrder = slices.Delete(m.byOrder, i, i+1)
-		delete(m.reqs, id)
-	}
-	if r != nil {
-		i, _ := slices.BinarySearchFunc(m.byOrder, r, RequestOrder)
-		m.byOrder = slices.Insert(m.byOrder, i, r)
-		m.reqs[id] = r
-	}
-	// Final requests come last, newest first: drop the oldest past the bound.
-	for n := len(m.byOrder); n > 0 && n-m.pending() > MaxHistory; n-- {
-		gone := m.byOrder[n-1]
-		m.byOrder = m.byOrder[:n-1]
-		delete(m.reqs, gone.ID)
-		delete(m.archived, gone.ID)
-	}
-	m.requestsStale = true
-	m.changed()
-}
-
-// loadRequests reads the live request records, requests/ itself, and never
-// the archive: a request that left requests/ was archived (it is read once,
-// from requests/done/, and kept while the bound allows) or removed.
+// loadRequests reads the live request records, and never the archive: a
+// request that left the live ones was archived (it is read once, and kept
+// while the bound allows) or removed.
 func (o *Observer) loadRequests() {
-	live, bad, err := ReadLiveRequests(o.dir)
+	ctx, cancel := o.opCtx()
+	defer cancel()
+	live, bad, err := o.st.LiveRequests(ctx)
 	if err != nil {
+		o.again(store.Change{Kind: store.ChangeRequest})
 		return
 	}
 	present := make(map[string]bool, len(live)+len(bad))
@@ -625,11 +576,16 @@ func (o *Observer) loadRequests() {
 		}
 	}
 	o.mu.Unlock()
-	// Where did they go? Archived (found in requests/done/) or removed.
+	// Where did they go? Archived (the store still has it) or removed.
 	moved := make(map[string]*protocol.Request, len(gone))
 	for _, id := range gone {
-		if r, err := LoadRequest(o.dir, id); err == nil {
+		r, err := o.st.Request(ctx, id)
+		switch {
+		case err == nil:
 			moved[id] = r
+		case !errors.Is(err, store.ErrNotFound):
+			o.again(store.Change{Kind: store.ChangeRequest, Name: id})
+			moved[id] = nil
 		}
 	}
 	o.mu.Lock()
@@ -642,259 +598,386 @@ func (o *Observer) loadRequests() {
 		o.m.setRequest(bad[i].Name, corruptRequest(bad[i].Name, &bad[i]))
 	}
 	for _, id := range gone {
-		r := moved[id]
-		if r != nil && r.Status.IsTerminal() {
+		r, ok := moved[id]
+		switch {
+		case ok && r == nil: // not read: tried again
+		case r != nil && r.Status.IsTerminal():
 			o.m.archived[id] = true
+			o.m.setRequest(id, r)
+		default:
+			o.m.setRequest(id, r)
 		}
-		o.m.setRequest(id, r)
 	}
 }
 
-func (o *Observer) readTraces() {
-	spans, err := o.reader.Read()
-	if err != nil && len(spans) == 0 {
-		return
-	}
-	restarted := o.reader.Restarts() != o.restarts
-	o.restarts = o.reader.Restarts()
-	if len(spans) == 0 && !restarted {
+// readRequest reads one request: a record that does not read is shown
+// corrupt, resolved when and by whom its decision says, when it has one.
+func (o *Observer) readRequest(id string) {
+	ctx, cancel := o.opCtx()
+	r, err := o.st.Request(ctx, id)
+	cancel()
+	var ce *store.CorruptError
+	switch {
+	case errors.As(err, &ce):
+		bad := corruptRequest(id, ce)
+		if r != nil {
+			bad.ResolvedAt, bad.ResolvedBy = r.ResolvedAt, r.ResolvedBy
+		}
+		r = bad
+	case errors.Is(err, store.ErrNotFound):
+		r = nil // removed
+	case err != nil:
+		o.again(store.Change{Kind: store.ChangeRequest, Name: id})
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if restarted {
-		// traces.jsonl was truncated or replaced: fold its new content alone.
-		o.m.traces = trace.NewTraces()
-	}
-	for _, s := range spans {
-		o.m.traces.Add(s)
-	}
-	o.changed()
+	o.m.setRequest(id, r)
 }
 
-// readDeadLetters reads the dead letters appended since the last read (all
-// of them again when the file shrank).
-func (o *Observer) readDeadLetters() {
+func (o *Observer) readMember(name string) {
+	ctx, cancel := o.opCtx()
+	s, err := o.st.Member(ctx, name, o.opts.LostAfter)
+	cancel()
+	var ce *store.CorruptError
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.As(err, &ce) {
+		o.again(store.Change{Kind: store.ChangeMember, Name: name})
+		return
+	}
 	o.mu.Lock()
-	off := o.m.deadOff
+	defer o.mu.Unlock()
+	if prev, ok := o.states[name]; s == nil || !ok || !beatOnly(prev, *s) {
+		o.noteUnread(name) // a member record changes as its inbox is worked
+	}
+	switch {
+	case ce != nil:
+		delete(o.states, name)
+		delete(o.m.records, name)
+		o.m.setCorruptMember(ce)
+	case s == nil:
+		delete(o.states, name)
+		o.m.setMember(name, nil)
+	default:
+		o.states[name] = *s
+		o.showMember(name, time.Now())
+		if st := o.states[name]; o.m.runtime.Running && store.IsLive(st.Status) && !st.Lost {
+			return // still running, as it was: no need to look at every member
+		}
+	}
+	o.showDown()
+}
+
+// beatOnly reports whether a member's record moved only by its heartbeat
+// (Seen): the member did nothing its unread count would show.
+func beatOnly(prev, next store.MemberState) bool {
+	return prev.Status == next.Status && prev.Activity == next.Activity && prev.RunID == next.RunID && prev.Since.Equal(next.Since)
+}
+
+// showMembers sets the model's records from the store's, each judged lost
+// or not now, and Down from them. Called under mu.
+func (o *Observer) showMembers() {
+	now := time.Now()
+	for name := range o.states {
+		o.showMember(name, now)
+	}
+	for name := range o.m.records {
+		if _, ok := o.states[name]; !ok {
+			o.m.setMember(name, nil)
+		}
+	}
+	o.showDown()
+}
+
+// showMember sets the model's record of name from the store's: judged
+// lost or not at now where the heartbeats say who runs (one heartbeat
+// costs one record); as it is where runtime.lock says it (shown stopped
+// while no runtime runs: model.shown). Called under mu.
+func (o *Observer) showMember(name string, now time.Time) {
+	s := o.states[name]
+	rec := s.Member
+	if o.m.byHeartbeat {
+		s.Lost = store.IsLive(s.Status) && now.Sub(s.Seen) > o.opts.LostAfter
+		o.states[name] = s
+		if s.Lost {
+			rec.Status = StatusLost
+			rec.Activity = fmt.Sprintf("was %s, not seen since %s", s.Status, s.Seen.Local().Format("15:04:05"))
+		}
+	}
+	o.m.setMember(name, &rec)
+}
+
+// showDown sets Down, and the runtime state, from the members' states
+// where the heartbeats say who runs (runtimeOn, over the map: it runs on
+// every heartbeat). While the team is down the deadlines stand still from
+// the last member's Seen. Called under mu.
+func (o *Observer) showDown() {
+	if !o.m.byHeartbeat {
+		return // runtime.lock says it (probeRuntime)
+	}
+	rt := runtimeOn(maps.Values(o.states), o.opts.LostAfter)
+	cur := o.m.runtime
+	if rt.Running != cur.Running || rt.OnStore != cur.OnStore || (!rt.Running && !rt.LastAlive.Equal(cur.LastAlive)) {
+		o.m.runtime = rt
+		o.m.membersStale = true
+		o.m.changed()
+	}
+}
+
+// armLost sets t to fire when the first member seen alive passes its
+// deadline (stopped when none is alive, or runtime.lock says who runs).
+func (o *Observer) armLost(t *time.Timer) {
+	o.mu.Lock()
+	var next time.Time
+	for _, s := range o.states {
+		if !o.m.byHeartbeat {
+			break // runtime.lock says who runs: no member goes lost
+		}
+		if store.IsLive(s.Status) && !s.Lost {
+			if at := s.Seen.Add(o.opts.LostAfter); next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+	}
 	o.mu.Unlock()
-	path := teamdir.DeadLetterPath(o.dir)
-	if fi, err := os.Stat(path); err == nil && fi.Size() < off {
-		off = 0
+	t.Stop()
+	select {
+	case <-t.C:
+	default:
+	}
+	if !next.IsZero() {
+		// A moment past the deadline: Lost is "older than", not "as old as".
+		t.Reset(time.Until(next) + time.Millisecond)
+	}
+}
+
+// readDeadLetters reads the dead letters again; they only grow.
+func (o *Observer) readDeadLetters() {
+	ctx, cancel := o.opCtx()
+	letters, _, err := DeadLetters(ctx, o.st)
+	cancel()
+	if err != nil {
+		return // the next change or tick tries again
+	}
+	// A fresh array: the snapshots handed out keep the old one.
+	letters = letters[max(len(letters)-MaxDeadLetters, 0):]
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	// Unchanged when the newest is the same and as many are kept: they
+	// are appended and expire oldest first. (Comparing the count alone
+	// would see a change every read once more than MaxDeadLetters exist.)
+	n := len(letters)
+	if n == len(o.m.dead) && (n == 0 || letters[n-1] == o.m.dead[n-1]) {
+		return
+	}
+	o.m.dead = letters
+	o.m.changed()
+}
+
+// span takes one span from the store's watch.
+func (o *Observer) span(s trace.Span) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.m.traces.Add(s)
+	o.m.changed()
+}
+
+// followInboxes follows the lead's and every member's inbox not followed
+// yet (docs/ARCHITECTURE.md, "The team directory and the store"): where
+// its consumer stands first (WatchCommits), then the watch (WatchInbox,
+// from now on), then the seed (seedInboxes: what the store holds), so the
+// Messages pane starts with the messages the store still holds and goes
+// on live, with no gap and no message twice, and each one is counted
+// unread until the consumer commits it. A store with no watch is seeded
+// only; one with no Messages only watched.
+func (o *Observer) followInboxes() {
+	iw, watches := o.st.(store.InboxWatcher)
+	_, seeds := o.st.(store.MessageReader)
+	cw, commits := o.st.(store.CommitWatcher)
+	o.mu.Lock()
+	var fresh []string
+	for _, name := range o.m.team.InboxNames() {
+		if o.inboxes[name] == nil {
+			o.inboxes[name] = &followed{seeded: !seeds}
+			if seeds {
+				o.toSeed++
+			}
+			fresh = append(fresh, name)
+		}
+	}
+	o.mu.Unlock()
+	for _, name := range fresh {
+		if commits {
+			// Not counted when the journal cannot be followed: Unread
+			// tells the count then.
+			sub, err := cw.WatchCommits(o.ctx, name, func(c int64) { o.committed(name, c) })
+			if err == nil {
+				o.subs = append(o.subs, sub)
+			}
+		}
+		if watches {
+			// Not watched when the watch cannot start (the store away):
+			// the seed still shows what it holds.
+			sub, err := iw.WatchInbox(o.ctx, name, func(d store.Delivery) { o.delivered(name, d) })
+			if err == nil {
+				o.subs = append(o.subs, sub)
+			}
+		}
+	}
+	o.seedInboxes()
+}
+
+// committed takes where name's consumer stands (WatchCommits).
+func (o *Observer) committed(name string, c int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.m.commit(name, c)
+}
+
+// unseeded reports whether an inbox followed is still to be seeded (its
+// read failed: the loop tries again after retryAfter).
+func (o *Observer) unseeded() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.toSeed > 0
+}
+
+// seedInboxes reads the messages the store holds and folds into the
+// Messages pane those of the inboxes not seeded yet, skipping what their
+// watch delivered already.
+func (o *Observer) seedInboxes() {
+	mr, ok := o.st.(store.MessageReader)
+	if !ok || !o.unseeded() {
+		return
+	}
+	ctx, cancel := o.opCtx()
+	ds, err := mr.Messages(ctx)
+	cancel()
+	if err != nil {
+		return // unseeded still: the loop tries again
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	lastWatched := map[string]int64{}
+	for name, f := range o.inboxes {
+		lastWatched[name] = -1
+		for seq := range f.watched {
+			lastWatched[name] = max(lastWatched[name], seq)
+		}
+	}
+	for _, d := range ds {
+		f := o.inboxes[d.Msg.To]
+		if f == nil || f.seeded || f.watched[d.Seq] {
+			continue
+		}
+		o.m.addMessage(MessageView{Inbox: d.Msg.To, Offset: d.Seq, Msg: d.Msg})
+		o.m.seen(d.Msg.To, d.Seq)
+		if d.Seq > lastWatched[d.Msg.To] {
+			f.seeds = append(f.seeds, d.Seq)
+		}
+	}
+	for _, f := range o.inboxes {
+		f.seeded, f.watched = true, nil
+	}
+	o.toSeed = 0
+}
+
+// delivered takes one message an inbox watch saw, once: before the seed it
+// notes the sequence for the seed to skip; after, it skips a sequence the
+// seed showed. An inbox not counted has its unread count asked again.
+func (o *Observer) delivered(name string, d store.Delivery) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if iv := o.m.inboxes[name]; iv == nil || !iv.counted {
+		o.dueUnread(name)
+	}
+	f := o.inboxes[name]
+	switch {
+	case f == nil:
+	case !f.seeded:
+		if f.watched == nil {
+			f.watched = map[int64]bool{}
+		}
+		f.watched[d.Seq] = true
+	case len(f.seeds) > 0:
+		i, dup := slices.BinarySearch(f.seeds, d.Seq)
+		if dup {
+			i++
+		}
+		f.seeds = f.seeds[i:]
+		if dup {
+			return
+		}
+	}
+	o.m.addMessage(MessageView{Inbox: name, Offset: d.Seq, Msg: d.Msg})
+	o.m.seen(name, d.Seq)
+}
+
+// unreadNames are the inboxes whose unread count a snapshot shows: the
+// lead's, the team's members' and those with a record.
+func (o *Observer) unreadNames() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.unreadNamesLocked()
+}
+
+func (o *Observer) unreadNamesLocked() []string {
+	names := o.m.team.InboxNames()
+	for name := range o.states {
+		names = append(names, name)
+	}
+	return names
+}
+
+// dueUnread notes inboxes whose unread count is to be asked again and
+// wakes the loop, never waiting for it.
+func (o *Observer) dueUnread(names ...string) {
+	o.noteUnread(names...)
+	o.wake()
+}
+
+// noteUnread is dueUnread without the wake, for a caller on the loop's
+// goroutine (which reads them before it waits again).
+func (o *Observer) noteUnread(names ...string) {
+	o.pmu.Lock()
+	defer o.pmu.Unlock()
+	for _, name := range names {
+		o.unreadDue[name] = true
+	}
+}
+
+// readUnread asks the store the unread count of each inbox due that the
+// observer does not count itself; a count that cannot be read stays due,
+// for the retry, and so do the ones not asked yet: a store that does not
+// answer costs the loop one timeout, not one per inbox.
+func (o *Observer) readUnread() {
+	o.pmu.Lock()
+	due := o.unreadDue
+	o.unreadDue = make(map[string]bool, len(due))
+	o.pmu.Unlock()
+	o.mu.Lock()
+	for name := range due {
+		if iv := o.m.inboxes[name]; protocol.ValidateName(name) != nil || (iv != nil && iv.counted) {
+			delete(due, name) // no store holds such an inbox, or counted here
+		}
+	}
+	o.mu.Unlock()
+	for name := range due {
+		ctx, cancel := o.opCtx()
+		n, err := o.st.Unread(ctx, name)
+		cancel()
+		if err != nil {
+			if o.ctx.Err() == nil {
+				o.noteUnread(slices.Collect(maps.Keys(due))...) // this one and those not asked yet
+			}
+			return
+		}
+		delete(due, name)
 		o.mu.Lock()
-		o.m.dead = nil
+		if iv := o.m.inbox(name); !iv.counted && iv.stored != n {
+			iv.stored = n
+			o.m.membersStale = true
+			o.m.changed()
+		}
 		o.mu.Unlock()
 	}
-	lines, end, err := ReadLines(path, off)
-	if err != nil || end == off {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.m.deadOff = end
-	for _, l := range lines {
-		if d, ok := parseDeadLetter(l); ok {
-			o.m.dead = append(o.m.dead, d)
-		}
-	}
-	if len(o.m.dead) > 2*MaxDeadLetters {
-		// A fresh array: the snapshots handed out keep the old one.
-		o.m.dead = append([]DeadLetter(nil), o.m.dead[len(o.m.dead)-MaxDeadLetters:]...)
-	}
-	o.changed()
-}
-
-// sender is the one goroutine that calls send.
-func (o *Observer) sender() {
-	defer o.wg.Done()
-	sendSnapshots(o.ctx, o.opts.Frame, &o.mu, &o.m, o.send)
-}
-
-// sendSnapshots calls send with a snapshot of m, under mu, whenever m
-// changed: at most once per frame, and always once more after the last
-// change, until ctx ends. The directory's and the store's observers share it.
-func sendSnapshots(ctx context.Context, frameLen time.Duration, mu *sync.Mutex, m *model, send func(Snapshot)) {
-	frame := time.NewTimer(time.Hour)
-	frame.Stop()
-	var last time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-m.wake:
-		}
-		if wait := frameLen - time.Since(last); wait > 0 {
-			frame.Reset(wait)
-			select {
-			case <-ctx.Done():
-				frame.Stop()
-				return
-			case <-frame.C:
-			}
-		}
-		mu.Lock()
-		snap, ok := m.snapshot()
-		mu.Unlock()
-		if ok {
-			send(snap)
-			last = time.Now()
-		}
-	}
-}
-
-// snapshot builds a Snapshot of the model if it changed since the last one,
-// rebuilding only the parts that did. Called under mu.
-func (m *model) snapshot() (Snapshot, bool) {
-	if !m.dirty {
-		return Snapshot{}, false
-	}
-	m.dirty = false
-	m.version++
-	if m.membersStale {
-		m.members = m.buildMembers()
-		m.membersStale = false
-	}
-	if m.requestsStale {
-		m.requests = m.buildRequests()
-		m.requestsStale = false
-	}
-	if m.unsorted {
-		m.sortMessages()
-	}
-	return Snapshot{
-		Runtime:  m.runtime,
-		Down:     m.down(),
-		Store:    m.onStore,
-		Version:  m.version,
-		Team:     m.team,
-		TeamErr:  m.teamErr,
-		Members:  m.members,
-		Requests: m.requests,
-		Pending:  m.pending(),
-		Chains:   m.traces.List(),
-		Messages: m.msgs[:len(m.msgs):len(m.msgs)],
-		// Appended only: a snapshot's slice never changes under it.
-		DeadLetters: m.dead[max(len(m.dead)-MaxDeadLetters, 0):len(m.dead):len(m.dead)],
-	}, true
-}
-
-// buildMembers lists the members in team.json's order, then those with a
-// record but no entry, by name.
-func (m *model) buildMembers() []MemberView {
-	out := make([]MemberView, 0, len(m.records)+8)
-	unread := func(name string) int {
-		if iv := m.inboxes[name]; iv != nil {
-			if m.onStore {
-				return iv.stored
-			}
-			return len(iv.unread)
-		}
-		return 0
-	}
-	inTeam := make(map[string]bool)
-	if m.team != nil {
-		for _, spec := range m.team.Members {
-			inTeam[spec.Name] = true
-			out = append(out, MemberView{Record: m.shown(spec.Name), Spec: spec, Unread: unread(spec.Name)})
-		}
-	}
-	n := len(out)
-	for name := range m.records {
-		if !inTeam[name] {
-			out = append(out, MemberView{Record: m.shown(name), Unread: unread(name)})
-		}
-	}
-	for name := range m.corruptMembers {
-		if _, ok := m.records[name]; !ok && !inTeam[name] {
-			out = append(out, MemberView{Record: m.shown(name), Unread: unread(name)})
-		}
-	}
-	slices.SortFunc(out[n:], func(a, b MemberView) int { return cmp.Compare(a.Record.Name, b.Record.Name) })
-	return out
-}
-
-// shown is the record of member name as a UI shows it: corrupt when it
-// cannot be read, stopped when no runtime runs the team (AsSeenWhileDown).
-func (m *model) shown(name string) protocol.Member {
-	if why, bad := m.corruptMembers[name]; bad {
-		return protocol.Member{Name: name, Status: protocol.MemberStatus(StatusCorrupt), Error: why}
-	}
-	rec, ok := m.records[name]
-	if !ok {
-		return protocol.Member{Name: name}
-	}
-	if m.down() && !m.onStore {
-		return AsSeenWhileDown(rec)
-	}
-	return rec
-}
-
-// down reports whether a probe found that no runtime runs the team.
-func (m *model) down() bool { return m.probed && !m.runtime.Running }
-
-// buildRequests copies the requests in their order: pending first, oldest
-// first; then the final ones, newest resolution first.
-func (m *model) buildRequests() []protocol.Request {
-	out := make([]protocol.Request, len(m.byOrder))
-	for i, r := range m.byOrder {
-		out[i] = *r
-	}
-	return out
-}
-
-// pending counts the pending requests: they come first.
-func (m *model) pending() int {
-	n, _ := slices.BinarySearchFunc(m.byOrder, true, func(r *protocol.Request, _ bool) int {
-		if r.Status == protocol.RequestPending {
-			return -1
-		}
-		return 1
-	})
-	return n
-}
-
-// RequestOrder is the order of Snapshot.Requests: pending first, oldest
-// first; then the final ones, newest resolution first. A replay orders its
-// snapshots' requests with it too.
-func RequestOrder(a, b *protocol.Request) int {
-	ap, bp := a.Status == protocol.RequestPending, b.Status == protocol.RequestPending
-	switch {
-	case ap && !bp:
-		return -1
-	case bp && !ap:
-		return 1
-	case ap:
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-	default:
-		if c := resolvedAt(b).Compare(resolvedAt(a)); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(a.ID, b.ID)
-}
-
-func resolvedAt(r *protocol.Request) time.Time {
-	if r.ResolvedAt != nil {
-		return *r.ResolvedAt
-	}
-	return r.Created
-}
-
-// sortMessages puts the messages in time order in a new array (the old one
-// may be in a snapshot) and keeps the newest MaxMessages.
-func (m *model) sortMessages() {
-	// Sorted as indexes: a message is too large to move around cheaply.
-	idx := make([]int32, len(m.msgs))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	slices.SortStableFunc(idx, func(a, b int32) int { return m.msgs[a].Msg.TS.Compare(m.msgs[b].Msg.TS) })
-	idx = idx[max(len(idx)-MaxMessages, 0):]
-	msgs := make([]MessageView, len(idx))
-	for i, j := range idx {
-		msgs[i] = m.msgs[j]
-	}
-	m.msgs, m.unsorted = msgs, false
 }

@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
-	"huddle/inbox"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/teamdir"
 )
 
@@ -79,23 +78,61 @@ func benchCall(i int) []trace.Span {
 	return []trace.Span{start, end}
 }
 
-// BenchmarkObserverFold measures the observer on a team of 1,000 members,
-// 5,000 requests and 10,000 spans:
+// benchObserver is an observer of the team directory dir through its
+// files store, loaded as Observe loads it before its first send (the
+// spans as the store's WatchSpans reads them first: its trace reader, from
+// the start), without its goroutines: a bench calls its reads. The trace
+// reader it returns is at the end of traces.jsonl, as WatchSpans's is.
+func benchObserver(b *testing.B, st store.Store, dir string) (*Observer, *trace.TraceReader) {
+	b.Helper()
+	o := newObserver(st, ObserveOptions{}, nil)
+	o.load()
+	r := trace.NewTraceReader(dir)
+	foldSpans(b, o, r)
+	return o, r
+}
+
+// foldSpans folds what r reads next, as the store's WatchSpans hands it
+// on when traces.jsonl changes.
+func foldSpans(b *testing.B, o *Observer, r *trace.TraceReader) {
+	spans, err := r.Read()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sp := range spans {
+		o.span(sp)
+	}
+}
+
+// openBench opens the files store of dir, closed when b ends.
+func openBench(b *testing.B, dir string) store.Store {
+	b.Helper()
+	st, err := filestore.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// BenchmarkObserverFold measures the observer on a team directory's files
+// store holding 1,000 members, 5,000 requests and 10,000 spans:
 //
-//   - startup: one op reads the whole directory and builds the first
-//     snapshot, as Observe does before its first send.
+//   - startup: one op reads the whole team and builds the first snapshot,
+//     as Observe does before its first send.
 //   - snapshot: one op builds a snapshot after a change that touches every
 //     part (members, requests, one chain, 5,000 messages out of order).
 //   - events: one op is a change written to the directory (a member record
 //     rewritten, a request record created or resolved, a span appended)
-//     and folded as its fsnotify event would be; folded-events/s counts the
-//     fold alone, without the write.
+//     and folded as the store's watch tells it (the record read, or the
+//     span read and handed on); folded-events/s counts the fold alone,
+//     without the write.
 func BenchmarkObserverFold(b *testing.B) {
 	dir := benchTeam(b)
+	st := openBench(b, dir)
 	b.Run("startup", func(b *testing.B) {
 		for range b.N {
-			o := newObserver(dir, ObserveOptions{}, nil)
-			o.rescan()
+			o, _ := benchObserver(b, st, dir)
 			s, _ := o.m.snapshot()
 			if len(s.Members) != benchMembers || s.Chains.Len() < benchSpans/10 {
 				b.Fatalf("snapshot: %d members, %d chains", len(s.Members), s.Chains.Len())
@@ -104,12 +141,11 @@ func BenchmarkObserverFold(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/startup")
 	})
 	b.Run("snapshot", func(b *testing.B) {
-		o := newObserver(dir, ObserveOptions{}, nil)
-		o.rescan()
+		o, _ := benchObserver(b, st, dir)
 		for i := range MaxMessages {
 			m := msg("lead", "m0001", "hello")
 			m.TS = testTime.Add(time.Duration(i) * time.Millisecond)
-			o.delivered(fmt.Sprintf("m%04d", i%benchMembers), inbox.Delivery{Msg: *m, Offset: int64(i)})
+			o.delivered(fmt.Sprintf("m%04d", i%benchMembers), store.Delivery{Msg: *m, Seq: int64(i)})
 		}
 		first, ok := o.m.snapshot()
 		if !ok {
@@ -132,13 +168,12 @@ func BenchmarkObserverFold(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/snapshot")
 	})
 	b.Run("events", func(b *testing.B) {
-		o := newObserver(dir, ObserveOptions{}, nil)
-		o.rescan()
+		o, traces := benchObserver(b, st, dir)
 		var fold time.Duration
 		next := benchSpans / 2
 		b.ResetTimer()
 		for i := range b.N {
-			var ev fsnotify.Event
+			var ev func()
 			switch i % 3 {
 			case 0:
 				name := fmt.Sprintf("m%04d", i%benchMembers)
@@ -146,7 +181,7 @@ func BenchmarkObserverFold(b *testing.B) {
 					Counters: protocol.Counters{Sent: i}}); err != nil {
 					b.Fatal(err)
 				}
-				ev = fsnotify.Event{Name: filepath.Join(dir, teamdir.MembersDir, name+".json"), Op: fsnotify.Create}
+				ev = func() { o.readMember(name) }
 			case 1:
 				r := benchRequest(benchRequests + i)
 				if i%2 == 1 { // resolve one that was pending instead
@@ -158,16 +193,16 @@ func BenchmarkObserverFold(b *testing.B) {
 				if err := writeJSONAtomic(p, r, false); err != nil {
 					b.Fatal(err)
 				}
-				ev = fsnotify.Event{Name: p, Op: fsnotify.Create}
+				ev = func() { o.readRequest(r.ID) }
 			default:
 				if err := trace.AppendSpan(dir, benchCall(next)[0]); err != nil {
 					b.Fatal(err)
 				}
 				next++
-				ev = fsnotify.Event{Name: teamdir.TracesPath(dir), Op: fsnotify.Write}
+				ev = func() { foldSpans(b, o, traces) }
 			}
 			t0 := time.Now()
-			o.handle(ev)
+			ev()
 			fold += time.Since(t0)
 		}
 		b.ReportMetric(float64(b.N)/fold.Seconds(), "folded-events/s")
@@ -179,8 +214,8 @@ func BenchmarkObserverFold(b *testing.B) {
 // observer as the trace history grows: one op appends one span to
 // traces.jsonl (the start of a call, or the end of the call started before;
 // a new chain every five calls, each call the child of the one before), and
-// the observer folds it as its fsnotify event would be and builds the
-// snapshot it sends. µs/change is that fold and build alone, without the
+// the observer folds it as the store's WatchSpans hands it on and builds
+// the snapshot it sends. µs/change is that fold and build alone, without the
 // write (mean; p50-µs the median); it should not grow with the spans
 // already folded (1k, 10k, 100k).
 //
@@ -222,12 +257,13 @@ func BenchmarkObserverFoldPerChange(b *testing.B) {
 	})
 }
 
-// foldBench is an observer over a team directory with a trace history,
-// ready to take one more span at a time.
+// foldBench is an observer over a team directory's files store with a
+// trace history, ready to take one more span at a time.
 type foldBench struct {
 	dir     string
 	t0      time.Time
 	o       *Observer
+	traces  *trace.TraceReader
 	next    int // the next span to append, counted from the history's end
 	calls   int // calls in the history
 	version uint64
@@ -238,8 +274,7 @@ func newFoldBench(b *testing.B, spans int) *foldBench {
 	fb := &foldBench{dir: b.TempDir(), t0: time.Now().Add(-time.Hour), calls: spans / 2}
 	writeTeamB(b, fb.dir, Team{Name: "bench", Members: []MemberSpec{{Name: "m0001", Runtime: RuntimeSpec{Kind: RuntimeExternal}}}})
 	writeSpansB(b, fb.dir, fb.t0, 0, fb.calls)
-	fb.o = newObserver(fb.dir, ObserveOptions{}, nil)
-	fb.o.rescan()
+	fb.o, fb.traces = benchObserver(b, openBench(b, fb.dir), fb.dir)
 	s, _ := fb.o.m.snapshot()
 	if s.Chains.Calls() != fb.calls {
 		b.Fatalf("the history folded into %d calls, want %d", s.Chains.Calls(), fb.calls)
@@ -257,7 +292,7 @@ func (fb *foldBench) change(b *testing.B) time.Duration {
 	}
 	fb.next++
 	start := time.Now()
-	fb.o.handle(fsnotify.Event{Name: teamdir.TracesPath(fb.dir), Op: fsnotify.Write})
+	foldSpans(b, fb.o, fb.traces)
 	s, ok := fb.o.m.snapshot()
 	took := time.Since(start)
 	fb.version++

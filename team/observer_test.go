@@ -19,6 +19,8 @@ import (
 	"huddle/internal/testkit"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/teamdir"
 )
 
@@ -93,11 +95,30 @@ func describe(s Snapshot) string {
 	return b.String()
 }
 
-// observe starts an observer of dir that stops when the test ends.
+// openDir opens the files store of the team directory dir, closed when the
+// test ends.
+func openDir(t *testing.T, dir string) store.Store {
+	t.Helper()
+	st, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// observe starts an observer of the team directory dir, through its files
+// store, that stops when the test ends.
 func observe(t *testing.T, dir string, opts ObserveOptions) (*Observer, *recorder) {
 	t.Helper()
+	return observeStore(t, openDir(t, dir), opts)
+}
+
+// observeStore starts an observer of st that stops when the test ends.
+func observeStore(t *testing.T, st store.Store, opts ObserveOptions) (*Observer, *recorder) {
+	t.Helper()
 	rec := newRecorder()
-	o, err := Observe(context.Background(), dir, opts, rec.send)
+	o, err := Observe(context.Background(), st, opts, rec.send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +134,7 @@ func observe(t *testing.T, dir string, opts ObserveOptions) (*Observer, *recorde
 }
 
 // eventsOnly is the default: no periodic rescan, so what a test sees came
-// by fsnotify.
+// by the store's watches (fsnotify on a team directory).
 var eventsOnly = ObserveOptions{}
 
 func external(name string) MemberSpec {
@@ -316,10 +337,14 @@ func TestObserverMessagesAndUnread(t *testing.T) {
 	rec.wait(t, "none unread again", func(s Snapshot) bool { return unread(s, "alice") == 0 })
 }
 
+// TestObserverTraces: spans appended show as a chain of calls, on every
+// store.
 func TestObserverTraces(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("reservas")}})
-	_, rec := observe(t, dir, eventsOnly)
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) { testTraces(t, ctx, st) })
+}
+
+func testTraces(t *testing.T, ctx context.Context, st store.Store) {
+	_, rec := observeStore(t, st, eventsOnly)
 	rec.wait(t, "a snapshot", func(Snapshot) bool { return true })
 	t0 := testTime
 	spans := []trace.Span{
@@ -331,7 +356,7 @@ func TestObserverTraces(t *testing.T) {
 			Error: &trace.SpanError{Code: "DENIED", Message: "max hops", Details: json.RawMessage(`{"reason":"max_hops"}`)}},
 	}
 	for _, sp := range spans {
-		if err := trace.AppendSpan(dir, sp); err != nil {
+		if err := st.AppendSpan(ctx, sp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -342,7 +367,7 @@ func TestObserverTraces(t *testing.T) {
 	if rows[0].Call.Status != trace.CallRunning || rows[0].Depth != 0 || rows[1].Depth != 1 || rows[1].Call.ErrorReason != "max_hops" {
 		t.Fatalf("rows: %+v %+v", *rows[0].Call, *rows[1].Call)
 	}
-	if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanEnd, TS: t0.Add(9 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1",
+	if err := st.AppendSpan(ctx, trace.Span{Span: trace.SpanEnd, TS: t0.Add(9 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1",
 		Status: "ok", DurationMS: 9}); err != nil {
 		t.Fatal(err)
 	}
@@ -351,14 +376,19 @@ func TestObserverTraces(t *testing.T) {
 	})
 }
 
+// TestObserverCoalescesRapidChanges: thousands of changes made as fast as
+// the store takes them reach the UI as at most one snapshot a frame, the
+// last one holding them all, on every store.
 func TestObserverCoalescesRapidChanges(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice")}})
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) { testCoalesces(t, ctx, st) })
+}
+
+func testCoalesces(t *testing.T, ctx context.Context, st store.Store) {
 	// A long frame, so that sending every change would exceed the bound
 	// below even on a machine so busy that a change takes a frame to write.
 	const frame = 100 * time.Millisecond
 	start := time.Now()
-	_, rec := observe(t, dir, ObserveOptions{Frame: frame})
+	_, rec := observeStore(t, st, ObserveOptions{Frame: frame})
 	rec.wait(t, "a snapshot", func(Snapshot) bool { return true })
 	const records, messages, spans = 2000, 2000, 1000
 	for i := range records + messages + spans {
@@ -368,7 +398,7 @@ func TestObserverCoalescesRapidChanges(t *testing.T) {
 			if i%5 == 1 {
 				n++
 			}
-			if err := WriteMember(dir, &protocol.Member{Name: "alice", Status: protocol.MemberWorking, Since: testTime,
+			if err := st.PutMember(ctx, &protocol.Member{Name: "ana", Status: protocol.MemberWorking, Since: testTime,
 				Counters: protocol.Counters{Sent: n}}); err != nil {
 				t.Fatal(err)
 			}
@@ -377,26 +407,27 @@ func TestObserverCoalescesRapidChanges(t *testing.T) {
 			if i%5 == 3 {
 				n++
 			}
-			if err := inbox.Append(dir, "alice", msg(protocol.Lead, "alice", fmt.Sprint(n))); err != nil {
+			if err := st.Append(ctx, "ana", msg(protocol.Lead, "ana", fmt.Sprint(n))); err != nil {
 				t.Fatal(err)
 			}
 		default:
 			n := i / 5
-			if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, TS: testTime.Add(time.Duration(n) * time.Millisecond),
-				RequestID: fmt.Sprint("req-", n), CorrelationID: fmt.Sprint("corr-", n), Caller: "alice", Target: "bob", Action: "x"}); err != nil {
+			if err := st.AppendSpan(ctx, trace.Span{Span: trace.SpanStart, TS: testTime.Add(time.Duration(n) * time.Millisecond),
+				RequestID: fmt.Sprint("req-", n), CorrelationID: fmt.Sprint("corr-", n), Caller: "ana", Target: "bo", Action: "x"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	final := rec.wait(t, "the final state", func(s Snapshot) bool {
-		m, _ := member(s, "alice")
+		m, _ := member(s, "ana")
 		return m.Record.Counters.Sent == records-1 && len(s.Messages) == messages && s.Chains.Len() == spans
 	})
 	last := final.Messages[len(final.Messages)-1]
 	if last.Msg.Content != fmt.Sprint(messages-1) || final.Chains.At(0).CorrelationID != fmt.Sprint("corr-", spans-1) {
 		t.Fatalf("final state: last message %q, newest chain %s", last.Msg.Content, final.Chains.At(0).CorrelationID)
 	}
-	if m, _ := member(final, "alice"); m.Unread != messages {
+	final = rec.wait(t, "every message unread", func(s Snapshot) bool { m, _ := member(s, "ana"); return m.Unread == messages })
+	if m, _ := member(final, "ana"); m.Unread != messages {
 		t.Fatalf("unread %d, want %d", m.Unread, messages)
 	}
 	all := rec.all()
@@ -416,9 +447,15 @@ func TestObserverCoalescesRapidChanges(t *testing.T) {
 	}
 }
 
+// TestObserverSnapshotsAreNeverModified: a snapshot handed out is never
+// written again, whatever the observer folds after it, on every store.
 func TestObserverSnapshotsAreNeverModified(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice"), external("bob")}})
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) {
+		testSnapshotsNeverModified(t, ctx, st)
+	})
+}
+
+func testSnapshotsNeverModified(t *testing.T, ctx context.Context, st store.Store) {
 	type kept struct {
 		s    Snapshot
 		json []byte
@@ -426,7 +463,7 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 	var mu sync.Mutex
 	var keep []kept
 	rec := newRecorder()
-	o, err := Observe(context.Background(), dir, ObserveOptions{Frame: time.Millisecond}, func(s Snapshot) {
+	o, err := Observe(ctx, st, ObserveOptions{Frame: time.Millisecond}, func(s Snapshot) {
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Error(err)
@@ -440,26 +477,30 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	// Messages out of time order (bob's are older) take the sorting path.
+	// Messages out of time order (bo's are older) take the sorting path.
 	for i := range 30 {
-		m := msg("lead", "alice", fmt.Sprint("a", i))
-		if err := inbox.Append(dir, "alice", m); err != nil {
+		m := msg("lead", "ana", fmt.Sprint("a", i))
+		if err := st.Append(ctx, "ana", m); err != nil {
 			t.Fatal(err)
 		}
-		old := msg("lead", "bob", fmt.Sprint("b", i))
+		old := msg("lead", "bo", fmt.Sprint("b", i))
 		old.TS = time.Now().Add(-time.Hour + time.Duration(i)*time.Second)
-		if err := inbox.Append(dir, "bob", old); err != nil {
+		if err := st.Append(ctx, "bo", old); err != nil {
 			t.Fatal(err)
 		}
-		writeMember(t, dir, "alice", protocol.MemberWorking, fmt.Sprint("step ", i))
-		mustCreate(t, dir, planRequest(fmt.Sprintf("pl-%012d", i), "alice", testTime.Add(time.Duration(i)*time.Second)))
+		if err := st.PutMember(ctx, &protocol.Member{Name: "ana", Status: protocol.MemberWorking, Activity: fmt.Sprint("step ", i), Since: testTime}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateRequest(ctx, planRequest(fmt.Sprintf("pl-%012d", i), "ana", testTime.Add(time.Duration(i)*time.Second))); err != nil {
+			t.Fatal(err)
+		}
 		if i%3 == 0 {
-			if _, err := dirDecide(dir, fmt.Sprintf("pl-%012d", i), protocol.EventApprove, "", "lead"); err != nil {
+			if _, err := Decide(ctx, st, fmt.Sprintf("pl-%012d", i), protocol.EventApprove, "", "lead"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := trace.AppendSpan(dir, trace.Span{Span: trace.SpanStart, RequestID: fmt.Sprint("req-", i), CorrelationID: fmt.Sprint("corr-", i%3),
-			Caller: "alice", Target: "bob", Action: "x"}); err != nil {
+		if err := st.AppendSpan(ctx, trace.Span{Span: trace.SpanStart, TS: testTime.Add(time.Duration(i) * time.Millisecond), RequestID: fmt.Sprint("req-", i), CorrelationID: fmt.Sprint("corr-", i%3),
+			Caller: "ana", Target: "bo", Action: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		// Read the latest snapshot while the observer builds the next one:
@@ -477,8 +518,8 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 		}
 	}
 	final := rec.wait(t, "everything", func(s Snapshot) bool {
-		m, _ := member(s, "alice")
-		// 30 to bob, 30 to alice and 10 decisions told to alice.
+		m, _ := member(s, "ana")
+		// 30 to bo, 30 to ana and 10 decisions told to ana.
 		return len(s.Messages) == 70 && len(s.Requests) == 30 && m.Record.Activity == "step 29" &&
 			s.Chains.Len() == 3 && s.Chains.Calls() == 30
 	})
@@ -506,18 +547,25 @@ func TestObserverSnapshotsAreNeverModified(t *testing.T) {
 	}
 }
 
+// deafStore is a store whose Watch tells no change, as a file system that
+// does not report them.
+type deafStore struct{ store.Store }
+
+func (deafStore) Watch(context.Context, func(store.Change), ...store.ChangeKind) (store.Subscription, error) {
+	return deafSub{}, nil
+}
+
+type deafSub struct{}
+
+func (deafSub) Stop() error { return nil }
+
+// TestObserverRescanFindsMissedChanges: on a store whose watch tells no
+// change of members and requests, ObserveOptions.Rescan still finds them.
 func TestObserverRescanFindsMissedChanges(t *testing.T) {
 	dir := t.TempDir()
 	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice")}})
-	o, rec := observe(t, dir, ObserveOptions{Rescan: 20 * time.Millisecond})
+	_, rec := observeStore(t, deafStore{openDir(t, dir)}, ObserveOptions{Rescan: 20 * time.Millisecond})
 	rec.wait(t, "a snapshot", func(Snapshot) bool { return true })
-	// Events for members/ and requests/ are lost from here on.
-	if err := o.fsw.Remove(filepath.Join(dir, teamdir.MembersDir)); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.fsw.Remove(filepath.Join(dir, teamdir.RequestsDir)); err != nil {
-		t.Fatal(err)
-	}
 	writeMember(t, dir, "alice", protocol.MemberAwaitingApproval, "waiting")
 	mustCreate(t, dir, planRequest("pl-00000000000a", "alice", testTime))
 	rec.wait(t, "the rescan", func(s Snapshot) bool {
@@ -530,17 +578,45 @@ func TestObserverRescanFindsMissedChanges(t *testing.T) {
 	rec.wait(t, "the removal", func(s Snapshot) bool { return len(s.Requests) == 0 && s.Pending == 0 })
 }
 
+// clientGoroutines counts the goroutines of this process but those of an
+// embedded NATS server (storekinds' "nats"): the server keeps a consumer a
+// watch made for a while after the watch stopped, which is the server's
+// to clean, not the observer's.
+func clientGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if g != "" && !strings.Contains(g, "nats-server/v2/server") {
+			count++
+		}
+	}
+	return count
+}
+
+// TestObserverCloseStopsEverything: Close (or the end of its context)
+// stops every goroutine the observer started, the store's watches too, and
+// no snapshot is sent after it, on every store.
 func TestObserverCloseStopsEverything(t *testing.T) {
-	before := runtime.NumGoroutine()
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("alice"), external("bob"), external("carol")}})
-	ctx, cancel := context.WithCancel(context.Background())
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) { testCloseStops(t, ctx, st) })
+}
+
+func testCloseStops(t *testing.T, parent context.Context, st store.Store) {
+	before := clientGoroutines()
+	ctx, cancel := context.WithCancel(parent)
 	rec := newRecorder()
-	o, err := Observe(ctx, dir, ObserveOptions{Rescan: 5 * time.Millisecond, Probe: 5 * time.Millisecond}, rec.send)
+	o, err := Observe(ctx, st, ObserveOptions{Rescan: 5 * time.Millisecond, Probe: 5 * time.Millisecond}, rec.send)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := inbox.Append(dir, "bob", msg("alice", "bob", "hi")); err != nil {
+	if err := st.Append(parent, "bo", msg("ana", "bo", "hi")); err != nil {
 		t.Fatal(err)
 	}
 	rec.wait(t, "the message", func(s Snapshot) bool { return len(s.Messages) == 1 })
@@ -550,24 +626,32 @@ func TestObserverCloseStopsEverything(t *testing.T) {
 	}
 	n := rec.count()
 	testkit.WaitFor(t, 5*time.Second, fmt.Sprintf("goroutines back to %d", before), func() bool {
-		return runtime.NumGoroutine() <= before
+		return clientGoroutines() <= before
 	})
-	writeMember(t, dir, "alice", protocol.MemberWorking, "after close")
+	if err := st.PutMember(parent, &protocol.Member{Name: "ana", Status: protocol.MemberWorking, Activity: "after close", Since: testTime}); err != nil {
+		t.Fatal(err)
+	}
 	if rec.count() != n {
 		t.Fatal("a snapshot was sent after Close returned")
 	}
 }
 
 // TestObserverDeadLetters: what the team refuses reaches the snapshot as
-// it is written, with who caused it; an earlier snapshot's list is never
-// changed by a later one.
+// it is written (the store watches its dead letters: no clock reads them),
+// with who caused it; an earlier snapshot's list is never changed by a
+// later one. On every store.
 func TestObserverDeadLetters(t *testing.T) {
-	dir := t.TempDir()
-	writeTeam(t, dir, Team{Name: "t", Members: []MemberSpec{external("reservas")}})
-	_, rec := observe(t, dir, eventsOnly)
+	// No clock reads them: each store tells its dead letters as they come.
+	defer func(every time.Duration) { refreshEvery = every }(refreshEvery)
+	refreshEvery = time.Hour
+	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) { testDeadLetters(t, ctx, st) })
+}
+
+func testDeadLetters(t *testing.T, ctx context.Context, st store.Store) {
+	_, rec := observeStore(t, st, eventsOnly)
 	rec.wait(t, "a snapshot", func(Snapshot) bool { return true })
 	forged, _ := json.Marshal(msg("reservas", "finanzas", "approve my own plan"))
-	if err := inbox.WriteDeadLetter(dir, "inbox/finanzas.jsonl", 42, "only the lead answers a plan", forged); err != nil {
+	if err := st.DeadLetter(ctx, protocol.DeadLetterLine{Source: "inbox/finanzas.jsonl", Offset: 42, Reason: "only the lead answers a plan", Raw: string(forged)}); err != nil {
 		t.Fatal(err)
 	}
 	first := rec.wait(t, "the first dead letter", func(s Snapshot) bool { return len(s.DeadLetters) == 1 })
@@ -575,7 +659,7 @@ func TestObserverDeadLetters(t *testing.T) {
 	if d.Member != "finanzas" || d.By != "reservas" || d.Reason != "only the lead answers a plan" || d.Offset != 42 {
 		t.Fatalf("dead letter %+v", d)
 	}
-	if err := inbox.WriteDeadLetter(dir, "exec:auditor", 7, "not a JSON action", []byte("garbage")); err != nil {
+	if err := st.DeadLetter(ctx, protocol.DeadLetterLine{Source: "exec:auditor", Offset: 7, Reason: "not a JSON action", Raw: "garbage"}); err != nil {
 		t.Fatal(err)
 	}
 	s := rec.wait(t, "the second", func(s Snapshot) bool { return len(s.DeadLetters) == 2 })

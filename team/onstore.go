@@ -22,7 +22,7 @@ func LoadTeamOn(ctx context.Context, st store.Store) (*Team, error) {
 	b, err := st.Config(ctx, store.ConfigTeam)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, errors.New("no team in the store (run 'huddle init --store URL')")
+			return nil, errors.New("no team in the store (run 'huddle init' with its --dir or --store)")
 		}
 		return nil, fmt.Errorf("team: %w", err)
 	}

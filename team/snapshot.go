@@ -5,19 +5,21 @@ import (
 	"huddle/protocol"
 )
 
-// Snapshot is the team directory folded into what a UI shows. An Observer
+// Snapshot is a team's state folded into what a UI shows. An Observer
 // hands out a new Snapshot on every change; a Snapshot is never modified
 // after it is handed out, so a UI keeps it without copying.
 type Snapshot struct {
 	// Version grows with every snapshot an observer hands out.
 	Version uint64
-	// Down is set when no runtime runs the team (nobody holds runtime.lock):
-	// members a runtime left in a live state are then shown stopped, and
-	// nothing expires until one starts. Runtime is what the lock says, and
-	// NotRunning(Runtime) the line that says so.
+	// Down is set when a runtime ran the team and none runs it now (on a
+	// team directory, nobody holds runtime.lock): members a runtime left
+	// in a live state are then shown stopped, and nothing expires until
+	// one starts. Runtime is what the lock says, and NotRunning(Runtime)
+	// the line that says so.
 	Down    bool
 	Runtime RuntimeState
-	// Store is set when the team is kept in a store (ObserveOn): Down then
+	// Store is set when no runtime.lock says whether a runtime runs the
+	// team (a team on NATS, or a directory no runtime ran yet): Down then
 	// says that no member was seen alive within the deadline (DownOn),
 	// Runtime is RuntimeOn's (no runtime.lock: deadlines are paused since
 	// the last member was seen), and a member that should be running and

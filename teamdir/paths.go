@@ -136,6 +136,9 @@ func requestFile(dir, id, ext string, sub ...string) (string, error) {
 	if err := protocol.ValidateID(id); err != nil {
 		return "", err
 	}
+	if len(sub) == 0 { // a live record: one path made, no list of parts
+		return filepath.Join(dir, RequestsDir, id+ext), nil
+	}
 	parts := append(append([]string{dir, RequestsDir}, sub...), id+ext)
 	return filepath.Join(parts...), nil
 }

@@ -14,6 +14,7 @@ import (
 	"huddle/inbox"
 	"huddle/ipc/trace"
 	"huddle/protocol"
+	"huddle/store/filestore"
 	"huddle/team"
 )
 
@@ -39,7 +40,12 @@ func settledScreen(dir string) (string, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps := make(chan team.Snapshot, 64)
-	stop, err := Connect(ctx, dir, func(msg tea.Msg) { snaps <- team.Snapshot(msg.(SnapshotMsg)) })
+	fs, err := filestore.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	defer fs.Close()
+	stop, err := Connect(ctx, fs, func(msg tea.Msg) { snaps <- team.Snapshot(msg.(SnapshotMsg)) })
 	if err != nil {
 		return "", err
 	}

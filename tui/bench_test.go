@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/inbox"
+	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
@@ -95,7 +96,7 @@ func BenchmarkKeystrokeUnderLoad(b *testing.B) {
 		at  time.Time
 	}
 	loop := make(chan ev, 1024)
-	stop, err := Connect(ctx, dir, func(msg tea.Msg) { loop <- ev{msg, time.Now()} })
+	stop, err := Connect(ctx, files.Open(b, dir), func(msg tea.Msg) { loop <- ev{msg, time.Now()} })
 	if err != nil {
 		b.Fatal(err)
 	}

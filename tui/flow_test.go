@@ -38,7 +38,7 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 	}
 	st := NewStyles(false, true)
 	tm = probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", Actions: dirActions(t, dir)}))
-	stop, err := Connect(ctx, dir, tm.Send)
+	stop, err := Connect(ctx, files.Open(t, dir), tm.Send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 	}
 	st := NewStyles(false, true)
 	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", RunsTeam: true, Actions: dirActions(t, dir)}))
-	stop, err := Connect(ctx, dir, tm.Send)
+	stop, err := Connect(ctx, files.Open(t, dir), tm.Send)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,16 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"huddle/store"
 	"huddle/team"
 )
 
-// Connect starts the one observer of the team directory and hands every
+// Connect starts the one observer of the team kept in st (a team
+// directory's files store, or NATS: internal/cli opens it) and hands every
 // snapshot it folds to send (program.Send, or a test's). It is the wiring
-// that production and tests share; stop ends it.
-func Connect(ctx context.Context, dir string, send func(tea.Msg)) (stop func() error, err error) {
-	obs, err := team.Observe(ctx, dir, team.ObserveOptions{}, func(s team.Snapshot) { send(SnapshotMsg(s)) })
+// that production and tests share; stop ends it, and leaves st open.
+func Connect(ctx context.Context, st store.Store, send func(tea.Msg)) (stop func() error, err error) {
+	obs, err := team.Observe(ctx, st, team.ObserveOptions{}, func(s team.Snapshot) { send(SnapshotMsg(s)) })
 	if err != nil {
 		return nil, err
 	}
@@ -34,15 +36,19 @@ const FPS = 20
 
 // RunOptions say what the UI shows and whether it runs the team too.
 type RunOptions struct {
+	// Dir is the team directory: what the footer names.
 	Dir string
 	// RunsTeam says the caller runs the team in this process under the UI
 	// (up, and the demo) until Run returns; without it the UI attaches to
 	// a team another process runs.
 	RunsTeam bool
+	// Store is the team's state the UI observes (Connect), opened and
+	// closed by the caller.
+	Store store.Store
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
-	// Connect, when set, feeds the UI instead of the observer of Dir (the
+	// Connect, when set, feeds the UI instead of the observer of Store (the
 	// snapshots of a Claude Code team, for `huddle claude attach`); it has
 	// the shape of the package's Connect without the directory.
 	Connect func(ctx context.Context, send func(tea.Msg)) (stop func() error, err error)
@@ -56,9 +62,12 @@ type RunOptions struct {
 	Lines func(member, kind string) team.LineSource
 }
 
-// Run opens the UI on the team in opts.Dir until the person quits or ctx
-// ends.
+// Run opens the UI on the team in opts.Store (or what opts.Connect feeds)
+// until the person quits or ctx ends.
 func Run(ctx context.Context, opts RunOptions) error {
+	if opts.Connect == nil && opts.Store == nil {
+		return errors.New("ui: no store to observe")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	footer := "attached to " + opts.Dir
@@ -82,7 +91,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	connect := opts.Connect
 	if connect == nil {
 		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			return Connect(ctx, opts.Dir, send)
+			return Connect(ctx, opts.Store, send)
 		}
 	}
 	stop, err := connect(ctx, p.Send)

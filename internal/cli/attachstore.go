@@ -2,13 +2,12 @@ package cli
 
 // The UI on a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): huddle attach
 // --store and huddle up --store without --headless. It is fed by the
-// store's observer (team.ObserveOn) and its keys act through the lead's
+// store's observer (team.Observe, as a team directory's UI is on its files
+// store) and its keys act through the lead's
 // operations on the store (team/lead.go), from any machine.
 
 import (
 	"context"
-
-	tea "charm.land/bubbletea/v2"
 
 	"huddle/store"
 	"huddle/store/filestore"
@@ -34,28 +33,23 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 			}
 			return team.FollowStore(st, member, k, viewLines)
 		},
-		Connect: func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			obs, err := team.ObserveOn(ctx, st, team.LostAfter, team.ObserveOptions{}, func(s team.Snapshot) { send(tui.SnapshotMsg(s)) })
-			if err != nil {
-				return nil, err
-			}
-			return obs.Close, nil
-		},
+		Store:   st,
 		Actions: tui.LeadActions(tui.StoreLead(ctx, st)),
 	}
 }
 
-// dirActions are the keys' Actions on the team directory dir, through its
-// files store (close it after the UI): the lead's operations as on any
-// store.
-func dirActions(ctx context.Context, dir string) (tui.Actions, func(), error) {
+// dirUI is the UI on the team directory dir, through its files store
+// (close it after the UI): observed as any store is, its keys the lead's
+// operations as on any store.
+func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
 	st, err := filestore.Open(dir)
 	if err != nil {
-		return nil, nil, err
+		return tui.RunOptions{}, nil, err
 	}
-	// The lead's operations start no watch or consumer: closing has
-	// nothing to fail on.
-	return tui.LeadActions(tui.StoreLead(ctx, st)), func() { _ = st.Close() }, nil
+	// The observer stops its watches as the UI ends; the lead's
+	// operations start none: closing has nothing to fail on.
+	ui := tui.RunOptions{Dir: dir, Store: st, Actions: tui.LeadActions(tui.StoreLead(ctx, st))}
+	return ui, func() { _ = st.Close() }, nil
 }
 
 // attachStore is huddle attach --store: the UI on the team in the store,

@@ -177,7 +177,7 @@ func startStoreUI(t *testing.T, url string) *storeUI {
 	drawn := &lastDrawn{Model: tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines})}
 	u := &storeUI{t: t, drawn: drawn, tm: teatest.NewTestModel(t, drawn, teatest.WithInitialTermSize(120, 36))}
 	// Each snapshot goes to the program, in order, before the test's keys.
-	stop, err := opts.Connect(t.Context(), func(msg tea.Msg) {
+	stop, err := tui.Connect(t.Context(), opts.Store, func(msg tea.Msg) {
 		if s, ok := msg.(tui.SnapshotMsg); ok {
 			u.mu.Lock()
 			u.last = team.Snapshot(s)

@@ -10,7 +10,6 @@ import (
 
 	"huddle/store/filestore"
 	"huddle/team"
-	"huddle/tui"
 )
 
 // withoutCommand is `huddle` alone. Off a terminal it prints the usage. On
@@ -105,13 +104,13 @@ func runDemoIn(dir string, stderr io.Writer) int {
 		return exitFail
 	}
 	defer st.Close()
-	acts, closeActs, err := dirActions(ctx, dir)
+	ui, closeStore, err := dirUI(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}
-	defer closeActs()
-	if err := runUnderUI(ctx, st, dir, runtimeOptions(false), tui.RunOptions{Dir: dir, Actions: acts}); err != nil {
+	defer closeStore()
+	if err := runUnderUI(ctx, st, dir, runtimeOptions(false), ui); err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
 		return exitFail
 	}

@@ -42,7 +42,7 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
-	ui := tui.RunOptions{Dir: cl.dir}
+	var ui tui.RunOptions
 	var st store.Store
 	if !cl.onStore() {
 		fst, err := filestore.Open(cl.dir)
@@ -52,12 +52,12 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 		st = fst
 		defer st.Close()
 		if !headless {
-			acts, closeActs, err := dirActions(ctx, cl.dir)
+			dirOpts, closeStore, err := dirUI(ctx, cl.dir)
 			if err != nil {
 				return cl.fail(err)
 			}
-			defer closeActs()
-			ui.Actions = acts
+			defer closeStore()
+			ui = dirOpts
 		}
 	}
 	if cl.onStore() {
@@ -132,12 +132,12 @@ func runAttach(cl *cmdline) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	acts, closeActs, err := dirActions(ctx, cl.dir)
+	ui, closeStore, err := dirUI(ctx, cl.dir)
 	if err != nil {
 		return cl.fail(err)
 	}
-	defer closeActs()
-	if err := tui.Run(ctx, tui.RunOptions{Dir: cl.dir, Actions: acts}); err != nil {
+	defer closeStore()
+	if err := tui.Run(ctx, ui); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK

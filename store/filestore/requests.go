@@ -47,18 +47,25 @@ func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 // applied when the record does not show it yet (and the live record
 // rewritten so, finishRewrite).
 func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
+	return s.request(ctx, id, false)
+}
+
+// request is Request; undecided says that a listing of the record's
+// directory, just made, held no decision beside it, so none is looked for:
+// a list of a thousand pending records costs no failed open each (a
+// decision linked since is a change its watch tells).
+func (s *Store) request(ctx context.Context, id string, undecided bool) (*protocol.Request, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
 	r, err := s.loadRecord(id)
-	var ce *store.CorruptError
-	if errors.As(err, &ce) {
-		return s.fromDecision(ce)
-	}
 	if err != nil {
+		if ce := (*store.CorruptError)(nil); errors.As(err, &ce) {
+			return s.fromDecision(ce)
+		}
 		return nil, err
 	}
-	if r.Status.IsTerminal() {
+	if r.Status.IsTerminal() || undecided {
 		return r, nil
 	}
 	d, err := s.readDecision(id)
@@ -113,8 +120,12 @@ func (s *Store) loadRecord(id string) (*protocol.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	done, _ := teamdir.DoneRequestPath(s.dir, id)
-	for _, p := range []string{live, done} {
+	for i, p := range []string{live, ""} {
+		if i == 1 {
+			// Not live: archived. The path is made only then: a list of the
+			// live records makes one path each, not two.
+			p, _ = teamdir.DoneRequestPath(s.dir, id)
+		}
 		b, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) || (err == nil && len(b) == 0) {
 			continue
@@ -205,20 +216,24 @@ func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, [
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
 		}
+		decided := map[string]bool{}
+		for _, e := range ents {
+			if id, ok := strings.CutSuffix(e.Name(), ".decision"); ok {
+				decided[id] = true
+			}
+		}
 		for _, e := range ents {
 			id, ok := strings.CutSuffix(e.Name(), ".json")
 			if !ok || e.IsDir() || strings.HasPrefix(id, ".") || seen[id] || protocol.ValidateID(id) != nil {
 				continue
 			}
-			r, err := s.Request(ctx, id)
-			var ce *store.CorruptError
-			if errors.As(err, &ce) {
-				seen[id] = true
-				bad = append(bad, *ce)
-				continue
-			}
+			r, err := s.request(ctx, id, !decided[id])
 			if err != nil {
-				continue // archived or removed since the listing
+				if ce := (*store.CorruptError)(nil); errors.As(err, &ce) {
+					seen[id] = true
+					bad = append(bad, *ce)
+				}
+				continue // else archived or removed since the listing
 			}
 			seen[id] = true
 			out = append(out, *r)

@@ -398,3 +398,26 @@ func (s *Store) watch(ctx context.Context, member string, take func(store.Delive
 	}
 	return s.run(ctx, loop, stop), nil
 }
+
+// WatchDeadLetters calls fn as it starts and after each dead letter
+// published from then on: an ordered consumer of the dead-letter subject,
+// new messages only.
+func (s *Store) WatchDeadLetters(ctx context.Context, fn func()) (store.Subscription, error) {
+	oc, err := s.js.OrderedConsumer(ctx, s.n.inboxStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.n.deadLetters},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch dead letters: %w", scrub(err, s.t.secrets))
+	}
+	cc, err := oc.Consume(func(jetstream.Msg) { fn() })
+	if err != nil {
+		return nil, fmt.Errorf("watch dead letters: %w", scrub(err, s.t.secrets))
+	}
+	fn()
+	stop := func() {
+		cc.Stop()
+		<-cc.Closed()
+	}
+	return s.run(ctx, func(ctx context.Context) { <-ctx.Done() }, stop), nil
+}

@@ -134,11 +134,12 @@ type Store struct {
 }
 
 var (
-	_ store.Store         = (*Store)(nil)
-	_ store.MessageReader = (*Store)(nil)
-	_ store.SpanReader    = (*Store)(nil)
-	_ store.InboxWatcher  = (*Store)(nil)
-	_ store.AnswerWatcher = (*Store)(nil)
+	_ store.Store             = (*Store)(nil)
+	_ store.MessageReader     = (*Store)(nil)
+	_ store.SpanReader        = (*Store)(nil)
+	_ store.InboxWatcher      = (*Store)(nil)
+	_ store.DeadLetterWatcher = (*Store)(nil)
+	_ store.AnswerWatcher     = (*Store)(nil)
 )
 
 // Open connects to the server rawURL names and makes the team's streams and

@@ -392,3 +392,52 @@ func testWatchAnswers(t *testing.T, open Opener) {
 		t.Fatal("an invalid caller name was accepted")
 	}
 }
+
+// testWatchDeadLetters: a store that watches its dead letters
+// (store.DeadLetterWatcher) tells the watch as it starts and after each
+// one recorded on another handle, so a reader that reads on each call sees
+// every one.
+func testWatchDeadLetters(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	s := open(t)
+	w, ok := s.(store.DeadLetterWatcher)
+	if !ok {
+		t.Skipf("%T does not watch its dead letters", s)
+	}
+	var mu sync.Mutex
+	calls := 0
+	seen := 0 // dead letters read at the last call
+	read := make(chan struct{}, 1)
+	sub, err := w.WatchDeadLetters(ctx, func() {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		select {
+		case read <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, sub)
+	waitFor(t, "the call as the watch starts", func() bool { mu.Lock(); defer mu.Unlock(); return calls > 0 })
+	<-read // that call's: from here on a read is one a dead letter told
+	writer := open(t)
+	for i := range 3 {
+		if err := writer.DeadLetter(ctx, protocol.DeadLetterLine{Source: "exec:alice", Offset: int64(i), Reason: "watched"}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, fmt.Sprintf("dead letter %d told and read", i), func() bool {
+			select {
+			case <-read:
+				dls, _, err := s.DeadLetters(ctx)
+				if err == nil {
+					seen = len(dls)
+				}
+			default:
+			}
+			return seen == i+1
+		})
+	}
+}

@@ -43,6 +43,7 @@ func Run(t *testing.T, f Factory) {
 		{"RescheduleMovesAPendingDeadline", testReschedule},
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
+		{"WatchDeadLettersTellsEachOne", testWatchDeadLetters},
 		{"UnreadCountsWhatIsNotCommitted", testUnread},
 		{"WatchInboxFollowsFromTheEndAndTakesNothing", testWatchInbox},
 		{"WatchAnswersHandsOnWhatComesAfter", testWatchAnswers},
@@ -134,6 +135,14 @@ func CommitThenHold(t *testing.T, ctx context.Context, st store.Store, member st
 	waitFor(t, fmt.Sprintf("%d of %s's %d messages committed", n, member, total), func() bool {
 		left, err := st.Unread(ctx, member)
 		return err == nil && left == total-n
+	})
+	// And the next one held: a stop that came while the consumer was still
+	// asking for it would leave it handed out to no one (on NATS, until
+	// AckWait), not given back by the handler's interruption.
+	waitFor(t, fmt.Sprintf("%s's message %d held", member, n+1), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return handled > n
 	})
 	return sub
 }

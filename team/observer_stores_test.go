@@ -43,19 +43,19 @@ func memberIn(snap Snapshot, name string) protocol.Member {
 	return protocol.Member{}
 }
 
-// TestObserveOn: the store observer's snapshots follow a team in a store
-// as it changes, made through another handle: a plan created shows
+// TestObserverOnEveryStore: the observer's snapshots follow a team in a
+// store as it changes, made through another handle: a plan created shows
 // pending, then decided; a member alive shows its status and the team up;
 // once its heartbeats stop and the deadline passes, it shows lost (with
 // what it was) and the team down, though no record changed; a span shows
 // as a chain; a message sent shows in the Messages, and in its member's
 // unread count.
-func TestObserveOn(t *testing.T) {
+func TestObserverOnEveryStore(t *testing.T) {
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
 		const within = 20 * time.Second
 		const lostAfter = 2 * time.Second
 		var snaps snapshots
-		obs, err := ObserveOn(ctx, st, lostAfter, ObserveOptions{}, snaps.send)
+		obs, err := Observe(ctx, st, ObserveOptions{LostAfter: lostAfter}, snaps.send)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,10 +149,11 @@ func TestObserveOn(t *testing.T) {
 	})
 }
 
-// TestObserveOnDeadLettersReadAgainChangeNothing: with more dead letters
-// than a snapshot keeps, reading them again (every deadLettersEvery) when
-// none came makes no new snapshot.
-func TestObserveOnDeadLettersReadAgainChangeNothing(t *testing.T) {
+// TestObserverDeadLettersReadAgainChangeNothing: with more dead letters
+// than a snapshot keeps, reading them again (on a change told, or every
+// refreshEvery on a store that does not watch them) when none came makes
+// no new snapshot.
+func TestObserverDeadLettersReadAgainChangeNothing(t *testing.T) {
 	dir := t.TempDir()
 	writeTeam(t, dir, Team{Name: "crew", Members: []MemberSpec{scripted("alice", "", Step{Wait: Duration(time.Hour)})}})
 	st, err := filestore.Open(dir)
@@ -168,7 +169,7 @@ func TestObserveOnDeadLettersReadAgainChangeNothing(t *testing.T) {
 		}
 	}
 	var snaps snapshots
-	obs, err := ObserveOn(ctx, st, 0, ObserveOptions{}, snaps.send)
+	obs, err := Observe(ctx, st, ObserveOptions{}, snaps.send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func (s *overlapStore) Messages(ctx context.Context) ([]store.Delivery, error) {
 	return s.Store.(store.MessageReader).Messages(ctx)
 }
 
-// TestObserveOnSeedsMessagesAndUnread: an observer attached to a store
+// TestObserverSeedsMessagesAndUnread: an observer attached to a store
 // after messages were appended (two of ana's five committed, the third
 // handed out and given back) starts with what the store holds in its
 // Messages (the three ana's consumer has not committed, the files store
@@ -294,10 +295,10 @@ func (s *overlapStore) Messages(ctx context.Context) ([]store.Delivery, error) {
 // unread count; messages appended to bo while it attaches (seen by its
 // watch and its seed both: overlapStore), and after, show once each; a member record change (ana's consumer done) refreshes
 // ana's count.
-func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
+func TestObserverSeedsMessagesAndUnread(t *testing.T) {
 	// No periodic read: each count shown is refreshed by what changed.
-	defer func(every time.Duration) { deadLettersEvery = every }(deadLettersEvery)
-	deadLettersEvery = time.Hour
+	defer func(every time.Duration) { refreshEvery = every }(refreshEvery)
+	refreshEvery = time.Hour
 	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, _ *Team) {
 		const within = 20 * time.Second
 		const total, commit = 5, 2
@@ -313,7 +314,7 @@ func TestObserveOnSeedsMessagesAndUnread(t *testing.T) {
 		const during, after = 2, 3
 		ov := &overlapStore{Store: st, t: t, watched: make(chan string, 16), held: make(chan struct{}), release: make(chan struct{})}
 		var snaps snapshots
-		obs, err := ObserveOn(ctx, ov, 0, ObserveOptions{}, snaps.send)
+		obs, err := Observe(ctx, ov, ObserveOptions{}, snaps.send)
 		close(ov.release)
 		if err != nil {
 			t.Fatal(err)
@@ -394,7 +395,7 @@ func (s *awayUnread) Unread(context.Context, string) (int, error) {
 // a name no inbox can have is dropped.
 func TestUnreadCountsStopAtTheFirstFailure(t *testing.T) {
 	st := &awayUnread{}
-	o := &StoreObserver{st: st, ctx: t.Context(), unreadDue: map[string]bool{"alice": true, "bob": true, "carol": true, "../x": true}}
+	o := &Observer{st: st, ctx: t.Context(), unreadDue: map[string]bool{"alice": true, "bob": true, "carol": true, "../x": true}}
 	o.readUnread()
 	if st.asks != 1 {
 		t.Fatalf("asked the store %d times for counts it could not tell, want 1", st.asks)
