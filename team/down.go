@@ -23,7 +23,7 @@ func ProbeRuntime(dir string) (RuntimeState, error) { return teamdir.ProbeRuntim
 // holds a record). Commands say the team is not running only then: a
 // directory no runtime has run yet is being set up.
 func HasRun(st RuntimeState) bool {
-	return st.Last.PID != 0 || (st.OnStore && !st.LastAlive.IsZero())
+	return st.Last.PID != 0 || (st.ByRecords && !st.LastAlive.IsZero())
 }
 
 // Down reports whether a runtime ran the team and none runs it now.
@@ -35,7 +35,7 @@ func Down(st RuntimeState) bool { return !st.Running && HasRun(st) }
 func NotRunning(st RuntimeState) string {
 	last := st.Last
 	switch {
-	case st.OnStore:
+	case st.ByRecords:
 		return fmt.Sprintf("team not running (no member seen within %v)", st.LostAfter)
 	case last.PID == 0:
 		return "team not running (no runtime has run it)"
@@ -62,7 +62,7 @@ func RuntimeOn(states []store.MemberState, lostAfter time.Duration) RuntimeState
 // runtimeOn is RuntimeOn over any sequence of records (the store
 // observer's map, read on every heartbeat, without a copy).
 func runtimeOn(states iter.Seq[store.MemberState], lostAfter time.Duration) RuntimeState {
-	st := RuntimeState{OnStore: true, LostAfter: lostAfter}
+	st := RuntimeState{ByRecords: true, LostAfter: lostAfter}
 	some := false
 	for s := range states {
 		some = true
@@ -116,7 +116,7 @@ func AsSeenWhileDown(rec protocol.Member) protocol.Member {
 // whose records say whether the team runs (no runtime.lock), it is lost.
 // Lost is never said where a lock says: its flock, not a deadline, tells.
 func SeenAs(rt RuntimeState, s store.MemberState) (rec protocol.Member, lost bool) {
-	if rt.OnStore {
+	if rt.ByRecords {
 		return s.Member, s.Lost
 	}
 	if Down(rt) {

@@ -28,7 +28,7 @@ func TestSeenAs(t *testing.T) {
 		{"a held lock", running, protocol.MemberWorking, "counting", false},
 		{"a released lock", ran, protocol.MemberStopped, "team not running (was working)", false},
 		{"no lock, never run", RuntimeState{}, protocol.MemberWorking, "counting", false},
-		{"a store, unseen", RuntimeState{OnStore: true, LostAfter: LostAfter}, protocol.MemberWorking, "counting", true},
+		{"a store, unseen", RuntimeState{ByRecords: true, LostAfter: LostAfter}, protocol.MemberWorking, "counting", true},
 	} {
 		rec, lost := SeenAs(c.rt, working)
 		if rec.Status != c.status || rec.Activity != c.activity || lost != c.lost {

@@ -716,7 +716,7 @@ func (o *Observer) showDown() {
 	}
 	rt := runtimeOn(maps.Values(o.states), o.opts.LostAfter)
 	cur := o.m.runtime
-	if rt.Running != cur.Running || rt.OnStore != cur.OnStore || (!rt.Running && !rt.LastAlive.Equal(cur.LastAlive)) {
+	if rt.Running != cur.Running || rt.ByRecords != cur.ByRecords || (!rt.Running && !rt.LastAlive.Equal(cur.LastAlive)) {
 		o.m.runtime = rt
 		o.m.membersStale = true
 		o.m.changed()

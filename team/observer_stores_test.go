@@ -140,7 +140,7 @@ func TestObserverOnEveryStore(t *testing.T) {
 				NotRunning(s.Runtime) == "team not running (no member seen within "+lostAfter.String()+")"
 		})
 		// The deadlines stand still from when the last member was seen.
-		if s := snaps.get(); !s.Runtime.OnStore || s.Runtime.LastAlive.IsZero() || PausedSince(s.Runtime).After(time.Now()) {
+		if s := snaps.get(); !s.Runtime.ByRecords || s.Runtime.LastAlive.IsZero() || PausedSince(s.Runtime).After(time.Now()) {
 			t.Fatalf("the runtime state of a store team down: %+v", s.Runtime)
 		}
 		if bo := memberIn(snaps.get(), "bo"); bo.Status != protocol.MemberStopped {

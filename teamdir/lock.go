@@ -33,10 +33,12 @@ type RuntimeState struct {
 	// kill -9 it is when the runtime was last seen alive (to within
 	// HeartbeatEvery while a deadline counted).
 	LastAlive time.Time
-	// OnStore is set for a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"), which
-	// has no lock: Running is then whether a member was seen alive within
-	// LostAfter, and LastAlive when one was last seen (team.RuntimeOn).
-	OnStore   bool
+	// ByRecords says the members' records, not a lock, tell this state (a
+	// team in NATS, or a directory no runtime ran yet; docs/ARCHITECTURE.md,
+	// "The team directory and the store"): Running is then whether a member
+	// was seen alive within LostAfter (or a runtime holds the lead's
+	// lease), and LastAlive when one was last seen (team.RuntimeOn).
+	ByRecords bool
 	LostAfter time.Duration
 }
 

@@ -65,7 +65,8 @@ type RunOptions struct {
 // Run opens the UI on the team in opts.Store (or what opts.Connect feeds)
 // until the person quits or ctx ends.
 func Run(ctx context.Context, opts RunOptions) error {
-	if opts.Connect == nil && opts.Store == nil {
+	kept := opts.Store
+	if kept == nil && opts.Connect == nil {
 		return errors.New("ui: no store to observe")
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -91,7 +92,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	connect := opts.Connect
 	if connect == nil {
 		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			return Connect(ctx, opts.Store, send)
+			return Connect(ctx, kept, send)
 		}
 	}
 	stop, err := connect(ctx, p.Send)

@@ -87,7 +87,7 @@ func runCall(cl *cmdline, o *callOptions) int {
 // .puruto-ipc.json. A policy that cannot be read is the IPC_ERROR every
 // call gets.
 func callPolicy(ctx context.Context, cl *cmdline, st store.Store, o *callOptions) (*ipc.Policy, error) {
-	if cl.flagGiven("config") || !cl.onStore() {
+	if cl.flagGiven("config") || !cl.remote() {
 		return loadPolicy(o.config)
 	}
 	name := store.ConfigPolicy

@@ -56,7 +56,7 @@ func initFlags(fs *flag.FlagSet) runFunc {
 
 func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	if ipcRepo || owner != "" {
-		if cl.onStore() {
+		if cl.remote() {
 			return cl.usageError("--ipc writes a repo's files: it does not go with --store")
 		}
 		if cl.flagGiven("template") {
@@ -79,7 +79,7 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	// Every machine of a team kept in a store may run init: a second run
 	// changes nothing, and says what it put. On a directory it is one
 	// person's first step, refused when it was taken.
-	shared := cl.onStore()
+	shared := cl.remote()
 	return cl.withState(needNone, func(ctx context.Context, st store.Store) int {
 		for _, f := range files {
 			err := st.PutConfig(ctx, f.Name, f.Data)
@@ -124,7 +124,7 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 // holds one: a store's --dir names where the team comes from, a
 // directory's where it goes.
 func initSource(cl *cmdline, template string) ([]team.InitFile, string, int, bool) {
-	if cl.onStore() {
+	if cl.remote() {
 		_, err := os.Stat(team.ConfigPath(cl.dir))
 		switch {
 		case err == nil && cl.flagGiven("template"):
@@ -260,7 +260,7 @@ func runStatus(cl *cmdline, asJSON bool, lostAfter time.Duration) int {
 		return code
 	}
 	// On a team directory runtime.lock, not a deadline, says who is lost.
-	if cl.flagGiven("lost-after") && !cl.onStore() {
+	if cl.flagGiven("lost-after") && !cl.remote() {
 		return cl.usageError("--lost-after goes with --store")
 	}
 	if lostAfter <= 0 {

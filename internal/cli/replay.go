@@ -29,7 +29,7 @@ func runExport(cl *cmdline, out string) int {
 	if code, ok := cl.pathArg("DIR"); !ok {
 		return code
 	}
-	if !cl.onStore() {
+	if !cl.remote() {
 		// DIR names a path, which only a team directory has: one that is
 		// none is said so before anything is opened (or made) there.
 		if info, err := os.Stat(cl.dir); err != nil || !info.IsDir() {
@@ -56,7 +56,7 @@ func (cl *cmdline) pathArg(what string) (int, bool) {
 	if len(cl.args) == 0 {
 		return 0, true
 	}
-	if cl.onStore() {
+	if cl.remote() {
 		return cl.usageError("%s and --store: the team is in the store; drop %s", what, cl.args[0]), false
 	}
 	cl.dir = cl.args[0]
@@ -115,7 +115,7 @@ func runReplay(cl *cmdline, speed float64) int {
 		return code
 	}
 	hint := "'huddle export'"
-	if cl.onStore() {
+	if cl.remote() {
 		hint = "'huddle export --store'"
 	} else {
 		// DIR or FILE names a path, which only a team directory has: an

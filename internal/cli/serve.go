@@ -70,7 +70,7 @@ func runServe(cl *cmdline, o *serveOptions) int {
 // .puruto-ipc.json: an entry of the store, or a file of the team
 // directory, which huddle init --ipc writes.
 func servePolicy(ctx context.Context, cl *cmdline, st store.Store, o *serveOptions) (*ipc.Policy, error) {
-	if o.config == "" && cl.onStore() {
+	if o.config == "" && cl.remote() {
 		p, err := storedPolicy(ctx, cl, st, store.ConfigPolicy)
 		if err != nil {
 			return nil, fmt.Errorf("the policy of HTTP callers: %w", err)

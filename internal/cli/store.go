@@ -80,9 +80,9 @@ func (cl *cmdline) readStoreFlags() (int, bool) {
 	return 0, true
 }
 
-// onStore reports whether the command runs on a store rather than on the
-// team directory.
-func (cl *cmdline) onStore() bool { return cl.storeURL != "" }
+// remote reports whether --store names the store the team is kept in
+// (NATS), rather than its team directory keeping it.
+func (cl *cmdline) remote() bool { return cl.storeURL != "" }
 
 // storeName is the store URL to print: its credentials redacted.
 func (cl *cmdline) storeName() string { return natsstore.Redact(cl.storeURL) }
@@ -136,7 +136,7 @@ const (
 
 // withState is withTeam with what the state must hold said by n.
 func (cl *cmdline) withState(n need, f func(ctx context.Context, st store.Store) int) int {
-	if cl.onStore() {
+	if cl.remote() {
 		return cl.withStoreFor(n, f)
 	}
 	check := requireTeam
@@ -190,7 +190,7 @@ func storedTeam(ctx context.Context, st store.Store) error {
 // one record of it is: a line of the file in --dir, or an entry of the
 // store (its URL redacted).
 func (cl *cmdline) where(file string) (where, unit string) {
-	if cl.onStore() {
+	if cl.remote() {
 		return "the store " + cl.storeName(), "entry"
 	}
 	return filepath.Join(cl.dir, file), "line"
@@ -199,7 +199,7 @@ func (cl *cmdline) where(file string) (where, unit string) {
 // teamPlace names where the team is for a person: --dir, or the store's
 // URL, redacted.
 func (cl *cmdline) teamPlace() string {
-	if cl.onStore() {
+	if cl.remote() {
 		return cl.storeName()
 	}
 	return cl.dir
@@ -208,7 +208,7 @@ func (cl *cmdline) teamPlace() string {
 // notYet ends "NAME has no log" for a file the team has none of yet: the
 // path of the file in --dir, or the store.
 func (cl *cmdline) notYet(file string) string {
-	if cl.onStore() {
+	if cl.remote() {
 		return " in the store yet"
 	}
 	return " yet: " + filepath.Join(cl.dir, file)
@@ -219,7 +219,7 @@ func (cl *cmdline) notYet(file string) string {
 // team directory; none on a store, which refuses --dir but to huddle
 // serve (needTeamAndLocal) and init (needNone).
 func (cl *cmdline) localDir() string {
-	if cl.onStore() {
+	if cl.remote() {
 		return ""
 	}
 	return cl.dir

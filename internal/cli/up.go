@@ -33,7 +33,7 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
-	if !cl.onStore() && members != "" {
+	if !cl.remote() && members != "" {
 		return cl.usageError("--members goes with --store")
 	}
 	if !headless && !isTerminal(cl.stdout) {
@@ -44,7 +44,7 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	opts := runtimeOptions(auto)
 	var ui tui.RunOptions
 	var st store.Store
-	if !cl.onStore() {
+	if !cl.remote() {
 		fst, err := filestore.Open(cl.dir)
 		if err != nil {
 			return cl.fail(err)
@@ -60,7 +60,7 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 			ui = dirOpts
 		}
 	}
-	if cl.onStore() {
+	if cl.remote() {
 		nst, code, ok := openUpStore(ctx, cl, members)
 		if !ok {
 			return code
@@ -124,7 +124,7 @@ func runAttach(cl *cmdline) int {
 	if !isTerminal(cl.stdout) {
 		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle up --headless' prints events instead)")
 	}
-	if cl.onStore() {
+	if cl.remote() {
 		return attachStore(cl)
 	}
 	if _, err := team.Load(cl.dir); err != nil {
