@@ -27,7 +27,7 @@ type header struct {
 	Version    int             `json:"version"`
 	ExportedAt time.Time       `json:"exported_at"`
 	Team       json.RawMessage `json:"team"`
-	// Store is set on an export of a team kept in a store (ReadOn): what
+	// Store is set on an export of a team kept in a store (Read): what
 	// it leaves out. An optional field, so the version stays 1: a reader
 	// of version 1 that does not know it ignores it, and an export
 	// without it is a team directory's.

@@ -31,7 +31,7 @@ func TestReadBuildsAStoresTimeline(t *testing.T) {
 			defer cancel()
 			st := open(t)
 			if _, err := Read(ctx, st, ""); err == nil {
-				t.Fatal("ReadOn of an empty store: no error")
+				t.Fatal("Read of an empty store: no error")
 			}
 			if err := st.PutConfig(ctx, store.ConfigTeam, []byte(storeTeam)); err != nil {
 				t.Fatal(err)

@@ -27,7 +27,7 @@ func NewCaller(ctx context.Context, st store.Store, t *Team, router *ipc.Router,
 	sh := newShared(ctx, st)
 	router.AppendSpan = sh.appendSpan
 	c.AppendSpan = sh.appendSpan
-	c.Resolve = resolverOn(teamDirOf(st), t, router, sh)
+	c.Resolve = resolverFor(teamDirOf(st), t, router, sh)
 	return c
 }
 

@@ -50,18 +50,18 @@ func NotRunning(st RuntimeState) string {
 
 func clockTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
 
-// RuntimeOn is a store's RuntimeState, read from its members' records: the
+// RuntimeFromRecords is a store's RuntimeState, read from its members' records: the
 // team runs while one of them is live and seen within lostAfter, or while
-// there are none (DownOn), and was last alive when the latest of them was
+// there are none (DownByRecords), and was last alive when the latest of them was
 // seen. A runtime that runs only the lead writes no member record, so it
 // does not count.
-func RuntimeOn(states []store.MemberState, lostAfter time.Duration) RuntimeState {
-	return runtimeOn(slices.Values(states), lostAfter)
+func RuntimeFromRecords(states []store.MemberState, lostAfter time.Duration) RuntimeState {
+	return runtimeFromRecords(slices.Values(states), lostAfter)
 }
 
-// runtimeOn is RuntimeOn over any sequence of records (the store
+// runtimeFromRecords is RuntimeFromRecords over any sequence of records (the store
 // observer's map, read on every heartbeat, without a copy).
-func runtimeOn(states iter.Seq[store.MemberState], lostAfter time.Duration) RuntimeState {
+func runtimeFromRecords(states iter.Seq[store.MemberState], lostAfter time.Duration) RuntimeState {
 	st := RuntimeState{ByRecords: true, LostAfter: lostAfter}
 	some := false
 	for s := range states {

@@ -34,12 +34,12 @@ type memberInboxes interface {
 	appendTo(member string, m *protocol.Message) error
 }
 
-// resolverOn resolves the names of team t: a member with a target goes
+// resolverFor resolves the names of team t: a member with a target goes
 // there; any other member is a teammate reached through its inbox, unless
 // its run is over (stopped or crashed): then it is not available. sh holds
 // the teammates' records and inboxes; an exec target's relative dir is
 // under dir.
-func resolverOn(dir string, t *Team, router *ipc.Router, sh memberInboxes) ipc.Resolver {
+func resolverFor(dir string, t *Team, router *ipc.Router, sh memberInboxes) ipc.Resolver {
 	return func(name string) (ipc.Target, string) {
 		spec, ok := t.Member(name)
 		if !ok {
@@ -97,7 +97,7 @@ func (rt *Runtime) caller(member string) *ipc.Caller {
 	if !ok {
 		policy, policyErr := rt.memberPolicy(member)
 		c = &ipc.Caller{Policy: policy, PolicyErr: policyErr, AppendSpan: rt.sh.appendSpan}
-		c.Resolve = resolverOn(rt.dir, rt.team, rt.inv.router, rt.sh)
+		c.Resolve = resolverFor(rt.dir, rt.team, rt.inv.router, rt.sh)
 		c.OnSpanError = func(err error) { rt.emit(Event{"event": "error", "member": member, "error": err.Error()}) }
 		rt.inv.callers[member] = c
 	}

@@ -60,7 +60,7 @@ func onEachStoreWith(t *testing.T, tm Team, policies map[string]string, f func(t
 					t.Fatal(err)
 				}
 			}
-			parsed, err := LoadTeamOn(ctx, k.st)
+			parsed, err := LoadFrom(ctx, k.st)
 			if err != nil {
 				t.Fatal(err)
 			}

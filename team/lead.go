@@ -24,14 +24,14 @@ func Decide(ctx context.Context, st store.Store, id string, ev protocol.RequestE
 	if err != nil {
 		return nil, err
 	}
-	r, err := requestOn(ctx, st, id)
+	r, err := requestFrom(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkPlan(r); err != nil {
 		return nil, err
 	}
-	r, err = decideOn(ctx, st, id, Resolution{Event: ev, By: by, Text: feedback})
+	r, err = decideRequest(ctx, st, id, Resolution{Event: ev, By: by, Text: feedback})
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +56,12 @@ func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reaso
 	}
 	ms, err := st.Member(ctx, member, LostAfter)
 	if err == nil && ms.Status.IsTerminal() && !Down(RuntimeOf(ctx, st)) {
-		cr, err := decideOn(ctx, st, r.ID, alreadyEnded(member, ms.Status))
+		cr, err := decideRequest(ctx, st, r.ID, alreadyEnded(member, ms.Status))
 		var already *store.AlreadyError
 		if errors.As(err, &already) {
 			// The runtime saw the request first and ended it (a request
 			// to a member that has ended is cancelled by whoever sees it).
-			return requestOn(ctx, st, r.ID)
+			return requestFrom(ctx, st, r.ID)
 		}
 		return cr, err
 	}
@@ -77,7 +77,7 @@ func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reaso
 // RuntimeOf is what st tells of the team's runtime: a team directory's
 // runtime.lock, when st keeps its team in one (its flock goes with its
 // process; no lock file: no runtime ran it yet), else its members'
-// records (RuntimeOn), and a runtime runs while one holds the lead's lease
+// records (RuntimeFromRecords), and a runtime runs while one holds the lead's lease
 // (the first to start takes it), whatever those records say: a team whose
 // members have all stopped still runs. A store that cannot be read is
 // taken as running: no command says "not running" without knowing it.
@@ -103,7 +103,7 @@ func RuntimeOfMembers(ctx context.Context, st store.Store, states []store.Member
 		}
 		return rt
 	}
-	rt := RuntimeOn(states, lostAfter)
+	rt := RuntimeFromRecords(states, lostAfter)
 	if !rt.Running {
 		h, err := st.LeaseHolder(ctx, protocol.Lead)
 		rt.Running = err != nil || h != nil

@@ -69,7 +69,7 @@ func loadTeam(ctx context.Context, st store.Store, dir string, local bool) (*Tea
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeOpTimeout)
 	defer cancel()
-	return LoadTeamOn(ctx, st)
+	return LoadFrom(ctx, st)
 }
 
 // runtimeBefore is what the store says of the team's runtime before this
@@ -85,7 +85,7 @@ func runtimeBefore(ctx context.Context, st store.Store) (RuntimeState, error) {
 	if err != nil {
 		return RuntimeState{}, err
 	}
-	return RuntimeOn(states, LostAfter), nil
+	return RuntimeFromRecords(states, LostAfter), nil
 }
 
 // lockRuntime takes dir's runtime.lock: through the files store when it
@@ -373,7 +373,7 @@ func (rt *Runtime) releaseLeases() {
 func (rt *Runtime) storePolicy(member string) (p *ipc.Policy, found bool, err error) {
 	ctx, cancel := op()
 	defer cancel()
-	p, err = PolicyOn(ctx, rt.st, store.MemberPolicyConfig(member))
+	p, err = PolicyFrom(ctx, rt.st, store.MemberPolicyConfig(member))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -383,9 +383,9 @@ func (rt *Runtime) storePolicy(member string) (p *ipc.Policy, found bool, err er
 	return p, true, nil
 }
 
-// PolicyOn reads and parses the IPC policy a store keeps as name (a
+// PolicyFrom reads and parses the IPC policy a store keeps as name (a
 // store.ConfigName); store.ErrNotFound when it holds none.
-func PolicyOn(ctx context.Context, st store.Store, name string) (*ipc.Policy, error) {
+func PolicyFrom(ctx context.Context, st store.Store, name string) (*ipc.Policy, error) {
 	b, err := st.Config(ctx, name)
 	if err != nil {
 		return nil, err

@@ -565,7 +565,7 @@ func TestStoreDeadlinePausedWhileTeamDown(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	tm, err := LoadTeamOn(ctx, third)
+	tm, err := LoadFrom(ctx, third)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +611,7 @@ func runtimeSeenIn(t *testing.T, st store.Store) RuntimeState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return RuntimeOn(states, LostAfter)
+	return RuntimeFromRecords(states, LostAfter)
 }
 
 func init() {

@@ -421,7 +421,7 @@ func (o *Observer) teamMissing() bool {
 // it names for the first time (followInboxes).
 func (o *Observer) loadTeam() {
 	ctx, cancel := o.opCtx()
-	t, err := LoadTeamOn(ctx, o.st)
+	t, err := LoadFrom(ctx, o.st)
 	cancel()
 	o.mu.Lock()
 	switch {
@@ -707,14 +707,14 @@ func (o *Observer) showMember(name string, now time.Time) {
 }
 
 // showDown sets Down, and the runtime state, from the members' states
-// where the heartbeats say who runs (runtimeOn, over the map: it runs on
+// where the heartbeats say who runs (runtimeFromRecords, over the map: it runs on
 // every heartbeat). While the team is down the deadlines stand still from
 // the last member's Seen. Called under mu.
 func (o *Observer) showDown() {
 	if !o.m.byHeartbeat {
 		return // runtime.lock says it (probeRuntime)
 	}
-	rt := runtimeOn(maps.Values(o.states), o.opts.LostAfter)
+	rt := runtimeFromRecords(maps.Values(o.states), o.opts.LostAfter)
 	cur := o.m.runtime
 	if rt.Running != cur.Running || rt.ByRecords != cur.ByRecords || (!rt.Running && !rt.LastAlive.Equal(cur.LastAlive)) {
 		o.m.runtime = rt

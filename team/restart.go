@@ -136,7 +136,7 @@ func RequestRestart(ctx context.Context, st store.Store, member string) (*protoc
 	if err := protocol.ValidateMemberName(member); err != nil {
 		return nil, err
 	}
-	t, err := LoadTeamOn(ctx, st)
+	t, err := LoadFrom(ctx, st)
 	if err != nil {
 		return nil, err
 	}

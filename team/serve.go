@@ -40,7 +40,7 @@ func NewServeBackend(ctx context.Context, st store.Store, policy *ipc.Policy) (*
 	if !ok {
 		return nil, fmt.Errorf("serve: this store cannot follow an inbox")
 	}
-	t, err := LoadTeamOn(ctx, st)
+	t, err := LoadFrom(ctx, st)
 	if err != nil {
 		return nil, err
 	}

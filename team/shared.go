@@ -137,7 +137,7 @@ func (s *shared) loadRequest(id string) (*protocol.Request, error) {
 func (s *shared) resolve(r *protocol.Request, res Resolution) (*protocol.Request, error) {
 	ctx, cancel := op()
 	defer cancel()
-	return decideOn(ctx, s.st, r.ID, res)
+	return decideRequest(ctx, s.st, r.ID, res)
 }
 
 // apply reads r again: the store applies a decision on every read.

@@ -20,8 +20,8 @@ type Snapshot struct {
 	Runtime RuntimeState
 	// Store is set when no runtime.lock says whether a runtime runs the
 	// team (a team on NATS, or a directory no runtime ran yet): Down then
-	// says that no member was seen alive within the deadline (DownOn),
-	// Runtime is RuntimeOn's (no runtime.lock: deadlines are paused since
+	// says that no member was seen alive within the deadline (DownByRecords),
+	// Runtime is RuntimeFromRecords's (no runtime.lock: deadlines are paused since
 	// the last member was seen), and a member that should be running and
 	// was not seen within the deadline shows StatusLost.
 	Store bool

@@ -37,7 +37,7 @@ type RuntimeState struct {
 	// team in NATS, or a directory no runtime ran yet; docs/ARCHITECTURE.md,
 	// "The team directory and the store"): Running is then whether a member
 	// was seen alive within LostAfter (or a runtime holds the lead's
-	// lease), and LastAlive when one was last seen (team.RuntimeOn).
+	// lease), and LastAlive when one was last seen (team.RuntimeFromRecords).
 	ByRecords bool
 	LostAfter time.Duration
 }

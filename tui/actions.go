@@ -99,7 +99,7 @@ func StoreLead(ctx context.Context, st store.Store) Lead {
 	withTeam := func(f func(ctx context.Context, t *team.Team) error) error {
 		ctx, cancel := context.WithTimeout(ctx, actTimeout)
 		defer cancel()
-		t, err := team.LoadTeamOn(ctx, st)
+		t, err := team.LoadFrom(ctx, st)
 		if err != nil {
 			return err
 		}

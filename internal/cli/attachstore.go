@@ -56,7 +56,7 @@ func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
 // which another process (huddle up --store, on any machine) runs.
 func attachStore(cl *cmdline) int {
 	return cl.withStore(func(ctx context.Context, st store.Store) int {
-		if _, err := team.LoadTeamOn(ctx, st); err != nil {
+		if _, err := team.LoadFrom(ctx, st); err != nil {
 			return cl.fail(err)
 		}
 		if err := tui.Run(ctx, storeRunOptions(ctx, st, cl.storeName())); err != nil {

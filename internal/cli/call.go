@@ -54,7 +54,7 @@ func runCall(cl *cmdline, o *callOptions) int {
 			fmt.Fprintf(cl.stderr, "huddle: call: no team in %s: targets are the members of a team (--dir)\n", cl.dir)
 		} else {
 			var err error
-			if t, err = team.LoadTeamOn(ctx, st); err != nil {
+			if t, err = team.LoadFrom(ctx, st); err != nil {
 				return cl.fail(err)
 			}
 		}
@@ -106,7 +106,7 @@ func callPolicy(ctx context.Context, cl *cmdline, st store.Store, o *callOptions
 
 // storedPolicy is the policy the store keeps as name.
 func storedPolicy(ctx context.Context, cl *cmdline, st store.Store, name string) (*ipc.Policy, error) {
-	p, err := team.PolicyOn(ctx, st, name)
+	p, err := team.PolicyFrom(ctx, st, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.storeName(), name)
 	}

@@ -272,7 +272,7 @@ func runStatus(cl *cmdline, asJSON bool, lostAfter time.Duration) int {
 // printTeamStatus is huddle status on st: team.json's members joined with
 // their records, and the corrupt ones named.
 func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
-	t, err := team.LoadTeamOn(ctx, st)
+	t, err := team.LoadFrom(ctx, st)
 	if err != nil {
 		return cl.fail(err)
 	}
@@ -574,7 +574,7 @@ func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) i
 		return cl.usageError("--timeout must be 0 or more")
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		t, err := team.LoadTeamOn(ctx, st)
+		t, err := team.LoadFrom(ctx, st)
 		if err != nil {
 			return cl.fail(err)
 		}
@@ -660,7 +660,7 @@ func runSend(cl *cmdline, from string) int {
 		return cl.usageError("TEXT is required")
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		t, err := team.LoadTeamOn(ctx, st)
+		t, err := team.LoadFrom(ctx, st)
 		if err != nil {
 			return cl.fail(err)
 		}
@@ -690,7 +690,7 @@ func runBroadcast(cl *cmdline, from string) int {
 		return cl.usageError("TEXT is required")
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		t, err := team.LoadTeamOn(ctx, st)
+		t, err := team.LoadFrom(ctx, st)
 		if err != nil {
 			return cl.fail(err)
 		}

@@ -56,7 +56,7 @@ func logPrinter(transcript, asJSON bool) (string, func(io.Writer, []byte)) {
 // file in members/, on NATS the lines the runtime that runs name copies
 // there from its machine.
 func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, transcript, asJSON, follow bool) int {
-	t, err := team.LoadTeamOn(ctx, st)
+	t, err := team.LoadFrom(ctx, st)
 	if err != nil {
 		return cl.fail(err)
 	}

@@ -20,7 +20,7 @@ import (
 func eachStore(t *testing.T, f func(t *testing.T, ctx context.Context, st store.Store, tm *Team)) {
 	onEachStore(t, crew, func(t *testing.T, k *kept) {
 		if k.tm.Name != "crew" || len(k.tm.Members) != 3 {
-			t.Fatalf("LoadTeamOn = %+v, want crew with 3 members", k.tm)
+			t.Fatalf("LoadFrom = %+v, want crew with 3 members", k.tm)
 		}
 		f(t, t.Context(), k.st, k.tm)
 	})
@@ -39,9 +39,9 @@ func inboxOn(t *testing.T, ctx context.Context, st store.Store, member string, n
 func TestLoadTeamOnEmptyStore(t *testing.T) {
 	for name, open := range storekinds.Open {
 		t.Run(name, func(t *testing.T) {
-			_, err := LoadTeamOn(context.Background(), open(t))
+			_, err := LoadFrom(context.Background(), open(t))
 			if err == nil || !strings.Contains(err.Error(), "no team in the store") {
-				t.Fatalf("LoadTeamOn of an empty store = %v, want no team", err)
+				t.Fatalf("LoadFrom of an empty store = %v, want no team", err)
 			}
 		})
 	}
@@ -241,8 +241,8 @@ func TestDownOn(t *testing.T) {
 		{"every live member lost", []store.MemberState{lost, stopped}, true},
 		{"every member stopped", []store.MemberState{stopped}, true},
 	} {
-		if got := DownOn(c.states); got != c.down {
-			t.Errorf("%s: DownOn = %v, want %v", c.name, got, c.down)
+		if got := DownByRecords(c.states); got != c.down {
+			t.Errorf("%s: DownByRecords = %v, want %v", c.name, got, c.down)
 		}
 	}
 }

@@ -17,8 +17,8 @@ import (
 // runtime heartbeats every LostAfter/3, so two missed beats are not enough.
 const LostAfter = 15 * time.Second
 
-// LoadTeamOn reads and validates the team.json a store holds.
-func LoadTeamOn(ctx context.Context, st store.Store) (*Team, error) {
+// LoadFrom reads and validates the team.json a store holds.
+func LoadFrom(ctx context.Context, st store.Store) (*Team, error) {
 	b, err := st.Config(ctx, store.ConfigTeam)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -29,8 +29,8 @@ func LoadTeamOn(ctx context.Context, st store.Store) (*Team, error) {
 	return Parse(b)
 }
 
-// requestOn reads a request record, "no request ID" when there is none.
-func requestOn(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
+// requestFrom reads a request record, "no request ID" when there is none.
+func requestFrom(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
 	r, err := st.Request(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no request %s", id)
@@ -38,9 +38,9 @@ func requestOn(ctx context.Context, st store.Store, id string) (*protocol.Reques
 	return r, err
 }
 
-// decideOn is store.Decide with "no request ID" for an unknown id; a lost
+// decideRequest is store.Decide with "no request ID" for an unknown id; a lost
 // race is the store's *store.AlreadyError, as on a team directory.
-func decideOn(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {
+func decideRequest(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {
 	r, err := st.Decide(ctx, id, store.Decision{Event: res.Event, By: res.By, Text: res.Text, At: time.Now().UTC()})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no request %s", id)
@@ -48,12 +48,12 @@ func decideOn(ctx context.Context, st store.Store, id string, res Resolution) (*
 	return r, err
 }
 
-// DownOn reports whether, by the members' records in a store, the team ran
+// DownByRecords reports whether, by the members' records in a store, the team ran
 // and no runtime of it is alive now: records exist, and none is of a live
 // member seen within the deadline. It is the store's Down: a runtime's
 // members are heartbeaten while it runs, and a machine that went away
 // leaves them lost.
-func DownOn(states []store.MemberState) bool { return !RuntimeOn(states, 0).Running }
+func DownByRecords(states []store.MemberState) bool { return !RuntimeFromRecords(states, 0).Running }
 
 // DeadLetters reads the dead letters of the team st keeps, oldest first,
 // each read for a person, and says how many entries were not dead
