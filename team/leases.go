@@ -282,7 +282,9 @@ func (rt *Runtime) leaseLost(name string) bool {
 // the members run here every third of LostAfter, until the returned
 // function is called (it waits for the keeper to stop).
 func (rt *Runtime) keepLeases() (stop func()) {
-	if len(rt.leases) == 0 {
+	if len(rt.leases) == 0 || rt.local {
+		// On a team directory the runtime's flock is every lease and says
+		// every member it runs is alive: nothing to renew or beat.
 		return func() {}
 	}
 	done := make(chan struct{})

@@ -45,27 +45,27 @@ func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 
 // Request reads the live record, else the archived one, with its decision
 // applied when the record does not show it yet (and the live record
-// rewritten so, finishRewrite).
+// rewritten so once the decision is older than rewriteGrace,
+// finishRewrite).
 func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
 	return s.request(ctx, id, false)
 }
 
-// request is Request; undecided says that a listing of the record's
-// directory, just made, held no decision beside it, so none is looked for:
-// a list of a thousand pending records costs no failed open each (a
-// decision linked since is a change its watch tells).
-func (s *Store) request(ctx context.Context, id string, undecided bool) (*protocol.Request, error) {
+// request is Request; finish rewrites the live record from its decision
+// whatever the decision's age (the archive's read).
+func (s *Store) request(ctx context.Context, id string, finish bool) (*protocol.Request, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
 	r, err := s.loadRecord(id)
+	var ce *store.CorruptError
+	if errors.As(err, &ce) {
+		return s.fromDecision(ce)
+	}
 	if err != nil {
-		if ce := (*store.CorruptError)(nil); errors.As(err, &ce) {
-			return s.fromDecision(ce)
-		}
 		return nil, err
 	}
-	if r.Status.IsTerminal() || undecided {
+	if r.Status.IsTerminal() {
 		return r, nil
 	}
 	d, err := s.readDecision(id)
@@ -78,9 +78,19 @@ func (s *Store) request(ctx context.Context, id string, undecided bool) (*protoc
 	if err := store.ApplyDecision(r, *d); err != nil {
 		return nil, err
 	}
-	s.finishRewrite(r)
+	if finish || time.Since(d.At) >= rewriteGrace {
+		s.finishRewrite(r)
+	}
 	return r, nil
 }
+
+// rewriteGrace is how long a record may show pending beside its decision
+// before a reader rewrites it: the resolver rewrites it right after its
+// link, fsync'd, and the teammate awaiting the decision reads it in that
+// instant; its writing the record too would cost the decision's round trip
+// a second rewrite (about a millisecond here). A record still pending past
+// it was left by a resolver that died.
+const rewriteGrace = time.Second
 
 // fromDecision is a corrupt record's error, with what its decision alone
 // says when it has one.
@@ -183,7 +193,7 @@ func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (
 // Archive moves a final record and its decision to requests/done/
 // (teamdir.Archive, as the team runtime archives on a directory).
 func (s *Store) Archive(ctx context.Context, id string) error {
-	r, err := s.Request(ctx, id)
+	r, err := s.request(ctx, id, true)
 	if err != nil {
 		return err
 	}
