@@ -129,6 +129,18 @@ type memberLease struct {
 // those of Options.Members (one held elsewhere fails the start), else
 // every member whose lease is free; and the lead's when it is free.
 func (rt *Runtime) takeLeases() error {
+	if rt.local {
+		// On a team directory the runtime's flock is every lease: it runs
+		// every member (rt.leases stays nil), and what was asked of them
+		// before it started is honoured by this start.
+		if len(rt.opts.Members) > 0 {
+			return errors.New("a runtime on a team directory runs every member: Members are for a team in a store")
+		}
+		for _, name := range rt.runnable() {
+			rt.dropRestartAsked(name)
+		}
+		return nil
+	}
 	if rt.opts.Holder == "" {
 		host, _ := os.Hostname()
 		rt.opts.Holder = host + ":" + strconv.Itoa(os.Getpid())
@@ -282,10 +294,8 @@ func (rt *Runtime) leaseLost(name string) bool {
 // the members run here every third of LostAfter, until the returned
 // function is called (it waits for the keeper to stop).
 func (rt *Runtime) keepLeases() (stop func()) {
-	if len(rt.leases) == 0 || rt.local {
-		// On a team directory the runtime's flock is every lease and says
-		// every member it runs is alive: nothing to renew or beat.
-		return func() {}
+	if len(rt.leases) == 0 {
+		return func() {} // a team directory's: its flock is every lease
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup

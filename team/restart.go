@@ -73,11 +73,26 @@ func (rt *Runtime) restart(name string) error {
 // whose lease the runtime holds, those of names or, with all, every one,
 // and runs each again; the store's watch says whose (watchStore). The ask
 // goes first, so it is acted on once; a refused one is dead-lettered with
-// source restart/<member> and why. On a team directory every ask is this
-// runtime's: one that names a member it holds no lease of (no member, or
-// not huddle's) is taken and refused too.
+// source restart/<member> and why.
 func (rt *Runtime) restartsAsked(names map[string]bool, all bool) {
 	if !all && len(names) == 0 {
+		return
+	}
+	if rt.local {
+		// Every ask is this runtime's: one that names no member it runs is
+		// taken and refused too.
+		for name := range names {
+			if name != "" && name != protocol.Lead {
+				rt.takeRestart(name)
+			}
+		}
+		if all {
+			for _, name := range rt.runnable() {
+				if !names[name] {
+					rt.takeRestart(name)
+				}
+			}
+		}
 		return
 	}
 	for name, ml := range rt.leases {
@@ -85,13 +100,6 @@ func (rt *Runtime) restartsAsked(names map[string]bool, all bool) {
 			continue
 		}
 		rt.takeRestart(name)
-	}
-	if rt.local {
-		for name := range names {
-			if _, ok := rt.leases[name]; !ok && name != "" && name != protocol.Lead {
-				rt.takeRestart(name)
-			}
-		}
 	}
 }
 

@@ -7,6 +7,7 @@ package dirwatch
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
@@ -27,7 +28,7 @@ type dir struct {
 	mu sync.Mutex
 	// subs are the subscriptions by the path they follow: an event wakes
 	// those of its file, not a walk over every follower of the directory.
-	subs map[string]map[*Sub]struct{}
+	subs map[string][]*Sub
 }
 
 // Sub is one follower of a file: Changed holds a wake when the file
@@ -63,16 +64,15 @@ func (s *Set) Follow(path string) (*Sub, error) {
 		if s.dirs == nil {
 			s.dirs = map[string]*dir{}
 		}
-		d = &dir{name: name, w: w, done: make(chan struct{}), subs: map[string]map[*Sub]struct{}{}}
+		d = &dir{name: name, w: w, done: make(chan struct{}), subs: map[string][]*Sub{}}
 		s.dirs[name] = d
 		go d.run()
 	}
 	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1), errs: make(chan error, 1), done: make(chan struct{})}
 	d.mu.Lock()
-	if d.subs[path] == nil {
-		d.subs[path] = map[*Sub]struct{}{}
-	}
-	d.subs[path][sub] = struct{}{}
+	// A slice, not a set: a file has one follower or two, and a thousand
+	// inboxes' followers cost a map each otherwise.
+	d.subs[path] = append(d.subs[path], sub)
 	d.mu.Unlock()
 	return sub, nil
 }
@@ -96,7 +96,7 @@ func (sub *Sub) Close() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		d.mu.Lock()
-		delete(d.subs[sub.path], sub)
+		d.subs[sub.path] = slices.DeleteFunc(d.subs[sub.path], func(x *Sub) bool { return x == sub })
 		if len(d.subs[sub.path]) == 0 {
 			delete(d.subs, sub.path)
 		}
@@ -148,8 +148,8 @@ func (d *dir) tell(path string, err error) {
 
 // wake wakes subs, or gives them err; it never waits. The caller holds
 // d.mu.
-func (d *dir) wake(subs map[*Sub]struct{}, err error) {
-	for sub := range subs {
+func (d *dir) wake(subs []*Sub, err error) {
+	for _, sub := range subs {
 		if err != nil {
 			select {
 			case sub.errs <- err:

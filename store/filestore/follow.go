@@ -43,26 +43,40 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 				sub.err = finish()
 			}
 		}()
-		retry := time.NewTimer(0) // the first drain, at once
-		defer retry.Stop()
+		// The retry timer is made on the first failed drain: a thousand
+		// idle consumers hold no timer.
+		var retry *time.Timer
+		var retryC <-chan time.Time
+		defer func() {
+			if retry != nil {
+				retry.Stop()
+			}
+		}()
 		var every <-chan time.Time // nil: no rescan, events alone
 		if rescan > 0 {
 			t := time.NewTicker(rescan)
 			defer t.Stop()
 			every = t.C
 		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.Changed():
-			case err := <-w.Err():
-				_ = err // not said: whatever the watch missed, a drain reads
-			case <-retry.C:
-			case <-every:
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-ctx.Done():
+					return
+				case <-w.Changed():
+				case err := <-w.Err():
+					_ = err // not said: whatever the watch missed, a drain reads
+				case <-retryC:
+				case <-every:
+				}
 			}
 			if err := drain(ctx); err != nil && ctx.Err() == nil {
-				retry.Reset(retryAfter)
+				if retry == nil {
+					retry = time.NewTimer(retryAfter)
+					retryC = retry.C
+				} else {
+					retry.Reset(retryAfter)
+				}
 			}
 		}
 	}()
