@@ -193,6 +193,13 @@ type (
 	AnswerWatcher interface {
 		WatchAnswers(ctx context.Context, caller string, take func(Delivery) bool) (Subscription, error)
 	}
+	// Peeker reads a request as Request does, but writes nothing: a
+	// files store finishes a record's rewrite from its decision on a read,
+	// which the reader in the decision's hot path (the teammate awaiting
+	// it, while its resolver rewrites the record) leaves to the resolver.
+	Peeker interface {
+		Peek(ctx context.Context, id string) (*protocol.Request, error)
+	}
 	// DeadLetterWatcher calls fn once as the watch starts and after each
 	// dead letter recorded from then on, so a UI reads them when they come
 	// rather than on a clock. fn must not block: a UI notes the change

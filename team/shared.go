@@ -127,7 +127,11 @@ func (s *shared) createRequest(r *protocol.Request) error {
 func (s *shared) loadRequest(id string) (*protocol.Request, error) {
 	ctx, cancel := op()
 	defer cancel()
-	r, err := s.st.Request(ctx, id)
+	read := s.st.Request
+	if p, ok := s.st.(store.Peeker); ok {
+		read = p.Peek // the record's rewrite is its resolver's
+	}
+	r, err := read(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("request %s: %w", id, os.ErrNotExist)
 	}

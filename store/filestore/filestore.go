@@ -39,6 +39,7 @@ var (
 	_ store.InboxWatcher  = (*Store)(nil)
 	_ store.AnswerWatcher = (*Store)(nil)
 	_ store.Sweeper       = (*Store)(nil)
+	_ store.Peeker        = (*Store)(nil)
 )
 
 // Sweep removes the temp files a crash left (teamdir.Sweep), in leases/

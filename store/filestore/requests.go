@@ -45,14 +45,21 @@ func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 
 // Request reads the live record, else the archived one, with its decision
 // applied when the record does not show it yet (and the live record
-// rewritten so once the decision is older than rewriteGrace,
-// finishRewrite).
+// rewritten so, finishRewrite).
 func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
+	return s.request(ctx, id, true)
+}
+
+// Peek is Request that writes nothing (store.Peeker): the teammate awaiting
+// a decision reads it in the instant after its link, while its resolver
+// rewrites the record; writing it too would cost the decision's round trip
+// a second rewrite (about a millisecond here).
+func (s *Store) Peek(ctx context.Context, id string) (*protocol.Request, error) {
 	return s.request(ctx, id, false)
 }
 
-// request is Request; finish rewrites the live record from its decision
-// whatever the decision's age (the archive's read).
+// request is Request; finish says whether to rewrite the live record from
+// its decision.
 func (s *Store) request(ctx context.Context, id string, finish bool) (*protocol.Request, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -78,19 +85,11 @@ func (s *Store) request(ctx context.Context, id string, finish bool) (*protocol.
 	if err := store.ApplyDecision(r, *d); err != nil {
 		return nil, err
 	}
-	if finish || time.Since(d.At) >= rewriteGrace {
+	if finish {
 		s.finishRewrite(r)
 	}
 	return r, nil
 }
-
-// rewriteGrace is how long a record may show pending beside its decision
-// before a reader rewrites it: the resolver rewrites it right after its
-// link, fsync'd, and the teammate awaiting the decision reads it in that
-// instant; its writing the record too would cost the decision's round trip
-// a second rewrite (about a millisecond here). A record still pending past
-// it was left by a resolver that died.
-const rewriteGrace = time.Second
 
 // fromDecision is a corrupt record's error, with what its decision alone
 // says when it has one.
