@@ -223,3 +223,16 @@ func FromDecision(id string, d Decision) (*protocol.Request, bool) {
 	}
 	return r, true
 }
+
+// Corrupted is what Request returns for a record that does not read: ce,
+// with what its decision alone says when the decision was read (d, err).
+func Corrupted(ce *CorruptError, d *Decision, err error) (*protocol.Request, error) {
+	if err != nil {
+		return nil, ce
+	}
+	r, ok := FromDecision(ce.Name, *d)
+	if !ok {
+		return nil, ce
+	}
+	return r, ce
+}

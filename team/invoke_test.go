@@ -38,15 +38,7 @@ func withPolicy(t *testing.T, dir string, spec MemberSpec, policy string) Member
 
 func chains(t *testing.T, dir string) []trace.Chain {
 	t.Helper()
-	spans, err := trace.NewTraceReader(dir).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := trace.NewTraces()
-	for _, s := range spans {
-		tr.Add(s)
-	}
-	return tr.Chains()
+	return filesKept(t, dir).chains(t)
 }
 
 // TestTwoHopChainAndMaxHops: reservas → finanzas.pagar_factura →

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
@@ -70,7 +71,13 @@ func onEachStoreWith(t *testing.T, tm Team, policies map[string]string, f func(t
 	}
 }
 
-// start runs the team until the test ends, as startTeam does.
+// filesKept is the team directory dir as a kept team: its files store.
+func filesKept(t *testing.T, dir string) *kept {
+	t.Helper()
+	return &kept{kind: "files", st: files.Open(t, dir), dir: dir}
+}
+
+// start runs the team until the test ends; Tick is 20 ms unless opts says.
 func (k *kept) start(t *testing.T, opts Options) *events {
 	t.Helper()
 	if opts.Tick == 0 {

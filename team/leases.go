@@ -29,11 +29,9 @@ import (
 const DefaultLeaseTTL = 10 * time.Second
 
 // localStore is a store kept in a team directory (store/filestore): Dir is
-// the directory, LockRuntime takes its runtime.lock for this handle, which
-// then grants every lease; SetWarn hears what its consumers recover from.
+// the directory.
 type localStore interface {
 	Dir() string
-	LockRuntime() (unlock func(), err error)
 }
 
 type warner interface {
@@ -86,16 +84,6 @@ func runtimeBefore(ctx context.Context, st store.Store) (RuntimeState, error) {
 		return RuntimeState{}, err
 	}
 	return RuntimeFromRecords(states, LostAfter), nil
-}
-
-// lockRuntime takes dir's runtime.lock: through the files store when it
-// is dir's own, whose leases the flock then is; else the local
-// directory's alone, which one runtime per machine and directory holds.
-func lockRuntime(st store.Store, dir string, local bool) (unlock func(), err error) {
-	if local {
-		return st.(localStore).LockRuntime()
-	}
-	return teamdir.LockRuntime(dir)
 }
 
 // sweep removes the temp files a crash left in the local directory and,

@@ -133,7 +133,9 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	// Whether the team was down is read before this runtime holds
 	// anything or writes a record of its own.
 	last, lastErr := runtimeBefore(ctx, st)
-	unlock, err := lockRuntime(st, dir, local)
+	// One runtime per directory: on a team directory that flock is every
+	// member's lease (takeLeases).
+	unlock, err := teamdir.LockRuntime(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
-	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -97,28 +96,10 @@ func writeTeam(t *testing.T, dir string, tm Team) {
 	}
 }
 
-// startTeam runs the team in dir until the test ends.
+// startTeam runs the team in dir, on its files store, until the test ends.
 func startTeam(t *testing.T, dir string, opts Options) *events {
 	t.Helper()
-	ev := &events{}
-	opts.OnEvent = ev.add
-	opts.Tick = 20 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, files.Open(t, dir), dir, opts) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("Run did not stop")
-		}
-	})
-	testkit.WaitFor(t, 10*time.Second, "team_started", func() bool { return ev.has(func(e Event) bool { return e["event"] == "team_started" }) })
-	return ev
+	return filesKept(t, dir).start(t, opts)
 }
 
 func memberStatus(dir, name string) protocol.MemberStatus {

@@ -26,9 +26,7 @@ type Store struct {
 	// watches are the directories its subscriptions follow, one watch
 	// each.
 	watches dirwatch.Set
-	// hold is runtime.lock's flock when this handle's runtime holds it
-	// (LockRuntime); warn hears what consumers recover from (SetWarn).
-	hold runtimeHold
+	// warn hears what consumers recover from (SetWarn).
 	warn atomic.Pointer[func(member string, err error)]
 }
 

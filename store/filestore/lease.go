@@ -33,8 +33,8 @@ type fileLease struct {
 }
 
 // AcquireLease takes leases/<member>.json when it is absent, expired or
-// released; while this handle holds runtime.lock (LockRuntime), the flock
-// is the lease.
+// released. (huddle's runtime on a directory takes none: its flock on
+// runtime.lock is every lease.)
 func (s *Store) AcquireLease(ctx context.Context, member, holder string, ttl time.Duration) (store.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -44,9 +44,6 @@ func (s *Store) AcquireLease(ctx context.Context, member, holder string, ttl tim
 	}
 	if holder == "" || ttl <= 0 {
 		return nil, fmt.Errorf("lease %s: a holder and a positive ttl are needed", member)
-	}
-	if s.hold.holding() {
-		return &flockLease{s: s, member: member}, nil
 	}
 	l := &fileLease{s: s, member: member, ttl: ttl, rec: leaseRecord{Holder: holder, Token: protocol.NewMessageID()}}
 	err := s.withLeases(func(dir string) error {

@@ -33,14 +33,10 @@ func (s *Store) PutMember(ctx context.Context, m *protocol.Member) error {
 }
 
 // Heartbeat touches members/<name>.json: its modification time is the
-// heartbeat, as runtime.lock's is the runtime's. While this handle holds
-// runtime.lock the flock says the member is alive: nothing to touch.
+// heartbeat, as runtime.lock's is the runtime's.
 func (s *Store) Heartbeat(ctx context.Context, member string) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
-	}
-	if s.hold.holding() {
-		return nil
 	}
 	p, err := teamdir.MemberPath(s.dir, member)
 	if err != nil {

@@ -95,14 +95,7 @@ func (s *Store) request(ctx context.Context, id string, finish bool) (*protocol.
 // says when it has one.
 func (s *Store) fromDecision(ce *store.CorruptError) (*protocol.Request, error) {
 	d, err := s.readDecision(ce.Name)
-	if err != nil {
-		return nil, ce
-	}
-	r, ok := store.FromDecision(ce.Name, *d)
-	if !ok {
-		return nil, ce
-	}
-	return r, ce
+	return store.Corrupted(ce, d, err)
 }
 
 // finishRewrite writes the live record of r, just brought in line with its

@@ -94,14 +94,7 @@ func (s *Store) record(ctx context.Context, prefix, id string) (*protocol.Reques
 // says when it has one.
 func (s *Store) fromDecision(ctx context.Context, ce *store.CorruptError) (*protocol.Request, error) {
 	d, err := s.decision(ctx, ce.Name)
-	if err != nil {
-		return nil, ce
-	}
-	r, ok := store.FromDecision(ce.Name, *d)
-	if !ok {
-		return nil, ce
-	}
-	return r, ce
+	return store.Corrupted(ce, d, err)
 }
 
 func (s *Store) decision(ctx context.Context, id string) (*store.Decision, error) {
