@@ -22,13 +22,20 @@ var allowedImports = map[string][]string{
 	"llm":           {"protocol"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
-	"team":          {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "internal/dirwatch"},
-	"claudeteam":    {"protocol", "teamdir", "team"},
-	"replay":        {"protocol", "teamdir", "inbox", "ipc/trace", "team", "store"},
-	"agents":        {"protocol", "team"},
-	"tui":           {"protocol", "ipc/trace", "team", "replay", "store"},
-	"internal/cli":  {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
-	".":             {"internal/cli"},
+	// What a team is, its records and the lead's operations, on a store.
+	"team": {"protocol", "teamdir", "ipc", "llm", "store", "internal/dirwatch"},
+	// The runtime: leases, the teammates, deadlines, invocations, logs.
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team"},
+	// A store folded into the Snapshots a UI draws.
+	"team/view": {"protocol", "ipc/trace", "store", "team"},
+	// The backend huddle serve exposes.
+	"team/serve":   {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "store", "team", "team/supervisor"},
+	"claudeteam":   {"protocol", "teamdir", "team", "team/view"},
+	"replay":       {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
+	"agents":       {"protocol", "team"},
+	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store"},
+	"internal/cli": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
+	".":            {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream
 	// (docs/ARCHITECTURE.md, "The team directory and the store").
@@ -52,6 +59,9 @@ var allowedImports = map[string][]string{
 	// a lead from outside the team (only tests import it).
 	"internal/testkit/dirlead": {"protocol", "team", "store/filestore"},
 	"internal/testkit/files":   {"inbox", "store/filestore"},
+	// A team kept in a store of each kind, and the records and roles the
+	// tests of team and its subpackages share (only tests import it).
+	"internal/testkit/teamkit": {"protocol", "ipc/trace", "store", "store/storekinds", "team", "internal/testkit/files"},
 
 	// The OpenTelemetry export of the spans ipc/trace records; only
 	// internal/cli starts it.

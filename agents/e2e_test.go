@@ -15,6 +15,7 @@ import (
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/supervisor"
 	"huddle/teamdir"
 )
 
@@ -23,7 +24,7 @@ import (
 type runtime struct {
 	dir    string
 	mu     sync.Mutex
-	events []team.Event
+	events []supervisor.Event
 }
 
 func startRuntime(t *testing.T, command ...string) *runtime {
@@ -44,23 +45,23 @@ func startRuntime(t *testing.T, command ...string) *runtime {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- team.Run(ctx, st, rt.dir, team.Options{Executable: exe, Tick: 20 * time.Millisecond, OnEvent: rt.add})
+		done <- supervisor.Run(ctx, st, rt.dir, supervisor.Options{Executable: exe, Tick: 20 * time.Millisecond, OnEvent: rt.add})
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("team.Run: %v", err)
+				t.Errorf("supervisor.Run: %v", err)
 			}
 		case <-time.After(20 * time.Second):
-			t.Error("team.Run did not stop")
+			t.Error("supervisor.Run did not stop")
 		}
 	})
 	return rt
 }
 
-func (rt *runtime) add(e team.Event) {
+func (rt *runtime) add(e supervisor.Event) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.events = append(rt.events, e)

@@ -1,6 +1,6 @@
 // Package claudeteam reads a Claude Code agent team from its configuration
 // directory (ROOT/teams/<team>/ and ROOT/tasks/<team>/) and folds it into the
-// team.Snapshot the UI draws for huddle's own teams: the roster from
+// view.Snapshot the UI draws for huddle's own teams: the roster from
 // config.json with liveness from idle notifications and inbox traffic, every
 // inbox's messages, and the plan, permission and shutdown requests as request
 // state machines. It watches the directories with fsnotify (Observe).

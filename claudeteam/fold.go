@@ -11,6 +11,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // message is one inbox entry huddle has seen, kept across rewrites.
@@ -47,7 +48,7 @@ func newFolder(root, team string) *folder {
 
 // State is one fold of a Claude Code team: what the UI draws, and the tasks.
 type State struct {
-	Snapshot team.Snapshot
+	Snapshot view.Snapshot
 	Config   Config
 	Tasks    []Task
 }
@@ -150,14 +151,14 @@ func (f *folder) all() []*message {
 	return out
 }
 
-func (f *folder) messages() []team.MessageView {
+func (f *folder) messages() []view.MessageView {
 	all := f.all()
-	if len(all) > team.MaxMessages {
-		all = all[len(all)-team.MaxMessages:]
+	if len(all) > view.MaxMessages {
+		all = all[len(all)-view.MaxMessages:]
 	}
-	out := make([]team.MessageView, 0, len(all))
+	out := make([]view.MessageView, 0, len(all))
 	for _, m := range all {
-		out = append(out, team.MessageView{Inbox: m.inbox, Offset: m.seq, Msg: m.view()})
+		out = append(out, view.MessageView{Inbox: m.inbox, Offset: m.seq, Msg: m.view()})
 	}
 	return out
 }

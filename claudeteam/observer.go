@@ -10,7 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"huddle/team"
+	"huddle/team/view"
 )
 
 // Observer follows one Claude Code team: fsnotify watches on its
@@ -46,7 +46,7 @@ func Observe(ctx context.Context, root, teamName string, on func(State)) (*Obser
 }
 
 // ObserveSnapshots is Observe for the UI: it hands on only the snapshot.
-func ObserveSnapshots(ctx context.Context, root, teamName string, on func(team.Snapshot)) (*Observer, error) {
+func ObserveSnapshots(ctx context.Context, root, teamName string, on func(view.Snapshot)) (*Observer, error) {
 	return Observe(ctx, root, teamName, func(s State) { on(s.Snapshot) })
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"huddle/protocol"
-	"huddle/team"
+	"huddle/team/view"
 )
 
 // KindPermission is a permission_request of a Claude Code teammate, folded
@@ -18,7 +18,7 @@ const KindPermission = protocol.KindPermission
 // requests folds the protocol messages into request state machines: a
 // request opens pending when it is seen, and the first answer to its id
 // resolves it. Pending come first, oldest first; then the final ones,
-// newest resolution first, at most team.MaxHistory.
+// newest resolution first, at most view.MaxHistory.
 func (f *folder) requests() ([]protocol.Request, int) {
 	all := f.all()
 	byID := map[string]*protocol.Request{}
@@ -44,8 +44,8 @@ func (f *folder) requests() ([]protocol.Request, int) {
 		}
 	}
 	sort.SliceStable(final, func(i, j int) bool { return final[i].ResolvedAt.After(*final[j].ResolvedAt) })
-	if len(final) > team.MaxHistory {
-		final = final[:team.MaxHistory]
+	if len(final) > view.MaxHistory {
+		final = final[:view.MaxHistory]
 	}
 	return append(pending, final...), len(pending)
 }

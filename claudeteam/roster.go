@@ -8,6 +8,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // StatusUnknown is a member huddle has seen no sign of yet: no idle
@@ -31,7 +32,7 @@ type sign struct {
 //   - unknown before any of these.
 //
 // Members with an inbox but no entry in config.json follow.
-func (f *folder) roster(cfg Config, tasks []Task) []team.MemberView {
+func (f *folder) roster(cfg Config, tasks []Task) []view.MemberView {
 	signs := map[string]sign{}
 	for _, m := range f.all() {
 		for name, s := range signsOf(m) {
@@ -53,7 +54,7 @@ func (f *folder) roster(cfg Config, tasks []Task) []team.MemberView {
 		}
 	}
 	slices.Sort(extra)
-	var out []team.MemberView
+	var out []view.MemberView
 	for _, name := range append(names, extra...) {
 		out = append(out, f.memberView(name, cfg, signs[name], tasks))
 	}
@@ -110,7 +111,7 @@ func words(typ string) string {
 	return typ
 }
 
-func (f *folder) memberView(name string, cfg Config, s sign, tasks []Task) team.MemberView {
+func (f *folder) memberView(name string, cfg Config, s sign, tasks []Task) view.MemberView {
 	rec := protocol.Member{Name: name, Runtime: "claude-code", Status: s.status, Activity: s.activity, Since: s.at}
 	if cm, ok := cfg.member(name); ok {
 		rec.Role = role(cm)
@@ -128,7 +129,7 @@ func (f *folder) memberView(name string, cfg Config, s sign, tasks []Task) team.
 			notes = append(notes, fmt.Sprintf("task #%s: %s", t.ID, what))
 		}
 	}
-	mv := team.MemberView{Spec: team.MemberSpec{Name: name, Role: rec.Role, Runtime: team.RuntimeSpec{Kind: "claude-code"}}}
+	mv := view.MemberView{Spec: team.MemberSpec{Name: name, Role: rec.Role, Runtime: team.RuntimeSpec{Kind: "claude-code"}}}
 	if st := f.inboxes[name]; st != nil {
 		for _, r := range st.read {
 			if !r {

@@ -200,3 +200,12 @@ func NewRequest(kind RequestKind, id, from, to string, created time.Time, ttl ti
 		History: []Transition{{At: created, To: RequestPending, By: from}},
 	}
 }
+
+// ResolvedOrCreated is when r was resolved, or when it was made while it
+// is pending: the time lists of final requests sort on, newest first.
+func (r *Request) ResolvedOrCreated() time.Time {
+	if r.ResolvedAt != nil {
+		return *r.ResolvedAt
+	}
+	return r.Created
+}

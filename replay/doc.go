@@ -1,5 +1,5 @@
 // Package replay reads a team's history back as one timeline and folds it
-// into the team.Snapshot the UI showed at any point of it.
+// into the view.Snapshot the UI showed at any point of it.
 //
 // The timeline (Read, on a store.Store) is every member's status changes,
 // every request's transitions (archived ones too), every message the

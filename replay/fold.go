@@ -6,7 +6,7 @@ import (
 
 	"huddle/ipc/trace"
 	"huddle/protocol"
-	"huddle/team"
+	"huddle/team/view"
 )
 
 // Fold builds the snapshot of a timeline at any position. Position k means
@@ -19,7 +19,7 @@ import (
 // The messages are not folded at all: they are a prefix of one slice.
 type Fold struct {
 	tl   *Timeline
-	msgs []team.MessageView // every message event, in timeline order
+	msgs []view.MessageView // every message event, in timeline order
 	// msgsBefore[k] is how many message events come before event k.
 	msgsBefore []int32
 
@@ -30,7 +30,7 @@ type Fold struct {
 	traces   *trace.Traces
 	version  uint64
 
-	members       []team.MemberView
+	members       []view.MemberView
 	membersStale  bool
 	requests      []protocol.Request
 	pending       int
@@ -44,7 +44,7 @@ func NewFold(tl *Timeline) *Fold {
 		e := &tl.Events[i]
 		f.msgsBefore[i] = int32(len(f.msgs))
 		if e.Kind == KindMessage {
-			f.msgs = append(f.msgs, team.MessageView{Inbox: e.Inbox, Offset: e.Offset, Msg: *e.Message})
+			f.msgs = append(f.msgs, view.MessageView{Inbox: e.Inbox, Offset: e.Offset, Msg: *e.Message})
 		}
 	}
 	f.msgsBefore[len(tl.Events)] = int32(len(f.msgs))
@@ -121,7 +121,7 @@ func (f *Fold) count(name string, change func(*protocol.Counters)) {
 
 // Snapshot is the team as the UI showed it at the fold's position. It is
 // never modified afterwards.
-func (f *Fold) Snapshot() team.Snapshot {
+func (f *Fold) Snapshot() view.Snapshot {
 	if f.membersStale {
 		f.members = f.buildMembers()
 		f.membersStale = false
@@ -132,33 +132,33 @@ func (f *Fold) Snapshot() team.Snapshot {
 	}
 	f.version++
 	n := int(f.msgsBefore[f.pos])
-	return team.Snapshot{
+	return view.Snapshot{
 		Version:  f.version,
 		Team:     f.tl.Team,
 		Members:  f.members,
 		Requests: f.requests,
 		Pending:  f.pending,
 		Chains:   f.traces.List(),
-		Messages: f.msgs[max(n-team.MaxMessages, 0):n:n],
+		Messages: f.msgs[max(n-view.MaxMessages, 0):n:n],
 	}
 }
 
 // buildMembers lists the members as the observer does: team.json's order,
 // then the others by name; a member that has not moved yet has no status.
-func (f *Fold) buildMembers() []team.MemberView {
-	out := make([]team.MemberView, 0, len(f.records)+len(f.tl.Team.Members))
+func (f *Fold) buildMembers() []view.MemberView {
+	out := make([]view.MemberView, 0, len(f.records)+len(f.tl.Team.Members))
 	inTeam := make(map[string]bool, len(f.tl.Team.Members))
 	for _, spec := range f.tl.Team.Members {
 		inTeam[spec.Name] = true
-		out = append(out, team.MemberView{Record: f.record(spec.Name), Spec: spec})
+		out = append(out, view.MemberView{Record: f.record(spec.Name), Spec: spec})
 	}
 	n := len(out)
 	for name := range f.records {
 		if !inTeam[name] {
-			out = append(out, team.MemberView{Record: f.records[name]})
+			out = append(out, view.MemberView{Record: f.records[name]})
 		}
 	}
-	slices.SortFunc(out[n:], func(a, b team.MemberView) int { return cmp.Compare(a.Record.Name, b.Record.Name) })
+	slices.SortFunc(out[n:], func(a, b view.MemberView) int { return cmp.Compare(a.Record.Name, b.Record.Name) })
 	return out
 }
 
@@ -171,7 +171,7 @@ func (f *Fold) record(name string) protocol.Member {
 
 // buildRequests orders the requests as the observer does: pending first,
 // oldest first; then the final ones, newest resolution first, at most
-// team.MaxHistory of them.
+// view.MaxHistory of them.
 func (f *Fold) buildRequests() ([]protocol.Request, int) {
 	rs := make([]*protocol.Request, 0, len(f.reqs))
 	pending := 0
@@ -181,8 +181,8 @@ func (f *Fold) buildRequests() ([]protocol.Request, int) {
 			pending++
 		}
 	}
-	slices.SortFunc(rs, team.RequestOrder)
-	rs = rs[:min(len(rs), pending+team.MaxHistory)]
+	slices.SortFunc(rs, view.RequestOrder)
+	rs = rs[:min(len(rs), pending+view.MaxHistory)]
 	out := make([]protocol.Request, len(rs))
 	for i, r := range rs {
 		out[i] = *r

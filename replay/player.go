@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"huddle/team"
+	"huddle/team/view"
 )
 
 // Screen-time bounds of a replay.
@@ -50,7 +50,7 @@ func (p *Player) Len() int { return p.f.Len() }
 func (p *Player) AtEnd() bool { return p.f.Pos() >= p.f.Len() }
 
 // Snapshot is the team as it was at the position.
-func (p *Player) Snapshot() team.Snapshot { return p.f.Snapshot() }
+func (p *Player) Snapshot() view.Snapshot { return p.f.Snapshot() }
 
 // Now is the replayed time: that of the last event shown, or of the first
 // event before any is shown.

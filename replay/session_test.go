@@ -16,18 +16,20 @@ import (
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/team"
+	"huddle/team/supervisor"
+	"huddle/team/view"
 )
 
 // watcher keeps the snapshots an observer hands out.
 type watcher struct {
 	mu    sync.Mutex
-	snaps []team.Snapshot
+	snaps []view.Snapshot
 }
 
-func (w *watcher) send(s team.Snapshot) { w.mu.Lock(); w.snaps = append(w.snaps, s); w.mu.Unlock() }
+func (w *watcher) send(s view.Snapshot) { w.mu.Lock(); w.snaps = append(w.snaps, s); w.mu.Unlock() }
 
 // wait returns the first snapshot, from now on, that cond holds of.
-func (w *watcher) wait(t *testing.T, what string, cond func(team.Snapshot) bool) team.Snapshot {
+func (w *watcher) wait(t *testing.T, what string, cond func(view.Snapshot) bool) view.Snapshot {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for seen := 0; ; {
@@ -54,7 +56,7 @@ func (w *watcher) wait(t *testing.T, what string, cond func(team.Snapshot) bool)
 	}
 }
 
-func memberIn(s team.Snapshot, name string) protocol.Member {
+func memberIn(s view.Snapshot, name string) protocol.Member {
 	for _, mv := range s.Members {
 		if mv.Record.Name == name {
 			return mv.Record
@@ -63,7 +65,7 @@ func memberIn(s team.Snapshot, name string) protocol.Member {
 	return protocol.Member{}
 }
 
-func requestIn(s team.Snapshot, id string) *protocol.Request {
+func requestIn(s view.Snapshot, id string) *protocol.Request {
 	for i := range s.Requests {
 		if s.Requests[i].ID == id {
 			return &s.Requests[i]
@@ -79,8 +81,8 @@ func requestIn(s team.Snapshot, id string) *protocol.Request {
 type session struct {
 	dir                 string
 	planID              string
-	whilePending, after team.Snapshot
-	last                team.Snapshot
+	whilePending, after view.Snapshot
+	last                view.Snapshot
 }
 
 func runSession(t *testing.T) session {
@@ -95,7 +97,7 @@ func runSession(t *testing.T) session {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	obs, err := team.Observe(context.Background(), fs, team.ObserveOptions{Frame: time.Millisecond}, w.send)
+	obs, err := view.Observe(context.Background(), fs, view.ObserveOptions{Frame: time.Millisecond}, w.send)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func runSession(t *testing.T) session {
 	// not huddle, so that member crashes and calls to it fail: more to see.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rt, err := team.Start(ctx, files.Open(t, dir), dir, team.Options{Executable: "/nonexistent/huddle"})
+	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{Executable: "/nonexistent/huddle"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func runSession(t *testing.T) session {
 	ss.dir = dir
 	// Snapshots taken while the observer knows the runtime runs: before it
 	// has probed, it shows the members of a stopped team as stopped.
-	ss.whilePending = w.wait(t, "reservas's plan pending", func(s team.Snapshot) bool {
+	ss.whilePending = w.wait(t, "reservas's plan pending", func(s view.Snapshot) bool {
 		if s.Down {
 			return false
 		}
@@ -127,11 +129,11 @@ func runSession(t *testing.T) session {
 	if _, err := dirlead.Decide(dir, ss.planID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
-	ss.after = w.wait(t, "the plan approved", func(s team.Snapshot) bool {
+	ss.after = w.wait(t, "the plan approved", func(s view.Snapshot) bool {
 		r := requestIn(s, ss.planID)
 		return !s.Down && r != nil && r.Status == protocol.RequestApproved
 	})
-	w.wait(t, "a message to the lead and an ended call", func(s team.Snapshot) bool {
+	w.wait(t, "a message to the lead and an ended call", func(s view.Snapshot) bool {
 		toLead, ended := false, false
 		for _, m := range s.Messages {
 			toLead = toLead || m.Inbox == protocol.Lead
@@ -154,7 +156,7 @@ func runSession(t *testing.T) session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss.last = w.wait(t, "every member's last record and every call", func(s team.Snapshot) bool {
+	ss.last = w.wait(t, "every member's last record and every call", func(s view.Snapshot) bool {
 		if !reflect.DeepEqual(s.Chains.Slice(), onDisk) {
 			return false
 		}
@@ -244,7 +246,7 @@ func TestTimelineOfARealSession(t *testing.T) {
 
 	f := NewFold(tl)
 	// Each member, at its move, has the status the observer showed.
-	for _, s := range []team.Snapshot{ss.whilePending, ss.after, ss.last} {
+	for _, s := range []view.Snapshot{ss.whilePending, ss.after, ss.last} {
 		for _, mv := range s.Members {
 			if mv.Record.Status == "" {
 				continue

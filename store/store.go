@@ -199,6 +199,10 @@ type (
 	// it, while its resolver rewrites the record) leaves to the resolver.
 	Peeker interface {
 		Peek(ctx context.Context, id string) (*protocol.Request, error)
+		// PeekLive is Peek of a record that can still change: an
+		// archived one is ErrNotFound, unread (a runtime told of the
+		// records it archived itself reads none of them).
+		PeekLive(ctx context.Context, id string) (*protocol.Request, error)
 	}
 	// DeadLetterWatcher calls fn once as the watch starts and after each
 	// dead letter recorded from then on, so a UI reads them when they come

@@ -232,8 +232,8 @@ type Step struct {
 	Loop bool `json:"loop,omitempty"` // start the steps again
 }
 
-// kind names what a step does; exactly one of its fields must be set.
-func (s Step) kind() (string, error) {
+// Kind names what a step does; exactly one of its fields must be set.
+func (s Step) Kind() (string, error) {
 	var kinds []string
 	if s.Plan != "" {
 		kinds = append(kinds, "plan")
@@ -479,7 +479,7 @@ func checkScript(where string, rt RuntimeSpec) error {
 		return fmt.Errorf("%s: runtime.steps: a script needs at least one step", where)
 	}
 	for j, s := range rt.Steps {
-		k, err := s.kind()
+		k, err := s.Kind()
 		if err != nil {
 			return fmt.Errorf("%s: runtime.steps[%d]: %v", where, j, err)
 		}
@@ -670,4 +670,11 @@ func writeNew(dir string, files []InitFile) error {
 		}
 	}
 	return nil
+}
+
+// RunByHuddle is whether huddle's runtime runs m (a script, exec or llm
+// teammate) rather than m running itself and reporting its status.
+func (m MemberSpec) RunByHuddle() bool {
+	k := m.Runtime.Kind
+	return k == RuntimeScript || k == RuntimeExec || k == RuntimeLLM
 }

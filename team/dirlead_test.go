@@ -2,7 +2,6 @@ package team
 
 import (
 	"context"
-	"testing"
 
 	"huddle/protocol"
 	"huddle/store/filestore"
@@ -21,15 +20,6 @@ func dirDecide(dir, id string, ev protocol.RequestEvent, feedback, by string) (*
 	return Decide(context.Background(), st, id, ev, feedback, by)
 }
 
-func dirSend(dir string, t *Team, from, to, text string) error {
-	st, err := filestore.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return Send(context.Background(), st, t, from, to, text)
-}
-
 func dirRequestShutdown(dir, member, reason string) (*protocol.Request, error) {
 	t, err := Load(dir)
 	if err != nil {
@@ -41,15 +31,6 @@ func dirRequestShutdown(dir, member, reason string) (*protocol.Request, error) {
 	}
 	defer st.Close()
 	return RequestShutdown(context.Background(), st, t, member, reason)
-}
-
-func dirRequestRestart(dir, member string) (*protocol.Member, error) {
-	st, err := filestore.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return RequestRestart(context.Background(), st, member)
 }
 
 func dirWaitRequest(ctx context.Context, dir, id string) (*protocol.Request, error) {
@@ -68,20 +49,4 @@ func dirDeadLetters(dir string) ([]DeadLetter, int, error) {
 	}
 	defer st.Close()
 	return DeadLetters(context.Background(), st)
-}
-
-// dirStore is the files store of the team directory dir, closed when the
-// test ends; opts are its consumers' and watches' options.
-func dirStore(t *testing.T, dir string, opts ...filestore.Options) *filestore.Store {
-	t.Helper()
-	var o filestore.Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	st, err := filestore.OpenWith(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
 }

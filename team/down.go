@@ -3,7 +3,6 @@ package team
 import (
 	"fmt"
 	"iter"
-	"slices"
 	"time"
 
 	"huddle/protocol"
@@ -55,13 +54,7 @@ func clockTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:0
 // there are none (DownByRecords), and was last alive when the latest of them was
 // seen. A runtime that runs only the lead writes no member record, so it
 // does not count.
-func RuntimeFromRecords(states []store.MemberState, lostAfter time.Duration) RuntimeState {
-	return runtimeFromRecords(slices.Values(states), lostAfter)
-}
-
-// runtimeFromRecords is RuntimeFromRecords over any sequence of records (the store
-// observer's map, read on every heartbeat, without a copy).
-func runtimeFromRecords(states iter.Seq[store.MemberState], lostAfter time.Duration) RuntimeState {
+func RuntimeFromRecords(states iter.Seq[store.MemberState], lostAfter time.Duration) RuntimeState {
 	st := RuntimeState{ByRecords: true, LostAfter: lostAfter}
 	some := false
 	for s := range states {
@@ -138,4 +131,20 @@ func LeftWhenPaused(r *protocol.Request, st RuntimeState) time.Duration {
 
 // CorruptRequest stands for a request record that cannot be read: its id,
 // the status StatusCorrupt, and why in ResponseReason.
-func CorruptRequest(ce *store.CorruptError) protocol.Request { return *corruptRequest(ce.Name, ce) }
+func CorruptRequest(ce *store.CorruptError) protocol.Request { return *CorruptRecord(ce.Name, ce) }
+
+// CorruptRecord stands for a request record that cannot be read: its id,
+// the status corrupt, and why in ResponseReason.
+func CorruptRecord(id string, ce *store.CorruptError) *protocol.Request {
+	return &protocol.Request{ID: id, Status: protocol.RequestStatus(StatusCorrupt), ResponseReason: ce.Error()}
+}
+
+// StatusCorrupt is the status a UI shows for a record that cannot be read
+// (a request's or a member's); it is no state of docs/ARCHITECTURE.md, "State machines"
+const StatusCorrupt = "corrupt"
+
+// StatusLost is the status a UI shows for a member that should be running
+// and was not seen within the deadline (its machine or process went away),
+// where the heartbeats say who runs; like StatusCorrupt, no state of
+// docs/ARCHITECTURE.md, "State machines"
+const StatusLost = "lost"

@@ -156,3 +156,20 @@ func (f *Follower) wait(ctx context.Context) error {
 
 // Close stops the follower; a Next waiting returns io.EOF.
 func (f *Follower) Close() error { return f.w.Close() }
+
+// Offset is where the next read starts.
+func (f *Follower) Offset() int64 { return f.off }
+
+// Rewind makes the next read start at off, to read again lines a reader
+// could not use.
+func (f *Follower) Rewind(off int64) { f.off = off }
+
+// Drain returns the whole lines the file holds past the offset, without
+// waiting: the last read before a follower closes.
+func (f *Follower) Drain() ([][]byte, error) {
+	lines, end, err := ReadLines(f.path, f.off)
+	if err == nil {
+		f.off = end
+	}
+	return lines, err
+}

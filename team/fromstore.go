@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"huddle/protocol"
@@ -38,9 +39,9 @@ func requestFrom(ctx context.Context, st store.Store, id string) (*protocol.Requ
 	return r, err
 }
 
-// decideRequest is store.Decide with "no request ID" for an unknown id; a lost
+// Settle is store.Decide with "no request ID" for an unknown id; a lost
 // race is the store's *store.AlreadyError, as on a team directory.
-func decideRequest(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {
+func Settle(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {
 	r, err := st.Decide(ctx, id, store.Decision{Event: res.Event, By: res.By, Text: res.Text, At: time.Now().UTC()})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no request %s", id)
@@ -53,7 +54,9 @@ func decideRequest(ctx context.Context, st store.Store, id string, res Resolutio
 // member seen within the deadline. It is the store's Down: a runtime's
 // members are heartbeaten while it runs, and a machine that went away
 // leaves them lost.
-func DownByRecords(states []store.MemberState) bool { return !RuntimeFromRecords(states, 0).Running }
+func DownByRecords(states []store.MemberState) bool {
+	return !RuntimeFromRecords(slices.Values(states), 0).Running
+}
 
 // DeadLetters reads the dead letters of the team st keeps, oldest first,
 // each read for a person, and says how many entries were not dead

@@ -1,4 +1,4 @@
-package team
+package team_test
 
 import (
 	"context"
@@ -9,22 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/storekinds"
 	"huddle/store/storetest"
+	"huddle/team"
 	"huddle/teamdir"
 )
-
-// eachStore runs f on a store of each kind holding the crew team.
-func eachStore(t *testing.T, f func(t *testing.T, ctx context.Context, st store.Store, tm *Team)) {
-	onEachStore(t, crew, func(t *testing.T, k *kept) {
-		if k.tm.Name != "crew" || len(k.tm.Members) != 3 {
-			t.Fatalf("LoadFrom = %+v, want crew with 3 members", k.tm)
-		}
-		f(t, t.Context(), k.st, k.tm)
-	})
-}
 
 // inboxOn consumes member's inbox in st until it holds n messages.
 func inboxOn(t *testing.T, ctx context.Context, st store.Store, member string, n int) []protocol.Message {
@@ -39,7 +31,7 @@ func inboxOn(t *testing.T, ctx context.Context, st store.Store, member string, n
 func TestLoadTeamOnEmptyStore(t *testing.T) {
 	for name, open := range storekinds.Open {
 		t.Run(name, func(t *testing.T) {
-			_, err := LoadFrom(context.Background(), open(t))
+			_, err := team.LoadFrom(context.Background(), open(t))
 			if err == nil || !strings.Contains(err.Error(), "no team in the store") {
 				t.Fatalf("LoadFrom of an empty store = %v, want no team", err)
 			}
@@ -48,17 +40,17 @@ func TestLoadTeamOnEmptyStore(t *testing.T) {
 }
 
 func TestSendAndBroadcastOn(t *testing.T) {
-	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
-		if err := Send(ctx, st, tm, protocol.Lead, "ana", "hello ana"); err != nil {
+	teamkit.EachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *team.Team) {
+		if err := team.Send(ctx, st, tm, protocol.Lead, "ana", "hello ana"); err != nil {
 			t.Fatal(err)
 		}
-		if err := Send(ctx, st, tm, protocol.Lead, "zed", "x"); err == nil || err.Error() != `no member "zed" in team crew` {
+		if err := team.Send(ctx, st, tm, protocol.Lead, "zed", "x"); err == nil || err.Error() != `no member "zed" in team crew` {
 			t.Fatalf("send to a stranger = %v", err)
 		}
-		if err := Send(ctx, st, tm, "zed", "ana", "x"); err == nil || !strings.HasPrefix(err.Error(), "from: ") {
+		if err := team.Send(ctx, st, tm, "zed", "ana", "x"); err == nil || !strings.HasPrefix(err.Error(), "from: ") {
 			t.Fatalf("send from a stranger = %v", err)
 		}
-		n, err := Broadcast(ctx, st, tm, "bo", "all hands")
+		n, err := team.Broadcast(ctx, st, tm, "bo", "all hands")
 		if err != nil || n != 2 {
 			t.Fatalf("Broadcast = %d, %v; want 2 members", n, err)
 		}
@@ -75,36 +67,26 @@ func TestSendAndBroadcastOn(t *testing.T) {
 	})
 }
 
-func newPlan(t *testing.T, ctx context.Context, st store.Store, from string) protocol.Request {
-	t.Helper()
-	r := protocol.NewRequest(protocol.KindPlan, protocol.NewRequestID(protocol.KindPlan), from, protocol.Lead, time.Now(), time.Minute)
-	r.Plan = "do the thing"
-	if err := st.CreateRequest(ctx, &r); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func TestDecideOn(t *testing.T) {
-	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
-		plan := newPlan(t, ctx, st, "ana")
-		if _, err := Decide(ctx, st, plan.ID, protocol.EventReject, "", ""); err == nil || !strings.Contains(err.Error(), "reject needs feedback") {
+	teamkit.EachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *team.Team) {
+		plan := teamkit.NewPlan(t, ctx, st, "ana")
+		if _, err := team.Decide(ctx, st, plan.ID, protocol.EventReject, "", ""); err == nil || !strings.Contains(err.Error(), "reject needs feedback") {
 			t.Fatalf("reject without feedback = %v", err)
 		}
-		if _, err := Decide(ctx, st, plan.ID, protocol.EventCancel, "", ""); err == nil || !strings.Contains(err.Error(), "is not a decision") {
+		if _, err := team.Decide(ctx, st, plan.ID, protocol.EventCancel, "", ""); err == nil || !strings.Contains(err.Error(), "is not a decision") {
 			t.Fatalf("cancel as a decision = %v", err)
 		}
-		if _, err := Decide(ctx, st, "plan-nothere", protocol.EventApprove, "", ""); err == nil || err.Error() != "no request plan-nothere" {
+		if _, err := team.Decide(ctx, st, "plan-nothere", protocol.EventApprove, "", ""); err == nil || err.Error() != "no request plan-nothere" {
 			t.Fatalf("unknown request = %v", err)
 		}
-		r, err := Decide(ctx, st, plan.ID, protocol.EventReject, "smaller steps", "")
+		r, err := team.Decide(ctx, st, plan.ID, protocol.EventReject, "smaller steps", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Status != protocol.RequestRejected || r.ResolvedBy != protocol.Lead || r.Feedback != "smaller steps" {
 			t.Fatalf("decided record = %+v", r)
 		}
-		_, err = Decide(ctx, st, plan.ID, protocol.EventApprove, "", "")
+		_, err = team.Decide(ctx, st, plan.ID, protocol.EventApprove, "", "")
 		var already *store.AlreadyError
 		if !errors.As(err, &already) || already.By != protocol.Lead || already.Status != protocol.RequestRejected {
 			t.Fatalf("second decision = %v, want *store.AlreadyError rejected by lead", err)
@@ -113,11 +95,11 @@ func TestDecideOn(t *testing.T) {
 		if got.Type != protocol.TypePlanApprovalResponse || got.RequestID != plan.ID || got.Approve == nil || *got.Approve || got.Feedback != "smaller steps" {
 			t.Fatalf("ana was told %+v", got)
 		}
-		sd, err := RequestShutdown(ctx, st, tm, "bo", "done")
+		sd, err := team.RequestShutdown(ctx, st, tm, "bo", "done")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Decide(ctx, st, sd.ID, protocol.EventApprove, "", ""); err == nil || !strings.Contains(err.Error(), "only its teammate answers it") {
+		if _, err := team.Decide(ctx, st, sd.ID, protocol.EventApprove, "", ""); err == nil || !strings.Contains(err.Error(), "only its teammate answers it") {
 			t.Fatalf("deciding a shutdown request = %v", err)
 		}
 	})
@@ -126,8 +108,8 @@ func TestDecideOn(t *testing.T) {
 // TestDecideOnRace: of many leads deciding at once, one wins and every
 // other is told who did.
 func TestDecideOnRace(t *testing.T) {
-	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
-		plan := newPlan(t, ctx, st, "bo")
+	teamkit.EachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *team.Team) {
+		plan := teamkit.NewPlan(t, ctx, st, "bo")
 		const n = 6
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -135,7 +117,7 @@ func TestDecideOnRace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = Decide(ctx, st, plan.ID, protocol.EventApprove, "", fmt.Sprintf("lead%d", i))
+				_, errs[i] = team.Decide(ctx, st, plan.ID, protocol.EventApprove, "", fmt.Sprintf("lead%d", i))
 			}()
 		}
 		wg.Wait()
@@ -164,12 +146,12 @@ func TestDecideOnRace(t *testing.T) {
 }
 
 func TestRequestShutdownOnEachStore(t *testing.T) {
-	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
-		if _, err := RequestShutdown(ctx, st, tm, "zed", ""); err == nil || err.Error() != `no member "zed" in team crew` {
+	teamkit.EachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *team.Team) {
+		if _, err := team.RequestShutdown(ctx, st, tm, "zed", ""); err == nil || err.Error() != `no member "zed" in team crew` {
 			t.Fatalf("shutdown of a stranger = %v", err)
 		}
 		// ana has no record yet: asked, and the request waits.
-		r, err := RequestShutdown(ctx, st, tm, "ana", "wrap up")
+		r, err := team.RequestShutdown(ctx, st, tm, "ana", "wrap up")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +177,7 @@ func TestRequestShutdownOnEachStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r, err = RequestShutdown(ctx, st, tm, "cy", "")
+		r, err = team.RequestShutdown(ctx, st, tm, "cy", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +188,7 @@ func TestRequestShutdownOnEachStore(t *testing.T) {
 		// request waits for the next one.
 		put(t, ctx, st, "bo", protocol.MemberStopped)
 		unlock()
-		r, err = RequestShutdown(ctx, st, tm, "cy", "")
+		r, err = team.RequestShutdown(ctx, st, tm, "cy", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +223,7 @@ func TestDownOn(t *testing.T) {
 		{"every live member lost", []store.MemberState{lost, stopped}, true},
 		{"every member stopped", []store.MemberState{stopped}, true},
 	} {
-		if got := DownByRecords(c.states); got != c.down {
+		if got := team.DownByRecords(c.states); got != c.down {
 			t.Errorf("%s: DownByRecords = %v, want %v", c.name, got, c.down)
 		}
 	}
@@ -250,12 +232,12 @@ func TestDownOn(t *testing.T) {
 // TestDeadLettersOn: a store's dead letters read as deadletter.jsonl's do:
 // who caused them and through whom, from the refused line.
 func TestDeadLettersOn(t *testing.T) {
-	eachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *Team) {
+	teamkit.EachStore(t, func(t *testing.T, ctx context.Context, st store.Store, tm *team.Team) {
 		raw := `{"id":"m1","type":"message","from":"bo","to":"ana","content":"x"}`
 		if err := st.DeadLetter(ctx, protocol.DeadLetterLine{Source: "inbox/ana.jsonl", Offset: 3, Reason: "bad", Raw: raw}); err != nil {
 			t.Fatal(err)
 		}
-		got, skipped, err := DeadLetters(ctx, st)
+		got, skipped, err := team.DeadLetters(ctx, st)
 		if err != nil || skipped != 0 || len(got) != 1 {
 			t.Fatalf("DeadLetters = %+v, %d, %v", got, skipped, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"huddle/protocol"
@@ -31,7 +32,7 @@ func Decide(ctx context.Context, st store.Store, id string, ev protocol.RequestE
 	if err := checkPlan(r); err != nil {
 		return nil, err
 	}
-	r, err = decideRequest(ctx, st, id, Resolution{Event: ev, By: by, Text: feedback})
+	r, err = Settle(ctx, st, id, Resolution{Event: ev, By: by, Text: feedback})
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reaso
 	}
 	ms, err := st.Member(ctx, member, LostAfter)
 	if err == nil && ms.Status.IsTerminal() && !Down(RuntimeOf(ctx, st)) {
-		cr, err := decideRequest(ctx, st, r.ID, alreadyEnded(member, ms.Status))
+		cr, err := Settle(ctx, st, r.ID, alreadyEnded(member, ms.Status))
 		var already *store.AlreadyError
 		if errors.As(err, &already) {
 			// The runtime saw the request first and ended it (a request
@@ -82,7 +83,7 @@ func RequestShutdown(ctx context.Context, st store.Store, t *Team, member, reaso
 // members have all stopped still runs. A store that cannot be read is
 // taken as running: no command says "not running" without knowing it.
 func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
-	if _, ok := st.(runtimeLocker); ok {
+	if _, ok := st.(RuntimeLocker); ok {
 		return RuntimeOfMembers(ctx, st, nil, LostAfter) // the lock alone says
 	}
 	states, _, err := st.Members(ctx, LostAfter)
@@ -96,14 +97,14 @@ func RuntimeOf(ctx context.Context, st store.Store) RuntimeState {
 // records already (states, with the deadline lostAfter it read them
 // with): a team directory's runtime.lock still says, else the records do.
 func RuntimeOfMembers(ctx context.Context, st store.Store, states []store.MemberState, lostAfter time.Duration) RuntimeState {
-	if rl, ok := st.(runtimeLocker); ok {
+	if rl, ok := st.(RuntimeLocker); ok {
 		rt, err := rl.RuntimeLock()
 		if err != nil {
 			return RuntimeState{Running: true}
 		}
 		return rt
 	}
-	rt := RuntimeFromRecords(states, lostAfter)
+	rt := RuntimeFromRecords(slices.Values(states), lostAfter)
 	if !rt.Running {
 		h, err := st.LeaseHolder(ctx, protocol.Lead)
 		rt.Running = err != nil || h != nil
@@ -111,9 +112,9 @@ func RuntimeOfMembers(ctx context.Context, st store.Store, states []store.Member
 	return rt
 }
 
-// runtimeLocker is a store kept in a team directory, whose runtime.lock
+// RuntimeLocker is a store kept in a team directory, whose runtime.lock
 // says whether a runtime runs it (store/filestore).
-type runtimeLocker interface {
+type RuntimeLocker interface {
 	RuntimeLock() (RuntimeState, error)
 }
 

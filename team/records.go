@@ -274,7 +274,7 @@ func decidedIDs(dir string) (map[string]bool, error) {
 // time each was archived, so a limit reads only that many files.
 func ReadHistory(dir string, limit int) ([]protocol.Request, []store.CorruptError, error) {
 	reqs, bad, err := readRequestsIn(dir, teamdir.DoneDirPath(dir), limit, nil)
-	slices.SortStableFunc(reqs, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
+	slices.SortStableFunc(reqs, func(a, b protocol.Request) int { return b.ResolvedOrCreated().Compare(a.ResolvedOrCreated()) })
 	return reqs, bad, err
 }
 
@@ -355,7 +355,7 @@ func Archive(dir string, r *protocol.Request) error {
 	if !r.Status.IsTerminal() {
 		return fmt.Errorf("archive %s: it is %s, not final", r.ID, r.Status)
 	}
-	b, _ := json.Marshal(decision{Event: eventOf(r.Status), By: r.ResolvedBy, At: resolvedAt(r)})
+	b, _ := json.Marshal(decision{Event: eventOf(r.Status), By: r.ResolvedBy, At: r.ResolvedOrCreated()})
 	return teamdir.Archive(dir, r.ID, b)
 }
 

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
-	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/teamdir"
@@ -179,27 +178,6 @@ func TestCreateRequestNeverOverwrites(t *testing.T) {
 	}
 	if _, err := os.Stat(recordPath(t, dir, bad.ID)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("an invalid request left a file: %v", err)
-	}
-}
-
-// TestSettleByTheAnswersEvent: an answer line resolves a pending request by
-// its event; on a final request the same event is a repeat, any other is
-// stale.
-func TestSettleByTheAnswersEvent(t *testing.T) {
-	dir := t.TempDir()
-	r := planRequest("pl-5e7713d0a5e1", "reservas", testTime)
-	mustCreate(t, dir, r)
-	sh := newShared(t.Context(), files.Open(t, dir))
-	got, err := sh.settle(r, Resolution{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller"})
-	if err != nil || got.Status != protocol.RequestRejected || got.Feedback != "smaller" {
-		t.Fatalf("settle a pending plan: %+v, %v", got, err)
-	}
-	if again, err := sh.settle(got, Resolution{Event: protocol.EventReject, By: protocol.Lead}); err != nil || again.Status != protocol.RequestRejected {
-		t.Fatalf("the same answer again: %+v, %v", again, err)
-	}
-	_, err = sh.settle(got, Resolution{Event: protocol.EventApprove, By: protocol.Lead})
-	if want := "stale answer: request pl-5e7713d0a5e1 already rejected by lead"; err == nil || err.Error() != want {
-		t.Fatalf("the other answer: %v, want %q", err, want)
 	}
 }
 

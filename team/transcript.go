@@ -106,3 +106,15 @@ func MemberFeed(dir, name, kind string) (Feed, error) {
 	p, err := teamdir.MemberLogPath(dir, name)
 	return Feed{Path: p, What: "log", Line: func(b []byte) string { return Printable(string(b)) }}, err
 }
+
+// Count writes a token count short: 950, 12.3k, 4.1M.
+func Count(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	default:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"huddle/protocol"
 	"huddle/store/filestore"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 const roleEnv = "HUDDLE_TUI_TEST_ROLE"
@@ -39,13 +40,13 @@ func TestMain(m *testing.M) {
 func settledScreen(dir string) (string, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	snaps := make(chan team.Snapshot, 64)
+	snaps := make(chan view.Snapshot, 64)
 	fs, err := filestore.Open(dir)
 	if err != nil {
 		return "", err
 	}
 	defer fs.Close()
-	stop, err := Connect(ctx, fs, func(msg tea.Msg) { snaps <- team.Snapshot(msg.(SnapshotMsg)) })
+	stop, err := Connect(ctx, fs, func(msg tea.Msg) { snaps <- view.Snapshot(msg.(SnapshotMsg)) })
 	if err != nil {
 		return "", err
 	}

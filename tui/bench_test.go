@@ -16,15 +16,16 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // bigSnapshot has 1,000 members, 5,000 requests (500 pending), 10,000 spans
 // (5,000 calls in 2,500 two-hop chains) and 5,000 messages.
-func bigSnapshot() team.Snapshot {
-	s := team.Snapshot{Version: 1, Team: &team.Team{Name: "big"}}
+func bigSnapshot() view.Snapshot {
+	s := view.Snapshot{Version: 1, Team: &team.Team{Name: "big"}}
 	for i := range 1000 {
 		name := fmt.Sprintf("m%04d", i)
-		s.Members = append(s.Members, team.MemberView{
+		s.Members = append(s.Members, view.MemberView{
 			Spec:   team.MemberSpec{Name: name, Role: "worker"},
 			Record: protocol.Member{Name: name, Status: protocol.MemberStatuses[i%len(protocol.MemberStatuses)], Activity: "step " + name, Since: t0},
 			Unread: i % 3,
@@ -45,8 +46,8 @@ func bigSnapshot() team.Snapshot {
 		chains = append(chains, trace.Chain{CorrelationID: a.CorrelationID, Start: t0, Rows: []trace.Row{{Call: a}, {Call: b, Depth: 1}}})
 	}
 	s.Chains = trace.ChainListOf(chains...)
-	for i := range team.MaxMessages {
-		s.Messages = append(s.Messages, team.MessageView{Inbox: "m0001", Offset: int64(i), Msg: textMessage("m0002", "m0001", "hello "+fmt.Sprint(i), t0)})
+	for i := range view.MaxMessages {
+		s.Messages = append(s.Messages, view.MessageView{Inbox: "m0001", Offset: int64(i), Msg: textMessage("m0002", "m0001", "hello "+fmt.Sprint(i), t0)})
 	}
 	return s
 }
@@ -57,9 +58,9 @@ func bigSnapshot() team.Snapshot {
 func BenchmarkView(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		snap func(testing.TB) team.Snapshot
+		snap func(testing.TB) view.Snapshot
 	}{
-		{"big", func(testing.TB) team.Snapshot { return bigSnapshot() }},
+		{"big", func(testing.TB) view.Snapshot { return bigSnapshot() }},
 		{"demo", busySnapshot},
 	} {
 		for _, p := range []string{"2", "3", "4"} {
@@ -249,7 +250,7 @@ func BenchmarkSnapshotApplyView(b *testing.B) {
 // and the snapshots of the changes to come.
 type applyBench struct {
 	m      *Model
-	snaps  []team.Snapshot
+	snaps  []view.Snapshot
 	chosen string // the chain the person chose
 }
 
@@ -268,7 +269,7 @@ func newApplyBench(b *testing.B, spans, changes int) *applyBench {
 	m.Update(SnapshotMsg(first))
 	send(m, "3", "j")
 	more := appSpans(start, spans/4, spans/4+changes/4+1)
-	snaps := make([]team.Snapshot, changes)
+	snaps := make([]view.Snapshot, changes)
 	for i := range snaps {
 		tr.Add(more[i])
 		snaps[i] = base
@@ -350,7 +351,7 @@ func BenchmarkMemberGather(b *testing.B) {
 // and the snapshots of the changes to come.
 type gatherBench struct {
 	v     *memberView
-	snaps []team.Snapshot
+	snaps []view.Snapshot
 }
 
 func newGatherBench(b *testing.B, spans, changes int) *gatherBench {
@@ -368,7 +369,7 @@ func newGatherBench(b *testing.B, spans, changes int) *gatherBench {
 	v.snap.Chains = tr.List()
 	v.gather()
 	more := appSpans(start, spans/4, spans/4+changes/4+1)
-	snaps := make([]team.Snapshot, changes)
+	snaps := make([]view.Snapshot, changes)
 	for i := range snaps {
 		tr.Add(more[i])
 		snaps[i] = base

@@ -5,6 +5,6 @@
 // plus the focused pane's; and one Styles struct that every component reads.
 //
 // The model never does I/O in Update: snapshots of the team directory arrive
-// as messages (team.Observe through program.Send), and every action runs in
+// as messages (view.Observe through program.Send), and every action runs in
 // a tea.Cmd that calls the same functions as the CLI.
 package tui

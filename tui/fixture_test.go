@@ -11,6 +11,7 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // t0 is the start of the fixtures' clock.
@@ -52,9 +53,9 @@ func demoTeam(t testing.TB) *team.Team {
 	return tm
 }
 
-func member(tm *team.Team, name string, st protocol.MemberStatus, activity string, unread int) team.MemberView {
+func member(tm *team.Team, name string, st protocol.MemberStatus, activity string, unread int) view.MemberView {
 	spec, _ := tm.Member(name)
-	return team.MemberView{Spec: spec, Unread: unread, Record: protocol.Member{
+	return view.MemberView{Spec: spec, Unread: unread, Record: protocol.Member{
 		Name: name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: st, Activity: activity, Since: t0.Add(-time.Minute),
 	}}
 }
@@ -67,7 +68,7 @@ func planRequest(id, from, plan string, created time.Time) protocol.Request {
 
 // busySnapshot is the demo team at work: a pending plan, a rejected one with
 // feedback, a crashed member, messages, and three chains.
-func busySnapshot(t testing.TB) team.Snapshot {
+func busySnapshot(t testing.TB) view.Snapshot {
 	tm := demoTeam(t)
 	pending := planRequest("pl-5f1c9a2b7e31", "reservas",
 		"Book room 4 for ACME on Friday: check availability, hold the slot, confirm with the client.\n\nRevised after feedback: use room 2, it has the projector", t0.Add(-12*time.Second))
@@ -77,9 +78,9 @@ func busySnapshot(t testing.TB) team.Snapshot {
 		t.Fatal(err)
 	}
 	rejected.Feedback = "use room 2, it has the projector"
-	snap := team.Snapshot{
+	snap := view.Snapshot{
 		Version: 7, Team: tm,
-		Members: []team.MemberView{
+		Members: []view.MemberView{
 			member(tm, "reservas", protocol.MemberAwaitingApproval, "waiting for approval of pl-5f1c9a2b7e31", 0),
 			member(tm, "finanzas", protocol.MemberWorking, "closing open invoices", 2),
 			member(tm, "data", protocol.MemberIdle, "waiting", 0),
@@ -88,7 +89,7 @@ func busySnapshot(t testing.TB) team.Snapshot {
 		Requests: []protocol.Request{pending, rejected},
 		Pending:  1,
 		Chains:   trace.ChainListOf(fixtureChains()...),
-		Messages: []team.MessageView{
+		Messages: []view.MessageView{
 			{Inbox: "finanzas", Offset: 0, Msg: textMessage("reservas", "finanzas", "ACME booking held; invoice #123 for 50 EUR is coming", t0.Add(-40*time.Second))},
 			{Inbox: "data", Offset: 0, Msg: textMessage("finanzas", "data", "November ledger closed; please archive it", t0.Add(-20*time.Second))},
 			{Inbox: "lead", Offset: 0, Msg: textMessage("data", "lead", "records indexed", t0.Add(-5*time.Second))},

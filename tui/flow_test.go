@@ -19,10 +19,11 @@ import (
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/supervisor"
 )
 
 // startDemo runs the demo team in a fresh directory and opens a teatest
-// program on it, wired as production wires it: team.Start, New, Connect.
+// program on it, wired as production wires it: supervisor.Start, New, Connect.
 func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 	t.Helper()
 	dir = t.TempDir()
@@ -32,7 +33,7 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 	ctx, cancel := context.WithCancel(context.Background())
 	// The demo's exec member runs `huddle agent echo`; this test binary is
 	// not huddle, so that member crashes, which the flows do not mind.
-	rt, err := team.Start(ctx, files.Open(t, dir), dir, team.Options{Executable: "/nonexistent/huddle"})
+	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{Executable: "/nonexistent/huddle"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rt, err := team.Start(ctx, files.Open(t, dir), dir, team.Options{Executable: "/nonexistent/huddle"})
+	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{Executable: "/nonexistent/huddle"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"huddle/team"
+	"huddle/team/view"
 )
 
 // TestGoldenScreens compares the settled View().Content with golden files
@@ -20,11 +20,11 @@ func TestGoldenScreens(t *testing.T) {
 	}{
 		{"empty team", func(t *testing.T, m *Model, c *testClock) {
 			tm := demoTeam(t)
-			var members []team.MemberView
+			var members []view.MemberView
 			for _, spec := range tm.Members {
-				members = append(members, team.MemberView{Spec: spec})
+				members = append(members, view.MemberView{Spec: spec})
 			}
-			m.Update(SnapshotMsg(team.Snapshot{Version: 1, Team: tm, Members: members}))
+			m.Update(SnapshotMsg(view.Snapshot{Version: 1, Team: tm, Members: members}))
 		}},
 		{"pending plan selected", func(t *testing.T, m *Model, c *testClock) {
 			m.Update(SnapshotMsg(busySnapshot(t)))

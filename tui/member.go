@@ -13,6 +13,7 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // The member view fills the right column when enter is pressed on a roster
@@ -44,13 +45,13 @@ type memberView struct {
 	noFeed string
 	// source, when set, is where a member's log or transcript is read
 	// instead of the files in dir (a team in a store).
-	source func(member, kind string) team.LineSource
+	source func(member, kind string) view.LineSource
 	open   bool
 	name   string // the member shown
 
 	gen     int
 	feed    team.Feed
-	tail    team.LineSource
+	tail    view.LineSource
 	lines   []string
 	tailErr string
 	up      int  // lines scrolled up from the newest
@@ -72,13 +73,13 @@ type memberView struct {
 // memberFacts are the parts of the snapshot that concern the member shown.
 // They point into the snapshot, which is never modified.
 type memberFacts struct {
-	mv            *team.MemberView // nil once the member left the team
+	mv            *view.MemberView // nil once the member left the team
 	pending       *protocol.Request
 	calls, failed int
 	lastFailed    *trace.Call
 	dead          int
 	lastDead      *team.DeadLetter
-	mail          []*team.MessageView // the newest recentMail, oldest first
+	mail          []*view.MessageView // the newest recentMail, oldest first
 }
 
 // gather takes the member's facts from the newest snapshot.
@@ -132,7 +133,7 @@ type historyMsg struct {
 // tailOpenedMsg brings the end of a member's feed and its follower.
 type tailOpenedMsg struct {
 	gen   int
-	f     team.LineSource
+	f     view.LineSource
 	lines []string
 	err   error
 }
@@ -149,7 +150,7 @@ func newMemberView(c *common, dir string) *memberView { return &memberView{commo
 // show opens the view on mv, or keeps it on mv when it is already there;
 // either way the member's facts are gathered from the newest snapshot. It
 // returns the commands that read a new member's feed.
-func (v *memberView) show(mv *team.MemberView) tea.Cmd {
+func (v *memberView) show(mv *view.MemberView) tea.Cmd {
 	name := memberName(mv)
 	if v.open && name == v.name {
 		v.gather()
@@ -187,7 +188,7 @@ func (v *memberView) show(mv *team.MemberView) tea.Cmd {
 
 // refreshHistory reads the member's status history again when its record
 // shows a move the view has not read.
-func (v *memberView) refreshHistory(mv *team.MemberView) tea.Cmd {
+func (v *memberView) refreshHistory(mv *view.MemberView) tea.Cmd {
 	moved := string(mv.Record.Status) + "@" + mv.Record.Since.String()
 	if !v.open || memberName(mv) != v.name || moved == v.movedAt || v.dir == "" {
 		return nil
@@ -297,7 +298,7 @@ func openTail(gen int, feed team.Feed) tea.Cmd {
 }
 
 // nextTail waits for lines appended to a feed.
-func nextTail(gen int, f team.LineSource, feed team.Feed) tea.Cmd {
+func nextTail(gen int, f view.LineSource, feed team.Feed) tea.Cmd {
 	return func() tea.Msg {
 		raw, err := f.Next(context.Background())
 		return tailMsg{gen: gen, lines: readable(raw, feed), err: err}
@@ -334,7 +335,7 @@ func (v *memberView) Render(w, h int) string {
 }
 
 // card is who the member is and what it is doing.
-func (v *memberView) card(mv *team.MemberView, w int) []string {
+func (v *memberView) card(mv *view.MemberView, w int) []string {
 	st, rec := v.styles, mv.Record
 	g, gs := v.glyph(rec.Status)
 	word := string(rec.Status)

@@ -14,10 +14,11 @@ import (
 
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // llmSnapshot is busySnapshot with finanzas an llm teammate at work.
-func llmSnapshot(t testing.TB) team.Snapshot {
+func llmSnapshot(t testing.TB) view.Snapshot {
 	snap := busySnapshot(t)
 	fin := &snap.Members[1]
 	fin.Spec.Runtime = team.RuntimeSpec{Kind: "llm", Provider: "openai", Model: "qwen2.5-coder:7b"}

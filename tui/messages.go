@@ -9,6 +9,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // messagesPane lists the inbox traffic, newest last; the details of a
@@ -69,7 +70,7 @@ func (p *messagesPane) home() {
 func (p *messagesPane) details() *details { return &p.list.details }
 
 // selectedMessage is the message under the cursor, if any.
-func (p *messagesPane) selectedMessage() *team.MessageView { return pick(&p.list, p.snap.Messages) }
+func (p *messagesPane) selectedMessage() *view.MessageView { return pick(&p.list, p.snap.Messages) }
 
 // HandleKey moves the cursor (on the newest message it follows the new
 // ones) and opens and closes the details.

@@ -10,6 +10,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // pane names a pane of the screen; 1–4 select them.
@@ -27,7 +28,7 @@ const (
 var paneNames = [paneCount]string{"Roster", "Requests", "Traces", "Messages", "Dead letters"}
 
 // SnapshotMsg carries a new fold of the team directory.
-type SnapshotMsg team.Snapshot
+type SnapshotMsg view.Snapshot
 
 // ActionDoneMsg reports what an action (approve, reject, …) did.
 type ActionDoneMsg struct {
@@ -66,7 +67,7 @@ type Options struct {
 	// Lines, when set, is where the member view reads a member's log or
 	// transcript (kind is its runtime's) instead of the files in Dir: a
 	// team in a store, whose copy of them any machine reads.
-	Lines func(member, kind string) team.LineSource
+	Lines func(member, kind string) view.LineSource
 	// Controls, when set, make the UI read-only (a replay): the footer
 	// offers them instead of the keys that act on the team.
 	Controls []key.Binding
@@ -79,7 +80,7 @@ type common struct {
 	keys     KeyMap
 	now      func() time.Time
 	clock    time.Time // the time the screen shows
-	snap     team.Snapshot
+	snap     view.Snapshot
 	haveSnap bool
 	focus    pane
 	// onScreen is the request the details last drew for a and r, and
@@ -186,7 +187,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case graceOverMsg:
 		m.clock = m.now() // drawn again: the footer offers what now acts
 	case SnapshotMsg:
-		return m, m.applySnapshot(team.Snapshot(msg))
+		return m, m.applySnapshot(view.Snapshot(msg))
 	case tailOpenedMsg:
 		return m, m.member.opened(msg)
 	case tailMsg:
@@ -217,7 +218,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // hands out the same slice while that part did not change, and a snapshot
 // is never modified) keeps its rows; the traces pane updates only the
 // chains that changed.
-func (m *Model) applySnapshot(s team.Snapshot) tea.Cmd {
+func (m *Model) applySnapshot(s view.Snapshot) tea.Cmd {
 	m.clock = m.now()
 	prev, had := m.snap, m.haveSnap
 	m.snap, m.haveSnap = s, true
@@ -288,7 +289,7 @@ func (m *Model) shown() component   { return m.panes[m.right] }
 func (m *Model) selectedRequest() *protocol.Request { return m.requests.selected() }
 
 // selectedMember is the member under the roster's cursor, if any.
-func (m *Model) selectedMember() *team.MemberView { return m.roster.selected() }
+func (m *Model) selectedMember() *view.MemberView { return m.roster.selected() }
 
 // match reports whether any field contains the filter (case-insensitive).
 func match(filter string, fields ...string) bool {
@@ -434,7 +435,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func memberName(mv *team.MemberView) string {
+func memberName(mv *view.MemberView) string {
 	if mv.Spec.Name != "" {
 		return mv.Spec.Name
 	}

@@ -10,6 +10,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 func press(s string) tea.KeyPressMsg {
@@ -83,7 +84,7 @@ func isQuit(cmd tea.Cmd) bool {
 
 // onDisk gives the model a real team directory holding the snapshot's
 // requests, so its actions act on files.
-func onDisk(t *testing.T, m *Model, snap team.Snapshot) {
+func onDisk(t *testing.T, m *Model, snap view.Snapshot) {
 	t.Helper()
 	if err := os.WriteFile(team.ConfigPath(m.dir), team.DemoTeam(), 0o600); err != nil {
 		t.Fatal(err)

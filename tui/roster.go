@@ -10,6 +10,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // rosterPane lists the members, two lines each: name and unread mail, then
@@ -48,7 +49,7 @@ func (p *rosterPane) home()             { p.list.home() }
 func (p *rosterPane) details() *details { return &p.list.details }
 
 // selected is the member under the cursor, if any.
-func (p *rosterPane) selected() *team.MemberView {
+func (p *rosterPane) selected() *view.MemberView {
 	return pick(&p.list, p.snap.Members)
 }
 

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/store"
-	"huddle/team"
+	"huddle/team/view"
 )
 
 // Connect starts the one observer of the team kept in st (a team
@@ -17,7 +17,7 @@ import (
 // snapshot it folds to send (program.Send, or a test's). It is the wiring
 // that production and tests share; stop ends it, and leaves st open.
 func Connect(ctx context.Context, st store.Store, send func(tea.Msg)) (stop func() error, err error) {
-	obs, err := team.Observe(ctx, st, team.ObserveOptions{}, func(s team.Snapshot) { send(SnapshotMsg(s)) })
+	obs, err := view.Observe(ctx, st, view.ObserveOptions{}, func(s view.Snapshot) { send(SnapshotMsg(s)) })
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ type RunOptions struct {
 	// Footer, when set, says what the UI shows instead of "attached to Dir".
 	Footer string
 	// Lines, when set, is where a member's log is read (Options.Lines).
-	Lines func(member, kind string) team.LineSource
+	Lines func(member, kind string) view.LineSource
 }
 
 // Run opens the UI on the team in opts.Store (or what opts.Connect feeds)

@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"huddle/protocol"
-	"huddle/team"
+	"huddle/team/view"
 )
 
 // drawnRequest finds the request the details on screen draw (the Requests
@@ -71,14 +71,14 @@ func (a *recordingActions) Broadcast(string) (string, error)    { return "", nil
 // world is the team the walk changes by itself: its requests, kept in the
 // order the observer lists them (pending first, oldest first).
 type world struct {
-	snap    team.Snapshot
+	snap    view.Snapshot
 	reqs    []protocol.Request
 	clock   *testClock
 	rng     *rand.Rand
 	counter int
 }
 
-func (w *world) publish() team.Snapshot {
+func (w *world) publish() view.Snapshot {
 	slices.SortStableFunc(w.reqs, func(a, b protocol.Request) int {
 		ap, bp := a.Status == protocol.RequestPending, b.Status == protocol.RequestPending
 		switch {

@@ -13,6 +13,7 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 )
 
 // TestMessageAndShutdownActOnTheRowsMember: m and s act on the member the
@@ -21,7 +22,7 @@ import (
 func TestMessageAndShutdownActOnTheRowsMember(t *testing.T) {
 	m, _ := newTestModel(t, 140, 40)
 	snap := busySnapshot(t)
-	snap.Messages = append(snap.Messages, team.MessageView{Inbox: "auditor", Msg: textMessage("lead", "auditor", "are you there?", t0)})
+	snap.Messages = append(snap.Messages, view.MessageView{Inbox: "auditor", Msg: textMessage("lead", "auditor", "are you there?", t0)})
 	m.Update(SnapshotMsg(snap))
 	footer := func() string {
 		lines := strings.Split(ansi.Strip(m.View().Content), "\n")
@@ -129,8 +130,8 @@ func TestSelectionsFollowTheItem(t *testing.T) {
 	newer := *snap.Chains.At(0).Rows[0].Call
 	newer.RequestID, newer.CorrelationID = "req-000000000009", "corr-dddddddddddd"
 	next.Chains = trace.ChainListOf(append([]trace.Chain{{CorrelationID: newer.CorrelationID, Start: t0, Rows: []trace.Row{{Call: &newer}}}}, snap.Chains.Slice()...)...)
-	next.Messages = append(append([]team.MessageView(nil), snap.Messages[1:]...),
-		team.MessageView{Inbox: "lead", Offset: 99, Msg: textMessage("finanzas", "lead", "a new one", t0)})
+	next.Messages = append(append([]view.MessageView(nil), snap.Messages[1:]...),
+		view.MessageView{Inbox: "lead", Offset: 99, Msg: textMessage("finanzas", "lead", "a new one", t0)})
 	m.Update(SnapshotMsg(next))
 
 	if got := m.messages.selectedMessage().Msg.Content; got != want {

@@ -66,14 +66,14 @@ func leadHears(t *testing.T, dir, member, prefix string) string {
 }
 
 // TestReadmeAgentRunsFromAnyDirectory: the README's example agent (kept
-// byte for byte as team/testdata/agent.py), in team.json as the README
+// byte for byte as team/supervisor/testdata/agent.py), in team.json as the README
 // shows it — ["python3", "agent.py"], agent.py next to team.json — runs
 // when `huddle up` runs in another directory with a relative --dir: its
 // plan, a rejection and the revision, the approval, a message answered,
 // and a shutdown it approves.
 func TestReadmeAgentRunsFromAnyDirectory(t *testing.T) {
 	dir, cwd, rel := elsewhere(t)
-	copyFile(t, filepath.Join("..", "..", "team", "testdata", "agent.py"), filepath.Join(dir, "agent.py"))
+	copyFile(t, filepath.Join("..", "..", "team", "supervisor", "testdata", "agent.py"), filepath.Join(dir, "agent.py"))
 	b, _ := json.Marshal(team.Team{Name: "audit", Members: []team.MemberSpec{{Name: "auditor", Role: "audits",
 		Runtime: team.RuntimeSpec{Kind: team.RuntimeExec, Command: []string{"python3", "agent.py"}}}}})
 	if err := os.WriteFile(team.ConfigPath(dir), b, 0o600); err != nil {
@@ -243,11 +243,11 @@ func TestAgentsDocExamples(t *testing.T) {
 	if messages < 11 || actions < 7 {
 		t.Errorf("read %d messages and %d actions from docs/agents.md: the parsing broke", messages, actions)
 	}
-	agent, err := os.ReadFile(filepath.Join("..", "..", "team", "testdata", "agent.py"))
+	agent, err := os.ReadFile(filepath.Join("..", "..", "team", "supervisor", "testdata", "agent.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(doc, "```python\n"+string(agent)+"```") {
-		t.Error("docs/agents.md's complete agent is not team/testdata/agent.py (the README's)")
+		t.Error("docs/agents.md's complete agent is not team/supervisor/testdata/agent.py (the README's)")
 	}
 }

@@ -2,7 +2,7 @@ package cli
 
 // The UI on a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): huddle attach
 // --store and huddle up --store without --headless. It is fed by the
-// store's observer (team.Observe, as a team directory's UI is on its files
+// store's observer (view.Observe, as a team directory's UI is on its files
 // store) and its keys act through the lead's
 // operations on the store (team/lead.go), from any machine.
 
@@ -12,6 +12,7 @@ import (
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/team"
+	"huddle/team/view"
 	"huddle/tui"
 )
 
@@ -26,12 +27,12 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 		Footer: "attached to the store " + name,
 		// The member view reads the store's copy of a member's log or
 		// transcript, wherever the member runs.
-		Lines: func(member, kind string) team.LineSource {
+		Lines: func(member, kind string) view.LineSource {
 			k := store.LogStderr
 			if kind == string(team.RuntimeLLM) {
 				k = store.LogTranscript
 			}
-			return team.FollowStore(st, member, k, viewLines)
+			return view.FollowStore(st, member, k, viewLines)
 		},
 		Store:   st,
 		Actions: tui.LeadActions(tui.StoreLead(ctx, st)),

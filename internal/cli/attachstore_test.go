@@ -18,6 +18,7 @@ import (
 	"huddle/store"
 	"huddle/store/natsstore"
 	"huddle/team"
+	"huddle/team/view"
 	"huddle/tui"
 )
 
@@ -38,7 +39,7 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("attached to the store "+natsstore.Redact(url)))
 	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	handed("the team", func(s team.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 && s.Store })
+	handed("the team", func(s view.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 && s.Store })
 
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -47,7 +48,7 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	}
 	const id = "pl-a77ac4ed0001"
 	storePlan(t, writer, id, "alice")
-	handed("the plan pending", func(s team.Snapshot) bool {
+	handed("the plan pending", func(s view.Snapshot) bool {
 		return s.Pending == 1 && s.Requests[0].ID == id
 	})
 
@@ -65,7 +66,7 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	if got[0].Type != protocol.TypePlanApprovalResponse || got[0].RequestID != id || got[0].Approve == nil || !*got[0].Approve {
 		t.Fatalf("alice's inbox holds %+v, want the approval of %s", got[0], id)
 	}
-	handed("the plan approved", func(s team.Snapshot) bool {
+	handed("the plan approved", func(s view.Snapshot) bool {
 		return s.Pending == 0 && len(s.Requests) == 1 && s.Requests[0].Status == protocol.RequestApproved
 	})
 
@@ -130,7 +131,7 @@ func TestAttachStoreMemberViewReadsTheStoresLog(t *testing.T) {
 	writer := openTeamStore(t, url, true)
 	ui := startStoreUI(t, url)
 	tm := ui.tm
-	ui.handed("the team", func(s team.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 })
+	ui.handed("the team", func(s view.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 })
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if err := writer.AppendLog(ctx, "alice", store.LogStderr, [][]byte{[]byte("qz1 before\n")}); err != nil {
@@ -167,7 +168,7 @@ type storeUI struct {
 	stop    func() error
 	stopped bool
 	mu      sync.Mutex
-	last    team.Snapshot
+	last    view.Snapshot
 }
 
 func startStoreUI(t *testing.T, url string) *storeUI {
@@ -180,7 +181,7 @@ func startStoreUI(t *testing.T, url string) *storeUI {
 	stop, err := tui.Connect(t.Context(), opts.Store, func(msg tea.Msg) {
 		if s, ok := msg.(tui.SnapshotMsg); ok {
 			u.mu.Lock()
-			u.last = team.Snapshot(s)
+			u.last = view.Snapshot(s)
 			u.mu.Unlock()
 		}
 		u.tm.Send(msg)
@@ -199,7 +200,7 @@ func startStoreUI(t *testing.T, url string) *storeUI {
 }
 
 // handed waits until the last snapshot handed to the UI meets cond.
-func (u *storeUI) handed(what string, cond func(s team.Snapshot) bool) {
+func (u *storeUI) handed(what string, cond func(s view.Snapshot) bool) {
 	u.t.Helper()
 	testkit.WaitFor(u.t, 20*time.Second, what, func() bool {
 		u.mu.Lock()
@@ -247,7 +248,7 @@ func TestAttachStoreShowsTheStoresMessagesAndUnread(t *testing.T) {
 	send("alice", "qm2 before")
 	send("bob", "qm3 before")
 	ui := startStoreUI(t, url)
-	count := func(s team.Snapshot, text string) int {
+	count := func(s view.Snapshot, text string) int {
 		n := 0
 		for _, mv := range s.Messages {
 			if mv.Msg.Content == text {
@@ -256,7 +257,7 @@ func TestAttachStoreShowsTheStoresMessagesAndUnread(t *testing.T) {
 		}
 		return n
 	}
-	unread := func(s team.Snapshot, name string) int {
+	unread := func(s view.Snapshot, name string) int {
 		for _, mv := range s.Members {
 			if mv.Record.Name == name {
 				return mv.Unread
@@ -264,12 +265,12 @@ func TestAttachStoreShowsTheStoresMessagesAndUnread(t *testing.T) {
 		}
 		return -1
 	}
-	ui.handed("the messages held and the counts", func(s team.Snapshot) bool {
+	ui.handed("the messages held and the counts", func(s view.Snapshot) bool {
 		return count(s, "qm1 before") == 1 && count(s, "qm2 before") == 1 && count(s, "qm3 before") == 1 &&
 			unread(s, "alice") == 2 && unread(s, "bob") == 1
 	})
 	send("bob", "qm4 after")
-	ui.handed("the message sent after", func(s team.Snapshot) bool {
+	ui.handed("the message sent after", func(s view.Snapshot) bool {
 		return count(s, "qm4 after") == 1 && unread(s, "bob") == 2 && len(s.Messages) == 4
 	})
 	ui.tm.Send(tea.KeyPressMsg{Code: '4', Text: "4"})

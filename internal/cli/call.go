@@ -12,6 +12,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
+	"huddle/team/supervisor"
 )
 
 // callOptions are the flags of huddle call.
@@ -75,7 +76,7 @@ func runCall(cl *cmdline, o *callOptions) int {
 			}
 			defer func() { _ = sub.Stop() }()
 		}
-		res := team.NewCaller(ctx, st, t, router, policy, policyErr).Call(ctx, req)
+		res := supervisor.NewCaller(ctx, st, t, router, policy, policyErr).Call(ctx, req)
 		return printCall(cl, req, res)
 	})
 }
@@ -106,7 +107,7 @@ func callPolicy(ctx context.Context, cl *cmdline, st store.Store, o *callOptions
 
 // storedPolicy is the policy the store keeps as name.
 func storedPolicy(ctx context.Context, cl *cmdline, st store.Store, name string) (*ipc.Policy, error) {
-	p, err := team.PolicyFrom(ctx, st, name)
+	p, err := supervisor.PolicyFrom(ctx, st, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.storeName(), name)
 	}

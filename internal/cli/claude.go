@@ -15,6 +15,7 @@ import (
 	"huddle/claudeteam"
 	"huddle/protocol"
 	"huddle/team"
+	"huddle/team/view"
 	"huddle/tui"
 )
 
@@ -320,7 +321,7 @@ func claudeRunOptions(root, name string, permissions bool) tui.RunOptions {
 		Dir:    root,
 		Footer: footer,
 		Connect: func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			obs, err := claudeteam.ObserveSnapshots(ctx, root, name, func(s team.Snapshot) { send(tui.SnapshotMsg(s)) })
+			obs, err := claudeteam.ObserveSnapshots(ctx, root, name, func(s view.Snapshot) { send(tui.SnapshotMsg(s)) })
 			if err != nil {
 				return nil, err
 			}

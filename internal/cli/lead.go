@@ -407,7 +407,7 @@ func listRequests(ctx context.Context, cl *cmdline, st store.Store, all bool, li
 	}
 	out := pending
 	if all {
-		slices.SortStableFunc(final, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
+		slices.SortStableFunc(final, func(a, b protocol.Request) int { return b.ResolvedOrCreated().Compare(a.ResolvedOrCreated()) })
 		out = append(out, final...)
 		for i := range bad {
 			out = append(out, team.CorruptRequest(&bad[i]))
@@ -431,13 +431,6 @@ func undecided(ctx context.Context, st store.Store, bad []store.CorruptError) []
 		}
 	}
 	return out
-}
-
-func resolvedAt(r *protocol.Request) time.Time {
-	if r.ResolvedAt != nil {
-		return *r.ResolvedAt
-	}
-	return r.Created
 }
 
 func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {

@@ -13,7 +13,7 @@ import (
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 	"huddle/store"
-	"huddle/team"
+	"huddle/team/serve"
 )
 
 // serveOptions are the flags of huddle serve.
@@ -57,7 +57,7 @@ func runServe(cl *cmdline, o *serveOptions) int {
 		if err != nil {
 			return cl.fail(err)
 		}
-		backend, err := team.NewServeBackend(ctx, st, policy)
+		backend, err := serve.NewServeBackend(ctx, st, policy)
 		if err != nil {
 			return cl.fail(err)
 		}
@@ -79,7 +79,7 @@ func servePolicy(ctx context.Context, cl *cmdline, st store.Store, o *serveOptio
 	}
 	path := o.config
 	if path == "" {
-		path = team.ServePolicyPath(cl.dir)
+		path = serve.ServePolicyPath(cl.dir)
 	}
 	p, err := ipc.LoadPolicy(path)
 	if err != nil {
@@ -90,7 +90,7 @@ func servePolicy(ctx context.Context, cl *cmdline, st store.Store, o *serveOptio
 
 // serveBackend serves backend's skills over HTTP until ctx ends; where
 // says where the team is.
-func serveBackend(ctx context.Context, cl *cmdline, o *serveOptions, keys *blueprint.Keys, backend *team.ServeBackend, where string) int {
+func serveBackend(ctx context.Context, cl *cmdline, o *serveOptions, keys *blueprint.Keys, backend *serve.ServeBackend, where string) int {
 	srv, err := blueprint.NewServed(blueprint.ServedConfig{Dir: cl.dir, Backend: backend, Keys: keys,
 		MaxRunning: o.maxRunning, Keep: o.keep, LogTo: cl.stderr})
 	if err != nil {

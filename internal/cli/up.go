@@ -13,13 +13,14 @@ import (
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/team"
+	"huddle/team/supervisor"
 	"huddle/tui"
 )
 
 // runtimeOptions are the options of a runtime started from the CLI.
-func runtimeOptions(auto bool) team.Options {
+func runtimeOptions(auto bool) supervisor.Options {
 	exe, _ := os.Executable()
-	return team.Options{AutoApprove: auto, Executable: exe}
+	return supervisor.Options{AutoApprove: auto, Executable: exe}
 }
 
 func upFlags(fs *flag.FlagSet) runFunc {
@@ -83,12 +84,12 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(cl.stdout)
-	opts.OnEvent = func(e team.Event) {
+	opts.OnEvent = func(e supervisor.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(e) // a reader that went away must not stop the team
 	}
-	if err := team.Run(ctx, st, cl.dir, opts); err != nil {
+	if err := supervisor.Run(ctx, st, cl.dir, opts); err != nil {
 		return cl.fail(err)
 	}
 	return exitOK
@@ -97,10 +98,10 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 // runUnderUI runs the team st keeps in this process, with dir as its
 // local directory, under the UI until the person quits or ctx ends; then
 // it stops the team and waits for it.
-func runUnderUI(ctx context.Context, st store.Store, dir string, opts team.Options, ui tui.RunOptions) error {
+func runUnderUI(ctx context.Context, st store.Store, dir string, opts supervisor.Options, ui tui.RunOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rt, err := team.Start(ctx, st, dir, opts)
+	rt, err := supervisor.Start(ctx, st, dir, opts)
 	if err != nil {
 		return err
 	}

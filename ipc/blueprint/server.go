@@ -30,7 +30,7 @@ type Skill struct {
 }
 
 // Backend is what a server exposes and how it runs a call: huddle's team
-// (team.ServeBackend) or a test's.
+// (serve.ServeBackend) or a test's.
 type Backend interface {
 	// Skills lists the skills for discovery.
 	Skills() []Skill

@@ -17,7 +17,7 @@ import (
 	"huddle/teamdir"
 )
 
-// What a UI watches besides the Store interface (team.Observe): each is a
+// What a UI watches besides the Store interface (view.Observe): each is a
 // follow of one file, so the observer of a team directory reads a file
 // when it changes and never on a clock.
 var (
@@ -148,13 +148,6 @@ func (s *Store) History(ctx context.Context, limit int) ([]protocol.Request, []s
 			out = append(out, *r)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b protocol.Request) int { return resolvedAt(&b).Compare(resolvedAt(&a)) })
+	slices.SortStableFunc(out, func(a, b protocol.Request) int { return b.ResolvedOrCreated().Compare(a.ResolvedOrCreated()) })
 	return out, bad, nil
-}
-
-func resolvedAt(r *protocol.Request) time.Time {
-	if r.ResolvedAt != nil {
-		return *r.ResolvedAt
-	}
-	return r.Created
 }

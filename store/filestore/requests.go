@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"huddle/protocol"
@@ -55,6 +56,22 @@ func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, erro
 // rewrites the record; writing it too would cost the decision's round trip
 // a second rewrite (about a millisecond here).
 func (s *Store) Peek(ctx context.Context, id string) (*protocol.Request, error) {
+	return s.request(ctx, id, false)
+}
+
+// PeekLive is Peek of a live record only: an archived one (requests/done/)
+// is not found, and not read.
+func (s *Store) PeekLive(ctx context.Context, id string) (*protocol.Request, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	live, err := teamdir.RequestPath(s.dir, id)
+	if err != nil {
+		return nil, err
+	}
+	if !exists(live) {
+		return nil, fmt.Errorf("request %s: %w", id, store.ErrNotFound)
+	}
 	return s.request(ctx, id, false)
 }
 
@@ -115,6 +132,15 @@ func (s *Store) finishRewrite(r *protocol.Request) {
 	_ = writeJSON(live, r, false) // not fsync'd: the decision file is the durable truth
 }
 
+// archivedReads counts this process's reads of archived records and
+// decisions (ArchivedReads).
+var archivedReads atomic.Int64
+
+// ArchivedReads is how many archived records and decisions this process
+// has read: a runtime's ticks read none, however long the history grows,
+// and a test checks it.
+func ArchivedReads() int64 { return archivedReads.Load() }
+
 // loadRecord reads requests/<id>.json or requests/done/<id>.json. An empty
 // file is a record being created: not there yet.
 func (s *Store) loadRecord(id string) (*protocol.Request, error) {
@@ -134,6 +160,9 @@ func (s *Store) loadRecord(id string) (*protocol.Request, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if i == 1 {
+			archivedReads.Add(1)
 		}
 		var r protocol.Request
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -312,6 +341,9 @@ func (s *Store) readDecision(id string) (*store.Decision, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if p == done {
+			archivedReads.Add(1)
 		}
 		var d store.Decision
 		if json.Unmarshal(b, &d) != nil || d.Event == "" {

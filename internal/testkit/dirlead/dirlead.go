@@ -45,3 +45,13 @@ func RequestShutdown(dir, member, reason string) (*protocol.Request, error) {
 	defer st.Close()
 	return team.RequestShutdown(context.Background(), st, t, member, reason)
 }
+
+// RequestRestart is team.RequestRestart on the team in dir.
+func RequestRestart(dir, member string) (*protocol.Member, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return team.RequestRestart(context.Background(), st, member)
+}
