@@ -314,3 +314,38 @@ func TestCorruptRecordsNamed(t *testing.T) {
 		}
 	})
 }
+
+// TestPeekLiveReadsNoArchive: PeekLive reads a live record as Peek does,
+// and an archived one is not found without a read of requests/done/
+// (filestore.ArchivedReads stays), while Request still finds it there.
+func TestPeekLiveReadsNoArchive(t *testing.T) {
+	_, s := openTemp(t)
+	ctx := t.Context()
+	r := protocol.NewRequest(protocol.KindPlan, "pl-0123456789ef", "alice", protocol.Lead, time.Now(), time.Hour)
+	r.Plan = "a plan"
+	if err := s.CreateRequest(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.PeekLive(ctx, r.ID); err != nil || got.Status != protocol.RequestPending {
+		t.Fatalf("PeekLive of a live record = %+v, %v", got, err)
+	}
+	if _, err := s.Decide(ctx, r.ID, store.Decision{Event: protocol.EventApprove, By: "lead", At: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Archive(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	before := filestore.ArchivedReads()
+	if got, err := s.PeekLive(ctx, r.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("PeekLive of an archived record = %+v, %v; want not found", got, err)
+	}
+	if n := filestore.ArchivedReads() - before; n != 0 {
+		t.Fatalf("PeekLive read %d archived files", n)
+	}
+	if got, err := s.Request(ctx, r.ID); err != nil || got.Status != protocol.RequestApproved {
+		t.Fatalf("Request of the archived record = %+v, %v", got, err)
+	}
+	if filestore.ArchivedReads() == before {
+		t.Fatal("a read of requests/done/ was not counted")
+	}
+}
