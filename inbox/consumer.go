@@ -263,6 +263,12 @@ func (c *Consumer) Abandon() error {
 // then compacts the file if it is fully consumed and large enough.
 func (c *Consumer) Drain(ctx context.Context) error { return c.drain(ctx, true) }
 
+// DrainWritten is Drain after the file the consumer holds was only
+// written to: it does not check by path that the name still points to
+// that file (its watcher says when the name was created, removed or
+// renamed, and calls Drain then). A file unlinked is seen all the same.
+func (c *Consumer) DrainWritten(ctx context.Context) error { return c.drain(ctx, false) }
+
 // drain is Drain; verify asks it to check by path that the kept inbox file
 // is still the one the name points to (the watcher asks when the name was
 // created, removed or renamed, or when events were lost; a file unlinked is

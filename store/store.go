@@ -81,7 +81,11 @@ type Store interface {
 	Members(ctx context.Context, lostAfter time.Duration) ([]MemberState, []CorruptError, error)
 	// Member reads one member's record the same way (ErrNotFound when it
 	// has none): a runtime looks one up on every call to it and every
-	// status it is told, which must not cost a listing of the team.
+	// status it is told, which must not cost a listing of the team. With
+	// lostAfter RecordOnly it reads the record alone, with no verdict
+	// (Lost false, Seen meaning nothing): the runtime that runs the member
+	// needs none, and working it out costs a files store a probe of
+	// runtime.lock.
 	Member(ctx context.Context, name string, lostAfter time.Duration) (*MemberState, error)
 
 	// Watch calls fn with each change of the records of kinds (every kind
@@ -329,6 +333,10 @@ var (
 	// act on what is asked of it.
 	ErrNoRuntime = errors.New("no runtime runs it")
 )
+
+// RecordOnly is the lostAfter of a Member read that wants the record
+// alone, without the Lost verdict.
+const RecordOnly time.Duration = -1
 
 // AlreadyError says who resolved a request first.
 type AlreadyError struct {

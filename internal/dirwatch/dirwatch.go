@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -39,6 +40,7 @@ type Sub struct {
 	set     *Set
 	dir     *dir
 	changed chan struct{}
+	moved   atomic.Bool // the name was created, removed or renamed, or events lost, since Moved
 	errs    chan error
 	done    chan struct{}
 	once    sync.Once
@@ -69,6 +71,7 @@ func (s *Set) Follow(path string) (*Sub, error) {
 		go d.run()
 	}
 	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1), errs: make(chan error, 1), done: make(chan struct{})}
+	sub.moved.Store(true) // nothing is known of the file yet
 	d.mu.Lock()
 	// A slice, not a set: a file has one follower or two, and a thousand
 	// inboxes' followers cost a map each otherwise.
@@ -79,6 +82,11 @@ func (s *Set) Follow(path string) (*Sub, error) {
 
 // Changed is woken when the file changed, or events were lost.
 func (sub *Sub) Changed() <-chan struct{} { return sub.changed }
+
+// Moved says whether, since it last said, the name was created, removed
+// or renamed, or events were lost, rather than only written: a reader
+// keeping the file open checks the name still points to it only then.
+func (sub *Sub) Moved() bool { return sub.moved.Swap(false) }
 
 // Err gets an error of the watch other than lost events.
 func (sub *Sub) Err() <-chan error { return sub.errs }
@@ -120,7 +128,7 @@ func (d *dir) run() {
 			if !ok {
 				return
 			}
-			d.tell(filepath.Clean(ev.Name), nil)
+			d.tell(filepath.Clean(ev.Name), ev.Op != fsnotify.Write, nil)
 		case err, ok := <-d.w.Errors:
 			if !ok {
 				return
@@ -128,28 +136,31 @@ func (d *dir) run() {
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				err = nil // events were lost: every follower looks again
 			}
-			d.tell("", err)
+			d.tell("", true, err)
 		}
 	}
 }
 
 // tell wakes the subscriptions on path ("": all), or gives them err.
-func (d *dir) tell(path string, err error) {
+func (d *dir) tell(path string, moved bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if path != "" {
-		d.wake(d.subs[path], nil)
+		d.wake(d.subs[path], moved, nil)
 		return
 	}
 	for _, subs := range d.subs {
-		d.wake(subs, err)
+		d.wake(subs, true, err)
 	}
 }
 
 // wake wakes subs, or gives them err; it never waits. The caller holds
 // d.mu.
-func (d *dir) wake(subs []*Sub, err error) {
+func (d *dir) wake(subs []*Sub, moved bool, err error) {
 	for _, sub := range subs {
+		if moved {
+			sub.moved.Store(true)
+		}
 		if err != nil {
 			select {
 			case sub.errs <- err:

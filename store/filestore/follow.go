@@ -26,8 +26,9 @@ type subscription struct {
 
 // follow starts a subscription on dir/name: drain runs at once, at every
 // change of the file, again after a failed drain, and every rescan when
-// it is above zero.
-func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx context.Context) error, finish func() error, rescan time.Duration) (*subscription, error) {
+// it is above zero. moved tells drain whether the file may be another
+// now (dirwatch.Sub.Moved; at the start, a retry or a rescan, always).
+func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx context.Context, moved bool) error, finish func() error, rescan time.Duration) (*subscription, error) {
 	w, err := s.watches.Follow(filepath.Join(dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", name, err)
@@ -59,18 +60,21 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 			every = t.C
 		}
 		for first := true; ; first = false {
+			moved := true
 			if !first {
 				select {
 				case <-ctx.Done():
 					return
 				case <-w.Changed():
+					moved = false
 				case err := <-w.Err():
 					_ = err // not said: whatever the watch missed, a drain reads
 				case <-retryC:
 				case <-every:
 				}
 			}
-			if err := drain(ctx); err != nil && ctx.Err() == nil {
+			moved = w.Moved() || moved
+			if err := drain(ctx, moved); err != nil && ctx.Err() == nil {
 				if retry == nil {
 					retry = time.NewTimer(retryAfter)
 					retryC = retry.C
@@ -91,4 +95,9 @@ func (sub *subscription) Stop() error {
 		sub.s.track(sub, false)
 	})
 	return sub.err
+}
+
+// always is a drain that reads the same whether or not the file moved.
+func always(f func(ctx context.Context) error) func(ctx context.Context, moved bool) error {
+	return func(ctx context.Context, _ bool) error { return f(ctx) }
 }

@@ -77,7 +77,13 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 		}
 		return c.Close()
 	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", c.Drain, finish, opts.Rescan)
+	drain := func(ctx context.Context, moved bool) error {
+		if moved {
+			return c.Drain(ctx)
+		}
+		return c.DrainWritten(ctx) // one pread, no stat of the name
+	}
+	sub, err := s.follow(ctx, dir, member+".jsonl", drain, finish, opts.Rescan)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("consume %s: %w", member, err)
@@ -149,7 +155,7 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", func(context.Context) error { return obs.Drain() }, nil, s.opts.Inbox.Rescan)
+	sub, err := s.follow(ctx, dir, member+".jsonl", always(func(context.Context) error { return obs.Drain() }), nil, s.opts.Inbox.Rescan)
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}

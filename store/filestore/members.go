@@ -95,7 +95,11 @@ func (s *Store) Member(ctx context.Context, name string, lostAfter time.Duration
 	if err := protocol.ValidateName(name); err != nil {
 		return nil, err
 	}
-	ms, err := s.readMember(name, time.Now(), lostAfter, s.runtime())
+	rt := runtimeLiveness{running: true} // RecordOnly: no verdict, no probe
+	if lostAfter != store.RecordOnly {
+		rt = s.runtime()
+	}
+	ms, err := s.readMember(name, time.Now(), lostAfter, rt)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("member %s: %w", name, store.ErrNotFound)
 	}

@@ -108,5 +108,6 @@ func (s *Store) readMember(ctx context.Context, key string, now time.Time, lostA
 		return nil, &store.CorruptError{Name: name, File: key, Err: fmt.Sprintf("the record names %q", m.Name)}
 	}
 	seen := e.Created()
-	return &store.MemberState{Member: m, Seen: seen, Lost: store.IsLive(m.Status) && now.Sub(seen) > lostAfter}, nil
+	lost := lostAfter != store.RecordOnly && store.IsLive(m.Status) && now.Sub(seen) > lostAfter
+	return &store.MemberState{Member: m, Seen: seen, Lost: lost}, nil
 }

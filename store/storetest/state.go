@@ -164,6 +164,9 @@ func testMembers(t *testing.T, open Opener) {
 	if one, err := s.Member(ctx, "zed", deadline); err != nil || !one.Lost {
 		t.Fatalf("member zed alone, past the deadline: %+v, %v", one, err)
 	}
+	if one, err := s.Member(ctx, "zed", store.RecordOnly); err != nil || one.Lost || one.Activity != "parsing" {
+		t.Fatalf("member zed's record alone: %+v, %v; want the record, no verdict", one, err)
+	}
 	if err := s.Heartbeat(ctx, "zed"); err != nil {
 		t.Fatal(err)
 	}

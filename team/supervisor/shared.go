@@ -201,7 +201,7 @@ func (s *shared) writeMember(m *protocol.Member) error {
 func (s *shared) loadMember(name string) (*protocol.Member, error) {
 	ctx, cancel := op()
 	defer cancel()
-	ms, err := s.st.Member(ctx, name, team.LostAfter)
+	ms, err := s.st.Member(ctx, name, store.RecordOnly) // the runtime knows who runs
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("member %s: %w", name, os.ErrNotExist)
 	}
