@@ -145,12 +145,11 @@ func (f *Follower) wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-f.w.Done():
-		return io.EOF
-	case <-f.w.Changed():
-		return nil
-	case err := <-f.w.Err():
-		return err
+	case _, open := <-f.w.Changed():
+		if !open {
+			return io.EOF
+		}
+		return f.w.Err()
 	}
 }
 

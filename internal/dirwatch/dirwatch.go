@@ -41,8 +41,7 @@ type Sub struct {
 	dir     *dir
 	changed chan struct{}
 	moved   atomic.Bool // the name was created, removed or renamed, or events lost, since Moved
-	errs    chan error
-	done    chan struct{}
+	err     atomic.Pointer[error]
 	once    sync.Once
 }
 
@@ -70,7 +69,7 @@ func (s *Set) Follow(path string) (*Sub, error) {
 		s.dirs[name] = d
 		go d.run()
 	}
-	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1), errs: make(chan error, 1), done: make(chan struct{})}
+	sub := &Sub{path: path, set: s, dir: d, changed: make(chan struct{}, 1)}
 	sub.moved.Store(true) // nothing is known of the file yet
 	d.mu.Lock()
 	// A slice, not a set: a file has one follower or two, and a thousand
@@ -80,7 +79,9 @@ func (s *Set) Follow(path string) (*Sub, error) {
 	return sub, nil
 }
 
-// Changed is woken when the file changed, or events were lost.
+// Changed is woken when the file changed, events were lost or the watch
+// failed (Err), and closed once the Sub is closed. A thousand followers
+// hold one channel each and nothing else.
 func (sub *Sub) Changed() <-chan struct{} { return sub.changed }
 
 // Moved says whether, since it last said, the name was created, removed
@@ -88,18 +89,20 @@ func (sub *Sub) Changed() <-chan struct{} { return sub.changed }
 // keeping the file open checks the name still points to it only then.
 func (sub *Sub) Moved() bool { return sub.moved.Swap(false) }
 
-// Err gets an error of the watch other than lost events.
-func (sub *Sub) Err() <-chan error { return sub.errs }
-
-// Done is closed once the subscription is closed.
-func (sub *Sub) Done() <-chan struct{} { return sub.done }
+// Err takes the error of the watch, other than lost events, that woke
+// Changed since it was last taken, if one did.
+func (sub *Sub) Err() error {
+	if p := sub.err.Swap(nil); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // Close ends the subscription; the last one of a directory stops its
 // watch.
 func (sub *Sub) Close() error {
 	var err error
 	sub.once.Do(func() {
-		close(sub.done)
 		s, d := sub.set, sub.dir
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -109,6 +112,7 @@ func (sub *Sub) Close() error {
 			delete(d.subs, sub.path)
 		}
 		last := len(d.subs) == 0
+		close(sub.changed) // under d.mu: no wake sends to it after
 		d.mu.Unlock()
 		if last {
 			delete(s.dirs, d.name)
@@ -162,11 +166,7 @@ func (d *dir) wake(subs []*Sub, moved bool, err error) {
 			sub.moved.Store(true)
 		}
 		if err != nil {
-			select {
-			case sub.errs <- err:
-			default:
-			}
-			continue
+			sub.err.Store(&err)
 		}
 		select {
 		case sub.changed <- struct{}{}:

@@ -19,7 +19,7 @@ const retryAfter = time.Second
 type subscription struct {
 	s      *Store
 	cancel context.CancelFunc
-	done   chan struct{}
+	loop   sync.WaitGroup // a thousand idle subscriptions hold no channel of their own
 	once   sync.Once
 	err    error
 }
@@ -34,10 +34,9 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 		return nil, fmt.Errorf("watch %s: %w", name, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sub := &subscription{s: s, cancel: cancel, done: make(chan struct{})}
+	sub := &subscription{s: s, cancel: cancel}
 	s.track(sub, true)
-	go func() {
-		defer close(sub.done)
+	sub.loop.Go(func() {
 		defer func() {
 			w.Close()
 			if finish != nil {
@@ -65,10 +64,13 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 				select {
 				case <-ctx.Done():
 					return
-				case <-w.Changed():
+				case _, open := <-w.Changed():
+					if !open {
+						return
+					}
+					// An error of the watch is not said: whatever it
+					// missed, this drain reads, told the file moved.
 					moved = false
-				case err := <-w.Err():
-					_ = err // not said: whatever the watch missed, a drain reads
 				case <-retryC:
 				case <-every:
 				}
@@ -83,7 +85,7 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 				}
 			}
 		}
-	}()
+	})
 	return sub, nil
 }
 
@@ -91,7 +93,7 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 func (sub *subscription) Stop() error {
 	sub.once.Do(func() {
 		sub.cancel()
-		<-sub.done
+		sub.loop.Wait()
 		sub.s.track(sub, false)
 	})
 	return sub.err

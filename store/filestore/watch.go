@@ -61,10 +61,9 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change), kinds ...store
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sub := &subscription{s: s, cancel: cancel, done: make(chan struct{})}
+	sub := &subscription{s: s, cancel: cancel}
 	s.track(sub, true)
-	go func() {
-		defer close(sub.done)
+	sub.loop.Go(func() {
 		defer w.Close()
 		for {
 			select {
@@ -90,7 +89,7 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change), kinds ...store
 				all() // an overflow: events were lost
 			}
 		}
-	}()
+	})
 	return sub, nil
 }
 
