@@ -147,7 +147,10 @@ func (mt *mate) runLLM(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	if err := mt.setStatus(protocol.MemberWorking, "starting"); err != nil {
+	// Only from starting: a plan submitted the instant the loop began has
+	// moved the member on already, and "starting" must not undo it.
+	starting := func(rec *protocol.Member) bool { return rec.Status == protocol.MemberStarting }
+	if _, err := mt.setStatusIf(starting, protocol.MemberWorking, "starting"); err != nil {
 		return err
 	}
 	err := mt.llm.thinker.Run(ctx)

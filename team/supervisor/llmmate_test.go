@@ -559,7 +559,7 @@ func TestLLMEnvSubmitPlanExpired(t *testing.T) {
 	startTeam(t, dir, Options{newThinker: fk.build})
 	a := waitAnswer(t, submitAsync(t, fk.of(t, "coder").cfg.Env, "a plan nobody reads"))
 	if a.ok || a.err != nil || !strings.Contains(a.feedback, "expired") {
-		t.Fatalf("expired plan: %+v", a)
+		t.Fatalf("expired plan: ok=%v feedback=%q err=%v", a.ok, a.feedback, a.err)
 	}
 	if st := memberStatus(dir, "coder"); st != protocol.MemberRevising {
 		t.Fatalf("status = %s, want revising", st)

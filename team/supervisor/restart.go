@@ -41,7 +41,17 @@ func (rt *Runtime) restart(name string) error {
 	select {
 	case <-old.finished:
 	default:
-		return fmt.Errorf("restart: %s is %s; only a stopped or crashed member is restarted", name, old.status())
+		if !old.status().IsTerminal() {
+			return fmt.Errorf("restart: %s is %s; only a stopped or crashed member is restarted", name, old.status())
+		}
+		// Its record says it ended, and its run is still cancelling what
+		// was pending for it: a restart asked in that instant waits for
+		// the run to be over rather than being refused.
+		select {
+		case <-old.finished:
+		case <-rt.ctx.Done():
+			return fmt.Errorf("restart: %w", rt.ctx.Err())
+		}
 	}
 	if err := rt.run(rt.ctx, spec, false); err != nil {
 		return fmt.Errorf("restart: %w", err)
