@@ -292,6 +292,13 @@ func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*proto
 	if err != nil {
 		return nil, err
 	}
+	return s.decide(ctx, r, d)
+}
+
+// decide is Decide on a record already read: the read may be stale by the
+// claim, which the decision file settles.
+func (s *Store) decide(ctx context.Context, r *protocol.Request, d store.Decision) (*protocol.Request, error) {
+	id := r.ID
 	if d.At.IsZero() {
 		d.At = time.Now().UTC()
 	}
