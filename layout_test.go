@@ -58,7 +58,10 @@ var allowedImports = map[string][]string{
 	// The lead's operations on a team directory, for the tests that act as
 	// a lead from outside the team (only tests import it).
 	"internal/testkit/dirlead": {"protocol", "team", "store/filestore"},
-	"internal/testkit/files":   {"inbox", "store/filestore"},
+	// A team directory's records, for the tests that read and write them
+	// from outside the team (only tests import it).
+	"internal/testkit/dirrecords": {"protocol", "store", "store/filestore", "team"},
+	"internal/testkit/files":      {"inbox", "store/filestore"},
 	// A team kept in a store of each kind, and the records and roles the
 	// tests of team and its subpackages share (only tests import it).
 	"internal/testkit/teamkit": {"protocol", "ipc/trace", "store", "store/storekinds", "team", "internal/testkit/files"},
