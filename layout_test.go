@@ -64,7 +64,7 @@ var allowedImports = map[string][]string{
 	"internal/testkit/files":      {"inbox", "store/filestore"},
 	// A team kept in a store of each kind, and the records and roles the
 	// tests of team and its subpackages share (only tests import it).
-	"internal/testkit/teamkit": {"protocol", "ipc/trace", "store", "store/storekinds", "team", "internal/testkit/files"},
+	"internal/testkit/teamkit": {"protocol", "ipc/trace", "store", "store/storekinds", "team", "internal/testkit/dirrecords", "internal/testkit/files"},
 
 	// The OpenTelemetry export of the spans ipc/trace records; only
 	// internal/cli starts it.

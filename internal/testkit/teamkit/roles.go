@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
@@ -36,7 +37,8 @@ func Main(m *testing.M, roles map[string]func() int) {
 }
 
 // RunResolver reads request ids from stdin, one a line, and races to
-// resolve each in the team directory $DIR as $ME with $EVENT. For each it
+// resolve each in the team directory $DIR, through its files store, as $ME
+// with $EVENT. For each it
 // prints one line: "won <status>", or "lost <status> <by> <error text>",
 // or "err <error text>".
 func RunResolver() int {
@@ -45,7 +47,7 @@ func RunResolver() int {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		id := in.Text()
-		r, err := team.Resolve(dir, id, team.Resolution{Event: ev, By: me, Text: "from " + me})
+		r, err := dirrecords.Resolve(dir, id, team.Resolution{Event: ev, By: me, Text: "from " + me})
 		var already *store.AlreadyError
 		switch {
 		case err == nil:
