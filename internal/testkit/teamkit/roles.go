@@ -38,9 +38,8 @@ func Main(m *testing.M, roles map[string]func() int) {
 
 // RunResolver reads request ids from stdin, one a line, and races to
 // resolve each in the team directory $DIR, through its files store, as $ME
-// with $EVENT. For each it
-// prints one line: "won <status>", or "lost <status> <by> <error text>",
-// or "err <error text>".
+// with $EVENT. For each it prints one line: "won <status>", or
+// "lost <status> <by> <error text>", or "err <error text>".
 func RunResolver() int {
 	dir, me := os.Getenv("DIR"), os.Getenv("ME")
 	ev := protocol.RequestEvent(os.Getenv("EVENT"))
