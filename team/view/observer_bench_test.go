@@ -42,6 +42,9 @@ func benchTeam(b *testing.B) string {
 		}
 	}
 	teamkit.WriteTeam(b, dir, team.Team{Name: "bench", Members: specs})
+	if err := os.MkdirAll(teamdir.RequestsDirPath(dir), teamdir.DirMode); err != nil {
+		b.Fatal(err)
+	}
 	for i := range benchRequests {
 		r := benchRequest(i)
 		if err := replaceJSON(filepath.Join(dir, teamdir.RequestsDir, r.ID+".json"), r); err != nil {
