@@ -32,7 +32,7 @@ var allowedImports = map[string][]string{
 	"team/serve":   {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "store", "team", "team/supervisor"},
 	"claudeteam":   {"protocol", "teamdir", "team", "team/view"},
 	"replay":       {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
-	"agents":       {"protocol", "team"},
+	"agents":       {"protocol", "team", "store/filestore"},
 	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store"},
 	"internal/cli": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
 	".":            {"internal/cli"},
@@ -58,10 +58,13 @@ var allowedImports = map[string][]string{
 	// The lead's operations on a team directory, for the tests that act as
 	// a lead from outside the team (only tests import it).
 	"internal/testkit/dirlead": {"protocol", "team", "store/filestore"},
-	"internal/testkit/files":   {"inbox", "store/filestore"},
+	// A team directory's records, for the tests that read and write them
+	// from outside the team (only tests import it).
+	"internal/testkit/dirrecords": {"protocol", "store", "store/filestore", "team"},
+	"internal/testkit/files":      {"inbox", "store/filestore"},
 	// A team kept in a store of each kind, and the records and roles the
 	// tests of team and its subpackages share (only tests import it).
-	"internal/testkit/teamkit": {"protocol", "ipc/trace", "store", "store/storekinds", "team", "internal/testkit/files"},
+	"internal/testkit/teamkit": {"protocol", "ipc/trace", "store", "store/storekinds", "team", "internal/testkit/dirrecords", "internal/testkit/files"},
 
 	// The OpenTelemetry export of the spans ipc/trace records; only
 	// internal/cli starts it.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -331,12 +332,12 @@ func TestShutdownThatExpiredDuringTheTurn(t *testing.T) {
 	h.decide(true, "")
 	testkit.WaitFor(t, 20*time.Second, "the work turn under way", func() bool { return f.exists("working") })
 	r := protocol.NewRequest(protocol.KindShutdown, protocol.NewRequestID(protocol.KindShutdown), protocol.Lead, "coder", time.Now(), 2*time.Minute)
-	if err := team.CreateRequest(teamDir, &r); err != nil {
+	if err := dirrecords.CreateRequest(teamDir, &r); err != nil {
 		t.Fatal(err)
 	}
 	h.shutdown(r.ID)
 	h.expectStatus("finishing its work turn, then stopping")
-	if _, err := team.Resolve(teamDir, r.ID, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"}); err != nil {
+	if _, err := dirrecords.Resolve(teamDir, r.ID, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"}); err != nil {
 		t.Fatal(err)
 	}
 	f.touch(t, "release")

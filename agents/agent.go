@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"huddle/protocol"
-	"huddle/team"
+	"huddle/store/filestore"
 )
 
 // Config is one adapter: which CLI, its binary, the task, and the
@@ -412,9 +412,16 @@ func (a *agent) stillAsked() bool {
 	if a.cut || a.cfg.TeamDir == "" {
 		return true
 	}
+	st, err := filestore.Open(a.cfg.TeamDir)
+	if err != nil {
+		return true
+	}
+	defer st.Close()
 	open := a.shutdown[:0]
 	for _, id := range a.shutdown {
-		r, err := team.LoadRequest(a.cfg.TeamDir, id)
+		// Peek: the agent only asks whether the request is final; its
+		// resolver and the runtime write the record.
+		r, err := st.Peek(context.Background(), id)
 		if err == nil && r.Status.IsTerminal() {
 			a.log.printf("agent: shutdown request %s is %s already: going on", id, r.Status)
 			continue

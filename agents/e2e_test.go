@@ -12,9 +12,9 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
-	"huddle/team"
 	"huddle/team/supervisor"
 	"huddle/teamdir"
 )
@@ -83,7 +83,7 @@ func (rt *runtime) activities() string {
 
 func (rt *runtime) member(t *testing.T) *protocol.Member {
 	t.Helper()
-	m, err := team.LoadMember(rt.dir, "coder")
+	m, err := dirrecords.LoadMember(rt.dir, "coder")
 	if err != nil {
 		return &protocol.Member{} // not written yet
 	}
@@ -95,9 +95,9 @@ func (rt *runtime) pendingPlan(t *testing.T) protocol.Request {
 	t.Helper()
 	var plan protocol.Request
 	testkit.WaitFor(t, 30*time.Second, "coder's plan pending", func() bool {
-		rs, _, _ := team.ReadPendingRequests(rt.dir)
+		rs, _, _ := dirrecords.ReadLiveRequests(rt.dir)
 		for _, r := range rs {
-			if r.Kind == protocol.KindPlan && r.From == "coder" {
+			if r.Kind == protocol.KindPlan && r.From == "coder" && r.Status == protocol.RequestPending {
 				plan = r
 				return true
 			}
@@ -186,7 +186,7 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 20*time.Second, "coder stopped", func() bool { return rt.member(t).Status == protocol.MemberStopped })
-	if r, _ := team.LoadRequest(rt.dir, sd.ID); r.Status != protocol.RequestApproved || r.ResolvedBy != "coder" {
+	if r, _ := dirrecords.LoadRequest(rt.dir, sd.ID); r.Status != protocol.RequestApproved || r.ResolvedBy != "coder" {
 		t.Errorf("shutdown request %+v", r)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -214,7 +215,7 @@ func TestTimelineOfARealSession(t *testing.T) {
 	if count[KindStatus] != moves || moves == 0 {
 		t.Errorf("%d status events, want the %d moves of the histories", count[KindStatus], moves)
 	}
-	reqs, _ := team.ListRequests(ss.dir)
+	reqs, _ := dirrecords.ListRequests(ss.dir)
 	transitions := 0
 	for _, r := range reqs {
 		transitions += len(r.History)

@@ -39,6 +39,15 @@ func requestFrom(ctx context.Context, st store.Store, id string) (*protocol.Requ
 	return r, err
 }
 
+// Resolution is what a resolver decides.
+type Resolution struct {
+	Event protocol.RequestEvent
+	By    string
+	// Text is the feedback of a plan decision or the reason of a shutdown
+	// answer, a cancellation or an expiry.
+	Text string
+}
+
 // Settle is store.Decide with "no request ID" for an unknown id; a lost
 // race is the store's *store.AlreadyError, as on a team directory.
 func Settle(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {

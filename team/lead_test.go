@@ -12,6 +12,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -105,7 +106,7 @@ func TestRequestShutdownOfAStoppedMemberIsCancelledAtOnce(t *testing.T) {
 	for _, st := range []protocol.MemberStatus{protocol.MemberStopped, protocol.MemberCrashed} {
 		t.Run(string(st), func(t *testing.T) {
 			dir := leadTeam(t)
-			if err := WriteMember(dir, &protocol.Member{Name: "cy", Status: st, Since: time.Now()}); err != nil {
+			if err := files.Open(t, dir).PutMember(t.Context(), &protocol.Member{Name: "cy", Status: st, Since: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
 			r, err := dirRequestShutdown(dir, "cy", "tidy up")
@@ -116,7 +117,7 @@ func TestRequestShutdownOfAStoppedMemberIsCancelledAtOnce(t *testing.T) {
 				!strings.Contains(r.ResponseReason, "cy is already "+string(st)) {
 				t.Fatalf("request = %+v, want cancelled because cy is %s", r, st)
 			}
-			onDisk, err := LoadRequest(dir, r.ID)
+			onDisk, err := files.Open(t, dir).Request(t.Context(), r.ID)
 			if err != nil || onDisk.Status != protocol.RequestCancelled {
 				t.Fatalf("record on disk = %+v, %v", onDisk, err)
 			}

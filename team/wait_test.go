@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/files"
 	"huddle/protocol"
 )
 
@@ -16,9 +17,7 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 	dir := t.TempDir()
 	r := protocol.NewRequest(protocol.KindPlan, "pl-waitwaitwait", "alice", protocol.Lead, time.Now(), time.Hour)
 	r.Plan = "p"
-	if err := CreateRequest(dir, &r); err != nil {
-		t.Fatal(err)
-	}
+	mustCreate(t, dir, &r)
 	got := make(chan *protocol.Request, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -35,7 +34,7 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 	if rec := <-got; rec == nil || rec.Status != protocol.RequestApproved || rec.Feedback != `say "ok"` {
 		t.Fatalf("waited for %+v", rec)
 	}
-	if err := Archive(dir, loadOrFail(t, dir, r.ID)); err != nil {
+	if err := files.Open(t, dir).Archive(ctx, r.ID); err != nil {
 		t.Fatal(err)
 	}
 	if rec, err := dirWaitRequest(ctx, dir, r.ID); err != nil || rec.Status != protocol.RequestApproved {
@@ -44,9 +43,7 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 
 	p := protocol.NewRequest(protocol.KindPlan, "pl-stillpending", "alice", protocol.Lead, time.Now(), time.Hour)
 	p.Plan = "p"
-	if err := CreateRequest(dir, &p); err != nil {
-		t.Fatal(err)
-	}
+	mustCreate(t, dir, &p)
 	short, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer stop()
 	if _, err := dirWaitRequest(short, dir, p.ID); !errors.Is(err, context.DeadlineExceeded) {
@@ -55,13 +52,4 @@ func TestWaitRequestSeesTheDecision(t *testing.T) {
 	if _, err := dirWaitRequest(ctx, dir, "../x"); err == nil {
 		t.Fatal("a bad id was waited for")
 	}
-}
-
-func loadOrFail(t *testing.T, dir, id string) *protocol.Request {
-	t.Helper()
-	r, err := LoadRequest(dir, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/inbox"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store/filestore"
@@ -79,18 +80,18 @@ func TestAttachInASecondProcessSeesTheSame(t *testing.T) {
 		{Name: "reservas", Role: "bookings", Status: protocol.MemberAwaitingApproval, Activity: "waiting for approval", Since: t0},
 		{Name: "finanzas", Role: "finance", Status: protocol.MemberWorking, Activity: "closing open invoices", Since: t0},
 	} {
-		if err := team.WriteMember(dir, &mem); err != nil {
+		if err := dirrecords.WriteMember(dir, &mem); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pending := planRequest("pl-111111111111", "reservas", "book room 4", t0.Add(-time.Minute))
 	rejected := planRequest("pl-222222222222", "finanzas", "move 2,000 EUR", t0.Add(-2*time.Minute))
 	for _, r := range []*protocol.Request{&pending, &rejected} {
-		if err := team.CreateRequest(dir, r); err != nil {
+		if err := dirrecords.CreateRequest(dir, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := team.Resolve(dir, rejected.ID, team.Resolution{Event: protocol.EventReject, By: "lead", Text: "1,000 EUR only"}); err != nil {
+	if _, err := dirrecords.Resolve(dir, rejected.ID, team.Resolution{Event: protocol.EventReject, By: "lead", Text: "1,000 EUR only"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []*protocol.Message{msg2("reservas", "finanzas", "invoice coming"), msg2("finanzas", "lead", "ledger closed")} {

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/inbox"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -125,10 +126,10 @@ func BenchmarkKeystrokeUnderLoad(b *testing.B) {
 					switch {
 					case j == 0 && i%10 == 0:
 						rec := protocol.Member{Name: n, Status: protocol.MemberWorking, Activity: fmt.Sprint("step ", i), Since: time.Now()}
-						team.WriteMember(dir, &rec)
+						dirrecords.WriteMember(dir, &rec)
 					case j == 0 && i%100 == 1:
 						r := planRequest(fmt.Sprintf("pl-%02x%010x", w, i), n, "plan", time.Now())
-						team.CreateRequest(dir, &r)
+						dirrecords.CreateRequest(dir, &r)
 					case j == 1:
 						inbox.Append(dir, n, msg2("lead", n, fmt.Sprint("note ", i)))
 					default:

@@ -9,8 +9,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
-	"huddle/team"
 )
 
 // TestFlowEachPaneDecidesWhatItDraws: in the running demo, with reservas's
@@ -53,7 +53,7 @@ func TestFlowEachPaneDecidesWhatItDraws(t *testing.T) {
 				pressKey(tm, "a")
 				waitScreen(t, tm, "this pane shows no request")
 				for _, r := range []*protocol.Request{res, fin} {
-					if got, _ := team.LoadRequest(dir, r.ID); got == nil || got.Status != protocol.RequestPending {
+					if got, _ := dirrecords.LoadRequest(dir, r.ID); got == nil || got.Status != protocol.RequestPending {
 						t.Errorf("a on %s decided %s: %+v", tc.name, r.ID, got)
 					}
 				}
@@ -68,11 +68,11 @@ func TestFlowEachPaneDecidesWhatItDraws(t *testing.T) {
 			}
 			pressKey(tm, "a")
 			testkit.WaitFor(t, 15*time.Second, "finanzas's plan approved", func() bool {
-				got, _ := team.LoadRequest(dir, fin.ID)
+				got, _ := dirrecords.LoadRequest(dir, fin.ID)
 				return got != nil && got.Status == protocol.RequestApproved && got.ResolvedBy == protocol.Lead
 			})
 			waitScreen(t, tm, "approved "+fin.ID+": finanzas may go on")
-			if got, _ := team.LoadRequest(dir, res.ID); got == nil || got.Status != protocol.RequestPending {
+			if got, _ := dirrecords.LoadRequest(dir, res.ID); got == nil || got.Status != protocol.RequestPending {
 				t.Fatalf("a on finanzas's plan also decided reservas's: %+v", got)
 			}
 		})

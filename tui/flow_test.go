@@ -16,6 +16,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/team"
@@ -89,7 +90,7 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, text string) {
 }
 
 func pendingFrom(dir, from string) *protocol.Request {
-	rs, _ := team.ListRequests(dir)
+	rs, _ := dirrecords.ListRequests(dir)
 	for _, r := range rs {
 		if r.From == from && r.Kind == protocol.KindPlan && r.Status == protocol.RequestPending {
 			return &r
@@ -112,7 +113,7 @@ func selectRequest(t *testing.T, tm *teatest.TestModel, dir, from string) *proto
 		pressKey(tm, "k")
 	}
 	// Pending plans are listed oldest first: step down to this one.
-	rs, _ := team.ListRequests(dir)
+	rs, _ := dirrecords.ListRequests(dir)
 	for _, x := range rs {
 		if x.ID == r.ID {
 			break
@@ -142,11 +143,11 @@ func TestFlowApproveFromTheUI(t *testing.T) {
 	r := selectRequest(t, tm, dir, "reservas")
 	pressKey(tm, "a")
 	testkit.WaitFor(t, 15*time.Second, "the plan approved on disk", func() bool {
-		got, _ := team.LoadRequest(dir, r.ID)
+		got, _ := dirrecords.LoadRequest(dir, r.ID)
 		return got != nil && got.Status == protocol.RequestApproved && got.ResolvedBy == protocol.Lead
 	})
 	testkit.WaitFor(t, 15*time.Second, "reservas working", func() bool {
-		m, _ := team.LoadMember(dir, "reservas")
+		m, _ := dirrecords.LoadMember(dir, "reservas")
 		return m != nil && m.Status == protocol.MemberWorking
 	})
 	waitScreen(t, tm, "may go on")
@@ -165,7 +166,7 @@ func TestFlowRejectThenRevisedPlan(t *testing.T) {
 	tm.Type("room 2 please")
 	pressKey(tm, "enter")
 	testkit.WaitFor(t, 15*time.Second, "the plan rejected on disk", func() bool {
-		got, _ := team.LoadRequest(dir, r.ID)
+		got, _ := dirrecords.LoadRequest(dir, r.ID)
 		return got != nil && got.Status == protocol.RequestRejected && got.Feedback == "room 2 please"
 	})
 	var revised *protocol.Request
@@ -192,7 +193,7 @@ func TestFlowDialogClosesWhenTheCLIApproves(t *testing.T) {
 	if final.dialog != nil {
 		t.Fatal("the dialog is still open")
 	}
-	if got, _ := team.LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
+	if got, _ := dirrecords.LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
 		t.Fatalf("record %s", got.Status)
 	}
 }

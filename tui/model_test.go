@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/team/view"
@@ -91,7 +92,7 @@ func onDisk(t *testing.T, m *Model, snap view.Snapshot) {
 	}
 	for _, r := range snap.Requests {
 		r := r
-		if err := team.CreateRequest(m.dir, &r); err != nil {
+		if err := dirrecords.CreateRequest(m.dir, &r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,7 +177,7 @@ func TestApproveWaitsOutTheGraceThenWritesTheRecord(t *testing.T) {
 	if !ok || done.Err != nil || !strings.Contains(done.Text, "approved pl-5f1c9a2b7e31") {
 		t.Fatalf("approve: %+v", msgs)
 	}
-	r, err := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
+	r, err := dirrecords.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
 	if err != nil || r.Status != protocol.RequestApproved || r.ResolvedBy != protocol.Lead {
 		t.Fatalf("record after a: %+v %v", r, err)
 	}
@@ -246,7 +247,7 @@ func TestRejectNeedsFeedbackAndEscNeverApproves(t *testing.T) {
 	if cmd := send(m, "esc"); cmd != nil || m.dialog != nil {
 		t.Fatal("esc did something other than close the dialog")
 	}
-	if r, _ := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31"); r.Status != protocol.RequestPending {
+	if r, _ := dirrecords.LoadRequest(m.dir, "pl-5f1c9a2b7e31"); r.Status != protocol.RequestPending {
 		t.Fatalf("esc changed the request: %s", r.Status)
 	}
 	send(m, "r")
@@ -258,7 +259,7 @@ func TestRejectNeedsFeedbackAndEscNeverApproves(t *testing.T) {
 	if done := msgs[0].(ActionDoneMsg); done.Err != nil {
 		t.Fatal(done.Err)
 	}
-	r, _ := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
+	r, _ := dirrecords.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
 	if r.Status != protocol.RequestRejected || r.Feedback != "use room 2" {
 		t.Fatalf("record after reject: %+v", r)
 	}
@@ -303,7 +304,7 @@ func TestShutdownAsksFirst(t *testing.T) {
 	if done.Err != nil || !strings.Contains(done.Text, "asked finanzas to shut down") {
 		t.Fatalf("shutdown: %+v", done)
 	}
-	rs, _ := team.ListRequests(m.dir)
+	rs, _ := dirrecords.ListRequests(m.dir)
 	found := false
 	for _, r := range rs {
 		found = found || (r.Kind == protocol.KindShutdown && r.To == "finanzas")

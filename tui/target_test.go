@@ -10,9 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/ipc/trace"
 	"huddle/protocol"
-	"huddle/team"
 	"huddle/team/view"
 )
 
@@ -97,7 +97,7 @@ func TestApproveFromTheRoster(t *testing.T) {
 	if done, ok := msgs[0].(ActionDoneMsg); !ok || done.Err != nil {
 		t.Fatalf("a on reservas: %+v", msgs)
 	}
-	r, err := team.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
+	r, err := dirrecords.LoadRequest(m.dir, "pl-5f1c9a2b7e31")
 	if err != nil || r.Status != protocol.RequestApproved {
 		t.Fatalf("record after a on the roster: %+v %v", r, err)
 	}
@@ -271,10 +271,10 @@ func TestReadOnlyFooterOffersNoAction(t *testing.T) {
 func TestRestartFromTheUI(t *testing.T) {
 	dir, tm := startDemo(t) // its exec member, auditor, crashes: no huddle binary here
 	testkit.WaitFor(t, 15*time.Second, "auditor crashed", func() bool {
-		rec, err := team.LoadMember(dir, "auditor")
+		rec, err := dirrecords.LoadMember(dir, "auditor")
 		return err == nil && rec.Status == protocol.MemberCrashed
 	})
-	before, _ := team.LoadMember(dir, "auditor")
+	before, _ := dirrecords.LoadMember(dir, "auditor")
 	waitScreen(t, tm, "crashed")
 	for _, k := range []string{"1", "j", "j", "j"} { // auditor is the fourth member
 		pressKey(tm, k)
@@ -282,7 +282,7 @@ func TestRestartFromTheUI(t *testing.T) {
 	waitScreen(t, tm, "R restart auditor")
 	pressKey(tm, "R")
 	testkit.WaitFor(t, 15*time.Second, "auditor run again", func() bool {
-		rec, err := team.LoadMember(dir, "auditor")
+		rec, err := dirrecords.LoadMember(dir, "auditor")
 		return err == nil && rec.RunID != before.RunID
 	})
 	pressKey(tm, "k") // data: running

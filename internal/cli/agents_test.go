@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -99,7 +100,7 @@ func TestReadmeAgentRunsFromAnyDirectory(t *testing.T) {
 	})
 	mustHuddle(t, "approve", pending()[0].ID, "--dir", dir)
 	testkit.WaitFor(t, 20*time.Second, "auditor working on it", func() bool {
-		m, err := team.LoadMember(dir, "auditor")
+		m, err := dirrecords.LoadMember(dir, "auditor")
 		return err == nil && m.Status == protocol.MemberWorking && m.Activity == "auditing"
 	})
 	mustHuddle(t, "send", "auditor", "invoice 42", "--dir", dir)
@@ -177,7 +178,7 @@ func TestExecAgentGets(t *testing.T) {
 	if !strings.HasPrefix(string(log), "probe: started\n") || !strings.Contains(string(log), "probe: SIGINT\n") {
 		t.Errorf("members/probe.log:\n%s", log)
 	}
-	if m, _ := team.LoadMember(dir, "probe"); m == nil || m.Status != protocol.MemberStopped {
+	if m, _ := dirrecords.LoadMember(dir, "probe"); m == nil || m.Status != protocol.MemberStopped {
 		t.Errorf("after the stop probe is %+v", m)
 	}
 }

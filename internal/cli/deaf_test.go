@@ -11,6 +11,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -33,7 +34,7 @@ func TestUpStopsWithADeafAgent(t *testing.T) {
 	up := startUp(t, dir)
 	var pid int
 	testkit.WaitFor(t, 10*time.Second, "the deaf agent running, deaf to signals", func() bool {
-		m, err := team.LoadMember(dir, "deaf")
+		m, err := dirrecords.LoadMember(dir, "deaf")
 		if err != nil || m.Activity != "deaf" {
 			return false
 		}

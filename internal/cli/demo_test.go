@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
-	"huddle/team"
 )
 
 // TestDemoTeamEndToEnd runs the demo team that `huddle init` writes with
@@ -64,7 +64,7 @@ func TestDemoTeamEndToEnd(t *testing.T) {
 	// Approve, then ask reservas to stop while it works: it refuses.
 	mustHuddle(t, "approve", revised, "--dir", dir)
 	testkit.WaitFor(t, 10*time.Second, "reservas at work", func() bool {
-		m, err := team.LoadMember(dir, "reservas")
+		m, err := dirrecords.LoadMember(dir, "reservas")
 		return err == nil && m.Status == protocol.MemberWorking && m.Activity == "checking availability for Friday"
 	})
 	id := strings.TrimSpace(mustHuddle(t, "shutdown", "reservas", "--reason", "end of day", "--dir", dir).stdout)
@@ -81,7 +81,7 @@ func TestDemoTeamEndToEnd(t *testing.T) {
 
 func mustRequests(t *testing.T, dir string) []protocol.Request {
 	t.Helper()
-	rs, err := team.ListRequests(dir)
+	rs, err := dirrecords.ListRequests(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

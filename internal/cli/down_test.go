@@ -13,6 +13,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -59,7 +60,7 @@ func TestUpStopsOnSIGHUP(t *testing.T) {
 	if !up.saw(func(e map[string]any) bool { return e["event"] == "team_stopped" }) {
 		t.Fatal("no team_stopped event after SIGHUP")
 	}
-	if m, _ := team.LoadMember(dir, "alice"); m == nil || m.Status != protocol.MemberStopped {
+	if m, _ := dirrecords.LoadMember(dir, "alice"); m == nil || m.Status != protocol.MemberStopped {
 		t.Fatalf("alice after SIGHUP: %+v", m)
 	}
 	out := mustHuddle(t, "status", "--dir", dir).stdout
@@ -101,7 +102,7 @@ func TestKill9ThenTheCommandsSayNotRunning(t *testing.T) {
 	if !strings.Contains(reqs, notRunning) || !strings.Contains(reqs, "paused, ") {
 		t.Fatalf("requests after kill -9 does not say the team is down and the countdown paused:\n%s", reqs)
 	}
-	list, err := team.ListRequests(dir)
+	list, err := dirrecords.ListRequests(dir)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("requests: %+v %v", list, err)
 	}
@@ -149,7 +150,7 @@ func TestShutdownWhileDownWaitsForTheNextStart(t *testing.T) {
 		t.Fatalf("shutdown while down printed %q", out)
 	}
 	id := lines[0]
-	r, err := team.LoadRequest(dir, id)
+	r, err := dirrecords.LoadRequest(dir, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestShutdownWhileDownWaitsForTheNextStart(t *testing.T) {
 	testkit.WaitFor(t, 10*time.Second, "bob stopped by the shutdown", func() bool {
 		return second.saw(func(e map[string]any) bool { return e["member"] == "bob" && e["status"] == "stopped" })
 	})
-	if got, _ := team.LoadRequest(dir, id); got.Status != protocol.RequestApproved {
+	if got, _ := dirrecords.LoadRequest(dir, id); got.Status != protocol.RequestApproved {
 		t.Fatalf("shutdown asked while down: %s by %s (%s), want approved by bob", got.Status, got.ResolvedBy, got.ResponseReason)
 	}
 }
@@ -171,14 +172,14 @@ func TestRequestsReadTheArchiveOnlyWithAll(t *testing.T) {
 	for i := range 5 {
 		r := protocol.NewRequest(protocol.KindPlan, fmt.Sprintf("pl-00000000000%d", i), "reservas", protocol.Lead, time.Now(), time.Hour)
 		r.Plan = "plan"
-		if err := team.CreateRequest(dir, &r); err != nil {
+		if err := dirrecords.CreateRequest(dir, &r); err != nil {
 			t.Fatal(err)
 		}
 		f, err := dirlead.Decide(dir, r.ID, protocol.EventApprove, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := team.Archive(dir, f); err != nil {
+		if err := dirrecords.Archive(dir, f.ID); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -65,14 +66,14 @@ func createPlan(t *testing.T, dir, id, from string) {
 	t.Helper()
 	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, time.Now(), 10*time.Minute)
 	r.Plan = "a plan of " + from
-	if err := team.CreateRequest(dir, &r); err != nil {
+	if err := dirrecords.CreateRequest(dir, &r); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func loadRequest(t *testing.T, dir, id string) *protocol.Request {
 	t.Helper()
-	r, err := team.LoadRequest(dir, id)
+	r, err := dirrecords.LoadRequest(dir, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestCLIStatus(t *testing.T) {
 		{Name: "reservas", Status: protocol.MemberWorking, Activity: "checking availability", Since: since, PID: 77},
 		{Name: "data", Status: protocol.MemberCrashed, Error: "exit status 3", Since: since},
 	} {
-		if err := team.WriteMember(dir, &m); err != nil {
+		if err := dirrecords.WriteMember(dir, &m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,7 +194,7 @@ var shutdownID = regexp.MustCompile(`^sd-[0-9a-f]{12}$`)
 
 func TestCLIShutdown(t *testing.T) {
 	dir := demoTeam(t)
-	if err := team.WriteMember(dir, &protocol.Member{Name: "finanzas", Status: protocol.MemberWorking, Since: time.Now()}); err != nil {
+	if err := dirrecords.WriteMember(dir, &protocol.Member{Name: "finanzas", Status: protocol.MemberWorking, Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	// Flags may come before or after MEMBER.
@@ -219,7 +220,7 @@ func TestCLIShutdown(t *testing.T) {
 	}
 
 	// A stopped member: the request is cancelled at once and nothing is sent.
-	if err := team.WriteMember(dir, &protocol.Member{Name: "auditor", Status: protocol.MemberStopped, Since: time.Now()}); err != nil {
+	if err := dirrecords.WriteMember(dir, &protocol.Member{Name: "auditor", Status: protocol.MemberStopped, Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	r := mustHuddle(t, "shutdown", "auditor", "--dir", dir)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -145,7 +146,7 @@ func TestStatusShowsTokensAndCost(t *testing.T) {
 	dir := logsTeam(t)
 	rec := protocol.Member{Name: "coder", Runtime: "llm", Status: protocol.MemberIdle, Since: time.Now().UTC(),
 		Counters: protocol.Counters{TokensIn: 12_300, TokensOut: 4_100, CostUSD: 0.098}}
-	if err := team.WriteMember(dir, &rec); err != nil {
+	if err := dirrecords.WriteMember(dir, &rec); err != nil {
 		t.Fatal(err)
 	}
 	r := mustHuddle(t, "status", "--dir", dir)

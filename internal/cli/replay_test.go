@@ -11,6 +11,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -40,7 +41,7 @@ func sessionDir(t *testing.T) string {
 	}
 	r := protocol.NewRequest(protocol.KindPlan, "pl-0000000cli1", "reservas", protocol.Lead, t0.Add(time.Second), time.Hour)
 	r.Plan = "book room 4"
-	if err := team.CreateRequest(dir, &r); err != nil {
+	if err := dirrecords.CreateRequest(dir, &r); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dirlead.Decide(dir, r.ID, protocol.EventApprove, "", protocol.Lead); err != nil {

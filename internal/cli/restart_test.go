@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/teamdir"
@@ -32,7 +33,7 @@ func TestRestartACrashedMember(t *testing.T) {
 	dir := restartTeam(t)
 	startUp(t, dir)
 	waitingFor(t, dir, "echo", protocol.MemberIdle)
-	first, _ := team.LoadMember(dir, "echo")
+	first, _ := dirrecords.LoadMember(dir, "echo")
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestRestartACrashedMember(t *testing.T) {
 	if !strings.HasPrefix(r.stdout, "restarted echo, which was crashed (process exited: signal: killed): now ") {
 		t.Fatalf("restart echo: %q", r.stdout)
 	}
-	second, _ := team.LoadMember(dir, "echo")
+	second, _ := dirrecords.LoadMember(dir, "echo")
 	if second.PID == first.PID || second.RunID == first.RunID || second.Status.IsTerminal() {
 		t.Fatalf("after the restart: %+v (before %+v)", second, first)
 	}

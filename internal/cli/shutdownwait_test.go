@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -29,7 +30,7 @@ func writeTeam(t *testing.T, tm team.Team) string {
 func waitingFor(t *testing.T, dir, member string, status protocol.MemberStatus) {
 	t.Helper()
 	testkit.WaitFor(t, 10*time.Second, member+" "+string(status), func() bool {
-		m, err := team.LoadMember(dir, member)
+		m, err := dirrecords.LoadMember(dir, member)
 		return err == nil && m.Status == status
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -97,11 +98,11 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 	}
 	first.cmd.Wait()
 
-	reqs, err := team.ListRequests(dir)
+	reqs, err := dirrecords.ListRequests(dir)
 	if err != nil || len(reqs) != 1 || reqs[0].Status != protocol.RequestPending {
 		t.Fatalf("after kill -9: %+v %v", reqs, err)
 	}
-	if m, _ := team.LoadMember(dir, "alice"); m.Status != protocol.MemberAwaitingApproval {
+	if m, _ := dirrecords.LoadMember(dir, "alice"); m.Status != protocol.MemberAwaitingApproval {
 		t.Fatalf("alice after kill -9: %s", m.Status)
 	}
 	if _, err := dirlead.Decide(dir, reqs[0].ID, protocol.EventApprove, "go ahead", ""); err != nil {
@@ -114,7 +115,7 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 			return e["event"] == "message_delivered" && e["from"] == "alice" && e["type"] == "message"
 		})
 	})
-	reqs, _ = team.ListRequests(dir)
+	reqs, _ = dirrecords.ListRequests(dir)
 	if len(reqs) != 1 || reqs[0].Status != protocol.RequestApproved {
 		t.Fatalf("after restart want the one plan approved, got %+v", reqs)
 	}
@@ -132,7 +133,7 @@ func TestUpKill9RestartKeepsThePlanGate(t *testing.T) {
 	if !second.saw(func(e map[string]any) bool { return e["event"] == "team_stopped" }) {
 		t.Fatal("no team_stopped event")
 	}
-	if m, _ := team.LoadMember(dir, "alice"); m.Status != protocol.MemberStopped {
+	if m, _ := dirrecords.LoadMember(dir, "alice"); m.Status != protocol.MemberStopped {
 		t.Fatalf("alice after SIGTERM: %s", m.Status)
 	}
 	for _, e := range second.events {

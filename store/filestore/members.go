@@ -16,7 +16,7 @@ import (
 	"huddle/teamdir"
 )
 
-// PutMember rewrites members/<name>.json (temp+rename, as team.WriteMember).
+// PutMember rewrites members/<name>.json (temp+rename).
 // Its modification time is when the member was last seen.
 func (s *Store) PutMember(ctx context.Context, m *protocol.Member) error {
 	if err := ctxErr(ctx); err != nil {

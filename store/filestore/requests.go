@@ -18,7 +18,7 @@ import (
 )
 
 // CreateRequest claims requests/<id>.json with O_EXCL, then fills it with
-// temp+fsync+rename, as team.CreateRequest does.
+// temp+fsync+rename.
 func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -188,7 +188,8 @@ func (s *Store) LiveRequests(ctx context.Context) ([]protocol.Request, []store.C
 }
 
 // Reschedule rewrites requests/<id>.json with the new deadline,
-// temp+fsync+rename, unless a decision is there: as team's resumeDeadlines.
+// temp+fsync+rename, unless a decision is there (a runtime's
+// resumeDeadlines gives a pending request back the time the team was down).
 func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (*protocol.Request, error) {
 	r, err := s.Request(ctx, id)
 	if err != nil || r.Status != protocol.RequestPending {
@@ -280,7 +281,7 @@ func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, [
 }
 
 // Decide links requests/<id>.decision exclusively (teamdir.LinkExclusive),
-// then rewrites the record from it, as team.Resolve does.
+// then rewrites the record from it.
 func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*protocol.Request, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -292,6 +293,13 @@ func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*proto
 	if err != nil {
 		return nil, err
 	}
+	return s.decide(ctx, r, d)
+}
+
+// decide is Decide on a record already read: the read may be stale by the
+// claim, which the decision file settles.
+func (s *Store) decide(ctx context.Context, r *protocol.Request, d store.Decision) (*protocol.Request, error) {
+	id := r.ID
 	if d.At.IsZero() {
 		d.At = time.Now().UTC()
 	}

@@ -18,6 +18,7 @@ import (
 	"huddle/inbox"
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
@@ -151,7 +152,7 @@ func agentPID(t *testing.T, dir, member, activity string) int {
 	t.Helper()
 	var pid int
 	testkit.WaitFor(t, 10*time.Second, member+"'s process", func() bool {
-		m, err := team.LoadMember(dir, member)
+		m, err := dirrecords.LoadMember(dir, member)
 		if err != nil || m.Activity != activity || m.PID == os.Getpid() {
 			return false
 		}
@@ -376,7 +377,7 @@ func TestExecAgentToldOfCancelledPlan(t *testing.T) {
 	got := leadMessages(t, dir)
 	var first, second *protocol.Request
 	testkit.WaitFor(t, 10*time.Second, "the first plan cancelled", func() bool {
-		rs, _ := team.ListRequests(dir)
+		rs, _ := dirrecords.ListRequests(dir)
 		first, second = nil, nil
 		for _, r := range rs {
 			switch {
@@ -394,7 +395,7 @@ func TestExecAgentToldOfCancelledPlan(t *testing.T) {
 	if second.Status != protocol.RequestPending {
 		t.Fatalf("the second plan is %s", second.Status)
 	}
-	m, err := team.LoadMember(dir, "planner")
+	m, err := dirrecords.LoadMember(dir, "planner")
 	if err != nil || m.Status != protocol.MemberAwaitingApproval || m.RequestID != second.ID {
 		t.Fatalf("planner after the cancel: %+v %v; want awaiting approval of %s", m, err, second.ID)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/team"
@@ -46,7 +47,7 @@ func TestExecUsageAddsToCounters(t *testing.T) {
 	}})
 	startTeam(t, dir, Options{})
 	testkit.WaitFor(t, 10*time.Second, "spender idle after its usage lines", func() bool {
-		m, err := team.LoadMember(dir, "spender")
+		m, err := dirrecords.LoadMember(dir, "spender")
 		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "reported"
 	})
 	c := memberRecord(t, dir, "spender").Counters

@@ -10,6 +10,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/store/filestore"
@@ -46,8 +47,8 @@ func TestForeignPlanStampedYearsAgoIsPendingAfterReceipt(t *testing.T) {
 	received := time.Now()
 	appendLine(t, dir, protocol.Lead, fmt.Sprintf(`{"type":"plan_approval_request","from":"ext","to":"lead","request_id":"old0clock","plan":"crawl","ts":%q}`+"\n",
 		stamped.UTC().Format(time.RFC3339Nano)))
-	testkit.WaitFor(t, 5*time.Second, "the record of the foreign plan", func() bool { r, _ := team.LoadRequest(dir, "old0clock"); return r != nil })
-	r, _ := team.LoadRequest(dir, "old0clock")
+	testkit.WaitFor(t, 5*time.Second, "the record of the foreign plan", func() bool { r, _ := dirrecords.LoadRequest(dir, "old0clock"); return r != nil })
+	r, _ := dirrecords.LoadRequest(dir, "old0clock")
 	if want := received.Add(team.DefaultApprovalDeadline); r.Deadline.Before(want.Add(-time.Second)) || r.Created.Before(received.Add(-time.Second)) {
 		t.Fatalf("deadline %v (created %v): want it to count from receipt, about %v", r.Deadline, r.Created, want)
 	}
@@ -83,7 +84,7 @@ func TestTickArchivesFinalRecordsAndNeverReadsThem(t *testing.T) {
 	}})
 	ids := teamkit.FinalRecords(t, dir, 200)
 	live := protocol.NewRequest(protocol.KindShutdown, "sd-still0live", protocol.Lead, "alice", time.Now(), time.Hour)
-	if err := team.CreateRequest(dir, &live); err != nil {
+	if err := dirrecords.CreateRequest(dir, &live); err != nil {
 		t.Fatal(err)
 	}
 	startTeam(t, dir, Options{})
@@ -103,7 +104,7 @@ func TestTickArchivesFinalRecordsAndNeverReadsThem(t *testing.T) {
 	// pending record being read by watching a request expire instead.
 	before := filestore.ArchivedReads()
 	soon := protocol.NewRequest(protocol.KindShutdown, "sd-expires0soon", protocol.Lead, "alice", time.Now(), time.Millisecond)
-	if err := team.CreateRequest(dir, &soon); err != nil {
+	if err := dirrecords.CreateRequest(dir, &soon); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "the short request expired and archived", func() bool {
@@ -111,7 +112,7 @@ func TestTickArchivesFinalRecordsAndNeverReadsThem(t *testing.T) {
 		return len(names) == 1 && teamdir.Archived(dir, soon.ID)
 	})
 	again := protocol.NewRequest(protocol.KindShutdown, "sd-expires0again", protocol.Lead, "alice", time.Now(), time.Millisecond)
-	if err := team.CreateRequest(dir, &again); err != nil {
+	if err := dirrecords.CreateRequest(dir, &again); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "another expiry, a few ticks later", func() bool { return teamdir.Archived(dir, again.ID) })
@@ -120,11 +121,11 @@ func TestTickArchivesFinalRecordsAndNeverReadsThem(t *testing.T) {
 	if n := filestore.ArchivedReads() - before; n != 0 {
 		t.Fatalf("the runtime read %d archived records in its ticks", n)
 	}
-	all, err := team.ListRequests(dir)
+	all, err := dirrecords.ListRequests(dir)
 	if err != nil || len(all) != 203 {
 		t.Fatalf("ListRequests after archiving: %d records, %v; want 203", len(all), err)
 	}
-	hist, _, err := team.ReadHistory(dir, 5)
+	hist, _, err := dirrecords.ReadHistory(dir, 5)
 	if err != nil || len(hist) != 5 {
 		t.Fatalf("ReadHistory(5): %d, %v", len(hist), err)
 	}
@@ -133,7 +134,7 @@ func TestTickArchivesFinalRecordsAndNeverReadsThem(t *testing.T) {
 			t.Fatalf("history not newest first: %v then %v", hist[i-1].ResolvedOrCreated(), hist[i].ResolvedOrCreated())
 		}
 	}
-	if r, err := team.LoadRequest(dir, ids[0]); err != nil || r.Status != protocol.RequestApproved {
+	if r, err := dirrecords.LoadRequest(dir, ids[0]); err != nil || r.Status != protocol.RequestApproved {
 		t.Fatalf("LoadRequest of an archived record: %+v %v", r, err)
 	}
 }
@@ -160,10 +161,10 @@ func TestCorruptPlanRecordDoesNotCrashItsTeammate(t *testing.T) {
 		return ev.has(func(e Event) bool { return e["event"] == "corrupt_record" && e["file"] == file })
 	})
 	testkit.WaitFor(t, 10*time.Second, "alice's wait to meet the corrupt record", func() bool {
-		m, _ := team.LoadMember(dir, "alice")
+		m, _ := dirrecords.LoadMember(dir, "alice")
 		return m != nil && strings.Contains(m.Activity, "corrupt")
 	})
-	_, bad, err := team.ReadLiveRequests(dir)
+	_, bad, err := dirrecords.ReadLiveRequests(dir)
 	if err != nil || len(bad) != 1 || bad[0].File != file {
 		t.Fatalf("ReadLiveRequests corrupt = %+v, %v", bad, err)
 	}
@@ -205,7 +206,7 @@ func TestStartCorrectsAMemberLeftWorkingByAKilledRuntime(t *testing.T) {
 	teamkit.WriteTeam(t, dir, team.Team{Name: "t", Members: []team.MemberSpec{
 		teamkit.Scripted("alice", "", team.Step{Wait: team.Duration(time.Hour)}),
 	}})
-	if err := team.WriteMember(dir, &protocol.Member{Name: "bob", Runtime: team.RuntimeScript, Status: protocol.MemberWorking, Activity: "mid-step", Since: time.Now().UTC()}); err != nil {
+	if err := dirrecords.WriteMember(dir, &protocol.Member{Name: "bob", Runtime: team.RuntimeScript, Status: protocol.MemberWorking, Activity: "mid-step", Since: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "members", "carol.json"), []byte("{not json"), 0o600); err != nil {
@@ -213,14 +214,14 @@ func TestStartCorrectsAMemberLeftWorkingByAKilledRuntime(t *testing.T) {
 	}
 	plan := protocol.NewRequest(protocol.KindPlan, "pl-0000000b0b01", "bob", protocol.Lead, time.Now(), time.Hour)
 	plan.Plan = "bob's plan, left pending"
-	if err := team.CreateRequest(dir, &plan); err != nil {
+	if err := dirrecords.CreateRequest(dir, &plan); err != nil {
 		t.Fatal(err)
 	}
 	ev := startTeam(t, dir, Options{})
 	if st := memberStatus(dir, "bob"); st != protocol.MemberStopped {
 		t.Fatalf("bob after the next start: %s, want stopped", st)
 	}
-	if r, _ := team.LoadRequest(dir, plan.ID); r == nil || r.Status != protocol.RequestCancelled {
+	if r, _ := dirrecords.LoadRequest(dir, plan.ID); r == nil || r.Status != protocol.RequestCancelled {
 		t.Fatalf("bob's pending plan after the next start: %+v, want cancelled", r)
 	}
 	if !ev.has(func(e Event) bool { return e["event"] == "corrupt_record" && e["file"] == "members/carol.json" }) {
@@ -244,7 +245,7 @@ func TestTickSeesARequestCreatedAfterAQuietSpell(t *testing.T) {
 	}
 	testkit.WaitFor(t, 10*time.Second, "requests/ quiet for a while", quiet)
 	r := protocol.NewRequest(protocol.KindShutdown, "sd-after0quiet", protocol.Lead, "alice", time.Now(), 50*time.Millisecond)
-	if err := team.CreateRequest(dir, &r); err != nil {
+	if err := dirrecords.CreateRequest(dir, &r); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "the request expired", func() bool {

@@ -14,6 +14,7 @@ import (
 
 	"huddle/inbox"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/internal/testkit/teamkit"
 	"huddle/ipc"
@@ -263,7 +264,7 @@ func TestTargetOnlyMembersRunNothing(t *testing.T) {
 		t.Fatalf("the call to the exec target failed: %v", ev.es)
 	}
 	for _, name := range []string{"tool", "remote"} {
-		m, err := team.LoadMember(dir, name)
+		m, err := dirrecords.LoadMember(dir, name)
 		if err != nil || m.Status != protocol.MemberIdle || !strings.HasPrefix(m.Runtime, "target:") {
 			t.Fatalf("%s: %+v %v", name, m, err)
 		}

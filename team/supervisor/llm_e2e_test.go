@@ -16,6 +16,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/team"
@@ -122,7 +123,7 @@ func TestLLMTeammateThroughTheRealLoop(t *testing.T) {
 	if len(bodies) < 2 || !strings.Contains(bodies[1], "approved plan") {
 		t.Fatalf("the second request does not carry the gate's refusal: %v", bodies)
 	}
-	m, err := team.LoadMember(dir, "coder")
+	m, err := dirrecords.LoadMember(dir, "coder")
 	if err != nil {
 		t.Fatal(err)
 	}

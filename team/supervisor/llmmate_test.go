@@ -15,6 +15,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/ipc/trace"
 	"huddle/llm"
@@ -115,7 +116,7 @@ func startLLMTeam(t *testing.T, dir string, fk *fakes, members ...team.MemberSpe
 
 func memberRecord(t *testing.T, dir, name string) *protocol.Member {
 	t.Helper()
-	m, err := team.LoadMember(dir, name)
+	m, err := dirrecords.LoadMember(dir, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestLLMLimitLeavesTheMemberIdleThenItStopsWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 5*time.Second, "coder stopped", func() bool { return memberStatus(dir, "coder") == protocol.MemberStopped })
-	if got, _ := team.LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
+	if got, _ := dirrecords.LoadRequest(dir, r.ID); got.Status != protocol.RequestApproved {
 		t.Fatalf("request = %+v", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/store/filestore"
@@ -89,7 +90,7 @@ func waitRun(t *testing.T, dir, member, notRun, what string, cond func(m *protoc
 	t.Helper()
 	var run string
 	testkit.WaitFor(t, 15*time.Second, what, func() bool {
-		m, err := team.LoadMember(dir, member)
+		m, err := dirrecords.LoadMember(dir, member)
 		if err != nil || m.RunID == notRun || !cond(m) {
 			return false
 		}
@@ -120,7 +121,7 @@ func TestScriptResumesAfterItsApprovedPlan(t *testing.T) {
 
 	startRuntimeProcess(t, dir) // no auto-approve: a second plan would wait
 	waitRun(t, dir, "alice", run1, "alice resumed at her wait step", waiting)
-	rs, err := team.ListRequests(dir)
+	rs, err := dirrecords.ListRequests(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestExecRequestsGivenAgainAfterACrash(t *testing.T) {
 		t.Fatal("the call was not answered after the restart")
 	}
 	testkit.WaitFor(t, 10*time.Second, "the shutdown approved by x", func() bool {
-		r, err := team.LoadRequest(dir, sd.ID)
+		r, err := dirrecords.LoadRequest(dir, sd.ID)
 		return err == nil && r.Status == protocol.RequestApproved && r.ResolvedBy == "x"
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/team"
@@ -95,7 +96,7 @@ func startTeam(t *testing.T, dir string, opts Options) *events {
 }
 
 func memberStatus(dir, name string) protocol.MemberStatus {
-	m, err := team.LoadMember(dir, name)
+	m, err := dirrecords.LoadMember(dir, name)
 	if err != nil {
 		return ""
 	}
@@ -103,7 +104,7 @@ func memberStatus(dir, name string) protocol.MemberStatus {
 }
 
 func pendingPlan(dir, from string) *protocol.Request {
-	all, _ := team.ListRequests(dir)
+	all, _ := dirrecords.ListRequests(dir)
 	for _, r := range all {
 		if r.Kind == protocol.KindPlan && r.From == from && r.Status == protocol.RequestPending {
 			return &r
@@ -339,7 +340,7 @@ func TestReadmeExampleAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "auditor working", func() bool {
-		m, _ := team.LoadMember(dir, "auditor")
+		m, _ := dirrecords.LoadMember(dir, "auditor")
 		return m != nil && m.Status == protocol.MemberWorking && m.Activity == "auditing"
 	})
 	if _, err := dirlead.RequestShutdown(dir, "auditor", "done"); err != nil {
@@ -387,7 +388,7 @@ func TestExternalMember(t *testing.T) {
 		{Name: "ext", Role: "crawler", Runtime: team.RuntimeSpec{Kind: team.RuntimeExternal}},
 	}})
 	startTeam(t, dir, Options{})
-	if m, err := team.LoadMember(dir, "ext"); err != nil || m.Runtime != team.RuntimeExternal {
+	if m, err := dirrecords.LoadMember(dir, "ext"); err != nil || m.Runtime != team.RuntimeExternal {
 		t.Fatalf("external member not listed: %+v %v", m, err)
 	}
 	// Stamped now: a fixed date would make this test expire with time.
@@ -401,11 +402,11 @@ func TestExternalMember(t *testing.T) {
 	f.WriteString(lines)
 	f.Close()
 	testkit.WaitFor(t, 5*time.Second, "ext's report and its plan", func() bool {
-		m, _ := team.LoadMember(dir, "ext")
-		r, _ := team.LoadRequest(dir, "ab12cd34")
+		m, _ := dirrecords.LoadMember(dir, "ext")
+		r, _ := dirrecords.LoadRequest(dir, "ab12cd34")
 		return m != nil && m.Status == protocol.MemberWorking && m.Activity == "crawling the catalogue" && r != nil
 	})
-	r, _ := team.LoadRequest(dir, "ab12cd34")
+	r, _ := dirrecords.LoadRequest(dir, "ab12cd34")
 	if r.Kind != protocol.KindPlan || r.From != "ext" || r.Status != protocol.RequestPending || r.Plan != "crawl everything" {
 		t.Fatalf("record of the external plan: %+v", r)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/team"
@@ -20,7 +21,7 @@ func TestStartSweepsLeftovers(t *testing.T) {
 	teamkit.WriteTeam(t, dir, team.Team{Name: "t", Members: []team.MemberSpec{teamkit.Scripted("alice", "", team.Step{Wait: team.Duration(time.Hour)})}})
 	plan := protocol.NewRequest(protocol.KindPlan, "pl-000000000001", "alice", protocol.Lead, time.Now(), time.Hour)
 	plan.Plan = "plan of alice"
-	if err := team.CreateRequest(dir, &plan); err != nil {
+	if err := dirrecords.CreateRequest(dir, &plan); err != nil {
 		t.Fatal(err)
 	}
 	plant := func(rel string, age time.Duration) string {

@@ -11,6 +11,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
@@ -70,7 +71,7 @@ func TestRestartAskedWhileRunningIsSeenByTheWatch(t *testing.T) {
 		return ev.has(func(e Event) bool { return e["event"] == "member_restarted" && e["member"] == "sleeper" })
 	})
 	testkit.WaitFor(t, 10*time.Second, "sleeper running again", func() bool {
-		m, err := team.LoadMember(dir, "sleeper")
+		m, err := dirrecords.LoadMember(dir, "sleeper")
 		return err == nil && m.RunID != before.RunID && !m.Status.IsTerminal()
 	})
 	p, _ := teamdir.RestartPath(dir, "sleeper")
@@ -94,7 +95,7 @@ func TestRestartAskedWhileDownIsHonouredAtStart(t *testing.T) {
 	if err := rt.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	last, err := team.LoadMember(dir, "sleeper")
+	last, err := dirrecords.LoadMember(dir, "sleeper")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestRestartAskedWhileDownIsHonouredAtStart(t *testing.T) {
 		t.Fatalf("restart/sleeper is still there after the start: %v", err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "sleeper running in the new run", func() bool {
-		m, err := team.LoadMember(dir, "sleeper")
+		m, err := dirrecords.LoadMember(dir, "sleeper")
 		return err == nil && m.RunID != last.RunID && m.Status == protocol.MemberIdle && m.Activity == "waiting"
 	})
 	if ev.has(func(e Event) bool { return e["event"] == "dead_letter" || e["event"] == "error" }) {
@@ -220,11 +221,11 @@ func TestRuntimeWatchesARecreatedRequestsDir(t *testing.T) {
 	if err := unix.Renameat2(unix.AT_FDCWD, fresh, unix.AT_FDCWD, requests, unix.RENAME_EXCHANGE); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := team.Resolve(dir, plan.ID, team.Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
+	if _, err := dirrecords.Resolve(dir, plan.ID, team.Resolution{Event: protocol.EventApprove, By: protocol.Lead}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "alice past her plan", func() bool {
-		m, err := team.LoadMember(dir, "alice")
+		m, err := dirrecords.LoadMember(dir, "alice")
 		return err == nil && m.Status == protocol.MemberIdle && m.Activity == "waiting"
 	})
 }

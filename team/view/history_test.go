@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/team"
@@ -20,7 +21,7 @@ import (
 func TestObserverWhileNoRuntimeRuns(t *testing.T) {
 	dir := t.TempDir()
 	teamkit.WriteTeam(t, dir, team.Team{Name: "t", Members: []team.MemberSpec{teamkit.Scripted("alice", "", team.Step{Wait: team.Duration(time.Hour)})}})
-	if err := team.WriteMember(dir, &protocol.Member{Name: "alice", Runtime: team.RuntimeScript, Status: protocol.MemberWorking, Activity: "mid-step", Since: time.Now().UTC()}); err != nil {
+	if err := dirrecords.WriteMember(dir, &protocol.Member{Name: "alice", Runtime: team.RuntimeScript, Status: protocol.MemberWorking, Activity: "mid-step", Since: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	// A runtime that ran and died: its lock file stays, nobody holds it.
@@ -84,11 +85,7 @@ func TestObserverKeepsABoundedHistory(t *testing.T) {
 	dir := t.TempDir()
 	teamkit.WriteTeam(t, dir, team.Team{Name: "t", Members: []team.MemberSpec{external("alice")}})
 	for _, id := range teamkit.FinalRecords(t, dir, MaxHistory+20) {
-		r, err := team.LoadRequest(dir, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := team.Archive(dir, r); err != nil {
+		if err := dirrecords.Archive(dir, id); err != nil {
 			t.Fatal(err)
 		}
 	}

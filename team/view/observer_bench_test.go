@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -36,11 +37,14 @@ func benchTeam(b *testing.B) string {
 	for i := range benchMembers {
 		name := fmt.Sprintf("m%04d", i)
 		specs = append(specs, team.MemberSpec{Name: name, Runtime: team.RuntimeSpec{Kind: team.RuntimeExternal}})
-		if err := team.WriteMember(dir, &protocol.Member{Name: name, Status: protocol.MemberWorking, Activity: "benchmarking", Since: teamkit.T0}); err != nil {
+		if err := dirrecords.WriteMember(dir, &protocol.Member{Name: name, Status: protocol.MemberWorking, Activity: "benchmarking", Since: teamkit.T0}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	teamkit.WriteTeam(b, dir, team.Team{Name: "bench", Members: specs})
+	if err := os.MkdirAll(teamdir.RequestsDirPath(dir), teamdir.DirMode); err != nil {
+		b.Fatal(err)
+	}
 	for i := range benchRequests {
 		r := benchRequest(i)
 		if err := replaceJSON(filepath.Join(dir, teamdir.RequestsDir, r.ID+".json"), r); err != nil {
@@ -179,7 +183,7 @@ func BenchmarkObserverFold(b *testing.B) {
 			switch i % 3 {
 			case 0:
 				name := fmt.Sprintf("m%04d", i%benchMembers)
-				if err := team.WriteMember(dir, &protocol.Member{Name: name, Status: protocol.MemberIdle, Since: teamkit.T0,
+				if err := dirrecords.WriteMember(dir, &protocol.Member{Name: name, Status: protocol.MemberIdle, Since: teamkit.T0,
 					Counters: protocol.Counters{Sent: i}}); err != nil {
 					b.Fatal(err)
 				}

@@ -18,6 +18,7 @@ import (
 	"huddle/inbox"
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/teamkit"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -163,7 +164,7 @@ func names(s Snapshot) string {
 
 func writeMember(t *testing.T, dir, name string, st protocol.MemberStatus, activity string) {
 	t.Helper()
-	if err := team.WriteMember(dir, &protocol.Member{Name: name, Status: st, Activity: activity, Since: teamkit.T0}); err != nil {
+	if err := dirrecords.WriteMember(dir, &protocol.Member{Name: name, Status: st, Activity: activity, Since: teamkit.T0}); err != nil {
 		t.Fatal(err)
 	}
 }

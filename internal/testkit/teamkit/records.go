@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
@@ -26,7 +27,7 @@ func PlanRequest(id, from string, created time.Time) *protocol.Request {
 // MustCreate writes r's record in the team directory dir.
 func MustCreate(t testing.TB, dir string, r *protocol.Request) {
 	t.Helper()
-	if err := team.CreateRequest(dir, r); err != nil {
+	if err := dirrecords.CreateRequest(dir, r); err != nil {
 		t.Fatalf("CreateRequest %s: %v", r.ID, err)
 	}
 }
@@ -50,10 +51,10 @@ func FinalRecords(t testing.TB, dir string, n int) []string {
 	for i := range n {
 		r := protocol.NewRequest(protocol.KindPlan, fmt.Sprintf("old%06d", i), "alice", protocol.Lead, time.Now().Add(-time.Hour), time.Minute)
 		r.Plan = "an old plan"
-		if err := team.CreateRequest(dir, &r); err != nil {
+		if err := dirrecords.CreateRequest(dir, &r); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := team.Resolve(dir, r.ID, team.Resolution{Event: protocol.EventApprove, By: "lead"}); err != nil {
+		if _, err := dirrecords.Resolve(dir, r.ID, team.Resolution{Event: protocol.EventApprove, By: "lead"}); err != nil {
 			t.Fatal(err)
 		}
 		ids[i] = r.ID

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
@@ -36,16 +37,16 @@ func Main(m *testing.M, roles map[string]func() int) {
 }
 
 // RunResolver reads request ids from stdin, one a line, and races to
-// resolve each in the team directory $DIR as $ME with $EVENT. For each it
-// prints one line: "won <status>", or "lost <status> <by> <error text>",
-// or "err <error text>".
+// resolve each in the team directory $DIR, through its files store, as $ME
+// with $EVENT. For each it prints one line: "won <status>", or
+// "lost <status> <by> <error text>", or "err <error text>".
 func RunResolver() int {
 	dir, me := os.Getenv("DIR"), os.Getenv("ME")
 	ev := protocol.RequestEvent(os.Getenv("EVENT"))
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		id := in.Text()
-		r, err := team.Resolve(dir, id, team.Resolution{Event: ev, By: me, Text: "from " + me})
+		r, err := dirrecords.Resolve(dir, id, team.Resolution{Event: ev, By: me, Text: "from " + me})
 		var already *store.AlreadyError
 		switch {
 		case err == nil:
