@@ -13,7 +13,6 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/replay"
-	"huddle/store/natsstore"
 )
 
 // storeSession is the demo team in an embedded NATS server whose clients
@@ -24,12 +23,7 @@ import (
 func storeSession(t *testing.T) (url, token string, approved, rejected string, call protocol.InvocationRequest) {
 	t.Helper()
 	token = "s3cr3t-export-t0ken"
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	url = strings.Replace(srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1))), "nats://", "nats://"+token+"@", 1)
+	url = natsTeamWithToken(t, token)
 	mustHuddle(t, "init", "--store", url, "--dir", filepath.Join(t.TempDir(), "none"))
 	st := openTestStore(t, url)
 	ctx := context.Background()

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/internal/testtls"
 	"huddle/ipc/trace"
 	"huddle/protocol"
@@ -22,13 +25,20 @@ import (
 	"huddle/store/filestore"
 	"huddle/store/natsstore"
 	"huddle/store/storetest"
+	"huddle/team"
 	"huddle/teamdir"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The commands on a team kept in NATS: an embedded server in the test
-// process, the huddle binary pointed at it with --store or $HUDDLE_STORE,
-// and a store opened by the test to put in and read back what a runtime
-// would.
+// The commands run on a team kept in a store of either kind
+// (store/storekinds): "files", a team directory the binary is pointed at
+// with --dir, and "nats", an embedded NATS server in the test process,
+// reached with --store or $HUDDLE_STORE. A store the test opens on the
+// same team puts in and reads back what a runtime would. A command's tests
+// run once on each kind (onEachStore), with the same assertions, where the
+// command behaves the same on both.
 
 var storeTeams atomic.Int64
 
@@ -36,12 +46,23 @@ var storeTeams atomic.Int64
 // team on it (nothing in it yet).
 func natsTeam(t *testing.T) string {
 	t.Helper()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	return natsTeamWithToken(t, "")
+}
+
+// natsTeamWithToken is natsTeam on a server whose clients must present
+// token (none when ""), with the token in the URL.
+func natsTeamWithToken(t *testing.T, token string) string {
+	t.Helper()
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1)))
+	url := srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1)))
+	if token != "" {
+		url = strings.Replace(url, "nats://", "nats://"+token+"@", 1)
+	}
+	return url
 }
 
 // openTestStore opens the team at url for the test, as another process of
@@ -58,18 +79,266 @@ func openTestStore(t *testing.T, url string) store.Store {
 	return st
 }
 
+// consumeN consumes member's inbox in st until it holds n messages.
+func consumeN(t *testing.T, st store.Store, member string, n int) []protocol.Message {
+	t.Helper()
+	return storetest.Drain(t, context.Background(), st, member, n)
+}
+
+// storePlan puts a pending plan of from's, "a plan of FROM", due in ten
+// minutes, in st.
+func storePlan(t *testing.T, st store.Store, id, from string) {
+	t.Helper()
+	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, time.Now(), 10*time.Minute)
+	r.Plan = "a plan of " + from
+	if err := st.CreateRequest(context.Background(), &r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// natsToken is the token the clients of a "nats" team present: no command
+// may print it.
+const natsToken = "s3cr3t-crew-t0ken"
+
+// teamOn is a team under test kept in a store of one kind, as the
+// commands reach it.
+type teamOn struct {
+	kind string      // "files" or "nats"
+	args []string    // the flags that name the team: --dir D, or --store URL
+	env  string      // the variable that names it instead: HUDDLE_DIR=D, or HUDDLE_STORE=URL
+	st   store.Store // a store the test opened on the same team
+	dir  string      // files: the team directory
+	url  string      // nats: the store URL, with natsToken in it
+}
+
+// storeKinds make an empty team of each kind: "files" names a team
+// directory not made yet, and the test's store opens once something is
+// put in it.
+var storeKinds = map[string]func(t *testing.T) *teamOn{
+	"files": func(t *testing.T) *teamOn {
+		dir := filepath.Join(t.TempDir(), ".huddle")
+		return &teamOn{kind: "files", args: []string{"--dir", dir}, env: "HUDDLE_DIR=" + dir, dir: dir}
+	},
+	"nats": func(t *testing.T) *teamOn {
+		url := natsTeamWithToken(t, natsToken)
+		return &teamOn{kind: "nats", args: []string{"--store", url}, env: "HUDDLE_STORE=" + url, url: url, st: openTestStore(t, url)}
+	},
+}
+
+// onEachStore runs f as a subtest on a fresh team of each kind, holding
+// configs (name → data, as store.PutConfig names them); nothing runs it.
+func onEachStore(t *testing.T, configs map[string]string, f func(t *testing.T, on *teamOn)) {
+	t.Helper()
+	eachStore(t, func(t *testing.T, on *teamOn) {
+		if on.st == nil {
+			if err := os.MkdirAll(on.dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			on.st = files.Open(t, on.dir)
+		}
+		putConfigs(t, on.st, configs)
+	}, f)
+}
+
+// onEachDemoStore runs f as a subtest on the demo team, put in a fresh
+// store of each kind by huddle init.
+func onEachDemoStore(t *testing.T, f func(t *testing.T, on *teamOn)) {
+	t.Helper()
+	eachStore(t, func(t *testing.T, on *teamOn) {
+		args := []string{"init"}
+		if on.kind == "nats" {
+			args = append(args, "--dir", filepath.Join(t.TempDir(), "none")) // no team.json there: the demo template
+		}
+		on.must(t, args...)
+	}, f)
+}
+
+// eachStore runs f on a team of each kind that put filled.
+func eachStore(t *testing.T, put func(t *testing.T, on *teamOn), f func(t *testing.T, on *teamOn)) {
+	t.Helper()
+	for _, kind := range slices.Sorted(maps.Keys(storeKinds)) {
+		t.Run(kind, func(t *testing.T) {
+			on := storeKinds[kind](t)
+			put(t, on)
+			if on.st == nil {
+				on.st = files.Open(t, on.dir)
+			}
+			f(t, on)
+		})
+	}
+}
+
+// teamConfig is tm as the configuration onEachStore puts.
+func teamConfig(tm team.Team) map[string]string {
+	b, _ := json.Marshal(tm)
+	return map[string]string{store.ConfigTeam: string(b)}
+}
+
+// huddle runs the binary on the team, the flags that name it after args;
+// no output may hold the store's token.
+func (on *teamOn) huddle(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return on.noToken(t, huddle(t, slices.Concat(args, on.args)...), args...)
+}
+
+// must is huddle for a command that must succeed.
+func (on *teamOn) must(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return on.huddle(t, args...).wantOK(t, args...)
+}
+
+// huddleEnv runs the binary with the team named by the environment
+// ($HUDDLE_DIR or $HUDDLE_STORE), not by a flag.
+func (on *teamOn) huddleEnv(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return on.noToken(t, huddleIn(t, t.TempDir(), []string{on.env}, args...), args...)
+}
+
+func (on *teamOn) noToken(t *testing.T, r cliResult, args ...string) cliResult {
+	t.Helper()
+	if on.kind == "nats" && strings.Contains(r.stdout+r.stderr, natsToken) {
+		t.Errorf("huddle %v shows the store's token:\nstdout %q\nstderr %q", args, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// place is where a command says the team is: the directory, or the
+// store's URL redacted.
+func (on *teamOn) place() string {
+	if on.kind == "nats" {
+		return "the store " + natsstore.Redact(on.url)
+	}
+	return on.dir
+}
+
+// policy is the flags that give huddle call caller's policy: the file
+// --config names on a team directory, the store's by --caller on NATS.
+func (on *teamOn) policy(caller string) []string {
+	if on.kind == "files" {
+		return []string{"--caller", caller, "--config", filepath.Join(on.dir, store.MemberPolicyConfig(caller))}
+	}
+	return []string{"--caller", caller}
+}
+
+// up starts `huddle up --headless` on the team, running members (on a team
+// directory its one runtime runs every member, under runtime.lock), and
+// waits until it has started them.
+func (on *teamOn) up(t *testing.T, members string) *upOn {
+	t.Helper()
+	if on.kind == "nats" {
+		return startUpOnWhenFree(t, on.url, members)
+	}
+	p := startUpWith(t, "up", "--headless", "--dir", on.dir)
+	if ok, err := p.started(t); !ok {
+		t.Fatalf("huddle up: %v", err)
+	}
+	return p
+}
+
+// request is the record of request id, as the store holds it.
+func (on *teamOn) request(t *testing.T, id string) *protocol.Request {
+	t.Helper()
+	r, err := on.st.Request(context.Background(), id)
+	if err != nil {
+		t.Fatalf("request %s: %v", id, err)
+	}
+	return r
+}
+
+// messagesTo is every message the store holds for member, in order, read
+// without consuming any: while no runtime consumes the inbox, every one
+// sent to it.
+func (on *teamOn) messagesTo(t *testing.T, member string) []protocol.Message {
+	t.Helper()
+	ds, err := on.st.(store.MessageReader).Messages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []protocol.Message
+	for _, d := range ds {
+		if d.Msg.To == member {
+			out = append(out, d.Msg)
+		}
+	}
+	return out
+}
+
+// putMember writes m as member m.Name's record, as its runtime would.
+func (on *teamOn) putMember(t *testing.T, m protocol.Member) {
+	t.Helper()
+	if err := on.st.PutMember(context.Background(), &m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deadLetter records dl at its own time. The files store stamps a dead
+// letter with its clock: there the line is written as a runtime's
+// inbox.WriteDeadLetter would have.
+func (on *teamOn) deadLetter(t *testing.T, dl protocol.DeadLetterLine) {
+	t.Helper()
+	if on.kind == "nats" {
+		if err := on.st.DeadLetter(context.Background(), dl); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	line, _ := json.Marshal(dl)
+	if err := teamdir.AppendLine(teamdir.DeadLetterPath(on.dir), append(line, '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spoil leaves a member's or a request's record as a torn write or a
+// foreign writer would: a file, or a bucket entry, that does not decode.
+func (on *teamOn) spoil(t *testing.T, kind store.ChangeKind, name string) {
+	t.Helper()
+	if on.kind == "files" {
+		p, err := teamdir.MemberPath(on.dir, name)
+		if kind == store.ChangeRequest {
+			p, err = teamdir.RequestPath(on.dir, name)
+		}
+		if err == nil {
+			err = os.WriteFile(p, []byte(`{"id": "torn`), 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	u, err := natsstore.ParseURL(on.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(u.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, "huddle_"+u.Team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "member." + name
+	if kind == store.ChangeRequest {
+		key = "req." + name
+	}
+	if _, err := kv.Put(ctx, key, []byte(`{"id": "torn`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // storeWithDemo is a NATS team holding the demo team (huddle init --store).
 func storeWithDemo(t *testing.T) (string, store.Store) {
 	t.Helper()
 	url := natsTeam(t)
 	mustHuddle(t, "init", "--store", url, "--dir", filepath.Join(t.TempDir(), "none"))
 	return url, openTestStore(t, url)
-}
-
-// consumeN consumes member's inbox in st until it holds n messages.
-func consumeN(t *testing.T, st store.Store, member string, n int) []protocol.Message {
-	t.Helper()
-	return storetest.Drain(t, context.Background(), st, member, n)
 }
 
 func statusRows(t *testing.T, args ...string) []memberRow {
@@ -175,15 +444,6 @@ func TestStoreSendAndBroadcast(t *testing.T) {
 		t.Fatalf("the sender got its own broadcast: %+v", d)
 	}
 	huddle(t, "send", "--store", url, "nobody", "hi").wantError(t, exitFail, `no member "nobody" in team puruto-demo`, "send to a stranger")
-}
-
-func storePlan(t *testing.T, st store.Store, id, from string) {
-	t.Helper()
-	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, time.Now(), 10*time.Minute)
-	r.Plan = "a plan of " + from
-	if err := st.CreateRequest(context.Background(), &r); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestStoreApproveRace: two approves at once, from two processes; exactly
