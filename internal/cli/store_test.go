@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -144,28 +142,43 @@ func onEachStore(t *testing.T, configs map[string]string, f func(t *testing.T, o
 // store of each kind by huddle init.
 func onEachDemoStore(t *testing.T, f func(t *testing.T, on *teamOn)) {
 	t.Helper()
-	eachStore(t, func(t *testing.T, on *teamOn) {
-		args := []string{"init"}
-		if on.kind == "nats" {
-			args = append(args, "--dir", filepath.Join(t.TempDir(), "none")) // no team.json there: the demo template
-		}
-		on.must(t, args...)
-	}, f)
+	eachStore(t, initDemo, f)
+}
+
+// demoOn is the demo team in a fresh store of kind, for a test of what
+// only that kind does.
+func demoOn(t *testing.T, kind string) *teamOn {
+	t.Helper()
+	return newTeamOn(t, kind, initDemo)
+}
+
+// initDemo puts the demo team in on's store with huddle init.
+func initDemo(t *testing.T, on *teamOn) {
+	t.Helper()
+	args := []string{"init"}
+	if on.kind == "nats" {
+		args = append(args, "--dir", filepath.Join(t.TempDir(), "none")) // no team.json there: the demo template
+	}
+	on.must(t, args...)
 }
 
 // eachStore runs f on a team of each kind that put filled.
 func eachStore(t *testing.T, put func(t *testing.T, on *teamOn), f func(t *testing.T, on *teamOn)) {
 	t.Helper()
 	for _, kind := range slices.Sorted(maps.Keys(storeKinds)) {
-		t.Run(kind, func(t *testing.T) {
-			on := storeKinds[kind](t)
-			put(t, on)
-			if on.st == nil {
-				on.st = files.Open(t, on.dir)
-			}
-			f(t, on)
-		})
+		t.Run(kind, func(t *testing.T) { f(t, newTeamOn(t, kind, put)) })
 	}
+}
+
+// newTeamOn is a team in a fresh store of kind that put filled.
+func newTeamOn(t *testing.T, kind string, put func(t *testing.T, on *teamOn)) *teamOn {
+	t.Helper()
+	on := storeKinds[kind](t)
+	put(t, on)
+	if on.st == nil {
+		on.st = files.Open(t, on.dir)
+	}
+	return on
 }
 
 // teamConfig is tm as the configuration onEachStore puts.
@@ -174,11 +187,16 @@ func teamConfig(tm team.Team) map[string]string {
 	return map[string]string{store.ConfigTeam: string(b)}
 }
 
-// huddle runs the binary on the team, the flags that name it after args;
-// no output may hold the store's token.
+// huddle runs the binary on the team, the flags that name it after args
+// (before a --, after which all is text); no output may hold the store's
+// token.
 func (on *teamOn) huddle(t *testing.T, args ...string) cliResult {
 	t.Helper()
-	return on.noToken(t, huddle(t, slices.Concat(args, on.args)...), args...)
+	at := len(args)
+	if i := slices.Index(args, "--"); i >= 0 {
+		at = i
+	}
+	return on.noToken(t, huddle(t, slices.Concat(args[:at], on.args, args[at:])...), args...)
 }
 
 // must is huddle for a command that must succeed.
@@ -233,6 +251,53 @@ func (on *teamOn) up(t *testing.T, members string) *upOn {
 		t.Fatalf("huddle up: %v", err)
 	}
 	return p
+}
+
+// untouched returns a check that nothing was written to the team since:
+// on a team directory no file of it or beside it changed; in a store no
+// message, record or dead letter is new.
+func (on *teamOn) untouched(t *testing.T) func(what string) {
+	t.Helper()
+	if on.kind == "files" {
+		before := testkit.Tree(t, filepath.Dir(on.dir))
+		return func(what string) {
+			t.Helper()
+			if after := testkit.Tree(t, filepath.Dir(on.dir)); !reflect.DeepEqual(before, after) {
+				t.Fatalf("%s touched files:\nbefore %v\nafter  %v", what, before, after)
+			}
+		}
+	}
+	held := func() string {
+		ctx := context.Background()
+		msgs, err := on.st.(store.MessageReader).Messages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, _, err := on.st.Requests(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		members, _, err := on.st.Members(ctx, team.LostAfter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range members {
+			members[i].Seen, members[i].Lost = time.Time{}, false // how long ago, not what is held
+		}
+		letters, _, err := on.st.DeadLetters(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal([]any{msgs, reqs, members, letters})
+		return string(b)
+	}
+	before := held()
+	return func(what string) {
+		t.Helper()
+		if after := held(); after != before {
+			t.Fatalf("%s wrote to the store:\nbefore %s\nafter  %s", what, before, after)
+		}
+	}
 }
 
 // request is the record of request id, as the store holds it.
@@ -333,170 +398,10 @@ func (on *teamOn) spoil(t *testing.T, kind store.ChangeKind, name string) {
 	}
 }
 
-// storeWithDemo is a NATS team holding the demo team (huddle init --store).
-func storeWithDemo(t *testing.T) (string, store.Store) {
-	t.Helper()
-	url := natsTeam(t)
-	mustHuddle(t, "init", "--store", url, "--dir", filepath.Join(t.TempDir(), "none"))
-	return url, openTestStore(t, url)
-}
-
-func statusRows(t *testing.T, args ...string) []memberRow {
-	t.Helper()
-	r := mustHuddle(t, append([]string{"status", "--json"}, args...)...)
-	var rows []memberRow
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, r.stdout)
-	}
-	return rows
-}
-
-// TestStoreInitThenStatus: init --store puts the demo team and its
-// policies in the store, a second run says they are there and changes
-// nothing, and status lists the members from the store.
-func TestStoreInitThenStatus(t *testing.T) {
-	url := natsTeam(t)
-	none := filepath.Join(t.TempDir(), "none")
-	r := mustHuddle(t, "init", "--store", url, "--dir", none)
-	for _, want := range []string{"put team.json from the demo template", "put ipc/reservas.puruto-ipc.json", "put .puruto-ipc.json"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Fatalf("init --store: no %q in\n%s", want, r.stdout)
-		}
-	}
-	if _, err := os.Stat(none); !os.IsNotExist(err) {
-		t.Fatalf("init --store wrote the directory %s: %v", none, err)
-	}
-	again := mustHuddle(t, "init", "--store", url, "--dir", none)
-	if !strings.Contains(again.stdout, "team.json is in the store already: left as it is") || strings.Contains(again.stdout, "put ") {
-		t.Fatalf("init --store again:\n%s", again.stdout)
-	}
-	st := openTestStore(t, url)
-	pol, err := st.Config(context.Background(), store.MemberPolicyConfig("reservas"))
-	if err != nil || !json.Valid(pol) {
-		t.Fatalf("reservas's policy in the store: %q, %v", pol, err)
-	}
-
-	rows := statusRows(t, "--store", url)
-	var names []string
-	for _, row := range rows {
-		names = append(names, row.Name)
-		if row.Status != notStarted || row.Lost {
-			t.Errorf("row %+v: want not started", row)
-		}
-	}
-	if got := strings.Join(names, ","); got != "reservas,finanzas,data,auditor" {
-		t.Fatalf("status --store lists %s", got)
-	}
-	table := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + url}, "status").wantOK(t, "status with $HUDDLE_STORE")
-	if !strings.Contains(table.stdout, "team puruto-demo") || !strings.Contains(table.stdout, "reservas") {
-		t.Fatalf("status with $HUDDLE_STORE:\n%s", table.stdout)
-	}
-}
-
-// TestStoreInitFromADirectory: a team directory's own team.json and
-// policies go in the store, and --template does not go with one.
-func TestStoreInitFromADirectory(t *testing.T) {
-	dir := demoTeam(t)
-	cfg := `{"name":"mine","members":[{"name":"solo","runtime":{"kind":"external"},"ipc":"ipc/solo.puruto-ipc.json"}]}`
-	if err := os.WriteFile(filepath.Join(dir, "team.json"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "ipc", "solo.puruto-ipc.json"), []byte(`{"owner":"solo"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	url := natsTeam(t)
-	huddle(t, "init", "--store", url, "--dir", dir, "--template", "llm").
-		wantError(t, exitUsage, "--template and the team.json in", "init --store --template with a team")
-	r := mustHuddle(t, "init", "--store", url, "--dir", dir)
-	if !strings.Contains(r.stdout, "put team.json from "+dir) || !strings.Contains(r.stdout, "put ipc/solo.puruto-ipc.json") {
-		t.Fatalf("init --store --dir:\n%s", r.stdout)
-	}
-	st := openTestStore(t, url)
-	b, err := st.Config(context.Background(), store.ConfigTeam)
-	if err != nil || string(b) != cfg {
-		t.Fatalf("team.json in the store = %q, %v", b, err)
-	}
-	if pol, err := st.Config(context.Background(), store.MemberPolicyConfig("solo")); err != nil || string(pol) != `{"owner":"solo"}` {
-		t.Fatalf("solo's policy = %q, %v", pol, err)
-	}
-	if rows := statusRows(t, "--store", url); len(rows) != 1 || rows[0].Name != "solo" {
-		t.Fatalf("status --store = %+v", rows)
-	}
-}
-
-// TestStoreSendAndBroadcast: what send and broadcast append is in the
-// members' inboxes of the store, as a consumer there reads it.
-func TestStoreSendAndBroadcast(t *testing.T) {
-	url, st := storeWithDemo(t)
-	r := mustHuddle(t, "send", "--store", url, "reservas", "book", "the", "room")
-	if r.stdout != "sent to reservas\n" {
-		t.Fatalf("send --store: %q", r.stdout)
-	}
-	mustHuddle(t, "broadcast", "--store", url, "--from", "data", "all", "hands")
-	got := consumeN(t, st, "reservas", 2)
-	if len(got) != 2 || got[0].Type != protocol.TypeMessage || got[0].From != protocol.Lead || got[0].Content != "book the room" {
-		t.Fatalf("reservas's inbox: %+v", got)
-	}
-	if got[1].Type != protocol.TypeBroadcast || got[1].From != "data" || got[1].Content != "all hands" {
-		t.Fatalf("reservas's broadcast: %+v", got[1])
-	}
-	if d := consumeN(t, st, "data", 0); len(d) != 0 {
-		t.Fatalf("the sender got its own broadcast: %+v", d)
-	}
-	huddle(t, "send", "--store", url, "nobody", "hi").wantError(t, exitFail, `no member "nobody" in team puruto-demo`, "send to a stranger")
-}
-
-// TestStoreApproveRace: two approves at once, from two processes; exactly
-// one wins, the other says who did and exits 1, and the member is told
-// once.
-func TestStoreApproveRace(t *testing.T) {
-	url, st := storeWithDemo(t)
-	const id = "pl-raceraceraceX"
-	storePlan(t, st, id, "finanzas")
-	var wg sync.WaitGroup
-	results := make([]cliResult, 2)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = huddle(t, "approve", "--store", url, id, "--feedback", fmt.Sprintf("go %d", i))
-		}()
-	}
-	wg.Wait()
-	winners := 0
-	for _, r := range results {
-		switch r.code {
-		case exitOK:
-			winners++
-			if r.stdout != "approved "+id+": finanzas's plan; finanzas has been told\n" {
-				t.Errorf("winner said %q", r.stdout)
-			}
-		case exitFail:
-			r.wantError(t, exitFail, "request "+id+" already approved by lead", "the losing approve")
-		default:
-			t.Errorf("approve: exit %d, stderr %q", r.code, r.stderr)
-		}
-	}
-	if winners != 1 {
-		t.Fatalf("%d approves won: %+v", winners, results)
-	}
-	rec, err := st.Request(context.Background(), id)
-	if err != nil || rec.Status != protocol.RequestApproved || rec.ResolvedBy != protocol.Lead {
-		t.Fatalf("record after the race: %+v, %v", rec, err)
-	}
-	told := consumeN(t, st, "finanzas", 1)
-	if len(told) != 1 || told[0].Type != protocol.TypePlanApprovalResponse || told[0].RequestID != id || told[0].Feedback != rec.Feedback {
-		t.Fatalf("finanzas was told %+v (record feedback %q)", told, rec.Feedback)
-	}
-	huddle(t, "reject", "--store", url, id, "--feedback", "no").wantError(t, exitFail, "already approved by lead", "reject after approve")
-	huddle(t, "approve", "--store", url, "pl-nothere").wantError(t, exitFail, "no request pl-nothere", "approve an unknown id")
-}
-
-// TestStoreRequestsShowAndShutdown: requests and show read the store's
-// records; shutdown creates a request and asks the member, and --wait
-// prints the member's answer.
-func TestStoreRequestsShowAndShutdown(t *testing.T) {
-	url, st := storeWithDemo(t)
+// TestStoreRequestsAndShow: requests and show read the store's records.
+func TestStoreRequestsAndShow(t *testing.T) {
+	on := demoOn(t, "nats")
+	url, st := on.url, on.st
 	const id = "pl-showshowshowX"
 	storePlan(t, st, id, "data")
 	r := mustHuddle(t, "requests", "--store", url)
@@ -508,44 +413,6 @@ func TestStoreRequestsShowAndShutdown(t *testing.T) {
 		t.Fatalf("show --store:\n%s", r.stdout)
 	}
 	huddle(t, "show", "--store", url, "pl-nothere").wantError(t, exitFail, "no request, chain or call pl-nothere", "show an unknown id")
-
-	cmd := exec.Command(huddleBinary(t), "shutdown", "--store", url, "reservas", "--reason", "done", "--wait", "--timeout", "60s")
-	cmd.Env = append(os.Environ(), "HUDDLE_STORE=")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(out)
-	line, err := rd.ReadString('\n')
-	if err != nil {
-		t.Fatalf("shutdown --wait: %v (stderr %s)", err, stderr.String())
-	}
-	sid := strings.TrimSpace(line)
-	asked := consumeN(t, st, "reservas", 1)
-	if len(asked) != 1 || asked[0].Type != protocol.TypeShutdownRequest || asked[0].RequestID != sid || asked[0].Reason != "done" {
-		t.Fatalf("reservas was asked %+v (id %q)", asked, sid)
-	}
-	// reservas agrees, as its runtime would.
-	if _, err := st.Decide(context.Background(), sid, store.Decision{Event: protocol.EventApprove, By: "reservas", Text: "bye", At: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	rest, _ := rd.ReadString(0)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("shutdown --wait: %v (stderr %s)", err, stderr.String())
-	}
-	if rest != "approved by reservas: bye\n" {
-		t.Fatalf("shutdown --wait printed %q", rest)
-	}
-	all := mustHuddle(t, "requests", "--store", url, "--all", "--json")
-	var recs []protocol.Request
-	if err := json.Unmarshal([]byte(all.stdout), &recs); err != nil || len(recs) != 2 || recs[0].ID != id || recs[1].ID != sid {
-		t.Fatalf("requests --all --json: %v\n%s", err, all.stdout)
-	}
 }
 
 // TestStoreSameOutputAsDirectory: the same records in a team directory and
@@ -613,36 +480,6 @@ func TestStoreSameOutputAsDirectory(t *testing.T) {
 			t.Errorf("huddle %v differs:\non the directory:\n%s\non the store:\n%s", args, onDir.stdout, onStore.stdout)
 		}
 	}
-}
-
-// TestStoreLostMember: a member whose runtime put it running and then
-// went silent shows lost once --lost-after has passed; one seen recently
-// does not.
-func TestStoreLostMember(t *testing.T) {
-	url, st := storeWithDemo(t)
-	if err := st.PutMember(context.Background(), &protocol.Member{Name: "data", Status: protocol.MemberWorking, Activity: "counting", Since: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	rows := statusRows(t, "--store", url, "--lost-after", "1h")
-	if rows[2].Name != "data" || rows[2].Status != string(protocol.MemberWorking) || rows[2].Lost {
-		t.Fatalf("status with data just seen: %+v", rows[2])
-	}
-	testkit.WaitFor(t, 20*time.Second, "data shown lost", func() bool {
-		rows = statusRows(t, "--store", url, "--lost-after", "300ms")
-		return rows[2].Lost
-	})
-	if rows[2].Status != string(protocol.MemberWorking) || rows[2].Seen == nil || rows[0].Lost {
-		t.Fatalf("lost row %+v, reservas %+v", rows[2], rows[0])
-	}
-	table := mustHuddle(t, "status", "--store", url, "--lost-after", "300ms")
-	if !strings.Contains(table.stdout, "lost") || !strings.Contains(table.stdout, "was working, not seen since") {
-		t.Fatalf("status table:\n%s", table.stdout)
-	}
-	if !strings.Contains(table.stdout, "team not running (no member seen within 300ms)") {
-		t.Fatalf("status table with every live member lost:\n%s", table.stdout)
-	}
-	huddle(t, "status", "--store", url, "--lost-after", "0s").wantError(t, exitUsage, "--lost-after must be more than 0", "--lost-after 0")
-	huddle(t, "status", "--dir", t.TempDir(), "--lost-after", "1s").wantError(t, exitUsage, "--lost-after goes with --store", "--lost-after on a directory")
 }
 
 // TestStoreTokenNeverShown: with a broker that wants a token, no command
@@ -742,34 +579,6 @@ func TestStoreBadURL(t *testing.T) {
 	huddle(t, "requests", "--nats-creds", "/x").wantError(t, exitUsage, "--nats-creds goes with --store", "--nats-creds alone")
 	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew").wantError(t, exitFail, "store nats://127.0.0.1:1/crew: connect", "an unreachable store")
 	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew", "--dir", t.TempDir()).wantError(t, exitUsage, "--dir and --store", "--dir with --store")
-}
-
-// TestStoreDeadlinesShownPausedWhileDown: with every member's record
-// stopped (no runtime of the team alive), requests and show say the
-// team is not running and show a pending deadline paused; with a member
-// running again, they count it down.
-func TestStoreDeadlinesShownPausedWhileDown(t *testing.T) {
-	url, st := storeWithDemo(t)
-	ctx := context.Background()
-	if err := st.PutMember(ctx, &protocol.Member{Name: "data", Status: protocol.MemberStopped, Since: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	const id = "pl-downdowndownX"
-	storePlan(t, st, id, "data")
-	r := mustHuddle(t, "requests", "--store", url)
-	if !strings.Contains(r.stdout, "team not running (no member seen within 15s); deadlines are paused until it starts") || !strings.Contains(r.stdout, "paused, ") {
-		t.Fatalf("requests --store with the team down:\n%s", r.stdout)
-	}
-	if r := mustHuddle(t, "show", "--store", url, id); !strings.Contains(r.stdout, "left when the team starts)") {
-		t.Fatalf("show --store with the team down:\n%s", r.stdout)
-	}
-	if err := st.PutMember(ctx, &protocol.Member{Name: "data", Status: protocol.MemberWorking, Since: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	r = mustHuddle(t, "requests", "--store", url)
-	if strings.Contains(r.stdout, "paused") || strings.Contains(r.stdout, "not running") || !strings.Contains(r.stdout, id) {
-		t.Fatalf("requests --store with data running:\n%s", r.stdout)
-	}
 }
 
 // TestStoreOverTLS: a tls:// store whose server certificate the team's own
