@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -197,6 +198,34 @@ func tracesDir(t *testing.T, fixtures ...string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// putTraces puts the spans of the named ipc/testdata fixtures in on's
+// store: on a team directory as its traces.jsonl, byte for byte (as
+// tracesDir); in a store appended one by one, as its runtimes would.
+func (on *teamOn) putTraces(t *testing.T, fixtures ...string) {
+	t.Helper()
+	for _, f := range fixtures {
+		b, err := os.ReadFile(filepath.Join("..", "..", "ipc", "trace", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on.kind == "files" {
+			if err := teamdir.AppendLine(teamdir.TracesPath(on.dir), b); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for line := range bytes.Lines(b) {
+			var sp trace.Span
+			if err := json.Unmarshal(line, &sp); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if err := on.st.AppendSpan(context.Background(), sp); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 var utc = []string{"TZ=UTC"}

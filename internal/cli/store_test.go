@@ -26,6 +26,7 @@ import (
 	"huddle/team"
 	"huddle/teamdir"
 
+	"github.com/charmbracelet/x/exp/golden"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -181,6 +182,13 @@ func newTeamOn(t *testing.T, kind string, put func(t *testing.T, on *teamOn)) *t
 	return on
 }
 
+// dirOn is the team directory dir as a team on the files store, for a
+// test of what only a directory has.
+func dirOn(t *testing.T, dir string) *teamOn {
+	t.Helper()
+	return &teamOn{kind: "files", args: []string{"--dir", dir}, env: "HUDDLE_DIR=" + dir, dir: dir, st: files.Open(t, dir)}
+}
+
 // teamConfig is tm as the configuration onEachStore puts.
 func teamConfig(tm team.Team) map[string]string {
 	b, _ := json.Marshal(tm)
@@ -188,15 +196,15 @@ func teamConfig(tm team.Team) map[string]string {
 }
 
 // huddle runs the binary on the team, the flags that name it after args
-// (before a --, after which all is text); no output may hold the store's
-// token.
+// (before a --, after which all is text), clocks printed in UTC; no output
+// may hold the store's token.
 func (on *teamOn) huddle(t *testing.T, args ...string) cliResult {
 	t.Helper()
 	at := len(args)
 	if i := slices.Index(args, "--"); i >= 0 {
 		at = i
 	}
-	return on.noToken(t, huddle(t, slices.Concat(args[:at], on.args, args[at:])...), args...)
+	return on.noToken(t, huddleIn(t, t.TempDir(), utc, slices.Concat(args[:at], on.args, args[at:])...), args...)
 }
 
 // must is huddle for a command that must succeed.
@@ -209,7 +217,7 @@ func (on *teamOn) must(t *testing.T, args ...string) cliResult {
 // ($HUDDLE_DIR or $HUDDLE_STORE), not by a flag.
 func (on *teamOn) huddleEnv(t *testing.T, args ...string) cliResult {
 	t.Helper()
-	return on.noToken(t, huddleIn(t, t.TempDir(), []string{on.env}, args...), args...)
+	return on.noToken(t, huddleIn(t, t.TempDir(), append([]string{on.env}, utc...), args...), args...)
 }
 
 func (on *teamOn) noToken(t *testing.T, r cliResult, args ...string) cliResult {
@@ -396,23 +404,6 @@ func (on *teamOn) spoil(t *testing.T, kind store.ChangeKind, name string) {
 	if _, err := kv.Put(ctx, key, []byte(`{"id": "torn`)); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestStoreRequestsAndShow: requests and show read the store's records.
-func TestStoreRequestsAndShow(t *testing.T) {
-	on := demoOn(t, "nats")
-	url, st := on.url, on.st
-	const id = "pl-showshowshowX"
-	storePlan(t, st, id, "data")
-	r := mustHuddle(t, "requests", "--store", url)
-	if !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "data → lead") {
-		t.Fatalf("requests --store:\n%s", r.stdout)
-	}
-	r = mustHuddle(t, "show", "--store", url, id)
-	if !strings.Contains(r.stdout, "plan "+id+" · data → lead") || !strings.Contains(r.stdout, "a plan of data") {
-		t.Fatalf("show --store:\n%s", r.stdout)
-	}
-	huddle(t, "show", "--store", url, "pl-nothere").wantError(t, exitFail, "no request, chain or call pl-nothere", "show an unknown id")
 }
 
 // TestStoreSameOutputAsDirectory: the same records in a team directory and
@@ -603,4 +594,57 @@ func TestStoreOverTLS(t *testing.T) {
 	if r.code != exitFail || !strings.Contains(r.stderr, "certificate") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("status --store over TLS without the CA: exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// goldenFile names a golden file by name, not by the test: each kind of
+// store compares its output to the same one.
+type goldenFile struct {
+	testing.TB
+	name string
+}
+
+func (g goldenFile) Name() string { return filepath.Join("records", g.name) }
+
+// wantGolden fails unless out is testdata/records/NAME.golden, which
+// go test -update writes.
+func wantGolden(t *testing.T, name, out string) {
+	t.Helper()
+	golden.RequireEqual(goldenFile{t, name}, out)
+}
+
+// recordsAt is when putRecords's records were made: fixed, so what the
+// commands print of them is too.
+var recordsAt = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// putRecords puts, as a team's runtime would, the records the golden
+// tests print: reservas's pending plan pl-samesamesameX of two lines;
+// data's plan pl-donedonedoneX, rejected with "smaller"; a call of
+// reservas to finanzas.pagar_factura (req-1, chain corr-1) that took 5 ms;
+// reservas's record, working; a dead letter of data's inbox.
+func putRecords(t *testing.T, on *teamOn) {
+	t.Helper()
+	ctx := context.Background()
+	plan := protocol.NewRequest(protocol.KindPlan, "pl-samesamesameX", "reservas", protocol.Lead, recordsAt, time.Hour)
+	plan.Plan = "line one\nline two"
+	done := protocol.NewRequest(protocol.KindPlan, "pl-donedonedoneX", "data", protocol.Lead, recordsAt, time.Hour)
+	done.Plan = "count"
+	t0 := recordsAt.Add(time.Second)
+	for _, r := range []*protocol.Request{&plan, &done} {
+		if err := on.st.CreateRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := on.st.Decide(ctx, done.ID, store.Decision{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller", At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range []trace.Span{
+		{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
+		{Span: trace.SpanEnd, TS: t0.Add(5 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Status: protocol.ResultOK, DurationMS: 5},
+	} {
+		if err := on.st.AppendSpan(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	on.putMember(t, protocol.Member{Name: "reservas", Runtime: "script", Status: protocol.MemberWorking, Activity: "booking", Since: t0})
+	on.deadLetter(t, protocol.DeadLetterLine{TS: protocol.FormatTime(t0), Source: "inbox/data.jsonl", Offset: 7, Reason: "bad line", Raw: `{"from":"x","type":"nope"}`})
 }
