@@ -481,6 +481,19 @@ func TestCLIRequests(t *testing.T) {
 	})
 }
 
+// TestRequestsAndStatusGolden: on both kinds of store, requests and
+// status print the same records the same, to the byte: the pending
+// requests, all of them, and the members, each --json.
+func TestRequestsAndStatusGolden(t *testing.T) {
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		putRecords(t, on)
+		// First: on a store a member not seen within 15 s would show lost.
+		wantGolden(t, "status-json", on.must(t, "status", "--json").stdout)
+		wantGolden(t, "requests-json", on.must(t, "requests", "--json").stdout)
+		wantGolden(t, "requests-all-json", on.must(t, "requests", "--all", "--json").stdout)
+	})
+}
+
 // TestCLIRequestsCountAnInterruptedDecision: a decision whose record
 // rewrite was interrupted counts as decided. Only a team directory has
 // one: the files store writes a decision beside the record and then

@@ -20,7 +20,6 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/filestore"
 	"huddle/store/natsstore"
 	"huddle/store/storetest"
 	"huddle/team"
@@ -403,73 +402,6 @@ func (on *teamOn) spoil(t *testing.T, kind store.ChangeKind, name string) {
 	}
 	if _, err := kv.Put(ctx, key, []byte(`{"id": "torn`)); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestStoreSameOutputAsDirectory: the same records in a team directory and
-// in a store print the same: show, requests, status, deadletters and
-// traces.
-func TestStoreSameOutputAsDirectory(t *testing.T) {
-	dir := demoTeam(t)
-	url := natsTeam(t)
-	mustHuddle(t, "init", "--store", url, "--dir", dir)
-	fs, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	ns := openTestStore(t, url)
-	ctx := context.Background()
-	now := time.Now().Add(-time.Minute).Truncate(time.Second)
-	plan := protocol.NewRequest(protocol.KindPlan, "pl-samesamesameX", "reservas", protocol.Lead, now, time.Hour)
-	plan.Plan = "line one\nline two"
-	done := protocol.NewRequest(protocol.KindPlan, "pl-donedonedoneX", "data", protocol.Lead, now, time.Hour)
-	done.Plan = "count"
-	t0 := now.Add(time.Second)
-	spans := []trace.Span{
-		{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
-		{Span: trace.SpanEnd, TS: t0.Add(5 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Status: protocol.ResultOK, DurationMS: 5},
-	}
-	for _, st := range []store.Store{fs, ns} {
-		p, d := plan, done
-		if err := st.CreateRequest(ctx, &p); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.CreateRequest(ctx, &d); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Decide(ctx, d.ID, store.Decision{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller", At: t0}); err != nil {
-			t.Fatal(err)
-		}
-		for _, sp := range spans {
-			if err := st.AppendSpan(ctx, sp); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := st.PutMember(ctx, &protocol.Member{Name: "reservas", Runtime: "script", Status: protocol.MemberWorking, Activity: "booking", Since: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The files store stamps a dead letter with its own clock: the line is
-	// written as a runtime's inbox.WriteDeadLetter would have, at t0.
-	dl := protocol.DeadLetterLine{TS: protocol.FormatTime(t0), Source: "inbox/data.jsonl", Offset: 7, Reason: "bad line", Raw: `{"from":"x","type":"nope"}`}
-	line, _ := json.Marshal(dl)
-	if err := teamdir.AppendLine(teamdir.DeadLetterPath(dir), append(line, '\n')); err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.DeadLetter(ctx, dl); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"show", plan.ID, "--json"}, {"show", done.ID}, {"show", "corr-1"}, {"show", "req-1", "--json"},
-		{"requests", "--json"}, {"requests", "--all", "--json"}, {"status", "--json"}, {"deadletters"}, {"deadletters", "--json"},
-		{"traces"}, {"traces", "--json"}, {"traces", "--correlation", "corr-1"},
-	} {
-		onDir := mustHuddle(t, append(args, "--dir", dir)...)
-		onStore := mustHuddle(t, append(args, "--store", url)...)
-		if onDir.stdout != onStore.stdout {
-			t.Errorf("huddle %v differs:\non the directory:\n%s\non the store:\n%s", args, onDir.stdout, onStore.stdout)
-		}
 	}
 }
 
