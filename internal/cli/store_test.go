@@ -307,6 +307,41 @@ func (on *teamOn) untouched(t *testing.T) func(what string) {
 	}
 }
 
+// memberOn waits until member's record in st satisfies ok and returns it.
+func memberOn(t *testing.T, st store.Store, member, what string, ok func(*protocol.Member) bool) *protocol.Member {
+	t.Helper()
+	var m *protocol.Member
+	testkit.WaitFor(t, 30*time.Second, what, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ms, err := st.Member(ctx, member, team.LostAfter)
+		if err == nil && ok(&ms.Member) {
+			m = &ms.Member
+		}
+		return m != nil
+	})
+	return m
+}
+
+func statusIs(s protocol.MemberStatus) func(*protocol.Member) bool {
+	return func(m *protocol.Member) bool { return m.Status == s }
+}
+
+// leadHears waits for a message to the lead from member whose content
+// starts with prefix, in what the store holds (NATS keeps a committed
+// message one purge interval, a minute, at least).
+func (on *teamOn) leadHears(t *testing.T, member, prefix string) {
+	t.Helper()
+	testkit.WaitFor(t, 20*time.Second, "a message from "+member+" starting "+prefix, func() bool {
+		for _, m := range on.messagesTo(t, protocol.Lead) {
+			if m.From == member && strings.HasPrefix(m.Content, prefix) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // request is the record of request id, as the store holds it.
 func (on *teamOn) request(t *testing.T, id string) *protocol.Request {
 	t.Helper()
