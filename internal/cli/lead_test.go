@@ -48,25 +48,6 @@ func inboxLines(t *testing.T, dir, member string) []protocol.Message {
 	return got
 }
 
-// consume reads and consumes member's inbox, so a later call sees only what
-// came after.
-func consume(t *testing.T, dir, member string) []protocol.Message {
-	t.Helper()
-	var got []protocol.Message
-	c, err := inbox.NewConsumer(dir, member, func(_ context.Context, d inbox.Delivery) error {
-		got = append(got, d.Msg)
-		return nil
-	}, inbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
 func createPlan(t *testing.T, dir, id, from string) {
 	t.Helper()
 	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, time.Now(), 10*time.Minute)

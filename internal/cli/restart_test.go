@@ -151,7 +151,7 @@ func TestRestartOnNATSWaitsForTheLeaseHolder(t *testing.T) {
 // no runtime of the test runs, in the store at url.
 func putRestartTeam(t *testing.T, url string) store.Store {
 	t.Helper()
-	st := openTeamStore(t, url, false)
+	st := openTestStore(t, url)
 	tm := restartSpec
 	tm.Members = append(slices.Clone(tm.Members), team.MemberSpec{Name: "ghost", Role: "waits", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}})
 	putConfigs(t, st, teamConfig(tm))

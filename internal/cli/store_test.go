@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/files"
 	"huddle/internal/testtls"
@@ -21,13 +25,10 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsstore"
+	"huddle/store/storekinds"
 	"huddle/store/storetest"
 	"huddle/team"
 	"huddle/teamdir"
-
-	"github.com/charmbracelet/x/exp/golden"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The commands run on a team kept in a store of either kind
@@ -109,9 +110,9 @@ type teamOn struct {
 	url  string      // nats: the store URL, with natsToken in it
 }
 
-// storeKinds make an empty team of each kind: "files" names a team
-// directory not made yet, and the test's store opens once something is
-// put in it.
+// storeKinds make an empty team of each kind store/storekinds names:
+// "files" names a team directory not made yet, and the test's store opens
+// once something is put in it.
 var storeKinds = map[string]func(t *testing.T) *teamOn{
 	"files": func(t *testing.T) *teamOn {
 		dir := filepath.Join(t.TempDir(), ".huddle")
@@ -165,7 +166,7 @@ func initDemo(t *testing.T, on *teamOn) {
 // eachStore runs f on a team of each kind that put filled.
 func eachStore(t *testing.T, put func(t *testing.T, on *teamOn), f func(t *testing.T, on *teamOn)) {
 	t.Helper()
-	for _, kind := range slices.Sorted(maps.Keys(storeKinds)) {
+	for _, kind := range slices.Sorted(maps.Keys(storekinds.Open)) {
 		t.Run(kind, func(t *testing.T) { f(t, newTeamOn(t, kind, put)) })
 	}
 }
@@ -173,7 +174,11 @@ func eachStore(t *testing.T, put func(t *testing.T, on *teamOn), f func(t *testi
 // newTeamOn is a team in a fresh store of kind that put filled.
 func newTeamOn(t *testing.T, kind string, put func(t *testing.T, on *teamOn)) *teamOn {
 	t.Helper()
-	on := storeKinds[kind](t)
+	empty, ok := storeKinds[kind]
+	if !ok {
+		t.Fatalf("no team of the kind %q to point huddle at (storeKinds)", kind)
+	}
+	on := empty(t)
 	put(t, on)
 	if on.st == nil {
 		on.st = files.Open(t, on.dir)
