@@ -163,11 +163,16 @@ func initDemo(t *testing.T, on *teamOn) {
 	on.must(t, args...)
 }
 
-// eachStore runs f on a team of each kind that put filled.
+// eachStore runs f on a team of each kind that put filled, the kinds at
+// once: each has its own team, directory or server, and its own huddle
+// processes.
 func eachStore(t *testing.T, put func(t *testing.T, on *teamOn), f func(t *testing.T, on *teamOn)) {
 	t.Helper()
 	for _, kind := range slices.Sorted(maps.Keys(storekinds.Open)) {
-		t.Run(kind, func(t *testing.T) { f(t, newTeamOn(t, kind, put)) })
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			f(t, newTeamOn(t, kind, put))
+		})
 	}
 }
 
