@@ -263,11 +263,12 @@ func TestCLIShutdown(t *testing.T) {
 	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
 		on.putMember(t, protocol.Member{Name: "finanzas", Status: protocol.MemberWorking, Since: time.Now()})
 		// Flags may come before or after MEMBER.
-		for i, args := range [][]string{
-			{"shutdown", "finanzas", "--reason", "end of day"},
-			{"shutdown", "--reason", "end of day", "finanzas"},
+		for i, shutdown := range []func() cliResult{
+			func() cliResult { return on.huddle(t, "shutdown", "finanzas", "--reason", "end of day") },
+			func() cliResult { return on.huddleFlagsFirst(t, "shutdown", "--reason", "end of day", "finanzas") },
 		} {
-			r := on.must(t, args...)
+			args := []string{"shutdown", "finanzas", fmt.Sprintf("(flags %s)", []string{"after MEMBER", "before it"}[i])}
+			r := shutdown().wantOK(t, args...)
 			id := strings.TrimSuffix(r.stdout, "\n")
 			if !shutdownID.MatchString(id) {
 				t.Fatalf("huddle %v printed %q, want one sd- id", args, r.stdout)
@@ -514,13 +515,13 @@ func TestCLIApproveAndReject(t *testing.T) {
 
 		// The first decision wins; later ones say who made it, exit 1 and send nothing.
 		on.huddle(t, "approve", "pl-aaaaaaaaaaaa").wantError(t, exitFail, "already approved by lead", "approve twice")
-		on.huddle(t, "reject", "pl-aaaaaaaaaaaa", "--feedback", "no").wantError(t, exitFail, "already approved by lead", "reject after approve")
+		on.huddleFlagsFirst(t, "reject", "pl-aaaaaaaaaaaa", "--feedback", "no").wantError(t, exitFail, "already approved by lead", "reject after approve")
 		if got := on.messagesTo(t, "reservas"); len(got) != 1 {
 			t.Fatalf("a refused decision sent %+v", got[1:])
 		}
 
 		// Flags before the ID.
-		on.must(t, "reject", "--feedback", "split it in two", "pl-bbbbbbbbbbbb")
+		on.huddleFlagsFirst(t, "reject", "--feedback", "split it in two", "pl-bbbbbbbbbbbb").wantOK(t, "reject --feedback … pl-bbbbbbbbbbbb")
 		rec = on.request(t, "pl-bbbbbbbbbbbb")
 		if rec.Status != protocol.RequestRejected || rec.Feedback != "split it in two" {
 			t.Fatalf("rejected record = %+v", rec)

@@ -216,6 +216,14 @@ func (on *teamOn) huddle(t *testing.T, args ...string) cliResult {
 	return on.noToken(t, huddleIn(t, t.TempDir(), utc, slices.Concat(args[:at], on.args, args[at:])...), args...)
 }
 
+// huddleFlagsFirst is huddle with the flags that name the team right
+// after the command, before its flags and arguments.
+func (on *teamOn) huddleFlagsFirst(t *testing.T, cmd string, args ...string) cliResult {
+	t.Helper()
+	all := slices.Concat([]string{cmd}, on.args, args)
+	return on.noToken(t, huddleIn(t, t.TempDir(), utc, all...), all...)
+}
+
 // must is huddle for a command that must succeed.
 func (on *teamOn) must(t *testing.T, args ...string) cliResult {
 	t.Helper()

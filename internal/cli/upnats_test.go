@@ -66,7 +66,8 @@ func startUpOn(t *testing.T, url, members string) *upOn {
 	return startUpWith(t, "up", "--headless", "--store", url, "--members", members, "--dir", t.TempDir())
 }
 
-// startUpWith starts huddle with args, a `huddle up --headless`.
+// startUpWith starts huddle with args, a `huddle up --headless`: every
+// line it prints is an event, in JSON.
 func startUpWith(t *testing.T, args ...string) *upOn {
 	t.Helper()
 	cmd := exec.Command(huddleBinary(t), args...)
@@ -85,11 +86,13 @@ func startUpWith(t *testing.T, args ...string) *upOn {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			var e map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &e); err == nil {
-				p.mu.Lock()
-				p.events = append(p.events, e)
-				p.mu.Unlock()
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Errorf("event line is not JSON: %q", sc.Text())
+				continue
 			}
+			p.mu.Lock()
+			p.events = append(p.events, e)
+			p.mu.Unlock()
 		}
 	}()
 	go func() {
