@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -88,12 +87,7 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 // and the store's address redacted, never the token, and q quits with 0.
 func TestAttachStoreNeverShowsTheToken(t *testing.T) {
 	const token = "s3cr3t-attach-t0ken"
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	url := strings.Replace(srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1))), "nats://", "nats://"+token+"@", 1)
+	url := natsTeamWithToken(t, token)
 	openTeamStore(t, url, true)
 	for _, run := range []struct {
 		env  []string

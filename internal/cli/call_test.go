@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"huddle/internal/testkit"
-	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
@@ -61,47 +58,6 @@ func actionsTeam() team.Team {
 	return tm
 }
 
-// runTeam is a team on one kind of store: the flags that name it to the
-// commands, a store the test reads and writes, the flags that give a
-// caller its policy (a file --config names on a team directory; the
-// store's, by --caller, on NATS), and start, which runs members in a
-// `huddle up` process (on a team directory, every member).
-type runTeam struct {
-	args   []string
-	st     store.Store
-	dir    string // the team directory (files only)
-	policy func(caller string) []string
-	start  func(t *testing.T, members string)
-}
-
-// runKinds put configs (name → data, as store.PutConfig names them) on
-// each kind of store; nothing runs the team yet.
-var runKinds = map[string]func(t *testing.T, configs map[string]string) runTeam{
-	"files": func(t *testing.T, configs map[string]string) runTeam {
-		dir := t.TempDir()
-		st := files.Open(t, dir)
-		putConfigs(t, st, configs)
-		return runTeam{args: []string{"--dir", dir}, st: st, dir: dir,
-			policy: func(caller string) []string {
-				return []string{"--caller", caller, "--config", filepath.Join(dir, store.MemberPolicyConfig(caller))}
-			},
-			start: func(t *testing.T, _ string) {
-				up := startUp(t, dir)
-				testkit.WaitFor(t, 15*time.Second, "the team", func() bool {
-					return up.saw(func(e map[string]any) bool { return e["event"] == "team_started" })
-				})
-			}}
-	},
-	"nats": func(t *testing.T, configs map[string]string) runTeam {
-		url := natsTeam(t)
-		st := openTeamStore(t, url, false)
-		putConfigs(t, st, configs)
-		return runTeam{args: []string{"--store", url}, st: st,
-			policy: func(caller string) []string { return []string{"--caller", caller} },
-			start:  func(t *testing.T, members string) { startUpOnWhenFree(t, url, members) }}
-	},
-}
-
 // TestCallFromAnotherProcess: on both kinds of store, `huddle call` from
 // a second process against a team that `huddle up` runs: as ops (a
 // policy, not a member) it gets bob's answer, and the call shows in the
@@ -112,100 +68,97 @@ var runKinds = map[string]func(t *testing.T, configs map[string]string) runTeam{
 // still gets its answer. On NATS the answer ops took leaves the store.
 func TestCallFromAnotherProcess(t *testing.T) {
 	b, _ := json.Marshal(actionsTeam())
-	for kind, run := range runKinds {
-		t.Run(kind, func(t *testing.T) {
-			tm := run(t, map[string]string{
-				store.ConfigTeam:                  string(b),
-				store.MemberPolicyConfig("ops"):   `{"owner":"ops","allowed_targets":["bob"]}`,
-				store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob","alice"]}`,
-			})
-			tm.start(t, "lead,alice,bob")
-			call := func(caller string, args ...string) cliResult {
-				return huddle(t, slices.Concat([]string{"call", "--timeout", "30"}, tm.policy(caller), tm.args, args)...)
-			}
+	onEachStore(t, map[string]string{
+		store.ConfigTeam:                  string(b),
+		store.MemberPolicyConfig("ops"):   `{"owner":"ops","allowed_targets":["bob"]}`,
+		store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob","alice"]}`,
+	}, func(t *testing.T, tm *teamOn) {
+		tm.up(t, "lead,alice,bob")
+		call := func(caller string, args ...string) cliResult {
+			return tm.huddle(t, slices.Concat([]string{"call", "--timeout", "30"}, tm.policy(caller), args)...)
+		}
 
-			ok := call("ops", "--target", "bob", "--action", "lookup", "--prompt", "q")
-			if ok.code != exitOK {
-				t.Fatalf("call to bob: exit %d\n%s\n%s", ok.code, ok.stdout, ok.stderr)
+		ok := call("ops", "--target", "bob", "--action", "lookup", "--prompt", "q")
+		if ok.code != exitOK {
+			t.Fatalf("call to bob: exit %d\n%s\n%s", ok.code, ok.stdout, ok.stderr)
+		}
+		answered := parseCall(t, ok)
+		if answered.Response.Status != protocol.ResultOK || !strings.Contains(string(answered.Response.Result), "found") ||
+			answered.Request.Caller != "ops" || answered.Response.RequestID != answered.Request.RequestID {
+			t.Fatalf("call to bob: %s", ok.stdout)
+		}
+		if tm.kind == "nats" {
+			// ops is no member: the answer it took left the store before call exited.
+			if n := inboxHolds(t, tm.st, "ops"); n != 0 {
+				t.Fatalf("ops's inbox holds %d messages after its call, want none", n)
 			}
-			answered := parseCall(t, ok)
-			if answered.Response.Status != protocol.ResultOK || !strings.Contains(string(answered.Response.Result), "found") ||
-				answered.Request.Caller != "ops" || answered.Response.RequestID != answered.Request.RequestID {
-				t.Fatalf("call to bob: %s", ok.stdout)
+		}
+		if tm.dir != "" {
+			spans, err := trace.NewTraceReader(tm.dir).Read()
+			if err != nil {
+				t.Fatal(err)
 			}
-			if kind == "nats" {
-				// ops is no member: the answer it took left the store before call exited.
-				if n := inboxHolds(t, tm.st, "ops"); n != 0 {
-					t.Fatalf("ops's inbox holds %d messages after its call, want none", n)
+			var start, end bool
+			for _, s := range spans {
+				if s.RequestID == answered.Request.RequestID && s.Caller == "ops" && s.Target == "bob" {
+					start = start || s.Span == trace.SpanStart
+					end = end || (s.Span == trace.SpanEnd && s.Status == protocol.ResultOK)
 				}
 			}
-			if tm.dir != "" {
-				spans, err := trace.NewTraceReader(tm.dir).Read()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var start, end bool
-				for _, s := range spans {
-					if s.RequestID == answered.Request.RequestID && s.Caller == "ops" && s.Target == "bob" {
-						start = start || s.Span == trace.SpanStart
-						end = end || (s.Span == trace.SpanEnd && s.Status == protocol.ResultOK)
-					}
-				}
-				if !start || !end {
-					t.Fatalf("the call is not in the team's traces: %+v", spans)
-				}
+			if !start || !end {
+				t.Fatalf("the call is not in the team's traces: %+v", spans)
 			}
-			out := mustHuddle(t, append([]string{"traces", "--correlation", answered.Request.CorrelationID, "--json"}, tm.args...)...).stdout
-			var chains []struct {
-				Calls []struct{ Caller, Target, Action, Status string } `json:"calls"`
-			}
-			if err := json.Unmarshal([]byte(out), &chains); err != nil {
-				t.Fatalf("traces --json: %v\n%s", err, out)
-			}
-			if len(chains) != 1 || len(chains[0].Calls) != 1 {
-				t.Fatalf("want the call's chain of one call:\n%s", out)
-			}
-			if c := chains[0].Calls[0]; c.Caller != "ops" || c.Target != "bob" || c.Action != "lookup" || c.Status != "ok" {
-				t.Fatalf("the chain:\n%s", out)
-			}
+		}
+		out := tm.must(t, "traces", "--correlation", answered.Request.CorrelationID, "--json").stdout
+		var chains []struct {
+			Calls []struct{ Caller, Target, Action, Status string } `json:"calls"`
+		}
+		if err := json.Unmarshal([]byte(out), &chains); err != nil {
+			t.Fatalf("traces --json: %v\n%s", err, out)
+		}
+		if len(chains) != 1 || len(chains[0].Calls) != 1 {
+			t.Fatalf("want the call's chain of one call:\n%s", out)
+		}
+		if c := chains[0].Calls[0]; c.Caller != "ops" || c.Target != "bob" || c.Action != "lookup" || c.Status != "ok" {
+			t.Fatalf("the chain:\n%s", out)
+		}
 
-			// An action bob does not have: exit 1, with the error result.
-			r := call("ops", "--target", "bob", "--action", "fly", "--prompt", "hi")
-			if r.code != exitFail || !strings.Contains(r.stdout, `bob has no action \"fly\"`) {
-				t.Fatalf("unknown action: exit %d, %s", r.code, r.stdout)
-			}
-			// DENIED by the allowlist, for a member and for a stranger: exit 1.
-			denied := call("ops", "--target", "alice", "--action", "note", "--prompt", "q")
-			if denied.code != exitFail {
-				t.Fatalf("denied call: exit %d, want %d\n%s\n%s", denied.code, exitFail, denied.stdout, denied.stderr)
-			}
-			refused := parseCall(t, denied)
-			if refused.Response.Status != protocol.ResultError || refused.Response.Error == nil || !strings.Contains(refused.Response.Error.Message, "DENIED: target `alice` is not in allowed_targets") {
-				t.Fatalf("denied call: %s", denied.stdout)
-			}
-			r = call("ops", "--target", "carol", "--action", "x", "--prompt", "hi")
-			if r.code != exitFail || !strings.Contains(r.stdout, `"DENIED"`) || !strings.Contains(r.stdout, "not_allowed_target") {
-				t.Fatalf("denied: exit %d, %s", r.code, r.stdout)
-			}
+		// An action bob does not have: exit 1, with the error result.
+		r := call("ops", "--target", "bob", "--action", "fly", "--prompt", "hi")
+		if r.code != exitFail || !strings.Contains(r.stdout, `bob has no action \"fly\"`) {
+			t.Fatalf("unknown action: exit %d, %s", r.code, r.stdout)
+		}
+		// DENIED by the allowlist, for a member and for a stranger: exit 1.
+		denied := call("ops", "--target", "alice", "--action", "note", "--prompt", "q")
+		if denied.code != exitFail {
+			t.Fatalf("denied call: exit %d, want %d\n%s\n%s", denied.code, exitFail, denied.stdout, denied.stderr)
+		}
+		refused := parseCall(t, denied)
+		if refused.Response.Status != protocol.ResultError || refused.Response.Error == nil || !strings.Contains(refused.Response.Error.Message, "DENIED: target `alice` is not in allowed_targets") {
+			t.Fatalf("denied call: %s", denied.stdout)
+		}
+		r = call("ops", "--target", "carol", "--action", "x", "--prompt", "hi")
+		if r.code != exitFail || !strings.Contains(r.stdout, `"DENIED"`) || !strings.Contains(r.stdout, "not_allowed_target") {
+			t.Fatalf("denied: exit %d, %s", r.code, r.stdout)
+		}
 
-			nobody := call("nobody", "--target", "bob", "--action", "lookup", "--prompt", "q")
-			if nobody.code != exitFail {
-				t.Fatalf("call without a policy: exit %d, want %d\n%s\n%s", nobody.code, exitFail, nobody.stdout, nobody.stderr)
-			}
-			want := "ipc/nobody.puruto-ipc.json"
-			if kind == "nats" {
-				want = "holds no ipc/nobody.puruto-ipc.json"
-			}
-			if r := parseCall(t, nobody).Response; r.Error == nil || r.Error.Code != protocol.ErrIPC || !strings.Contains(r.Error.Message, want) {
-				t.Fatalf("call without a policy: %s", nobody.stdout)
-			}
+		nobody := call("nobody", "--target", "bob", "--action", "lookup", "--prompt", "q")
+		if nobody.code != exitFail {
+			t.Fatalf("call without a policy: exit %d, want %d\n%s\n%s", nobody.code, exitFail, nobody.stdout, nobody.stderr)
+		}
+		want := "ipc/nobody.puruto-ipc.json"
+		if tm.kind == "nats" {
+			want = "holds no ipc/nobody.puruto-ipc.json"
+		}
+		if r := parseCall(t, nobody).Response; r.Error == nil || r.Error.Code != protocol.ErrIPC || !strings.Contains(r.Error.Message, want) {
+			t.Fatalf("call without a policy: %s", nobody.stdout)
+		}
 
-			asAlice := call("alice", "--target", "bob", "--action", "lookup", "--prompt", "q")
-			if asAlice.code != exitOK || parseCall(t, asAlice).Response.Status != protocol.ResultOK {
-				t.Fatalf("call as alice: exit %d\n%s\n%s", asAlice.code, asAlice.stdout, asAlice.stderr)
-			}
-		})
-	}
+		asAlice := call("alice", "--target", "bob", "--action", "lookup", "--prompt", "q")
+		if asAlice.code != exitOK || parseCall(t, asAlice).Response.Status != protocol.ResultOK {
+			t.Fatalf("call as alice: exit %d\n%s\n%s", asAlice.code, asAlice.stdout, asAlice.stderr)
+		}
+	})
 }
 
 func TestCallArgumentsAndMissingConfig(t *testing.T) {

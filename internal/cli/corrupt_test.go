@@ -3,82 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
-	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/natsstore"
 	"huddle/team"
-	"huddle/teamdir"
 )
-
-// teamKind is a demo team on one kind of store, as the commands reach it:
-// the flags that name it, a store the test writes through, and how a
-// record there is spoiled as a torn write or a foreign writer leaves it.
-type teamKind struct {
-	args  []string
-	st    store.Store
-	spoil func(t *testing.T, kind store.ChangeKind, name string)
-}
-
-// demoKinds are the demo team on each kind of store: files (a team
-// directory, --dir) and nats (an embedded server, --store).
-var demoKinds = map[string]func(t *testing.T) teamKind{
-	"files": func(t *testing.T) teamKind {
-		dir := demoTeam(t)
-		st := files.Open(t, dir)
-		return teamKind{args: []string{"--dir", dir}, st: st, spoil: func(t *testing.T, kind store.ChangeKind, name string) {
-			p, err := teamdir.MemberPath(dir, name)
-			if kind == store.ChangeRequest {
-				p, err = teamdir.RequestPath(dir, name)
-			}
-			if err == nil {
-				err = os.WriteFile(p, []byte(`{"id": "torn`), 0o600)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}}
-	},
-	"nats": func(t *testing.T) teamKind {
-		url, st := storeWithDemo(t)
-		u, err := natsstore.ParseURL(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return teamKind{args: []string{"--store", url}, st: st, spoil: func(t *testing.T, kind store.ChangeKind, name string) {
-			nc, err := nats.Connect(u.Server)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			js, err := jetstream.New(nc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			kv, err := js.KeyValue(ctx, "huddle_"+u.Team)
-			if err != nil {
-				t.Fatal(err)
-			}
-			key := "member." + name
-			if kind == store.ChangeRequest {
-				key = "req." + name
-			}
-			if _, err := kv.Put(ctx, key, []byte(`{"id": "torn`)); err != nil {
-				t.Fatal(err)
-			}
-		}}
-	},
-}
 
 // TestStatusAndRequestsNameCorruptRecords: on both kinds of store, a
 // member record and request records that do not read are named, one
@@ -87,70 +19,67 @@ var demoKinds = map[string]func(t *testing.T) teamKind{
 // decided one (no pending request either way); --all warns of both and
 // lists them as corrupt after the others.
 func TestStatusAndRequestsNameCorruptRecords(t *testing.T) {
-	for kind, open := range demoKinds {
-		t.Run(kind, func(t *testing.T) {
-			k := open(t)
-			ctx := context.Background()
-			for _, id := range []string{"pl-c00000000001", "pl-c00000000002", "pl-c00000000003"} {
-				r := protocol.NewRequest(protocol.KindPlan, id, "reservas", protocol.Lead, time.Now(), time.Hour)
-				r.Plan = "a plan"
-				if err := k.st.CreateRequest(ctx, &r); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := k.st.Decide(ctx, "pl-c00000000003", store.Decision{Event: protocol.EventApprove, By: protocol.Lead, At: time.Now()}); err != nil {
+	onEachDemoStore(t, func(t *testing.T, k *teamOn) {
+		ctx := context.Background()
+		for _, id := range []string{"pl-c00000000001", "pl-c00000000002", "pl-c00000000003"} {
+			r := protocol.NewRequest(protocol.KindPlan, id, "reservas", protocol.Lead, time.Now(), time.Hour)
+			r.Plan = "a plan"
+			if err := k.st.CreateRequest(ctx, &r); err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"reservas", "data"} {
-				if err := k.st.PutMember(ctx, &protocol.Member{Name: name, Runtime: team.RuntimeScript, Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
-					t.Fatal(err)
-				}
+		}
+		if _, err := k.st.Decide(ctx, "pl-c00000000003", store.Decision{Event: protocol.EventApprove, By: protocol.Lead, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"reservas", "data"} {
+			if err := k.st.PutMember(ctx, &protocol.Member{Name: name, Runtime: team.RuntimeScript, Status: protocol.MemberIdle, Since: time.Now()}); err != nil {
+				t.Fatal(err)
 			}
-			k.spoil(t, store.ChangeRequest, "pl-c00000000001")
-			k.spoil(t, store.ChangeRequest, "pl-c00000000003")
-			k.spoil(t, store.ChangeMember, "data")
+		}
+		k.spoil(t, store.ChangeRequest, "pl-c00000000001")
+		k.spoil(t, store.ChangeRequest, "pl-c00000000003")
+		k.spoil(t, store.ChangeMember, "data")
 
-			st := huddle(t, append([]string{"status", "--json"}, k.args...)...)
-			if st.code != exitOK || strings.Count(st.stderr, "warning: ") != 1 || !strings.Contains(st.stderr, "is corrupt") {
-				t.Fatalf("status: exit %d, stderr %q", st.code, st.stderr)
-			}
-			var rows []memberRow
-			if err := json.Unmarshal([]byte(st.stdout), &rows); err != nil {
-				t.Fatalf("status --json: %v\n%s", err, st.stdout)
-			}
-			byName := map[string]memberRow{}
-			for _, r := range rows {
-				byName[r.Name] = r
-			}
-			if r := byName["data"]; r.Status != team.StatusCorrupt || !strings.Contains(r.Error, "is corrupt") {
-				t.Errorf("data's row %+v, want it corrupt and why", r)
-			}
-			if r := byName["reservas"]; r.Status != string(protocol.MemberIdle) {
-				t.Errorf("reservas's row %+v, want idle", r)
-			}
+		st := k.huddle(t, "status", "--json")
+		if st.code != exitOK || strings.Count(st.stderr, "warning: ") != 1 || !strings.Contains(st.stderr, "is corrupt") {
+			t.Fatalf("status: exit %d, stderr %q", st.code, st.stderr)
+		}
+		var rows []memberRow
+		if err := json.Unmarshal([]byte(st.stdout), &rows); err != nil {
+			t.Fatalf("status --json: %v\n%s", err, st.stdout)
+		}
+		byName := map[string]memberRow{}
+		for _, r := range rows {
+			byName[r.Name] = r
+		}
+		if r := byName["data"]; r.Status != team.StatusCorrupt || !strings.Contains(r.Error, "is corrupt") {
+			t.Errorf("data's row %+v, want it corrupt and why", r)
+		}
+		if r := byName["reservas"]; r.Status != string(protocol.MemberIdle) {
+			t.Errorf("reservas's row %+v, want idle", r)
+		}
 
-			pending := huddle(t, append([]string{"requests", "--json"}, k.args...)...)
-			var recs []protocol.Request
-			if err := json.Unmarshal([]byte(pending.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != "pl-c00000000002" {
-				t.Fatalf("requests --json: %v\n%s", err, pending.stdout)
-			}
-			if strings.Count(pending.stderr, "warning: ") != 1 || !strings.Contains(pending.stderr, "pl-c00000000001") {
-				t.Fatalf("requests warned %q, want pl-c00000000001 only (pl-c00000000003 is decided)", pending.stderr)
-			}
+		pending := k.huddle(t, "requests", "--json")
+		var recs []protocol.Request
+		if err := json.Unmarshal([]byte(pending.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != "pl-c00000000002" {
+			t.Fatalf("requests --json: %v\n%s", err, pending.stdout)
+		}
+		if strings.Count(pending.stderr, "warning: ") != 1 || !strings.Contains(pending.stderr, "pl-c00000000001") {
+			t.Fatalf("requests warned %q, want pl-c00000000001 only (pl-c00000000003 is decided)", pending.stderr)
+		}
 
-			all := huddle(t, append([]string{"requests", "--all", "--json"}, k.args...)...)
-			recs = nil
-			if err := json.Unmarshal([]byte(all.stdout), &recs); err != nil || len(recs) != 3 || recs[0].ID != "pl-c00000000002" {
-				t.Fatalf("requests --all --json: %v\n%s", err, all.stdout)
+		all := k.huddle(t, "requests", "--all", "--json")
+		recs = nil
+		if err := json.Unmarshal([]byte(all.stdout), &recs); err != nil || len(recs) != 3 || recs[0].ID != "pl-c00000000002" {
+			t.Fatalf("requests --all --json: %v\n%s", err, all.stdout)
+		}
+		for _, r := range recs[1:] {
+			if r.Status != team.StatusCorrupt || (r.ID != "pl-c00000000001" && r.ID != "pl-c00000000003") {
+				t.Errorf("requests --all lists %s %s after the readable one, want the corrupt ones", r.ID, r.Status)
 			}
-			for _, r := range recs[1:] {
-				if r.Status != team.StatusCorrupt || (r.ID != "pl-c00000000001" && r.ID != "pl-c00000000003") {
-					t.Errorf("requests --all lists %s %s after the readable one, want the corrupt ones", r.ID, r.Status)
-				}
-			}
-			if strings.Count(all.stderr, "warning: ") != 2 {
-				t.Fatalf("requests --all warned %q, want both corrupt records", all.stderr)
-			}
-		})
-	}
+		}
+		if strings.Count(all.stderr, "warning: ") != 2 {
+			t.Fatalf("requests --all warned %q, want both corrupt records", all.stderr)
+		}
+	})
 }

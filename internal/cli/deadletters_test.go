@@ -124,6 +124,16 @@ func TestDeadLettersOfARunningTeam(t *testing.T) {
 	}
 }
 
+// TestDeadLettersGolden: on both kinds of store, deadletters prints the
+// same dead letter the same, to the byte: as a table and --json.
+func TestDeadLettersGolden(t *testing.T) {
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		putRecords(t, on)
+		wantGolden(t, "deadletters", on.must(t, "deadletters").stdout)
+		wantGolden(t, "deadletters-json", on.must(t, "deadletters", "--json").stdout)
+	})
+}
+
 // TestDeadLettersRefusals: bad arguments are one line, exit 2; no team,
 // exit 1; a line that is not a dead letter is a warning, not fatal.
 func TestDeadLettersRefusals(t *testing.T) {

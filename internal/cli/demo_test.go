@@ -2,7 +2,6 @@ package cli
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -86,51 +85,4 @@ func mustRequests(t *testing.T, dir string) []protocol.Request {
 		t.Fatal(err)
 	}
 	return rs
-}
-
-// TestCLIApproversRace: two `huddle approve` processes race on one request,
-// many rounds; exactly one wins each time and the other is told who.
-func TestCLIApproversRace(t *testing.T) {
-	dir := demoTeam(t)
-	for round := range 20 {
-		id := protocol.NewRequestID(protocol.KindPlan)
-		createPlan(t, dir, id, "finanzas")
-		var wg sync.WaitGroup
-		results := make([]cliResult, 2)
-		for i := range results {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i] = huddle(t, "approve", id, "--dir", dir)
-			}()
-		}
-		wg.Wait()
-		wins, losses := 0, 0
-		for _, r := range results {
-			switch {
-			case r.code == exitOK:
-				wins++
-			case r.code == exitFail && strings.Contains(r.stderr, "already approved by lead"):
-				losses++
-			default:
-				t.Fatalf("round %d: unexpected result %+v", round, r)
-			}
-		}
-		if wins != 1 || losses != 1 {
-			t.Fatalf("round %d: %d winners and %d losers, want 1 and 1", round, wins, losses)
-		}
-		if r := loadRequest(t, dir, id); r.Status != protocol.RequestApproved {
-			t.Fatalf("round %d: record %s", round, r.Status)
-		}
-		// The teammate is told once.
-		n := 0
-		for _, m := range inboxLines(t, dir, "finanzas") {
-			if m.RequestID == id {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Fatalf("round %d: finanzas got %d answers, want 1", round, n)
-		}
-	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -199,12 +200,44 @@ func tracesDir(t *testing.T, fixtures ...string) string {
 	return dir
 }
 
+// putTraces puts the spans of the named ipc/testdata fixtures in on's
+// store: on a team directory as its traces.jsonl, byte for byte (as
+// tracesDir); in a store appended one by one, as its runtimes would.
+func (on *teamOn) putTraces(t *testing.T, fixtures ...string) {
+	t.Helper()
+	for _, f := range fixtures {
+		b, err := os.ReadFile(filepath.Join("..", "..", "ipc", "trace", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on.kind == "files" {
+			if err := teamdir.AppendLine(teamdir.TracesPath(on.dir), b); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for line := range bytes.Lines(b) {
+			var sp trace.Span
+			if err := json.Unmarshal(line, &sp); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if err := on.st.AppendSpan(context.Background(), sp); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 var utc = []string{"TZ=UTC"}
 
+// TestCLITracesTrees: on both kinds of store, traces prints each chain
+// as a tree of its calls, newest chain first; --correlation keeps one,
+// and the environment names the team as the flag does.
 func TestCLITracesTrees(t *testing.T) {
-	dir := tracesDir(t, "ok_two_hops.jsonl", "denied_max_hops.jsonl", "timeout_late.jsonl")
-	r := huddleIn(t, dir, utc, "traces", "--dir", dir).wantOK(t, "traces")
-	want := `corr-late started 09:02:00
+	onEachStore(t, nil, func(t *testing.T, on *teamOn) {
+		on.putTraces(t, "ok_two_hops.jsonl", "denied_max_hops.jsonl", "timeout_late.jsonl")
+		r := on.must(t, "traces")
+		want := `corr-late started 09:02:00
   reservas → finanzas.conciliar  hop 0  error TIMEOUT  1000ms  (late answer)
 
 corr-deny started 09:01:00
@@ -217,71 +250,88 @@ corr-ok started 09:00:00
     finanzas → data.leer  hop 1  ok  3ms
     finanzas → data.escribir  hop 1  ok  40ms
 `
-	if r.stdout != want {
-		t.Fatalf("traces:\n%s\nwant:\n%s", r.stdout, want)
-	}
+		if r.stdout != want {
+			t.Fatalf("traces:\n%s\nwant:\n%s", r.stdout, want)
+		}
 
-	// --correlation keeps one chain; HUDDLE_DIR finds the team as --dir does.
-	r = huddleIn(t, t.TempDir(), append([]string{"HUDDLE_DIR=" + dir}, utc...), "traces", "--correlation", "corr-deny").wantOK(t, "traces --correlation")
-	if got := strings.Split(want, "\n\n")[1] + "\n"; r.stdout != got {
-		t.Fatalf("--correlation corr-deny:\n%s\nwant:\n%s", r.stdout, got)
-	}
-	huddle(t, "traces", "--dir", dir, "--correlation", "corr-nope").wantError(t, exitFail, "no chain corr-nope", "traces --correlation corr-nope")
-	huddle(t, "traces", "--dir", dir, "--correlation", "../x").wantError(t, exitUsage, "--correlation", "traces --correlation ../x")
+		// --correlation keeps one chain; $HUDDLE_DIR or $HUDDLE_STORE finds the team as the flag does.
+		r = on.huddleEnv(t, "traces", "--correlation", "corr-deny").wantOK(t, "traces --correlation")
+		if got := strings.Split(want, "\n\n")[1] + "\n"; r.stdout != got {
+			t.Fatalf("--correlation corr-deny:\n%s\nwant:\n%s", r.stdout, got)
+		}
+		on.huddle(t, "traces", "--correlation", "corr-nope").wantError(t, exitFail, "no chain corr-nope", "traces --correlation corr-nope")
+		on.huddle(t, "traces", "--correlation", "../x").wantError(t, exitUsage, "--correlation", "traces --correlation ../x")
+	})
 }
 
+// TestCLITracesJSON: on both kinds of store, traces --json is every chain,
+// newest first, each call with every field of Call in snake_case and its
+// depth; --correlation keeps one.
 func TestCLITracesJSON(t *testing.T) {
-	dir := tracesDir(t, "ok_two_hops.jsonl", "denied_max_hops.jsonl", "timeout_late.jsonl")
-	r := huddle(t, "traces", "--dir", dir, "--json").wantOK(t, "traces --json")
-	var chains []chainJSON
-	if err := json.Unmarshal([]byte(r.stdout), &chains); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
-	}
-	var ids []string
-	for _, c := range chains {
-		ids = append(ids, c.CorrelationID)
-	}
-	if !reflect.DeepEqual(ids, []string{"corr-late", "corr-deny", "corr-ok"}) {
-		t.Fatalf("chains %v, want newest first", ids)
-	}
-	late := chains[0]
-	if late.Start == nil || *late.Start != "2026-11-30T09:02:00.000000Z" || len(late.Calls) != 1 {
-		t.Fatalf("corr-late: %+v", late)
-	}
-	if c := late.Calls[0]; c.Status != "error" || c.ErrorCode != "TIMEOUT" || !c.Late || c.DurationMS != 1000 || c.Prompt != "reconcile November" ||
-		c.End == nil || *c.End != "2026-11-30T09:02:01.000000Z" {
-		t.Fatalf("the late call: %+v", c)
-	}
-	deny := chains[1].Calls
-	if len(deny) != 3 || deny[0].Depth != 0 || deny[1].Depth != 1 || deny[2].Depth != 2 ||
-		deny[2].ErrorReason != "max_hops" || deny[2].ParentRequestID != "req-b2" || deny[2].Hop != 2 || deny[0].Result != `{"paid":false}` {
-		t.Fatalf("corr-deny calls: %+v", deny)
-	}
+	onEachStore(t, nil, func(t *testing.T, on *teamOn) {
+		on.putTraces(t, "ok_two_hops.jsonl", "denied_max_hops.jsonl", "timeout_late.jsonl")
+		r := on.must(t, "traces", "--json")
+		var chains []chainJSON
+		if err := json.Unmarshal([]byte(r.stdout), &chains); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		var ids []string
+		for _, c := range chains {
+			ids = append(ids, c.CorrelationID)
+		}
+		if !reflect.DeepEqual(ids, []string{"corr-late", "corr-deny", "corr-ok"}) {
+			t.Fatalf("chains %v, want newest first", ids)
+		}
+		late := chains[0]
+		if late.Start == nil || *late.Start != "2026-11-30T09:02:00.000000Z" || len(late.Calls) != 1 {
+			t.Fatalf("corr-late: %+v", late)
+		}
+		if c := late.Calls[0]; c.Status != "error" || c.ErrorCode != "TIMEOUT" || !c.Late || c.DurationMS != 1000 || c.Prompt != "reconcile November" ||
+			c.End == nil || *c.End != "2026-11-30T09:02:01.000000Z" {
+			t.Fatalf("the late call: %+v", c)
+		}
+		deny := chains[1].Calls
+		if len(deny) != 3 || deny[0].Depth != 0 || deny[1].Depth != 1 || deny[2].Depth != 2 ||
+			deny[2].ErrorReason != "max_hops" || deny[2].ParentRequestID != "req-b2" || deny[2].Hop != 2 || deny[0].Result != `{"paid":false}` {
+			t.Fatalf("corr-deny calls: %+v", deny)
+		}
 
-	// Every Call field is there, in snake_case, with the depth.
-	var raw []struct {
-		Calls []map[string]any `json:"calls"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for k := range raw[2].Calls[0] {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	wantKeys := []string{"action", "caller", "correlation_id", "depth", "duration_ms", "end", "error_code", "error_message", "error_reason",
-		"hop", "late", "parent_request_id", "prompt", "remote", "request_id", "result", "start", "status", "target"}
-	if !reflect.DeepEqual(keys, wantKeys) {
-		t.Fatalf("call keys %v\nwant      %v", keys, wantKeys)
-	}
+		// Every Call field is there, in snake_case, with the depth.
+		var raw []struct {
+			Calls []map[string]any `json:"calls"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for k := range raw[2].Calls[0] {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		wantKeys := []string{"action", "caller", "correlation_id", "depth", "duration_ms", "end", "error_code", "error_message", "error_reason",
+			"hop", "late", "parent_request_id", "prompt", "remote", "request_id", "result", "start", "status", "target"}
+		if !reflect.DeepEqual(keys, wantKeys) {
+			t.Fatalf("call keys %v\nwant      %v", keys, wantKeys)
+		}
 
-	// One chain with --correlation.
-	r = huddle(t, "traces", "--dir", dir, "--json", "--correlation", "corr-ok").wantOK(t, "traces --json --correlation")
-	chains = nil
-	if err := json.Unmarshal([]byte(r.stdout), &chains); err != nil || len(chains) != 1 || chains[0].CorrelationID != "corr-ok" || len(chains[0].Calls) != 3 {
-		t.Fatalf("--correlation corr-ok: %v %s", err, r.stdout)
-	}
+		// One chain with --correlation.
+		r = on.must(t, "traces", "--json", "--correlation", "corr-ok")
+		chains = nil
+		if err := json.Unmarshal([]byte(r.stdout), &chains); err != nil || len(chains) != 1 || chains[0].CorrelationID != "corr-ok" || len(chains[0].Calls) != 3 {
+			t.Fatalf("--correlation corr-ok: %v %s", err, r.stdout)
+		}
+	})
+}
+
+// TestTracesGolden: on both kinds of store, traces prints the same call
+// the same, to the byte: as a tree, --json and --correlation.
+func TestTracesGolden(t *testing.T) {
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		putRecords(t, on)
+		wantGolden(t, "traces", on.must(t, "traces").stdout)
+		wantGolden(t, "traces-json", on.must(t, "traces", "--json").stdout)
+		wantGolden(t, "traces-correlation", on.must(t, "traces", "--correlation", "corr-1").stdout)
+	})
 }
 
 func TestCLITracesWithoutTraces(t *testing.T) {

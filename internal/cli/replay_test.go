@@ -2,9 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +61,126 @@ func sessionDir(t *testing.T) string {
 	return dir
 }
 
+// session puts a history in on's store as a team's would, through the
+// commands and the store: a plan approved and one rejected with huddle
+// approve and reject (their answers left unconsumed in the members'
+// inboxes), reservas's record, and a call's two spans: nine events. It returns the plans' ids and the call.
+func session(t *testing.T, on *teamOn) (approved, rejected string, call protocol.InvocationRequest) {
+	t.Helper()
+	ctx := context.Background()
+	approved, rejected = "pl-0000000exp1", "pl-0000000exp2"
+	storePlan(t, on.st, approved, "reservas")
+	storePlan(t, on.st, rejected, "finanzas")
+	on.must(t, "approve", approved)
+	on.must(t, "reject", rejected, "--feedback", "smaller, please")
+	on.putMember(t, protocol.Member{Name: "reservas", Status: protocol.MemberWorking, Activity: "booking", Since: time.Now().Add(-time.Minute)})
+	call = protocol.InvocationRequest{RequestID: protocol.NewInvocationID(), CorrelationID: protocol.NewCorrelationID(),
+		Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Prompt: "pay", Hop: 1, TimeoutSec: 60}
+	t0 := time.Now().Add(-30 * time.Second)
+	res := protocol.Fail(&call, 5, protocol.ErrIPC, "declined", nil)
+	for _, sp := range []trace.Span{trace.Start(call, t0), trace.End(call, res, "", false, t0.Add(5*time.Millisecond))} {
+		if err := on.st.AppendSpan(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return approved, rejected, call
+}
+
+// TestExportWritesWhatReplayReads: on both kinds of store, huddle export
+// -o FILE writes what replay reads of the team (replay.Read, as replay
+// itself reads it): every transition of both plans, the chain's spans,
+// the member's record, the messages in the inboxes, under a header that
+// names the team. Written to stdout, the team named by the environment,
+// it is the same. A store's export says in its header what it leaves out
+// that a directory's holds (TestExportOfADirectoryHoldsItsHistories).
 func TestExportWritesWhatReplayReads(t *testing.T) {
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		approved, rejected, call := session(t, on)
+		want, err := replay.Read(t.Context(), on.st, on.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "session.jsonl")
+		r := on.huddle(t, "export", "-o", out)
+		from := ""
+		if on.kind == "nats" {
+			from = " from " + on.place()
+		}
+		if said := fmt.Sprintf("exported %d events of team puruto-demo%s to %s", len(want.Events), from, out); r.code != exitOK || r.stdout != "" || !strings.HasPrefix(r.stderr, said) {
+			t.Fatalf("export -o: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, said)
+		}
+		file, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(file), natsToken) {
+			t.Fatal("the export holds the store's token")
+		}
+		tl, err := replay.ReadExportFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTimeline(t, tl, want)
+		if on.kind == "files" && tl.Store != nil {
+			t.Fatalf("a directory's export says it leaves out %q", tl.Store.LeftOut)
+		}
+		if on.kind == "nats" && (tl.Store == nil || !slices.Contains(tl.Store.LeftOut, replay.LeftOutHistories) || !slices.Contains(tl.Store.LeftOut, replay.LeftOutMessages)) {
+			t.Fatalf("a store's export's header: store %+v, want what it leaves out", tl.Store)
+		}
+		transitions := map[string][]string{}
+		var spans, answers, members []string
+		for _, e := range tl.Events {
+			switch e.Kind {
+			case replay.KindRequest:
+				transitions[e.Request.ID] = append(transitions[e.Request.ID], string(e.Request.Status)+" by "+cmpBy(e.Request))
+			case replay.KindSpan:
+				if e.Span.CorrelationID == call.CorrelationID {
+					spans = append(spans, e.Span.Span)
+				}
+			case replay.KindMessage:
+				if e.Message.Type == protocol.TypePlanApprovalResponse {
+					answers = append(answers, e.Inbox)
+				}
+			case replay.KindStatus:
+				members = append(members, e.Member.Name+" "+string(e.Member.Status))
+			}
+		}
+		if got, want := transitions[approved], []string{"pending by reservas", "approved by lead"}; !slices.Equal(got, want) {
+			t.Errorf("the approved plan's transitions %q, want %q", got, want)
+		}
+		if got, want := transitions[rejected], []string{"pending by finanzas", "rejected by lead"}; !slices.Equal(got, want) {
+			t.Errorf("the rejected plan's transitions %q, want %q", got, want)
+		}
+		if want := []string{"start", "end"}; !slices.Equal(spans, want) {
+			t.Errorf("the chain's spans %q, want %q", spans, want)
+		}
+		slices.Sort(answers)
+		if want := []string{"finanzas", "reservas"}; !slices.Equal(answers, want) {
+			t.Errorf("the answers in the inboxes %q, want %q", answers, want)
+		}
+		if want := []string{"reservas working"}; !slices.Equal(members, want) {
+			t.Errorf("the members' statuses %q, want %q", members, want)
+		}
+
+		// To stdout, the team named by $HUDDLE_DIR or $HUDDLE_STORE: the same events.
+		stdout := on.huddleEnv(t, "export").wantOK(t, "export with "+on.env)
+		again, err := replay.ReadExport(strings.NewReader(stdout.stdout), "stdout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTimeline(t, again, want)
+		if first, _, _ := strings.Cut(stdout.stdout, "\n"); !strings.Contains(first, `"format":"huddle-session"`) || !strings.Contains(first, `"exported_at"`) || !strings.Contains(first, `"name":"puruto-demo"`) {
+			t.Fatalf("the header line: %s", first)
+		}
+	})
+}
+
+// TestExportOfADirectoryHoldsItsHistories: huddle export DIR -o FILE of a
+// team directory holds each member's moves from its status history, and
+// its header leaves nothing out. Only a directory has them: a store's
+// timeline is each member's current record (the histories stay in the
+// local directory of the machine that ran the member).
+func TestExportOfADirectoryHoldsItsHistories(t *testing.T) {
 	dir := sessionDir(t)
 	want, err := readTimeline(t, dir)
 	if err != nil {
@@ -77,15 +199,14 @@ func TestExportWritesWhatReplayReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTimeline(t, got, want)
-	// Without -o, the export goes to stdout; --dir names the team too.
-	r = mustHuddle(t, "export", "--dir", dir)
-	got, err = replay.ReadExport(strings.NewReader(r.stdout), "stdout")
-	if err != nil {
-		t.Fatal(err)
+	var moves []string
+	for _, e := range got.Events {
+		if e.Kind == replay.KindStatus && e.Member.Name == "reservas" {
+			moves = append(moves, string(e.Member.Status))
+		}
 	}
-	sameTimeline(t, got, want)
-	if first, _, _ := strings.Cut(r.stdout, "\n"); !strings.Contains(first, `"format":"huddle-session"`) || !strings.Contains(first, `"exported_at"`) || !strings.Contains(first, `"name":"puruto-demo"`) {
-		t.Fatalf("the header line: %s", first)
+	if want := []string{"starting", "awaiting_approval", "working"}; !slices.Equal(moves, want) || got.Store != nil {
+		t.Fatalf("reservas's moves %q, want %q, and nothing left out (%+v)", moves, want, got.Store)
 	}
 }
 
@@ -135,6 +256,79 @@ func TestExportAndReplayRefuseWhatIsNotATeam(t *testing.T) {
 	}
 }
 
+// TestExportAndReplayOnAStoreTakeNoPath: with --store the team is in the
+// store, so a DIR, a FILE or --dir is refused in one line (replay takes
+// --dir as this machine's own directory, and stops at the terminal it
+// needs), none showing the token. A team directory is a path
+// (TestExportAndReplayRefuseWhatIsNotATeam).
+func TestExportAndReplayOnAStoreTakeNoPath(t *testing.T) {
+	on := demoOn(t, "nats")
+	out := filepath.Join(t.TempDir(), "session.jsonl")
+	if r := on.huddle(t, "export", "-o", out); r.code != exitOK {
+		t.Fatalf("export -o: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, run := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", t.TempDir()}, "DIR and --store"},
+		{[]string{"export", "--dir", t.TempDir()}, "--dir and --store"},
+		{[]string{"replay", out}, "DIR or FILE and --store"},
+		{[]string{"replay", "--dir", t.TempDir()}, "stdout is not a terminal"},
+		{[]string{"replay"}, "stdout is not a terminal"},
+	} {
+		on.huddle(t, run.args...).wantError(t, exitUsage, run.want, strings.Join(run.args[:1], " "))
+	}
+}
+
+// TestReplayOnATerminal: on both kinds of store, huddle replay, the team
+// named by the environment, plays its history on a terminal: the end (G)
+// is the last of as many events as its export holds, and the member view
+// says where its logs are not (a store's history holds none; the
+// directory's reservas has written none yet). Its export, replayed as a
+// file, says it holds no logs. No screen shows the store's token.
+func TestReplayOnATerminal(t *testing.T) {
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		session(t, on)
+		noLog, exportNoLog := "nothing in its log yet", "an exported session holds no logs or transcripts"
+		if on.kind == "nats" {
+			noLog, exportNoLog = "a store's history holds no logs", "a store's history holds no logs"
+		}
+		tl, err := replay.ReadExport(strings.NewReader(on.must(t, "export").stdout), "stdout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(tl.Events)
+		p := startOnPTY(t, t.TempDir(), []string{on.env}, nil, "replay", "--speed", "1")
+		p.waitFor(t, fmt.Sprintf("/%d · ", n))
+		p.typeKeys(t, "G")
+		p.waitFor(t, fmt.Sprintf("%d/%d · ", n, n)) // the renderer redraws what changed: "replay " stays
+		p.waitFor(t, "smaller, please")             // the rejected plan's feedback, at the end
+		p.typeKeys(t, "1\r")                        // the roster, then its first member's view
+		p.waitFor(t, noLog)
+		p.typeKeys(t, "q")
+		if code := p.exit(t); code != exitOK {
+			t.Fatalf("replay: exit %d; the terminal shows %s", code, p.outputTail())
+		}
+		if strings.Contains(p.output(), natsToken) {
+			t.Fatal("replay showed the store's token")
+		}
+
+		out := filepath.Join(t.TempDir(), "session.jsonl")
+		if r := on.huddle(t, "export", "-o", out); r.code != exitOK {
+			t.Fatalf("export -o: exit %d, stderr %q", r.code, r.stderr)
+		}
+		f := startOnPTY(t, t.TempDir(), nil, nil, "replay", out)
+		f.waitFor(t, "replay 1/")
+		f.typeKeys(t, "1\r")
+		f.waitFor(t, exportNoLog)
+		f.typeKeys(t, "q")
+		if code := f.exit(t); code != exitOK {
+			t.Fatalf("replay FILE: exit %d; the terminal shows %s", code, f.outputTail())
+		}
+	})
+}
+
 func TestExportAndReplayHelp(t *testing.T) {
 	for _, name := range []string{"export", "replay"} {
 		r := mustHuddle(t, name, "--help")
@@ -159,3 +353,6 @@ func readTimeline(t *testing.T, dir string) (*replay.Timeline, error) {
 	t.Helper()
 	return replay.Read(t.Context(), files.Open(t, dir), dir)
 }
+
+// cmpBy is who made a request's last transition.
+func cmpBy(r *protocol.Request) string { return r.History[len(r.History)-1].By }

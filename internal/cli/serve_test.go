@@ -290,52 +290,49 @@ func TestServeRefusesAnOpenAddressWithoutKeys(t *testing.T) {
 // traces`. On NATS the answer serve took leaves the store.
 func TestServeFromAnotherProcess(t *testing.T) {
 	b, _ := json.Marshal(actionsTeam())
-	for kind, run := range runKinds {
-		t.Run(kind, func(t *testing.T) {
-			tm := run(t, map[string]string{
-				store.ConfigTeam:   string(b),
-				store.ConfigPolicy: `{"allowed_targets":["bob"]}`,
-			})
-			tm.start(t, "lead,alice,bob")
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			addr := freePort(t)
-			if tm.dir != "" {
-				startServe(t, tm.dir, addr)
-			} else {
-				startServe(t, t.TempDir(), addr, tm.args...)
+	onEachStore(t, map[string]string{
+		store.ConfigTeam:   string(b),
+		store.ConfigPolicy: `{"allowed_targets":["bob"]}`,
+	}, func(t *testing.T, tm *teamOn) {
+		tm.up(t, "lead,alice,bob")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		addr := freePort(t)
+		if tm.dir != "" {
+			startServe(t, tm.dir, addr)
+		} else {
+			startServe(t, t.TempDir(), addr, tm.args...)
+		}
+		c := &blueprint.Client{BaseURL: "http://" + addr}
+		ask := func(skill string) (blueprint.Result, error) {
+			return c.Call(ctx, blueprint.InvokeRequest{Caller: blueprint.Caller{ID: "web", Type: "agent"}, SkillID: skill,
+				Inputs: map[string]any{"prompt": "q"}, Context: blueprint.Context{TimeoutMS: 30000}}, "")
+		}
+		res, err := ask("bob.lookup")
+		if err != nil || res.Status != "completed" || !strings.Contains(string(res.Output), "found") {
+			t.Fatalf("bob.lookup over HTTP: %v %+v %s", err, res, res.Output)
+		}
+		if tm.kind == "nats" {
+			testkit.WaitFor(t, 20*time.Second, "the answer serve took removed from web's inbox", func() bool { return inboxHolds(t, tm.st, "web") == 0 })
+		}
+		if res, err := ask("alice.note"); err == nil && res.Status == "completed" {
+			t.Fatalf("alice.note, which the team's policy does not allow, was answered: %s", res.Output)
+		}
+		out := tm.must(t, "traces", "--json").stdout
+		var chains []struct {
+			Calls []struct{ Caller, Target, Action, Status string } `json:"calls"`
+		}
+		if err := json.Unmarshal([]byte(out), &chains); err != nil {
+			t.Fatalf("traces --json: %v\n%s", err, out)
+		}
+		found := false
+		for _, ch := range chains {
+			for _, call := range ch.Calls {
+				found = found || call.Caller == "web" && call.Target == "bob" && call.Action == "lookup" && call.Status == "ok"
 			}
-			c := &blueprint.Client{BaseURL: "http://" + addr}
-			ask := func(skill string) (blueprint.Result, error) {
-				return c.Call(ctx, blueprint.InvokeRequest{Caller: blueprint.Caller{ID: "web", Type: "agent"}, SkillID: skill,
-					Inputs: map[string]any{"prompt": "q"}, Context: blueprint.Context{TimeoutMS: 30000}}, "")
-			}
-			res, err := ask("bob.lookup")
-			if err != nil || res.Status != "completed" || !strings.Contains(string(res.Output), "found") {
-				t.Fatalf("bob.lookup over HTTP: %v %+v %s", err, res, res.Output)
-			}
-			if kind == "nats" {
-				testkit.WaitFor(t, 20*time.Second, "the answer serve took removed from web's inbox", func() bool { return inboxHolds(t, tm.st, "web") == 0 })
-			}
-			if res, err := ask("alice.note"); err == nil && res.Status == "completed" {
-				t.Fatalf("alice.note, which the team's policy does not allow, was answered: %s", res.Output)
-			}
-			out := mustHuddle(t, append([]string{"traces", "--json"}, tm.args...)...).stdout
-			var chains []struct {
-				Calls []struct{ Caller, Target, Action, Status string } `json:"calls"`
-			}
-			if err := json.Unmarshal([]byte(out), &chains); err != nil {
-				t.Fatalf("traces --json: %v\n%s", err, out)
-			}
-			found := false
-			for _, ch := range chains {
-				for _, call := range ch.Calls {
-					found = found || call.Caller == "web" && call.Target == "bob" && call.Action == "lookup" && call.Status == "ok"
-				}
-			}
-			if !found {
-				t.Fatalf("the served call is not in the team's traces:\n%s", out)
-			}
-		})
-	}
+		}
+		if !found {
+			t.Fatalf("the served call is not in the team's traces:\n%s", out)
+		}
+	})
 }

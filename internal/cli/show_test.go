@@ -69,9 +69,11 @@ type (
 	}
 )
 
-func showJSON(t *testing.T, dir, id string) shownJSON {
+// showJSON is show ID --json on the team, decoded into the documented
+// shape, nothing more.
+func showJSON(t *testing.T, on *teamOn, id string) shownJSON {
 	t.Helper()
-	r := mustHuddle(t, "show", id, "--json", "--dir", dir)
+	r := on.must(t, "show", id, "--json")
 	var s shownJSON
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
@@ -84,73 +86,93 @@ func showJSON(t *testing.T, dir, id string) shownJSON {
 	return s
 }
 
-// TestShowRequest: a plan with its plan text, the feedback with its quotes
-// as written, and its history; a shutdown request with its reason.
+// TestShowRequest: on both kinds of store, a plan with its plan text, the
+// feedback with its quotes as written, and its history; a shutdown
+// request with its reason and the time left.
 func TestShowRequest(t *testing.T) {
-	dir := demoTeam(t)
-	createPlan(t, dir, "pl-aaaaaaaaaaaa", "reservas")
-	mustHuddle(t, "reject", "pl-aaaaaaaaaaaa", "--feedback", `book "room 2", not room 4`, "--dir", dir)
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		storePlan(t, on.st, "pl-aaaaaaaaaaaa", "reservas")
+		on.must(t, "reject", "pl-aaaaaaaaaaaa", "--feedback", `book "room 2", not room 4`)
 
-	r := huddleIn(t, t.TempDir(), utc, "show", "pl-aaaaaaaaaaaa", "--dir", dir).wantOK(t, "show pl-…")
-	for _, want := range []string{
-		"plan pl-aaaaaaaaaaaa · reservas → lead\n",
-		"status    rejected by lead at ",
-		"plan\n  a plan of reservas\n",
-		"feedback\n  book \"room 2\", not room 4\n",
-		"history\n  ",
-		"· → pending  by reservas\n",
-		"pending → rejected  by lead  book \"room 2\", not room 4\n",
-	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("show pl-…: no %q in\n%s", want, r.stdout)
+		r := on.must(t, "show", "pl-aaaaaaaaaaaa")
+		for _, want := range []string{
+			"plan pl-aaaaaaaaaaaa · reservas → lead\n",
+			"status    rejected by lead at ",
+			"plan\n  a plan of reservas\n",
+			"feedback\n  book \"room 2\", not room 4\n",
+			"history\n  ",
+			"· → pending  by reservas\n",
+			"pending → rejected  by lead  book \"room 2\", not room 4\n",
+		} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("show pl-…: no %q in\n%s", want, r.stdout)
+			}
 		}
-	}
-	if strings.Contains(r.stdout, `\"`) {
-		t.Errorf("show pl-… escapes quotes:\n%s", r.stdout)
-	}
-	s := showJSON(t, dir, "pl-aaaaaaaaaaaa")
-	if s.Type != "request" || s.Request == nil || s.Request.Status != "rejected" || s.Request.Feedback != `book "room 2", not room 4` ||
-		len(s.Request.History) != 2 || s.Call != nil || s.Chain != nil || s.Execution != nil {
-		t.Errorf("show pl-… --json: %+v", s)
-	}
+		if strings.Contains(r.stdout, `\"`) {
+			t.Errorf("show pl-… escapes quotes:\n%s", r.stdout)
+		}
+		s := showJSON(t, on, "pl-aaaaaaaaaaaa")
+		if s.Type != "request" || s.Request == nil || s.Request.Status != "rejected" || s.Request.Feedback != `book "room 2", not room 4` ||
+			len(s.Request.History) != 2 || s.Call != nil || s.Chain != nil || s.Execution != nil {
+			t.Errorf("show pl-… --json: %+v", s)
+		}
 
-	sd := strings.TrimSpace(mustHuddle(t, "shutdown", "data", "--reason", `the "night" run is over`, "--dir", dir).stdout)
-	r = mustHuddle(t, "show", sd, "--dir", dir)
-	if !strings.HasPrefix(r.stdout, "shutdown "+sd+" · lead → data\nstatus    pending\n") ||
-		!strings.Contains(r.stdout, "reason\n  the \"night\" run is over\n") || !strings.Contains(r.stdout, "left)\n") {
-		t.Errorf("show %s:\n%s", sd, r.stdout)
-	}
+		sd := strings.TrimSpace(on.must(t, "shutdown", "data", "--reason", `the "night" run is over`).stdout)
+		r = on.must(t, "show", sd)
+		if !strings.HasPrefix(r.stdout, "shutdown "+sd+" · lead → data\nstatus    pending\n") ||
+			!strings.Contains(r.stdout, "reason\n  the \"night\" run is over\n") || !strings.Contains(r.stdout, "left)\n") {
+			t.Errorf("show %s:\n%s", sd, r.stdout)
+		}
+	})
 }
 
-// TestShowChainAndCall: a correlation id prints its chain as traces does;
-// a call's id prints the call in full, then its chain.
+// TestShowChainAndCall: on both kinds of store, a correlation id prints
+// its chain as traces does; a call's id prints the call in full, then its
+// chain.
 func TestShowChainAndCall(t *testing.T) {
-	dir := tracesDir(t, "ok_two_hops.jsonl", "denied_max_hops.jsonl", "timeout_late.jsonl")
-	traces := huddleIn(t, dir, utc, "traces", "--correlation", "corr-deny", "--dir", dir).wantOK(t, "traces")
-	chain := huddleIn(t, dir, utc, "show", "corr-deny", "--dir", dir).wantOK(t, "show corr-deny")
-	if chain.stdout != traces.stdout {
-		t.Errorf("show corr-deny:\n%s\ntraces --correlation corr-deny:\n%s", chain.stdout, traces.stdout)
-	}
-	s := showJSON(t, dir, "corr-deny")
-	if s.Type != "chain" || s.Chain == nil || s.Chain.CorrelationID != "corr-deny" || len(s.Chain.Calls) != 3 || s.Call != nil {
-		t.Errorf("show corr-deny --json: %+v", s)
-	}
+	onEachStore(t, nil, func(t *testing.T, on *teamOn) {
+		on.putTraces(t, "ok_two_hops.jsonl", "denied_max_hops.jsonl", "timeout_late.jsonl")
+		traces := on.must(t, "traces", "--correlation", "corr-deny")
+		chain := on.must(t, "show", "corr-deny")
+		if chain.stdout != traces.stdout {
+			t.Errorf("show corr-deny:\n%s\ntraces --correlation corr-deny:\n%s", chain.stdout, traces.stdout)
+		}
+		s := showJSON(t, on, "corr-deny")
+		if s.Type != "chain" || s.Chain == nil || s.Chain.CorrelationID != "corr-deny" || len(s.Chain.Calls) != 3 || s.Call != nil {
+			t.Errorf("show corr-deny --json: %+v", s)
+		}
 
-	call := huddleIn(t, dir, utc, "show", "req-b1", "--dir", dir).wantOK(t, "show req-b1")
-	if !strings.HasPrefix(call.stdout, "call req-b1 · finanzas → data.escribir  hop 1  ok") ||
-		!strings.Contains(call.stdout, "chain     corr-ok (hop 1, called by req-a1)\n") ||
-		!strings.Contains(call.stdout, "prompt\n  record payment of invoice 42\n") ||
-		!strings.Contains(call.stdout, "\n\ncorr-ok started 09:00:00\n") {
-		t.Errorf("show req-b1:\n%s", call.stdout)
-	}
-	s = showJSON(t, dir, "req-b1")
-	if s.Type != "call" || s.Call == nil || s.Call.RequestID != "req-b1" || s.Call.ParentRequestID != "req-a1" || s.Chain == nil || s.Chain.CorrelationID != "corr-ok" {
-		t.Errorf("show req-b1 --json: %+v", s)
-	}
+		call := on.must(t, "show", "req-b1")
+		if !strings.HasPrefix(call.stdout, "call req-b1 · finanzas → data.escribir  hop 1  ok") ||
+			!strings.Contains(call.stdout, "chain     corr-ok (hop 1, called by req-a1)\n") ||
+			!strings.Contains(call.stdout, "prompt\n  record payment of invoice 42\n") ||
+			!strings.Contains(call.stdout, "\n\ncorr-ok started 09:00:00\n") {
+			t.Errorf("show req-b1:\n%s", call.stdout)
+		}
+		s = showJSON(t, on, "req-b1")
+		if s.Type != "call" || s.Call == nil || s.Call.RequestID != "req-b1" || s.Call.ParentRequestID != "req-a1" || s.Chain == nil || s.Chain.CorrelationID != "corr-ok" {
+			t.Errorf("show req-b1 --json: %+v", s)
+		}
+	})
+}
+
+// TestShowGolden: on both kinds of store, show prints the same records
+// the same, to the byte: a pending plan (--json), a rejected one, a chain
+// and a call (--json).
+func TestShowGolden(t *testing.T) {
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		putRecords(t, on)
+		wantGolden(t, "show-plan-json", on.must(t, "show", "pl-samesamesameX", "--json").stdout)
+		wantGolden(t, "show-rejected", on.must(t, "show", "pl-donedonedoneX").stdout)
+		wantGolden(t, "show-chain", on.must(t, "show", "corr-1").stdout)
+		wantGolden(t, "show-call-json", on.must(t, "show", "req-1", "--json").stdout)
+	})
 }
 
 // TestShowExecution: an execution of huddle serve, once completed, with
-// its output; the call it made is in the traces under its trace id.
+// its output; the call it made is in the traces under its trace id. Only
+// a team directory has one: huddle serve keeps its executions in the
+// local directory of the machine it runs on, never in a store.
 func TestShowExecution(t *testing.T) {
 	dir := countingTeam(t)
 	addr := freePort(t)
@@ -170,22 +192,29 @@ func TestShowExecution(t *testing.T) {
 		!strings.Contains(r.stdout, "output\n  ") || !strings.Contains(r.stdout, "counted") {
 		t.Errorf("show %s:\n%s", id, r.stdout)
 	}
-	s := showJSON(t, dir, id)
+	s := showJSON(t, dirOn(t, dir), id)
 	if s.Type != "execution" || s.Execution == nil || s.Execution.Status != "completed" || s.Execution.SkillID != "worker.count" ||
 		s.Execution.Timestamps.CompletedAt == nil || !strings.Contains(string(s.Execution.Output), "counted") {
 		t.Errorf("show %s --json: %+v", id, s)
 	}
 }
 
-// TestShowRefusals: an id found nowhere is one line, exit 1; a bad id or
-// no id, exit 2.
+// TestShowRefusals: on both kinds of store, an id found nowhere is one
+// line, exit 1, saying where it was looked for (a store holds no
+// executions: they stay with the huddle serve that ran them); a bad id
+// or no id, exit 2.
 func TestShowRefusals(t *testing.T) {
-	dir := demoTeam(t)
-	for _, id := range []string{"pl-000000000000", "corr-nope", "req-nope", "exec-00", "whatever"} {
-		huddle(t, "show", id, "--dir", dir).wantError(t, exitFail, "no request, chain, call or execution "+id+" in "+dir, "show", id)
-	}
-	huddle(t, "show", "../x", "--dir", dir).wantError(t, exitUsage, "invalid id", "show ../x")
-	huddle(t, "show", "--dir", dir).wantError(t, exitUsage, "an ID is required", "show")
+	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
+		looked := "no request, chain, call or execution "
+		if on.kind == "nats" {
+			looked = "no request, chain or call "
+		}
+		for _, id := range []string{"pl-000000000000", "corr-nope", "req-nope", "exec-00", "whatever"} {
+			on.huddle(t, "show", id).wantError(t, exitFail, looked+id+" in "+on.place(), "show", id)
+		}
+		on.huddle(t, "show", "../x").wantError(t, exitUsage, "invalid id", "show ../x")
+		on.huddle(t, "show").wantError(t, exitUsage, "an ID is required", "show")
+	})
 	huddle(t, "show", "pl-x", "--dir", t.TempDir()+"/none").wantError(t, exitFail, "no team directory", "show in no directory")
 }
 

@@ -1,34 +1,43 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/files"
 	"huddle/internal/testtls"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/filestore"
 	"huddle/store/natsstore"
+	"huddle/store/storekinds"
 	"huddle/store/storetest"
+	"huddle/team"
 	"huddle/teamdir"
 )
 
-// The commands on a team kept in NATS: an embedded server in the test
-// process, the huddle binary pointed at it with --store or $HUDDLE_STORE,
-// and a store opened by the test to put in and read back what a runtime
-// would.
+// The commands run on a team kept in a store of either kind
+// (store/storekinds): "files", a team directory the binary is pointed at
+// with --dir, and "nats", an embedded NATS server in the test process,
+// reached with --store or $HUDDLE_STORE. A store the test opens on the
+// same team puts in and reads back what a runtime would. A command's tests
+// run once on each kind (onEachStore), with the same assertions, where the
+// command behaves the same on both.
 
 var storeTeams atomic.Int64
 
@@ -36,12 +45,23 @@ var storeTeams atomic.Int64
 // team on it (nothing in it yet).
 func natsTeam(t *testing.T) string {
 	t.Helper()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	return natsTeamWithToken(t, "")
+}
+
+// natsTeamWithToken is natsTeam on a server whose clients must present
+// token (none when ""), with the token in the URL.
+func natsTeamWithToken(t *testing.T, token string) string {
+	t.Helper()
+	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1)))
+	url := srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1)))
+	if token != "" {
+		url = strings.Replace(url, "nats://", "nats://"+token+"@", 1)
+	}
+	return url
 }
 
 // openTestStore opens the team at url for the test, as another process of
@@ -58,125 +78,14 @@ func openTestStore(t *testing.T, url string) store.Store {
 	return st
 }
 
-// storeWithDemo is a NATS team holding the demo team (huddle init --store).
-func storeWithDemo(t *testing.T) (string, store.Store) {
-	t.Helper()
-	url := natsTeam(t)
-	mustHuddle(t, "init", "--store", url, "--dir", filepath.Join(t.TempDir(), "none"))
-	return url, openTestStore(t, url)
-}
-
 // consumeN consumes member's inbox in st until it holds n messages.
 func consumeN(t *testing.T, st store.Store, member string, n int) []protocol.Message {
 	t.Helper()
 	return storetest.Drain(t, context.Background(), st, member, n)
 }
 
-func statusRows(t *testing.T, args ...string) []memberRow {
-	t.Helper()
-	r := mustHuddle(t, append([]string{"status", "--json"}, args...)...)
-	var rows []memberRow
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, r.stdout)
-	}
-	return rows
-}
-
-// TestStoreInitThenStatus: init --store puts the demo team and its
-// policies in the store, a second run says they are there and changes
-// nothing, and status lists the members from the store.
-func TestStoreInitThenStatus(t *testing.T) {
-	url := natsTeam(t)
-	none := filepath.Join(t.TempDir(), "none")
-	r := mustHuddle(t, "init", "--store", url, "--dir", none)
-	for _, want := range []string{"put team.json from the demo template", "put ipc/reservas.puruto-ipc.json", "put .puruto-ipc.json"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Fatalf("init --store: no %q in\n%s", want, r.stdout)
-		}
-	}
-	if _, err := os.Stat(none); !os.IsNotExist(err) {
-		t.Fatalf("init --store wrote the directory %s: %v", none, err)
-	}
-	again := mustHuddle(t, "init", "--store", url, "--dir", none)
-	if !strings.Contains(again.stdout, "team.json is in the store already: left as it is") || strings.Contains(again.stdout, "put ") {
-		t.Fatalf("init --store again:\n%s", again.stdout)
-	}
-	st := openTestStore(t, url)
-	pol, err := st.Config(context.Background(), store.MemberPolicyConfig("reservas"))
-	if err != nil || !json.Valid(pol) {
-		t.Fatalf("reservas's policy in the store: %q, %v", pol, err)
-	}
-
-	rows := statusRows(t, "--store", url)
-	var names []string
-	for _, row := range rows {
-		names = append(names, row.Name)
-		if row.Status != notStarted || row.Lost {
-			t.Errorf("row %+v: want not started", row)
-		}
-	}
-	if got := strings.Join(names, ","); got != "reservas,finanzas,data,auditor" {
-		t.Fatalf("status --store lists %s", got)
-	}
-	table := huddleIn(t, t.TempDir(), []string{"HUDDLE_STORE=" + url}, "status").wantOK(t, "status with $HUDDLE_STORE")
-	if !strings.Contains(table.stdout, "team puruto-demo") || !strings.Contains(table.stdout, "reservas") {
-		t.Fatalf("status with $HUDDLE_STORE:\n%s", table.stdout)
-	}
-}
-
-// TestStoreInitFromADirectory: a team directory's own team.json and
-// policies go in the store, and --template does not go with one.
-func TestStoreInitFromADirectory(t *testing.T) {
-	dir := demoTeam(t)
-	cfg := `{"name":"mine","members":[{"name":"solo","runtime":{"kind":"external"},"ipc":"ipc/solo.puruto-ipc.json"}]}`
-	if err := os.WriteFile(filepath.Join(dir, "team.json"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "ipc", "solo.puruto-ipc.json"), []byte(`{"owner":"solo"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	url := natsTeam(t)
-	huddle(t, "init", "--store", url, "--dir", dir, "--template", "llm").
-		wantError(t, exitUsage, "--template and the team.json in", "init --store --template with a team")
-	r := mustHuddle(t, "init", "--store", url, "--dir", dir)
-	if !strings.Contains(r.stdout, "put team.json from "+dir) || !strings.Contains(r.stdout, "put ipc/solo.puruto-ipc.json") {
-		t.Fatalf("init --store --dir:\n%s", r.stdout)
-	}
-	st := openTestStore(t, url)
-	b, err := st.Config(context.Background(), store.ConfigTeam)
-	if err != nil || string(b) != cfg {
-		t.Fatalf("team.json in the store = %q, %v", b, err)
-	}
-	if pol, err := st.Config(context.Background(), store.MemberPolicyConfig("solo")); err != nil || string(pol) != `{"owner":"solo"}` {
-		t.Fatalf("solo's policy = %q, %v", pol, err)
-	}
-	if rows := statusRows(t, "--store", url); len(rows) != 1 || rows[0].Name != "solo" {
-		t.Fatalf("status --store = %+v", rows)
-	}
-}
-
-// TestStoreSendAndBroadcast: what send and broadcast append is in the
-// members' inboxes of the store, as a consumer there reads it.
-func TestStoreSendAndBroadcast(t *testing.T) {
-	url, st := storeWithDemo(t)
-	r := mustHuddle(t, "send", "--store", url, "reservas", "book", "the", "room")
-	if r.stdout != "sent to reservas\n" {
-		t.Fatalf("send --store: %q", r.stdout)
-	}
-	mustHuddle(t, "broadcast", "--store", url, "--from", "data", "all", "hands")
-	got := consumeN(t, st, "reservas", 2)
-	if len(got) != 2 || got[0].Type != protocol.TypeMessage || got[0].From != protocol.Lead || got[0].Content != "book the room" {
-		t.Fatalf("reservas's inbox: %+v", got)
-	}
-	if got[1].Type != protocol.TypeBroadcast || got[1].From != "data" || got[1].Content != "all hands" {
-		t.Fatalf("reservas's broadcast: %+v", got[1])
-	}
-	if d := consumeN(t, st, "data", 0); len(d) != 0 {
-		t.Fatalf("the sender got its own broadcast: %+v", d)
-	}
-	huddle(t, "send", "--store", url, "nobody", "hi").wantError(t, exitFail, `no member "nobody" in team puruto-demo`, "send to a stranger")
-}
-
+// storePlan puts a pending plan of from's, "a plan of FROM", due in ten
+// minutes, in st.
 func storePlan(t *testing.T, st store.Store, id, from string) {
 	t.Helper()
 	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, time.Now(), 10*time.Minute)
@@ -186,203 +95,367 @@ func storePlan(t *testing.T, st store.Store, id, from string) {
 	}
 }
 
-// TestStoreApproveRace: two approves at once, from two processes; exactly
-// one wins, the other says who did and exits 1, and the member is told
-// once.
-func TestStoreApproveRace(t *testing.T) {
-	url, st := storeWithDemo(t)
-	const id = "pl-raceraceraceX"
-	storePlan(t, st, id, "finanzas")
-	var wg sync.WaitGroup
-	results := make([]cliResult, 2)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = huddle(t, "approve", "--store", url, id, "--feedback", fmt.Sprintf("go %d", i))
-		}()
-	}
-	wg.Wait()
-	winners := 0
-	for _, r := range results {
-		switch r.code {
-		case exitOK:
-			winners++
-			if r.stdout != "approved "+id+": finanzas's plan; finanzas has been told\n" {
-				t.Errorf("winner said %q", r.stdout)
-			}
-		case exitFail:
-			r.wantError(t, exitFail, "request "+id+" already approved by lead", "the losing approve")
-		default:
-			t.Errorf("approve: exit %d, stderr %q", r.code, r.stderr)
-		}
-	}
-	if winners != 1 {
-		t.Fatalf("%d approves won: %+v", winners, results)
-	}
-	rec, err := st.Request(context.Background(), id)
-	if err != nil || rec.Status != protocol.RequestApproved || rec.ResolvedBy != protocol.Lead {
-		t.Fatalf("record after the race: %+v, %v", rec, err)
-	}
-	told := consumeN(t, st, "finanzas", 1)
-	if len(told) != 1 || told[0].Type != protocol.TypePlanApprovalResponse || told[0].RequestID != id || told[0].Feedback != rec.Feedback {
-		t.Fatalf("finanzas was told %+v (record feedback %q)", told, rec.Feedback)
-	}
-	huddle(t, "reject", "--store", url, id, "--feedback", "no").wantError(t, exitFail, "already approved by lead", "reject after approve")
-	huddle(t, "approve", "--store", url, "pl-nothere").wantError(t, exitFail, "no request pl-nothere", "approve an unknown id")
+// natsToken is the token the clients of a "nats" team present: no command
+// may print it.
+const natsToken = "s3cr3t-crew-t0ken"
+
+// teamOn is a team under test kept in a store of one kind, as the
+// commands reach it.
+type teamOn struct {
+	kind string      // "files" or "nats"
+	args []string    // the flags that name the team: --dir D, or --store URL
+	env  string      // the variable that names it instead: HUDDLE_DIR=D, or HUDDLE_STORE=URL
+	st   store.Store // a store the test opened on the same team
+	dir  string      // files: the team directory
+	url  string      // nats: the store URL, with natsToken in it
 }
 
-// TestStoreRequestsShowAndShutdown: requests and show read the store's
-// records; shutdown creates a request and asks the member, and --wait
-// prints the member's answer.
-func TestStoreRequestsShowAndShutdown(t *testing.T) {
-	url, st := storeWithDemo(t)
-	const id = "pl-showshowshowX"
-	storePlan(t, st, id, "data")
-	r := mustHuddle(t, "requests", "--store", url)
-	if !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "data → lead") {
-		t.Fatalf("requests --store:\n%s", r.stdout)
-	}
-	r = mustHuddle(t, "show", "--store", url, id)
-	if !strings.Contains(r.stdout, "plan "+id+" · data → lead") || !strings.Contains(r.stdout, "a plan of data") {
-		t.Fatalf("show --store:\n%s", r.stdout)
-	}
-	huddle(t, "show", "--store", url, "pl-nothere").wantError(t, exitFail, "no request, chain or call pl-nothere", "show an unknown id")
-
-	cmd := exec.Command(huddleBinary(t), "shutdown", "--store", url, "reservas", "--reason", "done", "--wait", "--timeout", "60s")
-	cmd.Env = append(os.Environ(), "HUDDLE_STORE=")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(out)
-	line, err := rd.ReadString('\n')
-	if err != nil {
-		t.Fatalf("shutdown --wait: %v (stderr %s)", err, stderr.String())
-	}
-	sid := strings.TrimSpace(line)
-	asked := consumeN(t, st, "reservas", 1)
-	if len(asked) != 1 || asked[0].Type != protocol.TypeShutdownRequest || asked[0].RequestID != sid || asked[0].Reason != "done" {
-		t.Fatalf("reservas was asked %+v (id %q)", asked, sid)
-	}
-	// reservas agrees, as its runtime would.
-	if _, err := st.Decide(context.Background(), sid, store.Decision{Event: protocol.EventApprove, By: "reservas", Text: "bye", At: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	rest, _ := rd.ReadString(0)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("shutdown --wait: %v (stderr %s)", err, stderr.String())
-	}
-	if rest != "approved by reservas: bye\n" {
-		t.Fatalf("shutdown --wait printed %q", rest)
-	}
-	all := mustHuddle(t, "requests", "--store", url, "--all", "--json")
-	var recs []protocol.Request
-	if err := json.Unmarshal([]byte(all.stdout), &recs); err != nil || len(recs) != 2 || recs[0].ID != id || recs[1].ID != sid {
-		t.Fatalf("requests --all --json: %v\n%s", err, all.stdout)
-	}
+// storeKinds make an empty team of each kind store/storekinds names:
+// "files" names a team directory not made yet, and the test's store opens
+// once something is put in it.
+var storeKinds = map[string]func(t *testing.T) *teamOn{
+	"files": func(t *testing.T) *teamOn {
+		dir := filepath.Join(t.TempDir(), ".huddle")
+		return &teamOn{kind: "files", args: []string{"--dir", dir}, env: "HUDDLE_DIR=" + dir, dir: dir}
+	},
+	"nats": func(t *testing.T) *teamOn {
+		url := natsTeamWithToken(t, natsToken)
+		return &teamOn{kind: "nats", args: []string{"--store", url}, env: "HUDDLE_STORE=" + url, url: url, st: openTestStore(t, url)}
+	},
 }
 
-// TestStoreSameOutputAsDirectory: the same records in a team directory and
-// in a store print the same: show, requests, status, deadletters and
-// traces.
-func TestStoreSameOutputAsDirectory(t *testing.T) {
-	dir := demoTeam(t)
-	url := natsTeam(t)
-	mustHuddle(t, "init", "--store", url, "--dir", dir)
-	fs, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	ns := openTestStore(t, url)
-	ctx := context.Background()
-	now := time.Now().Add(-time.Minute).Truncate(time.Second)
-	plan := protocol.NewRequest(protocol.KindPlan, "pl-samesamesameX", "reservas", protocol.Lead, now, time.Hour)
-	plan.Plan = "line one\nline two"
-	done := protocol.NewRequest(protocol.KindPlan, "pl-donedonedoneX", "data", protocol.Lead, now, time.Hour)
-	done.Plan = "count"
-	t0 := now.Add(time.Second)
-	spans := []trace.Span{
-		{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
-		{Span: trace.SpanEnd, TS: t0.Add(5 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Status: protocol.ResultOK, DurationMS: 5},
-	}
-	for _, st := range []store.Store{fs, ns} {
-		p, d := plan, done
-		if err := st.CreateRequest(ctx, &p); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.CreateRequest(ctx, &d); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Decide(ctx, d.ID, store.Decision{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller", At: t0}); err != nil {
-			t.Fatal(err)
-		}
-		for _, sp := range spans {
-			if err := st.AppendSpan(ctx, sp); err != nil {
+// onEachStore runs f as a subtest on a fresh team of each kind, holding
+// configs (name → data, as store.PutConfig names them); nothing runs it.
+func onEachStore(t *testing.T, configs map[string]string, f func(t *testing.T, on *teamOn)) {
+	t.Helper()
+	eachStore(t, func(t *testing.T, on *teamOn) {
+		if on.st == nil {
+			if err := os.MkdirAll(on.dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
+			on.st = files.Open(t, on.dir)
 		}
-		if err := st.PutMember(ctx, &protocol.Member{Name: "reservas", Runtime: "script", Status: protocol.MemberWorking, Activity: "booking", Since: t0}); err != nil {
+		putConfigs(t, on.st, configs)
+	}, f)
+}
+
+// onEachDemoStore runs f as a subtest on the demo team, put in a fresh
+// store of each kind by huddle init.
+func onEachDemoStore(t *testing.T, f func(t *testing.T, on *teamOn)) {
+	t.Helper()
+	eachStore(t, initDemo, f)
+}
+
+// demoOn is the demo team in a fresh store of kind, for a test of what
+// only that kind does.
+func demoOn(t *testing.T, kind string) *teamOn {
+	t.Helper()
+	return newTeamOn(t, kind, initDemo)
+}
+
+// initDemo puts the demo team in on's store with huddle init.
+func initDemo(t *testing.T, on *teamOn) {
+	t.Helper()
+	args := []string{"init"}
+	if on.kind == "nats" {
+		args = append(args, "--dir", filepath.Join(t.TempDir(), "none")) // no team.json there: the demo template
+	}
+	on.must(t, args...)
+}
+
+// eachStore runs f on a team of each kind that put filled, the kinds at
+// once: each has its own team, directory or server, and its own huddle
+// processes.
+func eachStore(t *testing.T, put func(t *testing.T, on *teamOn), f func(t *testing.T, on *teamOn)) {
+	t.Helper()
+	for _, kind := range slices.Sorted(maps.Keys(storekinds.Open)) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			f(t, newTeamOn(t, kind, put))
+		})
+	}
+}
+
+// newTeamOn is a team in a fresh store of kind that put filled.
+func newTeamOn(t *testing.T, kind string, put func(t *testing.T, on *teamOn)) *teamOn {
+	t.Helper()
+	empty, ok := storeKinds[kind]
+	if !ok {
+		t.Fatalf("no team of the kind %q to point huddle at (storeKinds)", kind)
+	}
+	on := empty(t)
+	put(t, on)
+	if on.st == nil {
+		on.st = files.Open(t, on.dir)
+	}
+	return on
+}
+
+// dirOn is the team directory dir as a team on the files store, for a
+// test of what only a directory has.
+func dirOn(t *testing.T, dir string) *teamOn {
+	t.Helper()
+	return &teamOn{kind: "files", args: []string{"--dir", dir}, env: "HUDDLE_DIR=" + dir, dir: dir, st: files.Open(t, dir)}
+}
+
+// teamConfig is tm as the configuration onEachStore puts.
+func teamConfig(tm team.Team) map[string]string {
+	b, _ := json.Marshal(tm)
+	return map[string]string{store.ConfigTeam: string(b)}
+}
+
+// huddle runs the binary on the team, the flags that name it after args
+// (before a --, after which all is text), clocks printed in UTC; no output
+// may hold the store's token.
+func (on *teamOn) huddle(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	at := len(args)
+	if i := slices.Index(args, "--"); i >= 0 {
+		at = i
+	}
+	return on.noToken(t, huddleIn(t, t.TempDir(), utc, slices.Concat(args[:at], on.args, args[at:])...), args...)
+}
+
+// huddleFlagsFirst is huddle with the flags that name the team right
+// after the command, before its flags and arguments.
+func (on *teamOn) huddleFlagsFirst(t *testing.T, cmd string, args ...string) cliResult {
+	t.Helper()
+	all := slices.Concat([]string{cmd}, on.args, args)
+	return on.noToken(t, huddleIn(t, t.TempDir(), utc, all...), all...)
+}
+
+// must is huddle for a command that must succeed.
+func (on *teamOn) must(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return on.huddle(t, args...).wantOK(t, args...)
+}
+
+// huddleEnv runs the binary with the team named by the environment
+// ($HUDDLE_DIR or $HUDDLE_STORE), not by a flag.
+func (on *teamOn) huddleEnv(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return on.noToken(t, huddleIn(t, t.TempDir(), append([]string{on.env}, utc...), args...), args...)
+}
+
+func (on *teamOn) noToken(t *testing.T, r cliResult, args ...string) cliResult {
+	t.Helper()
+	if on.kind == "nats" && strings.Contains(r.stdout+r.stderr, natsToken) {
+		t.Errorf("huddle %v shows the store's token:\nstdout %q\nstderr %q", args, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// place is where a command says the team is: the directory, or the
+// store's URL redacted.
+func (on *teamOn) place() string {
+	if on.kind == "nats" {
+		return "the store " + natsstore.Redact(on.url)
+	}
+	return on.dir
+}
+
+// policy is the flags that give huddle call caller's policy: the file
+// --config names on a team directory, the store's by --caller on NATS.
+func (on *teamOn) policy(caller string) []string {
+	if on.kind == "files" {
+		return []string{"--caller", caller, "--config", filepath.Join(on.dir, store.MemberPolicyConfig(caller))}
+	}
+	return []string{"--caller", caller}
+}
+
+// up starts `huddle up --headless` on the team, running members (on a team
+// directory its one runtime runs every member, under runtime.lock), and
+// waits until it has started them.
+func (on *teamOn) up(t *testing.T, members string) *upOn {
+	t.Helper()
+	if on.kind == "nats" {
+		return startUpOnWhenFree(t, on.url, members)
+	}
+	p := startUpWith(t, "up", "--headless", "--dir", on.dir)
+	if ok, err := p.started(t); !ok {
+		t.Fatalf("huddle up: %v", err)
+	}
+	return p
+}
+
+// untouched returns a check that nothing was written to the team since:
+// on a team directory no file of it or beside it changed; in a store no
+// message, record or dead letter is new.
+func (on *teamOn) untouched(t *testing.T) func(what string) {
+	t.Helper()
+	if on.kind == "files" {
+		before := testkit.Tree(t, filepath.Dir(on.dir))
+		return func(what string) {
+			t.Helper()
+			if after := testkit.Tree(t, filepath.Dir(on.dir)); !reflect.DeepEqual(before, after) {
+				t.Fatalf("%s touched files:\nbefore %v\nafter  %v", what, before, after)
+			}
+		}
+	}
+	held := func() string {
+		ctx := context.Background()
+		msgs, err := on.st.(store.MessageReader).Messages(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
+		reqs, _, err := on.st.Requests(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		members, _, err := on.st.Members(ctx, team.LostAfter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range members {
+			members[i].Seen, members[i].Lost = time.Time{}, false // how long ago, not what is held
+		}
+		letters, _, err := on.st.DeadLetters(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal([]any{msgs, reqs, members, letters})
+		return string(b)
 	}
-	// The files store stamps a dead letter with its own clock: the line is
-	// written as a runtime's inbox.WriteDeadLetter would have, at t0.
-	dl := protocol.DeadLetterLine{TS: protocol.FormatTime(t0), Source: "inbox/data.jsonl", Offset: 7, Reason: "bad line", Raw: `{"from":"x","type":"nope"}`}
-	line, _ := json.Marshal(dl)
-	if err := teamdir.AppendLine(teamdir.DeadLetterPath(dir), append(line, '\n')); err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.DeadLetter(ctx, dl); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"show", plan.ID, "--json"}, {"show", done.ID}, {"show", "corr-1"}, {"show", "req-1", "--json"},
-		{"requests", "--json"}, {"requests", "--all", "--json"}, {"status", "--json"}, {"deadletters"}, {"deadletters", "--json"},
-		{"traces"}, {"traces", "--json"}, {"traces", "--correlation", "corr-1"},
-	} {
-		onDir := mustHuddle(t, append(args, "--dir", dir)...)
-		onStore := mustHuddle(t, append(args, "--store", url)...)
-		if onDir.stdout != onStore.stdout {
-			t.Errorf("huddle %v differs:\non the directory:\n%s\non the store:\n%s", args, onDir.stdout, onStore.stdout)
+	before := held()
+	return func(what string) {
+		t.Helper()
+		if after := held(); after != before {
+			t.Fatalf("%s wrote to the store:\nbefore %s\nafter  %s", what, before, after)
 		}
 	}
 }
 
-// TestStoreLostMember: a member whose runtime put it running and then
-// went silent shows lost once --lost-after has passed; one seen recently
-// does not.
-func TestStoreLostMember(t *testing.T) {
-	url, st := storeWithDemo(t)
-	if err := st.PutMember(context.Background(), &protocol.Member{Name: "data", Status: protocol.MemberWorking, Activity: "counting", Since: time.Now()}); err != nil {
+// memberOn waits until member's record in st satisfies ok and returns it.
+func memberOn(t *testing.T, st store.Store, member, what string, ok func(*protocol.Member) bool) *protocol.Member {
+	t.Helper()
+	var m *protocol.Member
+	testkit.WaitFor(t, 30*time.Second, what, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ms, err := st.Member(ctx, member, team.LostAfter)
+		if err == nil && ok(&ms.Member) {
+			m = &ms.Member
+		}
+		return m != nil
+	})
+	return m
+}
+
+func statusIs(s protocol.MemberStatus) func(*protocol.Member) bool {
+	return func(m *protocol.Member) bool { return m.Status == s }
+}
+
+// leadHears waits for a message to the lead from member whose content
+// starts with prefix, in what the store holds (NATS keeps a committed
+// message one purge interval, a minute, at least).
+func (on *teamOn) leadHears(t *testing.T, member, prefix string) {
+	t.Helper()
+	testkit.WaitFor(t, 20*time.Second, "a message from "+member+" starting "+prefix, func() bool {
+		for _, m := range on.messagesTo(t, protocol.Lead) {
+			if m.From == member && strings.HasPrefix(m.Content, prefix) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// request is the record of request id, as the store holds it.
+func (on *teamOn) request(t *testing.T, id string) *protocol.Request {
+	t.Helper()
+	r, err := on.st.Request(context.Background(), id)
+	if err != nil {
+		t.Fatalf("request %s: %v", id, err)
+	}
+	return r
+}
+
+// messagesTo is every message the store holds for member, in order, read
+// without consuming any: while no runtime consumes the inbox, every one
+// sent to it.
+func (on *teamOn) messagesTo(t *testing.T, member string) []protocol.Message {
+	t.Helper()
+	ds, err := on.st.(store.MessageReader).Messages(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	rows := statusRows(t, "--store", url, "--lost-after", "1h")
-	if rows[2].Name != "data" || rows[2].Status != string(protocol.MemberWorking) || rows[2].Lost {
-		t.Fatalf("status with data just seen: %+v", rows[2])
+	var out []protocol.Message
+	for _, d := range ds {
+		if d.Msg.To == member {
+			out = append(out, d.Msg)
+		}
 	}
-	testkit.WaitFor(t, 20*time.Second, "data shown lost", func() bool {
-		rows = statusRows(t, "--store", url, "--lost-after", "300ms")
-		return rows[2].Lost
-	})
-	if rows[2].Status != string(protocol.MemberWorking) || rows[2].Seen == nil || rows[0].Lost {
-		t.Fatalf("lost row %+v, reservas %+v", rows[2], rows[0])
+	return out
+}
+
+// putMember writes m as member m.Name's record, as its runtime would.
+func (on *teamOn) putMember(t *testing.T, m protocol.Member) {
+	t.Helper()
+	if err := on.st.PutMember(context.Background(), &m); err != nil {
+		t.Fatal(err)
 	}
-	table := mustHuddle(t, "status", "--store", url, "--lost-after", "300ms")
-	if !strings.Contains(table.stdout, "lost") || !strings.Contains(table.stdout, "was working, not seen since") {
-		t.Fatalf("status table:\n%s", table.stdout)
+}
+
+// deadLetter records dl at its own time. The files store stamps a dead
+// letter with its clock: there the line is written as a runtime's
+// inbox.WriteDeadLetter would have.
+func (on *teamOn) deadLetter(t *testing.T, dl protocol.DeadLetterLine) {
+	t.Helper()
+	if on.kind == "nats" {
+		if err := on.st.DeadLetter(context.Background(), dl); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
-	if !strings.Contains(table.stdout, "team not running (no member seen within 300ms)") {
-		t.Fatalf("status table with every live member lost:\n%s", table.stdout)
+	line, _ := json.Marshal(dl)
+	if err := teamdir.AppendLine(teamdir.DeadLetterPath(on.dir), append(line, '\n')); err != nil {
+		t.Fatal(err)
 	}
-	huddle(t, "status", "--store", url, "--lost-after", "0s").wantError(t, exitUsage, "--lost-after must be more than 0", "--lost-after 0")
-	huddle(t, "status", "--dir", t.TempDir(), "--lost-after", "1s").wantError(t, exitUsage, "--lost-after goes with --store", "--lost-after on a directory")
+}
+
+// spoil leaves a member's or a request's record as a torn write or a
+// foreign writer would: a file, or a bucket entry, that does not decode.
+func (on *teamOn) spoil(t *testing.T, kind store.ChangeKind, name string) {
+	t.Helper()
+	if on.kind == "files" {
+		p, err := teamdir.MemberPath(on.dir, name)
+		if kind == store.ChangeRequest {
+			p, err = teamdir.RequestPath(on.dir, name)
+		}
+		if err == nil {
+			err = os.WriteFile(p, []byte(`{"id": "torn`), 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	u, err := natsstore.ParseURL(on.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(u.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, "huddle_"+u.Team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "member." + name
+	if kind == store.ChangeRequest {
+		key = "req." + name
+	}
+	if _, err := kv.Put(ctx, key, []byte(`{"id": "torn`)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestStoreTokenNeverShown: with a broker that wants a token, no command
@@ -484,34 +557,6 @@ func TestStoreBadURL(t *testing.T) {
 	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew", "--dir", t.TempDir()).wantError(t, exitUsage, "--dir and --store", "--dir with --store")
 }
 
-// TestStoreDeadlinesShownPausedWhileDown: with every member's record
-// stopped (no runtime of the team alive), requests and show say the
-// team is not running and show a pending deadline paused; with a member
-// running again, they count it down.
-func TestStoreDeadlinesShownPausedWhileDown(t *testing.T) {
-	url, st := storeWithDemo(t)
-	ctx := context.Background()
-	if err := st.PutMember(ctx, &protocol.Member{Name: "data", Status: protocol.MemberStopped, Since: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	const id = "pl-downdowndownX"
-	storePlan(t, st, id, "data")
-	r := mustHuddle(t, "requests", "--store", url)
-	if !strings.Contains(r.stdout, "team not running (no member seen within 15s); deadlines are paused until it starts") || !strings.Contains(r.stdout, "paused, ") {
-		t.Fatalf("requests --store with the team down:\n%s", r.stdout)
-	}
-	if r := mustHuddle(t, "show", "--store", url, id); !strings.Contains(r.stdout, "left when the team starts)") {
-		t.Fatalf("show --store with the team down:\n%s", r.stdout)
-	}
-	if err := st.PutMember(ctx, &protocol.Member{Name: "data", Status: protocol.MemberWorking, Since: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	r = mustHuddle(t, "requests", "--store", url)
-	if strings.Contains(r.stdout, "paused") || strings.Contains(r.stdout, "not running") || !strings.Contains(r.stdout, id) {
-		t.Fatalf("requests --store with data running:\n%s", r.stdout)
-	}
-}
-
 // TestStoreOverTLS: a tls:// store whose server certificate the team's own
 // CA signed is reached with that CA in $HUDDLE_NATS_CA, and refused in one
 // line without it.
@@ -534,4 +579,57 @@ func TestStoreOverTLS(t *testing.T) {
 	if r.code != exitFail || !strings.Contains(r.stderr, "certificate") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("status --store over TLS without the CA: exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// goldenFile names a golden file by name, not by the test: each kind of
+// store compares its output to the same one.
+type goldenFile struct {
+	testing.TB
+	name string
+}
+
+func (g goldenFile) Name() string { return filepath.Join("records", g.name) }
+
+// wantGolden fails unless out is testdata/records/NAME.golden, which
+// go test -update writes.
+func wantGolden(t *testing.T, name, out string) {
+	t.Helper()
+	golden.RequireEqual(goldenFile{t, name}, out)
+}
+
+// recordsAt is when putRecords's records were made: fixed, so what the
+// commands print of them is too.
+var recordsAt = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// putRecords puts, as a team's runtime would, the records the golden
+// tests print: reservas's pending plan pl-samesamesameX of two lines;
+// data's plan pl-donedonedoneX, rejected with "smaller"; a call of
+// reservas to finanzas.pagar_factura (req-1, chain corr-1) that took 5 ms;
+// reservas's record, working; a dead letter of data's inbox.
+func putRecords(t *testing.T, on *teamOn) {
+	t.Helper()
+	ctx := context.Background()
+	plan := protocol.NewRequest(protocol.KindPlan, "pl-samesamesameX", "reservas", protocol.Lead, recordsAt, time.Hour)
+	plan.Plan = "line one\nline two"
+	done := protocol.NewRequest(protocol.KindPlan, "pl-donedonedoneX", "data", protocol.Lead, recordsAt, time.Hour)
+	done.Plan = "count"
+	t0 := recordsAt.Add(time.Second)
+	for _, r := range []*protocol.Request{&plan, &done} {
+		if err := on.st.CreateRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := on.st.Decide(ctx, done.ID, store.Decision{Event: protocol.EventReject, By: protocol.Lead, Text: "smaller", At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range []trace.Span{
+		{Span: trace.SpanStart, TS: t0, RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura"},
+		{Span: trace.SpanEnd, TS: t0.Add(5 * time.Millisecond), RequestID: "req-1", CorrelationID: "corr-1", Caller: "reservas", Target: "finanzas", Action: "pagar_factura", Status: protocol.ResultOK, DurationMS: 5},
+	} {
+		if err := on.st.AppendSpan(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	on.putMember(t, protocol.Member{Name: "reservas", Runtime: "script", Status: protocol.MemberWorking, Activity: "booking", Since: t0})
+	on.deadLetter(t, protocol.DeadLetterLine{TS: protocol.FormatTime(t0), Source: "inbox/data.jsonl", Offset: 7, Reason: "bad line", Raw: `{"from":"x","type":"nope"}`})
 }

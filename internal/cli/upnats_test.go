@@ -53,7 +53,7 @@ func putConfigs(t *testing.T, st store.Store, configs map[string]string) {
 	}
 }
 
-// upOn is a `huddle up --headless --store` process and its events.
+// upOn is a `huddle up --headless` process, its events and its exit.
 type upOn struct {
 	*upProcess
 	exited chan error
@@ -63,7 +63,14 @@ type upOn struct {
 // local directory of its own.
 func startUpOn(t *testing.T, url, members string) *upOn {
 	t.Helper()
-	cmd := exec.Command(huddleBinary(t), "up", "--headless", "--store", url, "--members", members, "--dir", t.TempDir())
+	return startUpWith(t, "up", "--headless", "--store", url, "--members", members, "--dir", t.TempDir())
+}
+
+// startUpWith starts huddle with args, a `huddle up --headless`: every
+// line it prints is an event, in JSON.
+func startUpWith(t *testing.T, args ...string) *upOn {
+	t.Helper()
+	cmd := exec.Command(huddleBinary(t), args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -79,11 +86,13 @@ func startUpOn(t *testing.T, url, members string) *upOn {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			var e map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &e); err == nil {
-				p.mu.Lock()
-				p.events = append(p.events, e)
-				p.mu.Unlock()
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Errorf("event line is not JSON: %q", sc.Text())
+				continue
 			}
+			p.mu.Lock()
+			p.events = append(p.events, e)
+			p.mu.Unlock()
 		}
 	}()
 	go func() {
