@@ -8,18 +8,18 @@ import (
 	"huddle/protocol"
 )
 
-// Take hands a line of a caller's inbox to the call waiting for it when the
-// line is an invocation_result, and reports whether a waiting call took it.
+// Take hands a message of a caller's inbox to the call waiting for it when
+// it is an invocation_result, and reports whether a waiting call took it.
 // It is the one way an answer reaches a call, whether the inbox is consumed
 // (the runtime) or observed (AnswerWatch): an answer for a call that timed
 // out is traced as late (see Deliver); one nobody waits for may be for
 // another process that observes the same inbox, so it is left alone, never
 // dead-lettered.
-func (r *Router) Take(d inbox.Delivery) bool {
-	if d.Msg.Type != protocol.TypeInvocationResult || d.Msg.Result == nil {
+func (r *Router) Take(m protocol.Message) bool {
+	if m.Type != protocol.TypeInvocationResult || m.Result == nil {
 		return false
 	}
-	return r.Deliver(*d.Msg.Result)
+	return r.Deliver(*m.Result)
 }
 
 // AnswerWatch follows callers' inboxes read-only, each from its end when
@@ -60,7 +60,7 @@ func (a *AnswerWatch) Follow(caller string) error {
 	if a.following[caller] {
 		return nil
 	}
-	if _, err := a.w.Observe(caller, false, func(d inbox.Delivery) { a.router.Take(d) }); err != nil {
+	if _, err := a.w.Observe(caller, false, func(d inbox.Delivery) { a.router.Take(d.Msg) }); err != nil {
 		return err
 	}
 	a.following[caller] = true

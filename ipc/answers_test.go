@@ -100,7 +100,7 @@ func TestRouterTakeLeavesOtherLinesAlone(t *testing.T) {
 	unawaited := protocol.NewMessage(protocol.TypeInvocationResult, "you", "me")
 	unawaited.Result = &res
 	for _, m := range []protocol.Message{plain, unawaited} {
-		if router.Take(inbox.Delivery{Msg: m}) {
+		if router.Take(m) {
 			t.Errorf("Take(%s) delivered it", m.Type)
 		}
 	}

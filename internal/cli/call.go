@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 
-	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/store"
@@ -69,7 +68,7 @@ func runCall(cl *cmdline, o *callOptions) int {
 			// end before the request is appended, so the answer cannot be
 			// missed.
 			sub, err := w.WatchAnswers(ctx, name, func(d store.Delivery) bool {
-				return router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+				return router.Take(d.Msg)
 			})
 			if err != nil {
 				return cl.fail(err)

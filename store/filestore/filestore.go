@@ -90,7 +90,16 @@ func (s *Store) Dir() string { return s.dir }
 // SetWarn has fn told, besides Options.Inbox.Warn, what a consumer started
 // from now on recovers from on its own (a damaged cursor journal): the
 // runtime says it as an event.
-func (s *Store) SetWarn(fn func(member string, err error)) { s.warn.Store(&fn) }
+func (s *Store) SetWarn(fn func(member string, err error)) {
+	both := fn
+	if first := s.opts.Inbox.Warn; first != nil {
+		both = func(member string, err error) {
+			first(member, err)
+			fn(member, err)
+		}
+	}
+	s.warn.Store(&both)
+}
 
 // Close stops every consumer and watch the store started.
 func (s *Store) Close() error {

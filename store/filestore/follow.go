@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"huddle/internal/dirwatch"
 )
 
 // retryAfter is how long a follower waits before it tries a failed drain
@@ -15,33 +17,50 @@ const retryAfter = time.Second
 // subscription runs drain once at its start, again whenever the file it
 // follows changes (the store's watch of the file's directory, shared by
 // its subscriptions: dirwatch), and after retryAfter when a drain failed;
-// finish runs once the loop ended.
+// finish runs once the loop ended. An idle subscription holds its watch
+// and nothing else of its own: the loop waits on the caller's context and
+// the watch, and a drain gets a context of its own, which Stop cancels.
 type subscription struct {
-	s      *Store
-	cancel context.CancelFunc
-	loop   sync.WaitGroup // a thousand idle subscriptions hold no channel of their own
-	once   sync.Once
-	err    error
+	s    *Store
+	w    *dirwatch.Sub
+	loop sync.WaitGroup
+	once sync.Once
+	err  error
+
+	mu      sync.Mutex
+	stopped bool
+	cancel  context.CancelFunc // the running drain's (follow) or the loop's (Watch)
 }
 
-// follow starts a subscription on dir/name: drain runs at once, at every
+// drainer is what a subscription runs: drain at its start, at every change
+// and retry, finish once its loop ended.
+type drainer interface {
+	drain(ctx context.Context, moved bool) error
+	finish() error
+}
+
+// drainFunc is a drainer that reads the same whether or not the file
+// moved, with nothing to finish.
+type drainFunc func(ctx context.Context) error
+
+func (f drainFunc) drain(ctx context.Context, _ bool) error { return f(ctx) }
+func (drainFunc) finish() error                             { return nil }
+
+// follow starts a subscription on dir/name: d.drain runs at once, at every
 // change of the file, again after a failed drain, and every rescan when
 // it is above zero. moved tells drain whether the file may be another
 // now (dirwatch.Sub.Moved; at the start, a retry or a rescan, always).
-func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx context.Context, moved bool) error, finish func() error, rescan time.Duration) (*subscription, error) {
+func (s *Store) follow(ctx context.Context, dir, name string, d drainer, rescan time.Duration) (*subscription, error) {
 	w, err := s.watches.Follow(filepath.Join(dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", name, err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	sub := &subscription{s: s, cancel: cancel}
+	sub := &subscription{s: s, w: w}
 	s.track(sub, true)
 	sub.loop.Go(func() {
 		defer func() {
 			w.Close()
-			if finish != nil {
-				sub.err = finish()
-			}
+			sub.err = d.finish()
 		}()
 		// The retry timer is made on the first failed drain: a thousand
 		// idle consumers hold no timer.
@@ -76,7 +95,13 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 				}
 			}
 			moved = w.Moved() || moved
-			if err := drain(ctx, moved); err != nil && ctx.Err() == nil {
+			dctx, ok := sub.startDrain(ctx)
+			if !ok {
+				return
+			}
+			failed := d.drain(dctx, moved) != nil && dctx.Err() == nil
+			sub.endDrain()
+			if failed {
 				if retry == nil {
 					retry = time.NewTimer(retryAfter)
 					retryC = retry.C
@@ -89,17 +114,41 @@ func (s *Store) follow(ctx context.Context, dir, name string, drain func(ctx con
 	return sub, nil
 }
 
-// Stop ends the subscription and waits for it.
+// startDrain gives a drain its context, unless the subscription stopped.
+func (sub *subscription) startDrain(ctx context.Context) (context.Context, bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.stopped {
+		return nil, false
+	}
+	ctx, sub.cancel = context.WithCancel(ctx)
+	return ctx, true
+}
+
+func (sub *subscription) endDrain() {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.cancel != nil {
+		sub.cancel()
+		sub.cancel = nil
+	}
+}
+
+// Stop ends the subscription and waits for it: cancel ends the running
+// drain, and closing the watch closes the channel the loop waits on.
 func (sub *subscription) Stop() error {
 	sub.once.Do(func() {
-		sub.cancel()
+		sub.mu.Lock()
+		sub.stopped = true
+		if sub.cancel != nil {
+			sub.cancel()
+		}
+		sub.mu.Unlock()
+		if sub.w != nil {
+			sub.w.Close()
+		}
 		sub.loop.Wait()
 		sub.s.track(sub, false)
 	})
 	return sub.err
-}
-
-// always is a drain that reads the same whether or not the file moved.
-func always(f func(ctx context.Context) error) func(ctx context.Context, moved bool) error {
-	return func(ctx context.Context, _ bool) error { return f(ctx) }
 }

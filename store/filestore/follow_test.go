@@ -24,7 +24,7 @@ func TestFollowRescans(t *testing.T) {
 	}
 	defer s.Close()
 	var drains atomic.Int64
-	sub, err := s.follow(t.Context(), s.dir, "quiet.jsonl", always(func(context.Context) error { drains.Add(1); return nil }), nil, 5*time.Millisecond)
+	sub, err := s.follow(t.Context(), s.dir, "quiet.jsonl", drainFunc(func(context.Context) error { drains.Add(1); return nil }), 5*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +53,11 @@ func TestFollowSaysWhetherTheFileMoved(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var told []bool
-	sub, err := s.follow(t.Context(), s.dir, "watched.jsonl", func(_ context.Context, moved bool) error {
+	sub, err := s.follow(t.Context(), s.dir, "watched.jsonl", movedFunc(func(moved bool) {
 		mu.Lock()
 		told = append(told, moved)
 		mu.Unlock()
-		return nil
-	}, nil, 0)
+	}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,3 +94,9 @@ func TestFollowSaysWhetherTheFileMoved(t *testing.T) {
 	}
 	testkit.WaitFor(t, 15*time.Second, "a drain after the rename, told it moved", since(n, true))
 }
+
+// movedFunc is a drainer that records what it is told of the file.
+type movedFunc func(moved bool)
+
+func (f movedFunc) drain(_ context.Context, moved bool) error { f(moved); return nil }
+func (movedFunc) finish() error                               { return nil }

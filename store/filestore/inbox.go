@@ -41,54 +41,60 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 	if h == nil {
 		return nil, errors.New("consume: no handler")
 	}
-	var interrupted atomic.Bool
-	handle := func(ctx context.Context, d inbox.Delivery) error {
-		err := h(ctx, store.Delivery{Msg: d.Msg, Seq: d.Offset, Redelivery: d.Redelivery})
-		if err != nil && ctx.Err() != nil {
-			interrupted.Store(true)
-		}
-		return err
-	}
+	d := &inboxDrainer{h: h}
 	opts := s.opts.Inbox
 	opts.Retries = store.Retries
 	if fn := s.warn.Load(); fn != nil {
-		first := opts.Warn
-		opts.Warn = func(member string, err error) {
-			if first != nil {
-				first(member, err)
-			}
-			(*fn)(member, err)
-		}
+		opts.Warn = *fn
 	}
-	c, err := inbox.NewConsumer(s.dir, member, handle, opts)
+	c, err := inbox.NewConsumer(s.dir, member, d.handle, opts)
 	if err != nil {
 		return nil, fmt.Errorf("consume %s: %w", member, err)
 	}
+	d.c = c
 	dir := teamdir.InboxDirPath(s.dir)
 	if err := os.MkdirAll(dir, teamdir.DirMode); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("consume %s: %w", member, err)
 	}
-	finish := func() error {
-		if interrupted.Load() {
-			// A clean-stop record would say the interrupted message was
-			// never handed out.
-			return c.Abandon()
-		}
-		return c.Close()
-	}
-	drain := func(ctx context.Context, moved bool) error {
-		if moved {
-			return c.Drain(ctx)
-		}
-		return c.DrainWritten(ctx) // one pread, no stat of the name
-	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", drain, finish, opts.Rescan)
+	sub, err := s.follow(ctx, dir, member+".jsonl", d, opts.Rescan)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("consume %s: %w", member, err)
 	}
 	return sub, nil
+}
+
+// inboxDrainer drives one member's inbox.Consumer for a subscription: one
+// allocation for what a thousand idle consumers hold.
+type inboxDrainer struct {
+	c           *inbox.Consumer
+	h           store.Handler
+	interrupted atomic.Bool // a handler was interrupted by the stop
+}
+
+func (d *inboxDrainer) handle(ctx context.Context, del inbox.Delivery) error {
+	err := d.h(ctx, store.Delivery{Msg: del.Msg, Seq: del.Offset, Redelivery: del.Redelivery})
+	if err != nil && ctx.Err() != nil {
+		d.interrupted.Store(true)
+	}
+	return err
+}
+
+func (d *inboxDrainer) drain(ctx context.Context, moved bool) error {
+	if moved {
+		return d.c.Drain(ctx)
+	}
+	return d.c.DrainWritten(ctx) // one pread, no stat of the name
+}
+
+func (d *inboxDrainer) finish() error {
+	if d.interrupted.Load() {
+		// A clean-stop record would say the interrupted message was never
+		// handed out.
+		return d.c.Abandon()
+	}
+	return d.c.Close()
 }
 
 // DeadLetter appends one line to deadletter.jsonl (inbox.WriteDeadLetter).
@@ -155,7 +161,7 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", always(func(context.Context) error { return obs.Drain() }), nil, s.opts.Inbox.Rescan)
+	sub, err := s.follow(ctx, dir, member+".jsonl", drainFunc(func(context.Context) error { return obs.Drain() }), s.opts.Inbox.Rescan)
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}

@@ -77,7 +77,7 @@ func (s *Store) ReadLog(ctx context.Context, member string, kind store.LogKind, 
 	if err := os.MkdirAll(filepath.Dir(p), teamdir.DirMode); err != nil {
 		return fmt.Errorf("log of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, filepath.Dir(p), filepath.Base(p), always(drain), nil, 0)
+	sub, err := s.follow(ctx, filepath.Dir(p), filepath.Base(p), drainFunc(drain), 0)
 	if err != nil {
 		return err
 	}

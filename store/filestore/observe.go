@@ -58,7 +58,7 @@ func (s *Store) watchFile(ctx context.Context, dir, name string, fn func()) (sto
 	if err := os.MkdirAll(dir, teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("watch %s: %w", name, err)
 	}
-	sub, err := s.follow(ctx, dir, name, always(func(context.Context) error { fn(); return nil }), nil, 0)
+	sub, err := s.follow(ctx, dir, name, drainFunc(func(context.Context) error { fn(); return nil }), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (s *Store) WatchCommits(ctx context.Context, member string, fn func(committ
 	if err := read(ctx); err != nil {
 		return nil, fmt.Errorf("watch commits of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".cursor", always(read), nil, s.opts.Inbox.Rescan)
+	sub, err := s.follow(ctx, dir, member+".cursor", drainFunc(read), s.opts.Inbox.Rescan)
 	if err != nil {
 		return nil, fmt.Errorf("watch commits of %s: %w", member, err)
 	}

@@ -33,7 +33,7 @@ func (s *Store) WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Sp
 		}
 		return err
 	}
-	sub, err := s.follow(ctx, s.dir, filepath.Base(teamdir.TracesPath(s.dir)), always(drain), nil, 0)
+	sub, err := s.follow(ctx, s.dir, filepath.Base(teamdir.TracesPath(s.dir)), drainFunc(drain), 0)
 	if err != nil {
 		return nil, err
 	}

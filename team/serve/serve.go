@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
@@ -142,7 +141,7 @@ func (a *storeAnswers) Follow(caller string) error {
 		return nil
 	}
 	sub, err := a.w.WatchAnswers(a.ctx, caller, func(d store.Delivery) bool {
-		return a.router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+		return a.router.Take(d.Msg)
 	})
 	if err != nil {
 		return err

@@ -77,7 +77,9 @@ func spawnFloor(b *testing.B, team string, n int) time.Duration {
 // teammate spawned: record written, inbox consumed, run goroutine started);
 // the time until every teammate is working; and the heap and stack each
 // teammate costs once every one of them has received a message (sent with
-// inbox.Append, each delivered to its handler).
+// inbox.Append, each delivered to its handler): heap as the spans in use
+// (what the process holds, freed slots in them included) and as the live
+// objects alone.
 func BenchmarkThousandTeammates(b *testing.B) {
 	const n = 1000
 	for range b.N {
@@ -134,6 +136,7 @@ func BenchmarkThousandTeammates(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		heap := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
 		stack := float64(int64(after.StackInuse)-int64(before.StackInuse)) / n
+		live := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
 		cancel()
 		if err := <-done; err != nil {
 			b.Fatal(err)
@@ -144,6 +147,7 @@ func BenchmarkThousandTeammates(b *testing.B) {
 		b.ReportMetric(float64(allWorking.Microseconds())/1000, "ms-spawn→all-working")
 		b.ReportMetric(heap+stack, "heap-B/teammate")
 		b.ReportMetric(stack, "stack-B/teammate")
+		b.ReportMetric(live, "live-B/teammate")
 		b.ReportMetric(float64(threads(b)), "os-threads")
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -129,7 +129,7 @@ func (mt *mate) startProcess() error {
 // commits only what the process was given. When the process can take no
 // more it waits without committing for the runtime to stop (the next run's
 // process gets the message) or for a restart (the new process gets it).
-func (mt *mate) sendToProcess(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) sendToProcess(ctx context.Context, d store.Delivery) error {
 	select {
 	case <-mt.replayDone:
 	case <-ctx.Done():

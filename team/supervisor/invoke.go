@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -121,7 +121,7 @@ func (mt *mate) call(ctx context.Context, req protocol.InvocationRequest) protoc
 }
 
 // invoked handles an invocation_request in this member's inbox.
-func (mt *mate) invoked(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) invoked(ctx context.Context, d store.Delivery) error {
 	req := *d.Msg.Invocation
 	if req.Target != mt.spec.Name {
 		mt.rt.deadLetter(mt.spec.Name, d, fmt.Sprintf("invocation for %q in the inbox of %q", req.Target, mt.spec.Name))
@@ -166,7 +166,7 @@ type answering struct {
 }
 
 // cancelled stops the answer to an invocation whose caller gave up.
-func (mt *mate) cancelled(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) cancelled(ctx context.Context, d store.Delivery) error {
 	id := d.Msg.RequestID
 	if mt.proc != nil {
 		return mt.forward(ctx, d) // an exec member decides itself
@@ -262,8 +262,8 @@ func tooLarge(req *protocol.InvocationRequest, m *protocol.Message) protocol.Inv
 // resultArrived hands an invocation_result in this member's inbox to the
 // call waiting for it, as every consumer and observer of an inbox does
 // (ipc.Router.Take).
-func (mt *mate) resultArrived(d inbox.Delivery) error {
-	mt.rt.inv.router.Take(d)
+func (mt *mate) resultArrived(d store.Delivery) error {
+	mt.rt.inv.router.Take(d.Msg)
 	return nil
 }
 

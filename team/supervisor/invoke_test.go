@@ -328,7 +328,7 @@ func outsideCaller(t *testing.T, dir, member string) (context.Context, *ipc.Call
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	answers, err := st.WatchAnswers(ctx, member, func(d store.Delivery) bool {
-		return router.Take(inbox.Delivery{Msg: d.Msg, Offset: d.Seq})
+		return router.Take(d.Msg)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"huddle/inbox"
 	"huddle/llm"
 	"huddle/protocol"
+	"huddle/store"
 	"huddle/teamdir"
 )
 
@@ -212,7 +212,7 @@ func (mt *mate) loopEnded() string {
 
 // llmMessage is the llm teammate's inbox handler's last step: messages and
 // shutdown requests become user turns of the loop (Deliver never blocks).
-func (mt *mate) llmMessage(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) llmMessage(ctx context.Context, d store.Delivery) error {
 	m := d.Msg
 	switch m.Type {
 	case protocol.TypeMessage:

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"huddle/inbox"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
@@ -49,7 +48,7 @@ type mate struct {
 	// answerShutdown decides a shutdown request; runtimes may replace it.
 	answerShutdown func(r *protocol.Request) (answer protocol.RequestEvent, reason string)
 	// onMessage lets a runtime see messages (the exec runtime forwards them).
-	onMessage func(ctx context.Context, d inbox.Delivery) error
+	onMessage func(ctx context.Context, d store.Delivery) error
 	// proc is the process of an exec teammate; startErr why it did not start.
 	proc     *proc
 	startErr error
@@ -147,7 +146,7 @@ func (rt *Runtime) spawn(ctx context.Context, spec team.MemberSpec, consume bool
 	}
 	if consume {
 		name := spec.Name
-		if err := rt.sh.consume(name, func(ctx context.Context, d inbox.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
+		if err := rt.sh.consume(name, func(ctx context.Context, d store.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
 			return spawnedMate{mt: mt, prev: prev}, err
 		}
 	}
@@ -312,7 +311,7 @@ func (mt *mate) count(f func(c *protocol.Counters)) {
 }
 
 // handle is the teammate's inbox handler.
-func (mt *mate) handle(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) handle(ctx context.Context, d store.Delivery) error {
 	mt.rt.delivered(mt.spec.Name, d)
 	mt.count(func(c *protocol.Counters) { c.Received++ })
 	return mt.dispatch(ctx, d)
@@ -320,7 +319,7 @@ func (mt *mate) handle(ctx context.Context, d inbox.Delivery) error {
 
 // dispatch acts on one message of the teammate's inbox, delivered and
 // counted already.
-func (mt *mate) dispatch(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) dispatch(ctx context.Context, d store.Delivery) error {
 	m := d.Msg
 	switch m.Type {
 	case protocol.TypeShutdownRequest:
@@ -342,7 +341,7 @@ func (mt *mate) dispatch(ctx context.Context, d inbox.Delivery) error {
 }
 
 // shutdownArrived answers a shutdown request addressed to this teammate.
-func (mt *mate) shutdownArrived(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) shutdownArrived(ctx context.Context, d store.Delivery) error {
 	m := d.Msg
 	name := mt.spec.Name
 	if m.From != protocol.Lead {
@@ -400,7 +399,7 @@ func (mt *mate) scriptAnswer(*protocol.Request) (protocol.RequestEvent, string) 
 
 // planDecided checks the lead's answer to one of this teammate's plans and
 // wakes the runtime goroutine.
-func (mt *mate) planDecided(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) planDecided(ctx context.Context, d store.Delivery) error {
 	m := d.Msg
 	name := mt.spec.Name
 	if m.From != protocol.Lead {
@@ -471,7 +470,7 @@ func (mt *mate) planSettled(r *protocol.Request) error {
 }
 
 // forward hands a message to the teammate's own process, if it has one.
-func (mt *mate) forward(ctx context.Context, d inbox.Delivery) error {
+func (mt *mate) forward(ctx context.Context, d store.Delivery) error {
 	if mt.onMessage != nil {
 		return mt.onMessage(ctx, d)
 	}

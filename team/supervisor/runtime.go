@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"huddle/inbox"
 	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/store"
@@ -359,14 +358,14 @@ func (rt *Runtime) emit(e Event) {
 }
 
 // deadLetter records refused input from an inbox and says so in the events.
-func (rt *Runtime) deadLetter(member string, d inbox.Delivery, reason string) {
+func (rt *Runtime) deadLetter(member string, d store.Delivery, reason string) {
 	if err := rt.sh.deadLetterMsg(member, d, reason); err != nil {
 		rt.emit(Event{"event": "error", "member": member, "error": err.Error()})
 	}
 	rt.emit(Event{"event": "dead_letter", "member": member, "id": d.Msg.ID, "reason": reason})
 }
 
-func (rt *Runtime) delivered(member string, d inbox.Delivery) {
+func (rt *Runtime) delivered(member string, d store.Delivery) {
 	e := Event{"event": "message_delivered", "member": member, "id": d.Msg.ID, "type": string(d.Msg.Type), "from": d.Msg.From, "to": d.Msg.To}
 	if d.Redelivery {
 		e["redelivery"] = true
@@ -375,7 +374,7 @@ func (rt *Runtime) delivered(member string, d inbox.Delivery) {
 }
 
 // handleLead handles the lead's inbox.
-func (rt *Runtime) handleLead(_ context.Context, d inbox.Delivery) error {
+func (rt *Runtime) handleLead(_ context.Context, d store.Delivery) error {
 	m := d.Msg
 	rt.delivered(protocol.Lead, d)
 	switch m.Type {
@@ -398,7 +397,7 @@ func (rt *Runtime) known(name string) bool {
 
 // planArrived opens (or finds) the record of a plan request, cancels the
 // member's older pending plans, and auto-approves when asked to.
-func (rt *Runtime) planArrived(d inbox.Delivery) error {
+func (rt *Runtime) planArrived(d store.Delivery) error {
 	m := d.Msg
 	if !rt.known(m.From) {
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("plan from %q, who is not in the team", m.From))
@@ -444,7 +443,7 @@ func (rt *Runtime) supersede(r *protocol.Request) {
 }
 
 // shutdownAnswered checks a teammate's answer against its request record.
-func (rt *Runtime) shutdownAnswered(d inbox.Delivery) error {
+func (rt *Runtime) shutdownAnswered(d store.Delivery) error {
 	m := d.Msg
 	r, err := rt.sh.loadRequest(m.RequestID)
 	if errors.Is(err, os.ErrNotExist) {
@@ -471,7 +470,7 @@ func (rt *Runtime) shutdownAnswered(d inbox.Delivery) error {
 }
 
 // statusReported records what an external member says it is doing.
-func (rt *Runtime) statusReported(d inbox.Delivery) error {
+func (rt *Runtime) statusReported(d store.Delivery) error {
 	m := d.Msg
 	spec, ok := rt.team.Member(m.From)
 	if !ok || spec.Runtime.Kind != team.RuntimeExternal {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"huddle/inbox"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
@@ -55,9 +54,9 @@ func (s *shared) appendTo(member string, m *protocol.Message) error {
 
 // consume starts member's durable consumer; its deliveries reach h as the
 // team directory's do, the stream's sequence as the offset.
-func (s *shared) consume(member string, h inbox.Handler) error {
+func (s *shared) consume(member string, h store.Handler) error {
 	sub, err := s.st.Consume(s.ctx, member, func(ctx context.Context, d store.Delivery) error {
-		return h(ctx, inbox.Delivery{Msg: d.Msg, Offset: d.Seq, Redelivery: d.Redelivery})
+		return h(ctx, store.Delivery{Msg: d.Msg, Seq: d.Seq, Redelivery: d.Redelivery})
 	})
 	if err != nil {
 		return err
@@ -300,7 +299,7 @@ func (sh *shared) applyID(id string) (*protocol.Request, error) {
 }
 
 // deadLetterMsg dead-letters an inbox delivery.
-func (sh *shared) deadLetterMsg(member string, d inbox.Delivery, reason string) error {
+func (sh *shared) deadLetterMsg(member string, d store.Delivery, reason string) error {
 	raw, _ := json.Marshal(d.Msg)
-	return sh.deadLetter(teamdir.InboxRel(member), d.Offset, reason, raw)
+	return sh.deadLetter(teamdir.InboxRel(member), d.Seq, reason, raw)
 }
