@@ -1,8 +1,10 @@
 // Command benchtable reads the output of `go test -bench` (the standard
 // benchmark format, parsed with golang.org/x/perf/benchfmt), for any number
-// of packages and with -count N, and prints one Markdown table: for every
-// benchmark and every metric it reported (ns/op, B/op, each b.ReportMetric
-// unit), the number of runs and their minimum, median and maximum.
+// of packages and with -count N, and prints a Markdown table per package:
+// for every benchmark and every metric it reported (ns/op, B/op, each
+// b.ReportMetric unit), the number of runs and their minimum, median and
+// maximum. The ns/op of a benchmark that reports metrics of its own is
+// the time of its loop, not what it measures: it is left out.
 //
 //	go test -run '^$' -bench . -count 3 ./inbox | go run ./internal/benchtable
 //	go run ./internal/benchtable bench.out

@@ -4,22 +4,54 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// writeMarkdown prints rows as one Markdown table.
+// writeMarkdown prints rows as one Markdown table per package, in the
+// order the packages first appear. A benchmark that reports a metric of
+// its own (b.ReportMetric) says what it measures: its ns/op, the time of
+// its loop, is left out.
 func writeMarkdown(w io.Writer, rows []*row) error {
-	var s strings.Builder
-	s.WriteString("| package | benchmark | metric | runs | min | median | max |\n")
-	s.WriteString("|---|---|---|--:|--:|--:|--:|\n")
+	own := map[rowKey]bool{} // {pkg, bench, ""}: the benchmark reports its own metric
+	var pkgs []string
 	for _, r := range rows {
-		lo, med, hi := summary(r.values)
-		fmt.Fprintf(&s, "| %s | %s | %s | %d | %s | %s | %s |\n",
-			cell(r.pkg), cell(r.bench), cell(r.unit), len(r.values), number(lo), number(med), number(hi))
+		if !slices.Contains(pkgs, r.pkg) {
+			pkgs = append(pkgs, r.pkg)
+		}
+		if !standardUnit(r.unit) {
+			own[rowKey{r.pkg, r.bench, ""}] = true
+		}
+	}
+	var s strings.Builder
+	for i, pkg := range pkgs {
+		if i > 0 {
+			s.WriteString("\n")
+		}
+		fmt.Fprintf(&s, "**%s**\n\n", cell(pkg))
+		s.WriteString("| benchmark | metric | runs | min | median | max |\n")
+		s.WriteString("|---|---|--:|--:|--:|--:|\n")
+		for _, r := range rows {
+			if r.pkg != pkg || r.unit == "ns/op" && own[rowKey{r.pkg, r.bench, ""}] {
+				continue
+			}
+			lo, med, hi := summary(r.values)
+			fmt.Fprintf(&s, "| %s | %s | %d | %s | %s | %s |\n",
+				cell(r.bench), cell(r.unit), len(r.values), number(lo), number(med), number(hi))
+		}
 	}
 	_, err := io.WriteString(w, s.String())
 	return err
+}
+
+// standardUnit says whether go test reports unit itself.
+func standardUnit(unit string) bool {
+	switch unit {
+	case "ns/op", "B/op", "allocs/op", "MB/s":
+		return true
+	}
+	return false
 }
 
 // cell keeps a value from closing its table cell.
