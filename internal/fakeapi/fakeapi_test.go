@@ -18,19 +18,27 @@ type event struct {
 	Data map[string]any
 }
 
-func post(t *testing.T, url, body string) (*http.Response, []event) {
+// reply is what a client got: a status, headers, the body of a refusal
+// or the events of a stream.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+	events []event
+}
+
+func post(t *testing.T, url, body string) reply {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode, header: resp.Header}
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body = io.NopCloser(strings.NewReader(string(b)))
-		return resp, nil
+		r.body, _ = io.ReadAll(resp.Body)
+		return r
 	}
-	var events []event
 	sc := bufio.NewScanner(resp.Body)
 	var name string
 	for sc.Scan() {
@@ -46,10 +54,10 @@ func post(t *testing.T, url, body string) (*http.Response, []event) {
 			if d["type"] != name {
 				t.Errorf("event %s carries type %v", name, d["type"])
 			}
-			events = append(events, event{name, d})
+			r.events = append(r.events, event{name, d})
 		}
 	}
-	return resp, events
+	return r
 }
 
 func names(events []event) string {
@@ -67,7 +75,7 @@ func TestAnthropicStreamsATurn(t *testing.T) {
 		Usage: Usage{InputTokens: 10, OutputTokens: 5, CacheReadInputTokens: 3, CacheCreationInputTokens: 2},
 	})
 	defer s.Close()
-	_, events := post(t, s.URL()+"/v1/messages?beta=true", `{"model":"claude-x","stream":true,"messages":[]}`)
+	events := post(t, s.URL()+"/v1/messages?beta=true", `{"model":"claude-x","stream":true,"messages":[]}`).events
 	want := "message_start content_block_start content_block_delta content_block_delta content_block_stop " +
 		"content_block_start content_block_delta content_block_delta content_block_stop message_delta message_stop"
 	if got := names(events); got != want {
@@ -116,7 +124,7 @@ func TestResponsesStreamsATurn(t *testing.T) {
 		Usage: Usage{InputTokens: 10, OutputTokens: 5, CacheReadInputTokens: 4},
 	})
 	defer s.Close()
-	_, events := post(t, s.URL()+"/v1/responses", `{"model":"gpt-x","stream":true,"input":[]}`)
+	events := post(t, s.URL()+"/v1/responses", `{"model":"gpt-x","stream":true,"input":[]}`).events
 	want := "response.created response.output_item.added response.output_text.delta response.output_text.delta response.output_item.done " +
 		"response.output_item.added response.output_item.done response.output_item.added response.output_item.done response.completed"
 	if got := names(events); got != want {
@@ -155,18 +163,17 @@ func TestRefusesWhatItDoesNotExpect(t *testing.T) {
 		{"/v1/messages", `{"stream":true}`, "the script's 2 turns are used up"},
 	}
 	for _, c := range cases {
-		resp, _ := post(t, s.URL()+c.path, c.body)
+		r := post(t, s.URL()+c.path, c.body)
 		if c.refusal == "" {
-			if resp.StatusCode != http.StatusOK {
-				t.Errorf("%s: status %d", c.path, resp.StatusCode)
+			if r.status != http.StatusOK || len(r.events) == 0 {
+				t.Errorf("%s: status %d, %d events", c.path, r.status, len(r.events))
 			}
 			continue
 		}
-		b, _ := io.ReadAll(resp.Body)
 		var e struct{ Error struct{ Message string } }
-		_ = json.Unmarshal(b, &e)
-		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(e.Error.Message, c.refusal) || resp.Header.Get("X-Should-Retry") != "false" {
-			t.Errorf("%s %s: %d %s (x-should-retry %q), want a 500 saying %q", c.path, c.body, resp.StatusCode, b, resp.Header.Get("X-Should-Retry"), c.refusal)
+		_ = json.Unmarshal(r.body, &e)
+		if r.status != http.StatusInternalServerError || !strings.Contains(e.Error.Message, c.refusal) || r.header.Get("X-Should-Retry") != "false" {
+			t.Errorf("%s %s: %d %s (x-should-retry %q), want a 500 saying %q", c.path, c.body, r.status, r.body, r.header.Get("X-Should-Retry"), c.refusal)
 		}
 	}
 	reqs := s.Requests()
