@@ -58,7 +58,8 @@ var allowedImports = map[string][]string{
 	"internal/fakeapi": {},
 	// The pinned real Claude Code and Codex CLIs, installed, isolated and
 	// driven through their scenarios (only tests and the recorder).
-	"internal/realcli": {"internal/fakeapi"},
+	"internal/realcli":        {"internal/fakeapi"},
+	"internal/realcli/record": {"internal/realcli"},
 	// What the tests of several packages need alike (only tests import it).
 	"internal/testkit": {},
 	// The lead's operations on a team directory, for the tests that act as
