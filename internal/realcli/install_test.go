@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,7 +150,7 @@ func TestInstallTakesTurns(t *testing.T) {
 		cmds = append(cmds, cmd)
 	}
 	testkit.WaitFor(t, 30*time.Second, "one process in npm and the other blocked on the lock", func() bool {
-		return len(npmRuns(t, log)) == 1 && blockedFlocks(t) > 0
+		return len(npmRuns(t, log)) == 1 && blockedFlocks(t, cache+".lock") > 0
 	})
 	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -167,16 +168,22 @@ func TestInstallTakesTurns(t *testing.T) {
 	}
 }
 
-// blockedFlocks counts the flock requests waiting in the kernel (the
-// lines of /proc/locks marked ->).
-func blockedFlocks(t *testing.T) int {
+// blockedFlocks counts the flock requests waiting in the kernel on the
+// file at path (the lines of /proc/locks marked -> that name its inode).
+func blockedFlocks(t *testing.T, path string) int {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0 // not made yet
+	}
+	inode := ":" + strconv.FormatUint(info.Sys().(*syscall.Stat_t).Ino, 10)
 	b, err := os.ReadFile("/proc/locks")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 2 && f[1] == "->" && f[2] == "FLOCK" {
+		// 1: -> FLOCK  ADVISORY  WRITE 1234 fe:00:567 0 EOF
+		if f := strings.Fields(l); len(f) > 6 && f[1] == "->" && f[2] == "FLOCK" && strings.HasSuffix(f[6], inode) {
 			n++
 		}
 	}
