@@ -158,7 +158,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		req.Refused = fmt.Sprintf("reading the body of %s %s: %v", r.Method, r.URL.Path, err)
 	case r.Method != http.MethodPost || r.URL.Path != s.d.path():
-		req.Refused = fmt.Sprintf("unexpected request %s %s", r.Method, r.URL.RequestURI())
+		req.Refused = fmt.Sprintf("unexpected request %s %s", r.Method, r.RequestURI) // as sent: a CONNECT names its host
 	case !streams(body):
 		req.Refused = fmt.Sprintf("unexpected request %s %s without \"stream\": true", r.Method, r.URL.RequestURI())
 	}
