@@ -10,7 +10,9 @@ import (
 // Env is an isolated environment for one CLI: every directory it writes
 // (home, config, temporary files) is under Root, and the only network
 // address it knows is its fake's loopback URL. Nothing of the real user's
-// environment is passed but PATH.
+// environment is passed but PATH. The fake is its proxy too, for every
+// host but loopback: a request for anywhere else reaches the fake, which
+// records and refuses it, so a scenario sees it.
 type Env struct {
 	Root string
 	Work string // the working directory to run it in
@@ -21,8 +23,11 @@ type Env struct {
 // its Messages requests to baseURL (a fakeapi.Anthropic) with a dummy key,
 // with telemetry, error reporting, the auto-updater and every other
 // nonessential request turned off.
-func ClaudeEnv(root, baseURL string) (Env, error) {
-	e, err := newEnv(root)
+func ClaudeEnv(root, baseURL string) (Env, error) { return claudeEnv(root, baseURL, baseURL) }
+
+// claudeEnv is ClaudeEnv with the API at apiURL and proxy the proxy.
+func claudeEnv(root, apiURL, proxy string) (Env, error) {
+	e, err := newEnv(root, proxy)
 	if err != nil {
 		return Env{}, err
 	}
@@ -32,8 +37,8 @@ func ClaudeEnv(root, baseURL string) (Env, error) {
 	}
 	e.Vars = append(e.Vars,
 		"CLAUDE_CONFIG_DIR="+config,
-		"ANTHROPIC_BASE_URL="+baseURL,
-		"ANTHROPIC_API_KEY=sk-ant-fake-key-for-a-loopback-test",
+		"ANTHROPIC_BASE_URL="+apiURL,
+		"ANTHROPIC_API_KEY="+claudeKey,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_AUTOUPDATER=1",
@@ -52,11 +57,22 @@ const CodexModel = "gpt-5.5"
 // codexKeyVar is the provider's env_key.
 const codexKeyVar = "HUDDLE_FAKE_OPENAI_API_KEY"
 
+// The dummy keys the environments carry; a fixture must hold neither.
+const (
+	claudeKey = "sk-ant-fake-key-for-a-loopback-test"
+	codexKey  = "sk-fake-key-for-a-loopback-test"
+)
+
 // CodexEnv makes an environment for Codex under root: a CODEX_HOME whose
 // config.toml names one model provider, the Responses API at baseURL (a
-// fakeapi.Responses) with a dummy key in env_key.
-func CodexEnv(root, baseURL string) (Env, error) {
-	e, err := newEnv(root)
+// fakeapi.Responses) with a dummy key in env_key. Its plugins are off:
+// with them on, the app server fetches plugin and app catalogues from
+// github.com, api.github.com and chatgpt.com at start.
+func CodexEnv(root, baseURL string) (Env, error) { return codexEnv(root, baseURL, baseURL) }
+
+// codexEnv is CodexEnv with the API at apiURL and proxy the proxy.
+func codexEnv(root, apiURL, proxy string) (Env, error) {
+	e, err := newEnv(root, proxy)
 	if err != nil {
 		return Env{}, err
 	}
@@ -79,16 +95,20 @@ enabled = false
 
 [feedback]
 enabled = false
-`, CodexModel, CodexProvider, CodexProvider, strings.TrimSuffix(baseURL, "/")+"/v1", codexKeyVar)
+
+[features]
+plugins = false
+`, CodexModel, CodexProvider, CodexProvider, strings.TrimSuffix(apiURL, "/")+"/v1", codexKeyVar)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
 		return Env{}, fmt.Errorf("realcli: writing config.toml: %w", err)
 	}
-	e.Vars = append(e.Vars, "CODEX_HOME="+home, codexKeyVar+"=sk-fake-key-for-a-loopback-test")
+	e.Vars = append(e.Vars, "CODEX_HOME="+home, codexKeyVar+"="+codexKey)
 	return e, nil
 }
 
-// newEnv makes root's home, temporary and working directories.
-func newEnv(root string) (Env, error) {
+// newEnv makes root's home, temporary and working directories, with
+// proxy (if not "") the proxy for every host but loopback.
+func newEnv(root, proxy string) (Env, error) {
 	e := Env{Root: root, Work: filepath.Join(root, "work")}
 	home, tmp := filepath.Join(root, "home"), filepath.Join(root, "tmp")
 	for _, d := range []string{home, tmp, e.Work} {
@@ -97,5 +117,11 @@ func newEnv(root string) (Env, error) {
 		}
 	}
 	e.Vars = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp, "LANG=C.UTF-8", "TERM=dumb"}
+	if proxy != "" {
+		for _, v := range []string{"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"} {
+			e.Vars = append(e.Vars, v+"="+proxy, strings.ToLower(v)+"="+proxy)
+		}
+		e.Vars = append(e.Vars, "NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1")
+	}
 	return e, nil
 }

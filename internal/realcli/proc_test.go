@@ -16,7 +16,7 @@ import (
 // session of its own (as Codex's shells do) leaves nothing running once
 // stopped.
 func TestStopKillsTheGroupAndWhatLeftIt(t *testing.T) {
-	e, err := newEnv(t.TempDir())
+	e, err := newEnv(t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func field(t *testing.T, pid, n int) int {
 }
 
 func TestNextAndAwait(t *testing.T) {
-	e, err := newEnv(t.TempDir())
+	e, err := newEnv(t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (t *Transcript) keep(p *Proc, fake *fakeapi.Server) {
 // secrets are strings that must never reach a fixture: the dummy keys
 // the environments carry (a real key would never be there: the
 // environment passes nothing but PATH from the user's).
-var secrets = []string{"sk-ant-fake-key-for-a-loopback-test", "sk-fake-key-for-a-loopback-test"}
+var secrets = []string{claudeKey, codexKey}
 
 // RootPlaceholder stands for the scenario's temporary directory in a
 // fixture, so a fixture does not change with where it was recorded.
