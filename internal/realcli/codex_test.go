@@ -348,3 +348,88 @@ func itemStarted(t *testing.T, lines [][]byte, id string) []byte {
 	t.Fatalf("no item/started for %s", id)
 	return nil
 }
+
+// TestCodexPermissionsApproval: item/permissions/requestApproval exists in
+// 0.169.0 behind an experimental gate (the request_permissions_tool
+// feature, the experimentalApi capability and a granular approval policy
+// with request_permissions); write access to the work directory granted
+// for the turn lets a command inside the read-only sandbox write there.
+func TestCodexPermissionsApproval(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	fake := fakeapi.Responses(
+		fakeapi.Turn{Calls: []fakeapi.Call{{Name: "request_permissions", Input: map[string]any{
+			"permissions": map[string]any{"file_system": map[string]any{"write": []string{work}}}, "reason": "Write granted.txt",
+		}}}},
+		fakeapi.Turn{Calls: []fakeapi.Call{{Name: "exec_command", Input: map[string]any{"cmd": "touch granted.txt"}}}},
+		fakeapi.Turn{Text: "Written."},
+	)
+	defer fake.Close()
+	e, err := CodexEnv(root, fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := StartCodex(b, e, "--enable", "request_permissions_tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	err = c.Call(ctx, "initialize", map[string]any{
+		"clientInfo": map[string]any{"name": "huddle", "version": "0.0.0"}, "capabilities": map[string]any{"experimentalApi": true},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Notify("initialized", nil); err != nil {
+		t.Fatal(err)
+	}
+	granular := map[string]any{"granular": map[string]any{"sandbox_approval": true, "rules": true, "mcp_elicitations": false, "request_permissions": true}}
+	var th CodexThreadStarted
+	if err := c.Call(ctx, "thread/start", map[string]any{"cwd": work, "approvalPolicy": granular, "sandbox": "read-only"}, &th); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx, "turn/start", map[string]any{"threadId": th.Thread.ID, "input": []any{map[string]any{"type": "text", "text": "Write granted.txt."}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ExpectRequest(ctx, "item/permissions/requestApproval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		ThreadID, ItemID, Cwd, Reason string
+		Permissions                   struct {
+			FileSystem struct {
+				Write []string `json:"write"`
+			} `json:"fileSystem"`
+		} `json:"permissions"`
+	}
+	decode(t, req.Params, &p)
+	if p.ThreadID != th.Thread.ID || p.ItemID != "call_fake_1_1" || p.Cwd != work || p.Reason != "Write granted.txt" || !slices.Equal(p.Permissions.FileSystem.Write, []string{work}) {
+		t.Errorf("permissions approval: %s", req.Line)
+	}
+	var asked struct{ Permissions json.RawMessage }
+	decode(t, req.Params, &asked)
+	if err := c.Send(map[string]any{"id": req.ID, "result": map[string]any{"permissions": asked.Permissions, "scope": "turn"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExpectTurnCompleted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "granted.txt")); err != nil {
+		t.Errorf("the granted write did not happen: %v", err)
+	}
+	body, err := fake.Served()[1].ResponsesBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := body.CallOutput("call_fake_1_1"); !ok || !strings.Contains(out.Output, `"scope":"turn"`) || !strings.Contains(out.Output, work) {
+		t.Errorf("the model got %+v for its request", out)
+	}
+}
