@@ -17,6 +17,7 @@ var ClaudeArgs = []string{"-p", "--input-format", "stream-json", "--output-forma
 // Claude is a running Claude Code session.
 type Claude struct {
 	*Proc
+	sets int // control_requests of the host's so far, for their ids
 }
 
 // StartClaude starts a session in permission mode mode (plan, default,
@@ -27,7 +28,7 @@ func StartClaude(b Bins, e Env, mode string, extra ...string) (*Claude, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Claude{p}, nil
+	return &Claude{Proc: p}, nil
 }
 
 // SendUser writes one user turn.
@@ -175,6 +176,45 @@ func (c *Claude) Allow(p *CanUseTool, input any) error {
 // its result.
 func (c *Claude) Deny(p *CanUseTool, message string) error {
 	return c.answer(p, map[string]any{"behavior": "deny", "message": message})
+}
+
+// SetMode asks the session to change its permission mode (plan,
+// default, acceptEdits, …) with a control_request of the host's, and
+// waits for the CLI's control_response to it.
+func (c *Claude) SetMode(ctx context.Context, mode string) error {
+	c.sets++
+	id := fmt.Sprintf("huddle-set-mode-%d", c.sets)
+	from := c.Len()
+	err := c.Send(map[string]any{
+		"type":       "control_request",
+		"request_id": id,
+		"request":    map[string]any{"subtype": "set_permission_mode", "mode": mode},
+	})
+	if err != nil {
+		return err
+	}
+	line, _, err := c.Await(ctx, "the control_response to "+id, from, func(b []byte) bool {
+		var r struct {
+			Type     string `json:"type"`
+			Response struct {
+				RequestID string `json:"request_id"`
+			} `json:"response"`
+		}
+		return json.Unmarshal(b, &r) == nil && r.Type == "control_response" && r.Response.RequestID == id
+	})
+	if err != nil {
+		return err
+	}
+	var r struct {
+		Response struct {
+			Subtype string `json:"subtype"`
+			Error   string `json:"error"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(line, &r) != nil || r.Response.Subtype != "success" {
+		return fmt.Errorf("realcli: claude refused permission mode %s: %s", mode, line)
+	}
+	return nil
 }
 
 func (c *Claude) answer(p *CanUseTool, decision map[string]any) error {

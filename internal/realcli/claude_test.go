@@ -1,6 +1,7 @@
 package realcli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -196,7 +197,7 @@ func TestClaudeOffersExitPlanModeOnlyWithAPromptTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Claude{p}
+	c := &Claude{Proc: p}
 	defer func() {
 		if err := c.Stop(); err != nil {
 			t.Error(err)
@@ -237,6 +238,59 @@ func deferredTools(t *testing.T, r fakeapi.Request) []string {
 	}
 	t.Fatalf("request %d lists no deferred tools", r.N)
 	return nil
+}
+
+// TestClaudeHostSetsThePermissionMode: the host can put a running session
+// (back) into plan mode with a set_permission_mode control_request; the
+// CLI answers it, says so in a system/status, and the next turn's model
+// is told plan mode is active.
+func TestClaudeHostSetsThePermissionMode(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	fake := fakeapi.Anthropic(fakeapi.Turn{Text: "Working."}, fakeapi.Turn{Text: "Planning."})
+	defer fake.Close()
+	e, err := ClaudeEnv(t.TempDir(), fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := StartClaude(b, e, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := c.SendUser("Work."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExpectResult(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from := c.Len()
+	if err := c.SetMode(ctx, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendUser("Plan the next step."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExpectResult(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := c.Lines()[from:]
+	if !hasLine(after, `"type":"control_response"`, `"request_id":"huddle-set-mode-1"`, `"response":{"mode":"plan"}`) ||
+		!hasLine(after, `"subtype":"status"`, `"permissionMode":"plan"`) {
+		t.Errorf("after set_permission_mode:\n%s", bytes.Join(after, []byte("\n")))
+	}
+	if init, ok := ClaudeInitOf(after); !ok || init.PermissionMode != "plan" {
+		t.Errorf("the next turn's init: %+v", init)
+	}
+	reqs := fake.Served()
+	if strings.Contains(string(reqs[0].Body), "Plan mode is active") || !strings.Contains(string(reqs[1].Body), "Plan mode is active") {
+		t.Error("plan mode is not active in the second turn alone")
+	}
 }
 
 func messages(t *testing.T, r fakeapi.Request) fakeapi.MessagesRequest {
