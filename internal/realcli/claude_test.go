@@ -189,6 +189,7 @@ func TestClaudeOffersExitPlanModeOnlyWithAPromptTool(t *testing.T) {
 	defer cancel()
 	fake := fakeapi.Anthropic(fakeapi.Turn{Text: "A plan needs a prompt tool."})
 	defer fake.Close()
+	defer noneRefused(t, fake)
 	e, err := ClaudeEnv(t.TempDir(), fake.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +251,7 @@ func TestClaudeHostSetsThePermissionMode(t *testing.T) {
 	defer cancel()
 	fake := fakeapi.Anthropic(fakeapi.Turn{Text: "Working."}, fakeapi.Turn{Text: "Planning."})
 	defer fake.Close()
+	defer noneRefused(t, fake)
 	e, err := ClaudeEnv(t.TempDir(), fake.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -290,6 +292,15 @@ func TestClaudeHostSetsThePermissionMode(t *testing.T) {
 	reqs := fake.Served()
 	if strings.Contains(string(reqs[0].Body), "Plan mode is active") || !strings.Contains(string(reqs[1].Body), "Plan mode is active") {
 		t.Error("plan mode is not active in the second turn alone")
+	}
+}
+
+// noneRefused fails the test if the fake (also the CLI's proxy) refused a
+// request: a request off the script, or one for a host but loopback.
+func noneRefused(t *testing.T, fake *fakeapi.Server) {
+	t.Helper()
+	for _, r := range fake.Refused() {
+		t.Errorf("the fake refused request %d: %s", r.N, r.Refused)
 	}
 }
 

@@ -191,6 +191,7 @@ func TestCodexReadOnlySandboxRefusesAWrite(t *testing.T) {
 		fakeapi.Turn{Text: "It could not."},
 	)
 	defer fake.Close()
+	defer noneRefused(t, fake)
 	e, err := CodexEnv(t.TempDir(), fake.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -368,6 +369,7 @@ func TestCodexPermissionsApproval(t *testing.T) {
 		fakeapi.Turn{Text: "Written."},
 	)
 	defer fake.Close()
+	defer noneRefused(t, fake)
 	e, err := CodexEnv(root, fake.URL())
 	if err != nil {
 		t.Fatal(err)
