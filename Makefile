@@ -6,7 +6,7 @@ PKG ?= ./...
 RUN ?= .
 COUNT ?= 20
 
-.PHONY: all test race stress lint golden bench bench-quick screenshot ci
+.PHONY: all test race stress lint golden bench bench-quick screenshot record-agents ci
 
 all: lint race
 
@@ -82,6 +82,13 @@ bench-quick:
 # By hand only: no test or CI runs it.
 screenshot:
 	bash docs/screenshot.sh
+
+# The fixtures of agents/testdata/real: the pinned real Claude Code and
+# Codex (installed from npm into the user's cache on first use) run their
+# scenarios against loopback fakes. Read `git diff agents/testdata/real`
+# before committing.
+record-agents:
+	go run ./internal/realcli/record -out agents/testdata/real
 
 ci:
 	bash .ci/run

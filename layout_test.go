@@ -53,6 +53,13 @@ var allowedImports = map[string][]string{
 	"internal/dirwatch": {},
 	// Certificates for tests of TLS connections.
 	"internal/testtls": {},
+	// Loopback fakes of the Anthropic Messages and OpenAI Responses APIs
+	// (only tests and the fixture recorder import them).
+	"internal/fakeapi": {},
+	// The pinned real Claude Code and Codex CLIs, installed, isolated and
+	// driven through their scenarios (only tests and the recorder).
+	"internal/realcli":        {"internal/fakeapi"},
+	"internal/realcli/record": {"internal/realcli"},
 	// What the tests of several packages need alike (only tests import it).
 	"internal/testkit": {},
 	// The lead's operations on a team directory, for the tests that act as

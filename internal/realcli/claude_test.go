@@ -1,0 +1,365 @@
+package realcli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/internal/fakeapi"
+)
+
+// installOnce installs the pinned CLIs once per test binary. A failure
+// fails the test that asked, saying why: these tests are never skipped.
+var installOnce = sync.OnceValues(func() (Bins, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	return Install(ctx)
+})
+
+func pinned(t *testing.T) Bins {
+	t.Helper()
+	b, err := installOnce()
+	if err != nil {
+		t.Fatalf("installing the pinned CLIs: %v", err)
+	}
+	return b
+}
+
+// scenarioTime bounds one scenario on the real binaries.
+const scenarioTime = 90 * time.Second
+
+// TestClaudePlanDenyReviseAllowWork runs Claude Code 2.1.328 through the
+// plan gate over the stream-json control protocol and checks every field
+// of it huddle's adapter will rely on.
+func TestClaudePlanDenyReviseAllowWork(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	run, err := ClaudePlanScenario(ctx, b, t.TempDir())
+	if err != nil {
+		if run != nil {
+			t.Logf("stdout:\n%s", run.StdoutText())
+		}
+		t.Fatal(err)
+	}
+	work := run.Env.Work
+	plans := filepath.Join(run.Env.Root, "claude-config", "plans") + "/"
+
+	// The session starts in plan mode, with ExitPlanMode among its tools.
+	init, ok := ClaudeInitOf(run.Stdout)
+	if !ok {
+		t.Fatal("no system/init event")
+	}
+	if init.PermissionMode != "plan" || init.Version != ClaudeVersion || init.Cwd != work || init.APIKeySource != "ANTHROPIC_API_KEY" || !slices.Contains(init.Tools, "ExitPlanMode") {
+		t.Errorf("init: %+v", init)
+	}
+	// The model is told it is in plan mode and where the plan goes; the
+	// plan file is under CLAUDE_CONFIG_DIR.
+	first := run.Requests[0]
+	if first.Path != "/v1/messages" || first.RawQuery != "beta=true" || !strings.Contains(string(first.Body), "Plan mode is active") {
+		t.Errorf("first request %s?%s does not say plan mode is active", first.Path, first.RawQuery)
+	}
+	if !strings.HasPrefix(run.PlanFile, plans) {
+		t.Errorf("plan file %s is not under %s", run.PlanFile, plans)
+	}
+	// ExitPlanMode is deferred: offered through ToolSearch, not in tools.
+	if m := messages(t, first); slices.Contains(m.ToolNames(), "ExitPlanMode") || !slices.Contains(m.ToolNames(), "ToolSearch") ||
+		!slices.Contains(deferredTools(t, first), "ExitPlanMode") {
+		t.Errorf("first request's tools %v, deferred %v", m.ToolNames(), deferredTools(t, first))
+	}
+
+	if len(run.Prompts) != 5 {
+		t.Fatalf("%d prompts", len(run.Prompts))
+	}
+	// The first ExitPlanMode prompt carries the plan file's text and path
+	// (the model's input was {}); the denial reaches the model as an error
+	// tool result with the host's message.
+	p := run.Prompts[0].Request
+	var planIn struct{ Plan, PlanFilePath string }
+	decode(t, p.Input, &planIn)
+	if p.ToolName != "ExitPlanMode" || p.ToolUseID != "toolu_fake_3_1" || planIn.Plan != ClaudePlanV1 || planIn.PlanFilePath != run.PlanFile || !p.RequiresUserInteraction || run.Prompts[0].RequestID == "" {
+		t.Errorf("first ExitPlanMode prompt: %s", run.Prompts[0].Line)
+	}
+	res := toolResult(t, run.Requests, "toolu_fake_3_1")
+	if !res.IsError || res.Content != ClaudePlanDenial {
+		t.Errorf("the denied plan's tool result: %+v", res)
+	}
+	// The second carries the revised plan; once allowed the session leaves
+	// plan mode and the model is told the plan was approved.
+	decode(t, run.Prompts[1].Request.Input, &planIn)
+	if planIn.Plan != ClaudePlanV2 || planIn.PlanFilePath != run.PlanFile {
+		t.Errorf("second ExitPlanMode prompt: %s", run.Prompts[1].Line)
+	}
+	res = toolResult(t, run.Requests, "toolu_fake_5_1")
+	if res.IsError || !strings.Contains(res.Content, "User has approved your plan") || !strings.Contains(res.Content, ClaudePlanV2) {
+		t.Errorf("the approved plan's tool result: %+v", res)
+	}
+	if !hasLine(run.Stdout, `"type":"system","subtype":"status"`, `"permissionMode":"default"`) {
+		t.Error("no system/status event with permissionMode default after the plan was allowed")
+	}
+	if !strings.Contains(string(run.Requests[5].Body), "## Exited Plan Mode") {
+		t.Error("the request after the approval does not tell the model it exited plan mode")
+	}
+
+	// Write asks, with the path made absolute and a suggestion to accept
+	// edits; the host's updatedInput is what gets written.
+	w := run.Prompts[2].Request
+	var writeIn struct {
+		FilePath string `json:"file_path"`
+		Content  string `json:"content"`
+	}
+	decode(t, w.Input, &writeIn)
+	if w.ToolName != "Write" || writeIn.FilePath != filepath.Join(work, "hello.txt") || writeIn.Content != ClaudeModelHello ||
+		w.Description != "hello.txt" || !strings.Contains(string(w.PermissionSuggestions), `"mode":"acceptEdits"`) {
+		t.Errorf("Write prompt: %s", run.Prompts[2].Line)
+	}
+	if got := readFile(t, filepath.Join(work, "hello.txt")); got != ClaudeHostHello {
+		t.Errorf("hello.txt holds %q, want the host's %q", got, ClaudeHostHello)
+	}
+	// An allowed Bash command runs; a denied one does not, and the model
+	// gets the host's message.
+	var bashIn struct{ Command string }
+	decode(t, run.Prompts[3].Request.Input, &bashIn)
+	if run.Prompts[3].Request.ToolName != "Bash" || bashIn.Command != ClaudeShowCommand {
+		t.Errorf("first Bash prompt: %s", run.Prompts[3].Line)
+	}
+	if got := readFile(t, filepath.Join(work, "out", "shown.txt")); got != ClaudeHostHello {
+		t.Errorf("out/shown.txt holds %q", got)
+	}
+	decode(t, run.Prompts[4].Request.Input, &bashIn)
+	if bashIn.Command != ClaudeRmCommand || run.Prompts[4].Request.BlockedPath != filepath.Join(work, "out") {
+		t.Errorf("second Bash prompt: %s", run.Prompts[4].Line)
+	}
+	res = toolResult(t, run.Requests, "toolu_fake_8_1")
+	if !res.IsError || res.Content != ClaudeRmDenial {
+		t.Errorf("the denied command's tool result: %+v", res)
+	}
+
+	// Each run ends in a result: usage is the run's own, as is
+	// model_usage_since_last_result; total_cost_usd and modelUsage add up
+	// over the process.
+	if len(run.Results) != 2 {
+		t.Fatalf("%d results", len(run.Results))
+	}
+	r1, r2 := run.Results[0], run.Results[1]
+	u := ClaudeScenarioUsage
+	if r1.Subtype != "success" || r1.IsError || r1.Result != ClaudeDone || r1.NumTurns != 9 || r1.ResultIndex != 0 || r1.SessionID != init.SessionID ||
+		r1.Usage.InputTokens != 9*u.InputTokens || r1.Usage.OutputTokens != 9*u.OutputTokens ||
+		r1.Usage.CacheReadInputTokens != 9*u.CacheReadInputTokens || r1.Usage.CacheCreationInputTokens != 9*u.CacheCreationInputTokens {
+		t.Errorf("first result: %s", r1.Line)
+	}
+	var denied []string
+	for _, d := range r1.PermissionDenials {
+		denied = append(denied, d.ToolName+" "+d.ToolUseID)
+	}
+	if strings.Join(denied, ", ") != "ExitPlanMode toolu_fake_3_1, Bash toolu_fake_8_1" {
+		t.Errorf("first result's permission_denials: %v", denied)
+	}
+	if r2.Result != ClaudeWelcome || r2.ResultIndex != 1 || r2.NumTurns != 1 || len(r2.PermissionDenials) != 0 ||
+		r2.Usage.InputTokens != ClaudeSecondRunUsage.InputTokens || r2.Usage.OutputTokens != ClaudeSecondRunUsage.OutputTokens {
+		t.Errorf("second result: %s", r2.Line)
+	}
+	since1, since2, total2 := costOf(r1.ModelUsageSinceLastResult), costOf(r2.ModelUsageSinceLastResult), costOf(r2.ModelUsage)
+	if since1 <= 0 || since2 <= 0 || math.Abs(r1.TotalCostUSD-since1) > 1e-9 || math.Abs(r2.TotalCostUSD-(since1+since2)) > 1e-9 || math.Abs(total2-r2.TotalCostUSD) > 1e-9 {
+		t.Errorf("costs: run 1 %v (total %v), run 2 %v (total %v, modelUsage %v)", since1, r1.TotalCostUSD, since2, r2.TotalCostUSD, total2)
+	}
+	// Closing stdin ends the process cleanly.
+	if run.Exit != nil {
+		t.Errorf("claude exited with %v once its stdin closed", run.Exit)
+	}
+	if len(run.Requests) != 10 {
+		t.Errorf("the fake got %d requests, want the script's 10", len(run.Requests))
+	}
+}
+
+// TestClaudeOffersExitPlanModeOnlyWithAPromptTool: without
+// --permission-prompt-tool a headless session in plan mode has no
+// ExitPlanMode at all, so a plan could never be put to the host.
+func TestClaudeOffersExitPlanModeOnlyWithAPromptTool(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	fake := fakeapi.Anthropic(fakeapi.Turn{Text: "A plan needs a prompt tool."})
+	defer fake.Close()
+	defer noneRefused(t, fake)
+	e, err := ClaudeEnv(t.TempDir(), fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start("claude", b.Claude, []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan"}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Claude{Proc: p}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := c.SendUser("Plan something."); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ExpectResult(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Result != "A plan needs a prompt tool." {
+		t.Errorf("result: %s", r.Line)
+	}
+	init, ok := ClaudeInitOf(c.Lines())
+	if !ok || init.PermissionMode != "plan" || slices.Contains(init.Tools, "ExitPlanMode") || !slices.Contains(init.Tools, "Write") {
+		t.Errorf("init: %+v", init)
+	}
+	req := fake.Served()[0]
+	// Named neither as a tool nor among the deferred ones (the plan-mode
+	// prompt still mentions it in prose).
+	deferred := deferredTools(t, req)
+	if m := messages(t, req); slices.Contains(m.ToolNames(), "ExitPlanMode") || slices.Contains(deferred, "ExitPlanMode") || !slices.Contains(deferred, "WebFetch") {
+		t.Errorf("without a prompt tool: tools %v, deferred %v", m.ToolNames(), deferred)
+	}
+}
+
+// deferredTools reads the list of tools the system text says ToolSearch
+// loads ("… to load tool schemas before calling them:\nA\nB\n\n").
+func deferredTools(t *testing.T, r fakeapi.Request) []string {
+	t.Helper()
+	for _, text := range messages(t, r).Texts("system") {
+		if _, after, ok := strings.Cut(text, "to load tool schemas before calling them:\n"); ok {
+			list, _, _ := strings.Cut(after, "\n\n")
+			return strings.Split(list, "\n")
+		}
+	}
+	t.Fatalf("request %d lists no deferred tools", r.N)
+	return nil
+}
+
+// TestClaudeHostSetsThePermissionMode: the host can put a running session
+// (back) into plan mode with a set_permission_mode control_request; the
+// CLI answers it, says so in a system/status, and the next turn's model
+// is told plan mode is active.
+func TestClaudeHostSetsThePermissionMode(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	fake := fakeapi.Anthropic(fakeapi.Turn{Text: "Working."}, fakeapi.Turn{Text: "Planning."})
+	defer fake.Close()
+	defer noneRefused(t, fake)
+	e, err := ClaudeEnv(t.TempDir(), fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := StartClaude(b, e, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := c.SendUser("Work."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExpectResult(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from := c.Len()
+	if err := c.SetMode(ctx, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendUser("Plan the next step."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExpectResult(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := c.Lines()[from:]
+	if !hasLine(after, `"type":"control_response"`, `"request_id":"huddle-set-mode-1"`, `"response":{"mode":"plan"}`) ||
+		!hasLine(after, `"subtype":"status"`, `"permissionMode":"plan"`) {
+		t.Errorf("after set_permission_mode:\n%s", bytes.Join(after, []byte("\n")))
+	}
+	if init, ok := ClaudeInitOf(after); !ok || init.PermissionMode != "plan" {
+		t.Errorf("the next turn's init: %+v", init)
+	}
+	reqs := fake.Served()
+	if strings.Contains(string(reqs[0].Body), "Plan mode is active") || !strings.Contains(string(reqs[1].Body), "Plan mode is active") {
+		t.Error("plan mode is not active in the second turn alone")
+	}
+}
+
+// noneRefused fails the test if the fake (also the CLI's proxy) refused a
+// request: a request off the script, or one for a host but loopback.
+func noneRefused(t *testing.T, fake *fakeapi.Server) {
+	t.Helper()
+	for _, r := range fake.Refused() {
+		t.Errorf("the fake refused request %d: %s", r.N, r.Refused)
+	}
+}
+
+func messages(t *testing.T, r fakeapi.Request) fakeapi.MessagesRequest {
+	t.Helper()
+	m, err := r.Messages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// toolResult finds the tool_result for id in the first request that
+// carries it.
+func toolResult(t *testing.T, reqs []fakeapi.Request, id string) fakeapi.Block {
+	t.Helper()
+	for _, r := range reqs {
+		if b, ok := messages(t, r).ToolResult(id); ok {
+			return b
+		}
+	}
+	t.Fatalf("no request carries a tool_result for %s", id)
+	return fakeapi.Block{}
+}
+
+func decode(t *testing.T, raw json.RawMessage, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Error(err)
+	}
+	return string(b)
+}
+
+// hasLine says some line holds every one of parts.
+func hasLine(lines [][]byte, parts ...string) bool {
+	for _, l := range lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(string(l), p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func costOf(m map[string]ClaudeModelUsage) float64 {
+	var c float64
+	for _, u := range m {
+		c += u.CostUSD
+	}
+	return c
+}

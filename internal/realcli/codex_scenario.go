@@ -1,0 +1,165 @@
+package realcli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"huddle/internal/fakeapi"
+)
+
+// What the Codex approvals scenario says and does.
+const (
+	CodexTask           = "Make made.txt and notes.txt, then tidy up."
+	CodexPlanExplain    = "Two files, then tidy up."
+	CodexTouch          = "touch made.txt"
+	CodexRemove         = "rm made.txt"
+	CodexNotes          = "hello from a patch\n"
+	CodexDone           = "Done: made.txt and notes.txt are there."
+	CodexSecondTask     = "Touch second.txt twice."
+	CodexSecondTouch    = "touch second.txt"
+	CodexSecondDone     = "Touched it twice."
+	CodexNotesPatch     = "*** Begin Patch\n*** Add File: notes.txt\n+hello from a patch\n*** End Patch\n"
+	CodexDeclinedPatch  = "*** Begin Patch\n*** Add File: declined.txt\n+never written\n*** End Patch\n"
+	CodexTouchReason    = "Create made.txt?"
+	CodexRemoveReason   = "Remove made.txt?"
+	CodexSecondReason   = "Create second.txt?"
+	codexApprovalPolicy = "on-request"
+	codexSandbox        = "read-only"
+)
+
+// CodexScenarioUsage is what every turn of the scenario's model reports.
+var CodexScenarioUsage = fakeapi.Usage{InputTokens: 1000, OutputTokens: 50, CacheReadInputTokens: 400}
+
+// CodexRun is what the approvals scenario saw.
+type CodexRun struct {
+	Transcript
+	Init      json.RawMessage // initialize's result
+	Thread    CodexThreadStarted
+	Approvals []RPCMessage // the server's requests, in order
+	Decisions []string     // the answer to each
+	Completed []RPCMessage // each turn/completed
+}
+
+// CodexThreadStarted is the part of thread/start's result the scenario
+// reads.
+type CodexThreadStarted struct {
+	Thread struct {
+		ID string `json:"id"`
+	} `json:"thread"`
+	ApprovalPolicy json.RawMessage `json:"approvalPolicy"`
+	Sandbox        json.RawMessage `json:"sandbox"`
+	Model          string          `json:"model"`
+	ModelProvider  string          `json:"modelProvider"`
+	Cwd            string          `json:"cwd"`
+}
+
+// CodexApprovalsScenario runs one `codex app-server` through initialize,
+// thread/start (approvals on request, a read-only sandbox) and two turns
+// against a fake whose model follows the script below:
+//
+//  1. updates its plan (turn/plan/updated), runs `touch made.txt` outside
+//     the sandbox (accepted), adds notes.txt with apply_patch (accepted),
+//     asks to run `rm made.txt` (declined), adds declined.txt (declined),
+//     and ends the turn;
+//  2. a second turn runs `touch second.txt` outside the sandbox twice: the
+//     first is accepted for the session, so the second is not asked.
+//
+// Any approval out of this order, or any request the fake refused, is an
+// error. root is an empty directory the scenario owns.
+func CodexApprovalsScenario(ctx context.Context, b Bins, root string) (*CodexRun, error) {
+	run := &CodexRun{Transcript: Transcript{CLI: "codex", Name: "approvals"}}
+	u := CodexScenarioUsage
+	call := func(c fakeapi.Call) fakeapi.Turn { return fakeapi.Turn{Calls: []fakeapi.Call{c}, Usage: u} }
+	escalated := func(cmd, why string) fakeapi.Call {
+		return fakeapi.Call{Name: "exec_command", Input: map[string]any{"cmd": cmd, "sandbox_permissions": "require_escalated", "justification": why}}
+	}
+	fake := fakeapi.Responses(
+		call(fakeapi.Call{Name: "update_plan", Input: map[string]any{"explanation": CodexPlanExplain, "plan": []any{
+			map[string]any{"step": "Make made.txt", "status": "in_progress"},
+			map[string]any{"step": "Add notes.txt", "status": "pending"},
+		}}}),
+		call(escalated(CodexTouch, CodexTouchReason)),
+		call(fakeapi.Call{Name: "apply_patch", Custom: true, Input: CodexNotesPatch}),
+		call(escalated(CodexRemove, CodexRemoveReason)),
+		call(fakeapi.Call{Name: "apply_patch", Custom: true, Input: CodexDeclinedPatch}),
+		fakeapi.Turn{Text: CodexDone, Usage: u},
+		call(escalated(CodexSecondTouch, CodexSecondReason)),
+		call(escalated(CodexSecondTouch, CodexSecondReason)),
+		fakeapi.Turn{Text: CodexSecondDone, Usage: u},
+	)
+	defer fake.Close()
+	e, err := CodexEnv(root, fake.URL())
+	if err != nil {
+		return nil, err
+	}
+	run.Env = e
+	c, err := StartCodex(b, e)
+	if err != nil {
+		return nil, err
+	}
+	err = run.drive(ctx, c)
+	if stopErr := c.Stop(); err == nil {
+		err = stopErr
+	}
+	run.keep(c.Proc, fake)
+	if refused := fake.Refused(); err == nil && len(refused) > 0 {
+		err = fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	}
+	return run, err
+}
+
+func (run *CodexRun) drive(ctx context.Context, c *Codex) error {
+	err := c.Call(ctx, "initialize", map[string]any{
+		"clientInfo": map[string]any{"name": "huddle", "title": "huddle", "version": "0.0.0"},
+	}, &run.Init)
+	if err != nil {
+		return err
+	}
+	if err := c.Notify("initialized", nil); err != nil {
+		return err
+	}
+	err = c.Call(ctx, "thread/start", map[string]any{
+		"cwd": run.Env.Work, "approvalPolicy": codexApprovalPolicy, "sandbox": codexSandbox,
+	}, &run.Thread)
+	if err != nil {
+		return err
+	}
+	approve := func(method, decision string) error {
+		req, err := c.ExpectRequest(ctx, method)
+		if err != nil {
+			return err
+		}
+		run.Approvals, run.Decisions = append(run.Approvals, req), append(run.Decisions, decision)
+		return c.Decide(req, decision)
+	}
+	turn := func(text string) error {
+		return c.Call(ctx, "turn/start", map[string]any{
+			"threadId": run.Thread.Thread.ID,
+			"input":    []any{map[string]any{"type": "text", "text": text}},
+		}, nil)
+	}
+	completed := func() error {
+		m, err := c.ExpectTurnCompleted(ctx)
+		run.Completed = append(run.Completed, m)
+		return err
+	}
+	const command, file = "item/commandExecution/requestApproval", "item/fileChange/requestApproval"
+	steps := []func() error{
+		func() error { return turn(CodexTask) },
+		func() error { return approve(command, "accept") },
+		func() error { return approve(file, "accept") },
+		func() error { return approve(command, "decline") },
+		func() error { return approve(file, "decline") },
+		completed,
+		func() error { return turn(CodexSecondTask) },
+		func() error { return approve(command, "acceptForSession") },
+		completed,
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

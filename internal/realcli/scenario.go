@@ -1,0 +1,82 @@
+package realcli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"huddle/internal/fakeapi"
+)
+
+// Transcript is what one scenario saw of a CLI: every line it was sent
+// and printed, and every request its fake got.
+type Transcript struct {
+	CLI      string // claude | codex
+	Name     string // the fixture's name
+	Args     []string
+	Env      Env
+	Stdin    [][]byte
+	Stdout   [][]byte
+	Requests []fakeapi.Request
+}
+
+// keep copies what p and fake saw into t.
+func (t *Transcript) keep(p *Proc, fake *fakeapi.Server) {
+	t.Args = p.cmd.Args[1:]
+	t.Stdin, t.Stdout, t.Requests = p.Sent(), p.Lines(), fake.Requests()
+}
+
+// secrets are strings that must never reach a fixture: the dummy keys
+// the environments carry (a real key would never be there: the
+// environment passes nothing but PATH from the user's).
+var secrets = []string{claudeKey, codexKey}
+
+// RootPlaceholder stands for the scenario's temporary directory in a
+// fixture, so a fixture does not change with where it was recorded.
+const RootPlaceholder = "/tmp/huddle-realcli"
+
+// WriteFixture writes the transcript's stdout as DIR/<cli>/<name>.jsonl
+// and its stdin as <name>.stdin.jsonl, the scenario's directory replaced
+// by RootPlaceholder (in paths, and in the directory names Claude Code
+// makes of them). It refuses a transcript that holds a key.
+func (t *Transcript) WriteFixture(dir string) error {
+	d := filepath.Join(dir, t.CLI)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return fmt.Errorf("realcli: %w", err)
+	}
+	for suffix, lines := range map[string][][]byte{".jsonl": t.Stdout, ".stdin.jsonl": t.Stdin} {
+		b := t.fixture(lines)
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				return fmt.Errorf("realcli: the %s fixture %s would hold a key", t.CLI, t.Name+suffix)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(d, t.Name+suffix), b, 0o644); err != nil {
+			return fmt.Errorf("realcli: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *Transcript) fixture(lines [][]byte) []byte {
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	out := bytes.ReplaceAll(b.Bytes(), []byte(t.Env.Root), []byte(RootPlaceholder))
+	// Claude Code names a project's directory after its path, / as -.
+	slug := func(p string) []byte { return []byte(strings.ReplaceAll(p, "/", "-")) }
+	return bytes.ReplaceAll(out, slug(t.Env.Root), slug(RootPlaceholder))
+}
+
+// StdoutText is the transcript's stdout as one string, for errors.
+func (t *Transcript) StdoutText() string {
+	var lines []string
+	for _, l := range t.Stdout {
+		lines = append(lines, string(l))
+	}
+	return strings.Join(lines, "\n")
+}
