@@ -83,7 +83,7 @@ func TestFailureFailsAfterTheTable(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	if want := "| PlanApprovalRoundTrip | p99-ms | 1 | 4.500 | 4.500 | 4.500 |\n"; !strings.Contains(out, want) {
+	if want := "| PlanApprovalRoundTrip | p99-ms | 4.500 | 4.500 | 4.500 |\n"; !strings.Contains(out, want) {
 		t.Errorf("no row %q in\n%s", want, out)
 	}
 	for _, want := range []string{"benchtable: failed: --- FAIL: BenchmarkThousandTeammates\n", "benchtable: failed: FAIL\thuddle/team\t9.000s\n"} {
@@ -114,7 +114,7 @@ func TestMissingFileIsOneErrorLine(t *testing.T) {
 func TestMarkdownCellsStayClosed(t *testing.T) {
 	stdin := "pkg: huddle/ipc\nBenchmarkExec/a|b-2 \t 10 \t 5 ns/op\n"
 	code, out, _ := runTable(t, stdin)
-	if want := "| Exec/a\\|b | ns/op | 1 | 5.000 | 5.000 | 5.000 |\n"; code != 0 || !strings.Contains(out, want) {
+	if want := "| Exec/a\\|b | ns/op | 5.000 | 5.000 | 5.000 |\n"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("exit %d, no row %q in\n%s", code, want, out)
 	}
 }
@@ -130,5 +130,16 @@ func TestNumberKeepsFourDigits(t *testing.T) {
 		if got := number(tc.v); got != tc.want {
 			t.Errorf("number(%v) = %q, want %q", tc.v, got, tc.want)
 		}
+	}
+}
+
+// TestUniformRunsAreSaidOnce: when every row has as many runs, the table
+// says so once instead of in a column.
+func TestUniformRunsAreSaidOnce(t *testing.T) {
+	stdin := "pkg: huddle/inbox\nBenchmarkAppend-2 \t 1 \t 13000 ns/op \t 7 msgs/s\nBenchmarkAppend-2 \t 1 \t 12000 ns/op \t 9 msgs/s\n"
+	code, out, errOut := runTable(t, stdin)
+	want := "Every row is 2 runs.\n\n**huddle/inbox**\n\n| benchmark | metric | min | median | max |\n|---|---|--:|--:|--:|\n| Append | msgs/s | 7.000 | 8.000 | 9.000 |\n"
+	if code != 0 || errOut != "" || out != want {
+		t.Errorf("exit %d, stderr %q, table:\n%s\nwant:\n%s", code, errOut, out, want)
 	}
 }

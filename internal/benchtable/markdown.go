@@ -12,7 +12,7 @@ import (
 // writeMarkdown prints rows as one Markdown table per package, in the
 // order the packages first appear. A benchmark that reports a metric of
 // its own (b.ReportMetric) says what it measures: its ns/op, the time of
-// its loop, is left out.
+// its loop, is left out. Runs get a column only when rows differ in them.
 func writeMarkdown(w io.Writer, rows []*row) error {
 	own := map[rowKey]bool{} // {pkg, bench, ""}: the benchmark reports its own metric
 	var pkgs []string
@@ -24,21 +24,40 @@ func writeMarkdown(w io.Writer, rows []*row) error {
 			own[rowKey{r.pkg, r.bench, ""}] = true
 		}
 	}
+	// Runs get a column only when they differ between rows.
+	runs := len(rows[0].values)
+	for _, r := range rows {
+		if len(r.values) != runs {
+			runs = 0
+		}
+	}
 	var s strings.Builder
+	switch {
+	case runs == 1:
+		s.WriteString("Every row is one run.\n\n")
+	case runs > 1:
+		fmt.Fprintf(&s, "Every row is %d runs.\n\n", runs)
+	}
 	for i, pkg := range pkgs {
 		if i > 0 {
 			s.WriteString("\n")
 		}
 		fmt.Fprintf(&s, "**%s**\n\n", cell(pkg))
-		s.WriteString("| benchmark | metric | runs | min | median | max |\n")
-		s.WriteString("|---|---|--:|--:|--:|--:|\n")
+		if runs > 0 {
+			s.WriteString("| benchmark | metric | min | median | max |\n|---|---|--:|--:|--:|\n")
+		} else {
+			s.WriteString("| benchmark | metric | runs | min | median | max |\n|---|---|--:|--:|--:|--:|\n")
+		}
 		for _, r := range rows {
 			if r.pkg != pkg || r.unit == "ns/op" && own[rowKey{r.pkg, r.bench, ""}] {
 				continue
 			}
 			lo, med, hi := summary(r.values)
-			fmt.Fprintf(&s, "| %s | %s | %d | %s | %s | %s |\n",
-				cell(r.bench), cell(r.unit), len(r.values), number(lo), number(med), number(hi))
+			fmt.Fprintf(&s, "| %s | %s | ", cell(r.bench), cell(r.unit))
+			if runs == 0 {
+				fmt.Fprintf(&s, "%d | ", len(r.values))
+			}
+			fmt.Fprintf(&s, "%s | %s | %s |\n", number(lo), number(med), number(hi))
 		}
 	}
 	_, err := io.WriteString(w, s.String())
