@@ -64,7 +64,16 @@ func probed(t *testing.T, m tea.Model) *teatest.TestModel {
 	p := &screenProbe{Model: m}
 	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(120, 36))
 	probes.Store(tm, p)
-	t.Cleanup(func() { probes.Delete(tm) })
+	t.Cleanup(func() {
+		probes.Delete(tm)
+		// As Run does once the program stops: the member view's follower
+		// would keep an inotify instance for the rest of the test binary.
+		tm.Quit()
+		tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+		if m, ok := m.(interface{ Close() }); ok {
+			m.Close()
+		}
+	})
 	return tm
 }
 
@@ -326,4 +335,45 @@ func TestFlowQuitAsksWhileTheTeamWorks(t *testing.T) {
 	waitScreen(t, tm, "Stop the team?")
 	pressKey(tm, "y")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// TestQuitLeavesNoWatch: a program that quits with a member view open
+// leaves no inotify instance behind once Close ran (the kernel allows a
+// user 128): the demo started, a member's view opened, the program quit,
+// and the process holds as many instances as before.
+func TestQuitLeavesNoWatch(t *testing.T) {
+	before := inotifyInstances(t)
+	for range 3 {
+		t.Run("session", func(t *testing.T) {
+			dir, tm := startDemo(t)
+			testkit.WaitFor(t, 15*time.Second, "auditor crashed", func() bool {
+				rec, err := dirrecords.LoadMember(dir, "auditor")
+				return err == nil && rec.Status == protocol.MemberCrashed
+			})
+			waitScreen(t, tm, "crashed")
+			for _, k := range []string{"1", "j", "j", "j"} { // auditor, whose log the view follows
+				pressKey(tm, k)
+			}
+			waitScreen(t, tm, "R restart auditor")
+		})
+	}
+	if after := inotifyInstances(t); after != before {
+		t.Fatalf("the process holds %d inotify instances after three sessions, %d before", after, before)
+	}
+}
+
+// inotifyInstances counts the process's open inotify instances.
+func inotifyInstances(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
 }

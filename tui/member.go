@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -52,6 +53,7 @@ type memberView struct {
 	gen     int
 	feed    team.Feed
 	tail    view.LineSource
+	opening *tailSlot // where the command opening the tail puts it
 	lines   []string
 	tailErr string
 	up      int  // lines scrolled up from the newest
@@ -168,8 +170,14 @@ func (v *memberView) show(mv *view.MemberView) tea.Cmd {
 		v.feed = feed
 		v.gen++
 		// Opened by the command, not here: Update starts no reader.
-		gen, source, kind := v.gen, v.source, mv.Spec.Runtime.Kind
-		return tea.Batch(history, func() tea.Msg { return tailOpenedMsg{gen: gen, f: source(name, kind)} })
+		gen, source, kind, slot := v.gen, v.source, mv.Spec.Runtime.Kind, v.newSlot()
+		return tea.Batch(history, func() tea.Msg {
+			f := source(name, kind)
+			if !slot.put(f) {
+				f = nil
+			}
+			return tailOpenedMsg{gen: gen, f: f}
+		})
 	}
 	if v.noFeed != "" {
 		v.feed = team.Feed{What: "log"}
@@ -183,7 +191,7 @@ func (v *memberView) show(mv *view.MemberView) tea.Cmd {
 		return history
 	}
 	v.gen++
-	return tea.Batch(history, openTail(v.gen, feed))
+	return tea.Batch(history, openTail(v.gen, feed, v.newSlot()))
 }
 
 // refreshHistory reads the member's status history again when its record
@@ -226,18 +234,59 @@ func (v *memberView) stopTail() {
 	if v.tail != nil {
 		_ = v.tail.Close()
 	}
-	v.tail = nil
+	if v.opening != nil {
+		v.opening.close()
+	}
+	v.tail, v.opening = nil, nil
 	v.gen++
+}
+
+func (v *memberView) newSlot() *tailSlot {
+	v.opening = &tailSlot{}
+	return v.opening
+}
+
+// tailSlot hands a follower from the command that opened it to the view.
+// The view may stop before the command's message arrives, or never get it
+// (the program quit): whichever of put and close comes second closes the
+// follower.
+type tailSlot struct {
+	mu     sync.Mutex
+	f      view.LineSource
+	closed bool
+}
+
+// put keeps f for the view, or closes it and says false if the view
+// stopped.
+func (s *tailSlot) put(f view.LineSource) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		if f != nil {
+			_ = f.Close()
+		}
+		return false
+	}
+	s.f = f
+	return true
+}
+
+func (s *tailSlot) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.f != nil {
+		_ = s.f.Close()
+		s.f = nil
+	}
 }
 
 // opened takes the end of the feed and starts following it.
 func (v *memberView) opened(msg tailOpenedMsg) tea.Cmd {
 	if msg.gen != v.gen {
-		if msg.f != nil {
-			_ = msg.f.Close() // a member the view has left
-		}
-		return nil
+		return nil // a member the view has left: stopTail closed its slot, and the follower in it
 	}
+	v.opening = nil // the follower is the view's now
 	if msg.err != nil {
 		v.tailErr = msg.err.Error()
 		return nil
@@ -277,7 +326,7 @@ func (v *memberView) add(lines []string) {
 func (v *memberView) scrollBy(n int) { v.up = max(v.up-n, 0) }
 
 // openTail reads the end of a feed and starts following it.
-func openTail(gen int, feed team.Feed) tea.Cmd {
+func openTail(gen int, feed team.Feed, slot *tailSlot) tea.Cmd {
 	return func() tea.Msg {
 		off, err := team.TailStart(feed.Path, tailBytes)
 		if err != nil {
@@ -290,8 +339,11 @@ func openTail(gen int, feed team.Feed) tea.Cmd {
 		f, err := team.Follow(feed.Path, end)
 		if err != nil {
 			// No follower: a nil *Follower in f would read as one, and be
-			// closed (a stale message) or followed.
+			// followed.
 			return tailOpenedMsg{gen: gen, lines: readable(raw, feed), err: err}
+		}
+		if !slot.put(f) {
+			return tailOpenedMsg{gen: gen} // the view stopped: stale
 		}
 		return tailOpenedMsg{gen: gen, f: f, lines: readable(raw, feed)}
 	}

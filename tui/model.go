@@ -170,6 +170,15 @@ func New(opts Options) *Model {
 	return m
 }
 
+// Close releases what the model holds outside the program once it has
+// stopped: the member view's follower and its watch (the kernel allows a
+// user only so many). Call it after Run returns.
+func (m *Model) Close() {
+	if m.member != nil {
+		m.member.stopTail()
+	}
+}
+
 func (m *Model) Init() tea.Cmd { return m.tick() }
 
 func (m *Model) tick() tea.Cmd {

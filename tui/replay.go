@@ -195,6 +195,7 @@ func RunReplay(ctx context.Context, opts ReplayOptions) error {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
 	}
 	_, err := tea.NewProgram(m, progOpts...).Run()
+	m.Close()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // stopped by a signal: a clean stop
 	}

@@ -100,6 +100,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 		return err
 	}
 	_, err = p.Run()
+	m.Close()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // stopped by a signal: a clean stop
 	}
