@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"huddle/ipc"
@@ -98,6 +99,10 @@ func (mt *mate) startProcess() error {
 	}
 	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+teamDir, "HUDDLE_MEMBER="+mt.spec.Name)
 	cmd.Stderr = lf
+	// A group of its own: what the agent starts (a node launcher's native
+	// child, a tool's subprocess) is signalled with it and killed after
+	// it, never left running without it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		lf.Close()
@@ -213,15 +218,21 @@ func (p *proc) closeInput() {
 // exited is closed when the process has been waited for.
 func (p *proc) stopProcess(exited <-chan struct{}) {
 	p.closeInput()
-	_ = p.cmd.Process.Signal(os.Interrupt) // it may have exited already
+	p.signalGroup(syscall.SIGINT)
 	if waitClosed(exited, stopGrace) {
 		return
 	}
-	_ = p.cmd.Process.Kill() // it may have exited already
+	p.signalGroup(syscall.SIGKILL)
 	if waitClosed(exited, killGrace) {
 		return
 	}
 	_ = p.out.Close()
+}
+
+// signalGroup signals the process's group: the process and whatever it
+// started that stayed in it. Either may be gone already.
+func (p *proc) signalGroup(sig syscall.Signal) {
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
 }
 
 // waitClosed waits up to d for c to close and reports whether it did.
@@ -265,7 +276,7 @@ func (mt *mate) runExec(ctx context.Context) error {
 	}()
 	defer mt.endReplay()
 	if err := mt.setStatus(protocol.MemberWorking, "started pid "+fmt.Sprint(p.cmd.Process.Pid)); err != nil {
-		_ = p.cmd.Process.Kill()
+		p.signalGroup(syscall.SIGKILL)
 		_ = p.cmd.Wait()
 		return err
 	}
@@ -279,6 +290,10 @@ func (mt *mate) runExec(ctx context.Context) error {
 		_, _ = io.Copy(io.Discard, p.out) // keep the pipe flowing until it exits
 	}
 	werr := p.cmd.Wait()
+	// Whatever the process left in its group outlived it: an agent's
+	// children end with it, however it ended. The group's id is not
+	// reused while any of them lives.
+	p.signalGroup(syscall.SIGKILL)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
