@@ -31,11 +31,18 @@ type claudeEvent struct {
 		Content []claudeBlock `json:"content"`
 	} `json:"message"`
 	// The result event's.
-	IsError           bool         `json:"is_error"`
-	Result            string       `json:"result"`
-	TotalCostUSD      float64      `json:"total_cost_usd"`
-	Errors            []string     `json:"errors"`
-	Usage             *claudeUsage `json:"usage"`
+	IsError        bool         `json:"is_error"`
+	Result         string       `json:"result"`
+	TotalCostUSD   float64      `json:"total_cost_usd"`
+	Errors         []string     `json:"errors"`
+	Usage          *claudeUsage `json:"usage"`
+	TerminalReason string       `json:"terminal_reason"`
+	// SinceLast is the run's use of each model since the process's last
+	// result: its costUSD is the run's cost, where total_cost_usd adds
+	// up every run of the session, resumed ones too.
+	SinceLast map[string]struct {
+		CostUSD float64 `json:"costUSD"`
+	} `json:"model_usage_since_last_result"`
 	PermissionDenials []struct {
 		ToolName  string          `json:"tool_name"`
 		ToolInput json.RawMessage `json:"tool_input"`
@@ -70,8 +77,9 @@ type claudeToolInput struct {
 }
 
 type claudeStream struct {
-	cwd string
-	out Outcome
+	cwd   string
+	out   Outcome
+	total float64 // total_cost_usd of the last result
 }
 
 func newClaudeStream(cwd string) stream { return &claudeStream{cwd: cwd} }
@@ -159,19 +167,28 @@ func claudeActivity(name string, in claudeToolInput, cwd string) string {
 	return oneLine(strings.TrimSpace(name+" "+what), maxActivity)
 }
 
-// result reads the event that ends a run: the final answer, the session,
-// tokens and cost, and whether it failed. A plan denied in headless plan
-// mode (ExitPlanMode has nobody to approve it) is listed in
-// permission_denials with its input.
+// result reads an event that ends a run: the final answer, the session,
+// tokens and cost, and whether it failed. A process may end several runs
+// (a background task finishing after the answer ends one more): each
+// result's usage and cost are its own run's, and are added up. A plan
+// denied in headless plan mode (ExitPlanMode has nobody to approve it) is
+// listed in permission_denials with its input.
 func (s *claudeStream) result(ev claudeEvent) {
 	s.out.Completed = true
 	if ev.Result != "" {
 		s.out.Final = ev.Result
 	}
-	s.out.CostUSD = ev.TotalCostUSD
+	if ev.SinceLast != nil {
+		for _, m := range ev.SinceLast {
+			s.out.CostUSD += m.CostUSD
+		}
+	} else if ev.TotalCostUSD > s.total {
+		s.out.CostUSD += ev.TotalCostUSD - s.total // a CLI too old for the per-run field
+	}
+	s.total = ev.TotalCostUSD
 	if u := ev.Usage; u != nil {
-		s.out.TokensIn = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
-		s.out.TokensOut = u.OutputTokens
+		s.out.TokensIn += u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		s.out.TokensOut += u.OutputTokens
 	}
 	for _, d := range ev.PermissionDenials {
 		var in claudeToolInput
@@ -179,14 +196,24 @@ func (s *claudeStream) result(ev claudeEvent) {
 			s.out.Plan = in.Plan
 		}
 	}
-	if ev.IsError || (ev.Subtype != "" && ev.Subtype != "success") {
-		why := ev.Subtype
+	// An API error ends a run "success" with is_error set: the subtype
+	// then says nothing, the result says what failed.
+	var why []string
+	if ev.Subtype != "" && ev.Subtype != "success" {
+		why = append(why, ev.Subtype)
+	}
+	if ev.IsError || len(why) > 0 {
 		if ev.Result != "" {
-			why += ": " + ev.Result
+			why = append(why, ev.Result)
 		}
-		if len(ev.Errors) > 0 {
-			why += ": " + strings.Join(ev.Errors, "; ")
+		why = append(why, ev.Errors...)
+		if len(why) == 0 {
+			why = append(why, "the run failed")
 		}
-		s.out.Failure = oneLine(why, 300)
+		failure := strings.Join(why, ": ")
+		if r := ev.TerminalReason; r != "" && r != "completed" {
+			failure += " (" + strings.ReplaceAll(r, "_", " ") + ")"
+		}
+		s.out.Failure = oneLine(failure, 300)
 	}
 }

@@ -2,6 +2,9 @@ package agents
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,5 +195,99 @@ func TestActivityIsOneShortLine(t *testing.T) {
 	}
 	if got := claudeActivity("mcp__github__create_pr", claudeToolInput{}, ""); got != "mcp__github__create_pr" {
 		t.Errorf("an unknown tool: %q", got)
+	}
+}
+
+// TestClaudeStreamCountsEveryRun reads what the real Claude Code 2.1.328
+// printed (testdata/real): a process that ends several runs has each
+// result's usage and cost counted once, adding up to the CLI's own
+// totals for the process (the last result's modelUsage and
+// total_cost_usd); a stream that starts after a first run, as a resumed
+// session's does, counts only what came after it, though its
+// total_cost_usd still holds the first.
+func TestClaudeStreamCountsEveryRun(t *testing.T) {
+	lines := realLines(t, "real/claude/plan-deny-revise-work.jsonl")
+	var totals []float64
+	var tokens [][2]int64 // the CLI's cumulative tokens in and out at each result
+	var firstEnd int      // the index after the first result
+	for i, l := range lines {
+		var r struct {
+			Type       string  `json:"type"`
+			Total      float64 `json:"total_cost_usd"`
+			ModelUsage map[string]struct {
+				In     int64 `json:"inputTokens"`
+				Out    int64 `json:"outputTokens"`
+				Read   int64 `json:"cacheReadInputTokens"`
+				Create int64 `json:"cacheCreationInputTokens"`
+			} `json:"modelUsage"`
+		}
+		if json.Unmarshal(l, &r) != nil || r.Type != "result" {
+			continue
+		}
+		var in, out int64
+		for _, m := range r.ModelUsage {
+			in, out = in+m.In+m.Read+m.Create, out+m.Out
+		}
+		totals, tokens = append(totals, r.Total), append(tokens, [2]int64{in, out})
+		if firstEnd == 0 {
+			firstEnd = i + 1
+		}
+	}
+	if len(totals) < 2 {
+		t.Fatalf("the recording ends %d runs; the test needs two or more", len(totals))
+	}
+	last := len(totals) - 1
+	for _, tc := range []struct {
+		name    string
+		from    int
+		cost    float64
+		in, out int64
+	}{
+		{"the whole process", 0, totals[last], tokens[last][0], tokens[last][1]},
+		{"after its first run", firstEnd, totals[last] - totals[0], tokens[last][0] - tokens[0][0], tokens[last][1] - tokens[0][1]},
+	} {
+		s := newClaudeStream("/work")
+		for _, l := range lines[tc.from:] {
+			if _, err := s.feed(l); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
+		got := s.outcome()
+		if math.Abs(got.CostUSD-tc.cost) > 1e-9 || got.TokensIn != tc.in || got.TokensOut != tc.out {
+			t.Errorf("%s: cost %.6f, tokens %d in %d out; the CLI says %.6f, %d in %d out", tc.name, got.CostUSD, got.TokensIn, got.TokensOut, tc.cost, tc.in, tc.out)
+		}
+	}
+}
+
+// realLines reads a recording of a real CLI under testdata, one event a
+// line.
+func realLines(t *testing.T, name string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for l := range bytes.Lines(b) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestClaudeAPIErrorIsTheFailure: the real CLI ends a run the API refused
+// with a "success" result that has is_error set (testdata/real): the
+// failure is the API's error and why the run ended, not "success".
+func TestClaudeAPIErrorIsTheFailure(t *testing.T) {
+	s := newClaudeStream("/work")
+	for _, l := range realLines(t, "real/claude/api-error.jsonl") {
+		if _, err := s.feed(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = "API Error: 400 tools.3.input_schema: JSON schema is invalid (api error)"
+	if got := s.outcome().Failure; got != want {
+		t.Errorf("failure %q, want %q", got, want)
 	}
 }

@@ -25,6 +25,17 @@ type Turn struct {
 	// call naming a path the CLI chose, say); an error refuses the
 	// request with a 500 that says it.
 	Make func(Request) (Turn, error)
+	// Error, if set, answers the request with an API error instead of a
+	// stream, as the real API refuses a request it cannot serve.
+	Error *APIError
+}
+
+// APIError is an error response of the API: its HTTP status and the
+// error object's type and message.
+type APIError struct {
+	Status  int
+	Type    string // invalid_request_error, overloaded_error, …
+	Message string
 }
 
 // Call is one tool call of a turn. ID is the tool_use id (Anthropic) or
@@ -195,6 +206,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 		msg, _ := json.Marshal("fakeapi: " + req.Refused)
 		fmt.Fprintf(w, `{"type":"error","error":{"type":"api_error","message":%s}}`, msg)
+		return
+	}
+	if e := turn.Error; e != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(e.Status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]string{"type": e.Type, "message": e.Message}})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

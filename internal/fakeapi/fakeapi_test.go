@@ -235,3 +235,28 @@ func TestMessagesRequestDecoding(t *testing.T) {
 		t.Error("found a result for t3")
 	}
 }
+
+// TestAPIErrorIsAnswered: a turn with an Error is answered with its
+// status and the API's error object, and counts as served, not refused.
+func TestAPIErrorIsAnswered(t *testing.T) {
+	s := Anthropic(Turn{Error: &APIError{Status: 400, Type: "invalid_request_error", Message: "bad schema"}})
+	defer s.Close()
+	resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Type  string
+		Error struct{ Type, Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 400 || body.Type != "error" || body.Error.Type != "invalid_request_error" || body.Error.Message != "bad schema" {
+		t.Errorf("%d %+v", resp.StatusCode, body)
+	}
+	if len(s.Served()) != 1 || len(s.Refused()) != 0 {
+		t.Errorf("served %d, refused %d", len(s.Served()), len(s.Refused()))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 
 	"huddle/internal/fakeapi"
@@ -194,4 +195,43 @@ func ClaudeInitOf(lines [][]byte) (ClaudeInit, bool) {
 		}
 	}
 	return ClaudeInit{}, false
+}
+
+// ClaudeAPIErrorText is the message of the API error the API-error
+// scenario's fake answers with.
+const ClaudeAPIErrorText = "tools.3.input_schema: JSON schema is invalid"
+
+// ClaudeAPIErrorScenario sends Claude Code one user turn whose model
+// request the API refuses with a 400 invalid_request_error, which the
+// CLI does not retry: the run ends with a result. Its transcript is the
+// fixture claude/api-error.
+func ClaudeAPIErrorScenario(ctx context.Context, b Bins, root string) (*ClaudeRun, error) {
+	run := &ClaudeRun{Transcript: Transcript{CLI: "claude", Name: "api-error"}}
+	refuse := fakeapi.Turn{Error: &fakeapi.APIError{Status: 400, Type: "invalid_request_error", Message: ClaudeAPIErrorText}}
+	fake := fakeapi.Anthropic(slices.Repeat([]fakeapi.Turn{refuse}, 30)...)
+	defer fake.Close()
+	e, err := ClaudeEnv(root, fake.URL())
+	if err != nil {
+		return nil, err
+	}
+	run.Env = e
+	c, err := StartClaude(b, e, "plan")
+	if err != nil {
+		return nil, err
+	}
+	err = c.SendUser("Say hello.")
+	if err == nil {
+		var r *ClaudeResult
+		if r, err = c.ExpectResult(ctx); err == nil {
+			run.Results = append(run.Results, r)
+		}
+	}
+	if stopErr := c.Stop(); err == nil {
+		err = stopErr
+	}
+	run.keep(c.Proc, fake)
+	if refused := fake.Refused(); err == nil && len(refused) > 0 {
+		err = fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	}
+	return run, err
 }

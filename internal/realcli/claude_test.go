@@ -363,3 +363,28 @@ func costOf(m map[string]ClaudeModelUsage) float64 {
 	}
 	return c
 }
+
+// TestClaudeAPIErrorEndsTheRunSuccess: a 400 from the API ends the run
+// with a result whose subtype is "success" and is_error true, its result
+// naming the API's message: an adapter must read is_error, not the
+// subtype, and show the result.
+func TestClaudeAPIErrorEndsTheRunSuccess(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	run, err := ClaudeAPIErrorScenario(ctx, b, t.TempDir())
+	if err != nil {
+		if run != nil {
+			t.Logf("stdout:\n%s", run.StdoutText())
+		}
+		t.Fatal(err)
+	}
+	if len(run.Results) != 1 {
+		t.Fatalf("%d results, want 1", len(run.Results))
+	}
+	r := run.Results[0]
+	if r.Subtype != "success" || !r.IsError || !strings.Contains(r.Result, ClaudeAPIErrorText) || !strings.Contains(r.Result, "400") {
+		t.Errorf("result: subtype %q, is_error %v, result %q, terminal_reason %q", r.Subtype, r.IsError, r.Result, r.TerminalReason)
+	}
+	t.Logf("result %q, terminal_reason %q, %d model requests", r.Result, r.TerminalReason, len(run.Requests))
+}

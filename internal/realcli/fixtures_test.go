@@ -101,6 +101,24 @@ func TestClaudeFixture(t *testing.T) {
 	}
 }
 
+// TestClaudeAPIErrorFixture: the recorded API-error scenario ends its one
+// run with a result that says the API's error, is_error set under a
+// "success" subtype.
+func TestClaudeAPIErrorFixture(t *testing.T) {
+	out := readFixture(t, "claude", "api-error.jsonl")
+	readFixture(t, "claude", "api-error.stdin.jsonl")
+	var results []ClaudeResult
+	for _, l := range out {
+		var r ClaudeResult
+		if decode(t, l, &r); bytes.Contains(l, []byte(`"type":"result"`)) {
+			results = append(results, r)
+		}
+	}
+	if len(results) != 1 || results[0].Subtype != "success" || !results[0].IsError || !strings.Contains(results[0].Result, ClaudeAPIErrorText) {
+		t.Errorf("results %+v", results)
+	}
+}
+
 // TestCodexFixture: the recorded approvals scenario holds what
 // CodexApprovalsScenario drives, and every answer on stdin answers a
 // request the server printed.

@@ -43,6 +43,13 @@ func record(out string) error {
 			return &run.Transcript, err
 		},
 		func(ctx context.Context, root string) (*realcli.Transcript, error) {
+			run, err := realcli.ClaudeAPIErrorScenario(ctx, bins, root)
+			if run == nil {
+				return nil, err
+			}
+			return &run.Transcript, err
+		},
+		func(ctx context.Context, root string) (*realcli.Transcript, error) {
 			run, err := realcli.CodexApprovalsScenario(ctx, bins, root)
 			if run == nil {
 				return nil, err
