@@ -263,7 +263,7 @@ func TestCrashAndGarbageAreSaid(t *testing.T) {
 	f := newFake(t, "claude", "claude/crash.jsonl", "claude/garbage.jsonl", "claude/error_result.jsonl", "claude/plan.jsonl")
 	h := startAdapter(t, f, "claude")
 
-	if s := h.expectStatus("no plan: claude exited: exit status 3"); s.Status != "idle" {
+	if s := h.expectStatus("no plan: claude exited: Error: something broke inside the fake claude"); s.Status != "idle" {
 		t.Errorf("after the crash: %+v", s)
 	}
 	h.message("lead", "try again")
@@ -275,7 +275,7 @@ func TestCrashAndGarbageAreSaid(t *testing.T) {
 		t.Errorf("plan = %q", p.Plan)
 	}
 	log := h.log.String()
-	for _, want := range []string{"Error: something broke inside the fake claude", "claude: plan turn failed: claude exited: exit status 3",
+	for _, want := range []string{"Error: something broke inside the fake claude", "claude: exit status 3",
 		"claude: not a JSON event", "Welcome to the fake claude!"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
@@ -300,6 +300,18 @@ func TestCodexTurnFailedIsSaid(t *testing.T) {
 	f := newFake(t, "codex", "codex/failed.jsonl")
 	h := startAdapter(t, f, "codex")
 	h.expectStatus("no plan: codex reported a failure: stream disconnected before completion: retry limit reached")
+}
+
+// TestCodexOutsideGitSaysWhy: a CLI that exits before its stream starts
+// says why on stderr (Codex outside a git repository), and the member's
+// status says it too, not only its log.
+func TestCodexOutsideGitSaysWhy(t *testing.T) {
+	f := newFake(t, "codex", "codex/no-git.jsonl")
+	h := startAdapter(t, f, "codex")
+	h.expectStatus("no plan: codex exited: Not inside a trusted directory and --skip-git-repo-check was not specified.")
+	if log := h.log.String(); !strings.Contains(log, "codex: exit status 1") {
+		t.Errorf("the log lacks the exit status:\n%s", log)
+	}
 }
 
 // TestInvocationIsATurn: an invocation of the member runs a turn on the

@@ -61,11 +61,21 @@ type codexItem struct {
 type codexStream struct {
 	cwd string
 	out Outcome
+	// notice is the last error event's message: a failure only if the
+	// turn does not complete (the CLI says "Reconnecting... 1/5" as an
+	// error, then goes on).
+	notice string
 }
 
 func newCodexStream(cwd string) stream { return &codexStream{cwd: cwd} }
 
-func (s *codexStream) outcome() Outcome { return s.out }
+func (s *codexStream) outcome() Outcome {
+	out := s.out
+	if !out.Completed && out.Failure == "" && s.notice != "" {
+		out.Failure = oneLine(s.notice, 300)
+	}
+	return out
+}
 
 func (s *codexStream) feed(line []byte) (string, error) {
 	typ, err := eventType(line)
@@ -89,6 +99,7 @@ func (s *codexStream) feed(line []byte) (string, error) {
 		}
 	case "turn.completed":
 		s.out.Completed = true
+		s.notice = ""
 		if u := ev.Usage; u != nil {
 			// cached_input_tokens is the cached part of input_tokens.
 			s.out.TokensIn += u.InputTokens
@@ -101,7 +112,10 @@ func (s *codexStream) feed(line []byte) (string, error) {
 		}
 		s.out.Failure = oneLine(why, 300)
 	case "error":
-		s.out.Failure = oneLine(ev.Message, 300)
+		s.notice = ev.Message
+		if strings.HasPrefix(ev.Message, "Reconnecting") {
+			return oneLine(ev.Message, maxActivity), nil
+		}
 	}
 	return "", nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -56,7 +57,8 @@ func (l *lockedWriter) printf(format string, a ...any) {
 func (r *runner) run(ctx context.Context, t Turn, onActivity func(string)) (Outcome, error) {
 	cmd := exec.CommandContext(ctx, r.bin, r.cli.Args(t, r.extra)...)
 	cmd.Stdin = nil // the prompt is an argument; the CLI must not wait for input
-	cmd.Stderr = r.log
+	var said lastLine
+	cmd.Stderr = io.MultiWriter(r.log, &said)
 	cmd.WaitDelay = waitDelay
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
@@ -78,8 +80,15 @@ func (r *runner) run(ctx context.Context, t Turn, onActivity func(string)) (Outc
 		return out, fmt.Errorf("%s stopped: %w", r.cli.Name, context.Cause(ctx))
 	case werr != nil:
 		why := fmt.Sprintf("%s exited: %v", r.cli.Name, werr)
-		if out.Failure != "" {
+		switch {
+		case out.Failure != "":
 			why += " (" + out.Failure + ")"
+		case said.String() != "":
+			// A CLI that fails before its stream starts says why only on
+			// stderr: its words, which a roster line has room for, and
+			// the status in the log.
+			r.log.printf("%s: %v", r.cli.Name, werr)
+			why = fmt.Sprintf("%s exited: %s", r.cli.Name, said.String())
 		}
 		return out, errors.New(why)
 	case out.Failure != "":
@@ -144,4 +153,38 @@ func readEventLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 		}
 		return buf, tooLong, err
 	}
+}
+
+// lastLine keeps the last line written to it that holds more than
+// spaces, cut to one roster line.
+type lastLine struct {
+	mu      sync.Mutex
+	partial []byte // the line being written, up to maxActivity*3 bytes
+	last    string
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range p {
+		if c == '\n' {
+			if s := strings.TrimSpace(string(l.partial)); s != "" {
+				l.last = s
+			}
+			l.partial = l.partial[:0]
+		} else if len(l.partial) < maxActivity*3 {
+			l.partial = append(l.partial, c)
+		}
+	}
+	return len(p), nil
+}
+
+func (l *lastLine) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last := l.last
+	if s := strings.TrimSpace(string(l.partial)); s != "" {
+		last = s // a last line without its newline
+	}
+	return oneLine(last, 2*maxActivity)
 }

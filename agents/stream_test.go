@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -289,5 +290,49 @@ func TestClaudeAPIErrorIsTheFailure(t *testing.T) {
 	const want = "API Error: 400 tools.3.input_schema: JSON schema is invalid (api error)"
 	if got := s.outcome().Failure; got != want {
 		t.Errorf("failure %q, want %q", got, want)
+	}
+}
+
+// TestCodexReconnectIsNoFailure reads what the real Codex 0.169.0 printed
+// when its first model stream was cut (testdata/real): the "Reconnecting…"
+// error is an activity, and the turn that then completes is no failure.
+func TestCodexReconnectIsNoFailure(t *testing.T) {
+	s := newCodexStream("/work")
+	var acts []string
+	for _, l := range realLines(t, "real/codex/exec-reconnect.jsonl") {
+		a, err := s.feed(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != "" {
+			acts = append(acts, a)
+		}
+	}
+	out := s.outcome()
+	if !out.Completed || out.Failure != "" || out.Final != "Hello from the fake." {
+		t.Errorf("outcome %+v", out)
+	}
+	if !slices.ContainsFunc(acts, func(a string) bool { return strings.HasPrefix(a, "Reconnecting... 1/5") }) {
+		t.Errorf("activities %q: no reconnect", acts)
+	}
+}
+
+// TestNoGitFakeIsTheRealStderr: the fake Codex run of codex/no-git.jsonl
+// prints what the real one printed outside a git repository
+// (real/codex/exec-no-git.stderr), so TestCodexOutsideGitSaysWhy holds
+// the real CLI's words.
+func TestNoGitFakeIsTheRealStderr(t *testing.T) {
+	var fake []string
+	for _, l := range realLines(t, "codex/no-git.jsonl") {
+		if text, ok := strings.CutPrefix(string(l), "#stderr "); ok {
+			fake = append(fake, text)
+		}
+	}
+	var real []string
+	for _, l := range realLines(t, "real/codex/exec-no-git.stderr") {
+		real = append(real, string(l))
+	}
+	if !slices.Equal(fake, real) {
+		t.Errorf("the fake prints %q, the real CLI %q", fake, real)
 	}
 }

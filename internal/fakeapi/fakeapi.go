@@ -28,6 +28,9 @@ type Turn struct {
 	// Error, if set, answers the request with an API error instead of a
 	// stream, as the real API refuses a request it cannot serve.
 	Error *APIError
+	// Drop, if set, starts the stream and cuts the connection before any
+	// event: a network that failed mid-response.
+	Drop bool
 }
 
 // APIError is an error response of the API: its HTTP status and the
@@ -216,6 +219,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
+	if turn.Drop {
+		rc := http.NewResponseController(w)
+		_, _ = io.WriteString(w, ": the fake drops this stream\n\n")
+		_ = rc.Flush()
+		if conn, _, err := rc.Hijack(); err == nil {
+			_ = conn.Close() // no last chunk: the client reads an unexpected EOF
+		}
+		return
+	}
 	_ = s.d.write(flushWriter{w}, req.N, turn, body) // a write fails only when the CLI went away
 }
 

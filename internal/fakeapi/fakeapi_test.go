@@ -260,3 +260,23 @@ func TestAPIErrorIsAnswered(t *testing.T) {
 		t.Errorf("served %d, refused %d", len(s.Served()), len(s.Refused()))
 	}
 }
+
+// TestDropCutsTheStream: a Drop turn starts a stream and cuts the
+// connection, so the client's read ends in an error, and the next request
+// gets the next turn.
+func TestDropCutsTheStream(t *testing.T) {
+	s := Responses(Turn{Drop: true}, Turn{Text: "again"})
+	defer s.Close()
+	resp, err := http.Post(s.URL()+"/v1/responses", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || err == nil {
+		t.Fatalf("status %d, read error %v: want 200 and a cut stream", resp.StatusCode, err)
+	}
+	if got := names(post(t, s.URL()+"/v1/responses", `{"stream":true}`).events); !strings.Contains(got, "response.completed") {
+		t.Errorf("the next request got %s", got)
+	}
+}

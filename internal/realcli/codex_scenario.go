@@ -163,3 +163,53 @@ func (run *CodexRun) drive(ctx context.Context, c *Codex) error {
 	}
 	return nil
 }
+
+// CodexExecReply is what the model answers in the exec scenarios.
+const CodexExecReply = "Hello from the fake."
+
+// CodexExecReconnectScenario runs `codex exec --json` (the CLI as
+// huddle's Codex adapter runs it today) on one prompt whose first model
+// stream the fake cuts before any event: the CLI says it reconnects,
+// sends the request again, and ends the turn well. Its transcript is the
+// fixture codex/exec-reconnect.
+func CodexExecReconnectScenario(ctx context.Context, b Bins, root string) (*Transcript, error) {
+	return codexExec(ctx, b, root, "exec-reconnect", []string{"--skip-git-repo-check"},
+		fakeapi.Turn{Drop: true}, fakeapi.Turn{Text: CodexExecReply, Usage: CodexScenarioUsage})
+}
+
+// CodexExecNoGitScenario runs `codex exec --json` without
+// --skip-git-repo-check in a directory that is not a git repository: the
+// CLI refuses before it asks the model anything, saying why on stderr
+// (Transcript.Stderr). Its transcript is the fixture codex/exec-no-git.
+func CodexExecNoGitScenario(ctx context.Context, b Bins, root string) (*Transcript, error) {
+	return codexExec(ctx, b, root, "exec-no-git", nil)
+}
+
+// codexExec runs one `codex exec --json --sandbox read-only` turn with
+// extra flags against a fake scripted by turns, until the CLI exits.
+func codexExec(ctx context.Context, b Bins, root, name string, extra []string, turns ...fakeapi.Turn) (*Transcript, error) {
+	t := &Transcript{CLI: "codex", Name: name}
+	fake := fakeapi.Responses(turns...)
+	defer fake.Close()
+	e, err := CodexEnv(root, fake.URL())
+	if err != nil {
+		return nil, err
+	}
+	t.Env = e
+	args := append(append([]string{"exec", "--json", "--sandbox", "read-only"}, extra...), "Say hello.")
+	p, err := Start("codex", b.Codex, args, e)
+	if err != nil {
+		return nil, err
+	}
+	_ = p.CloseStdin() // the prompt is an argument
+	t.Exit = p.Wait(ctx)
+	if err := p.Stop(); err != nil {
+		return t, err
+	}
+	t.keep(p, fake)
+	t.Stderr = p.Stderr()
+	if refused := fake.Refused(); len(refused) > 0 {
+		return t, fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	}
+	return t, nil
+}

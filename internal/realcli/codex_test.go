@@ -441,3 +441,45 @@ func TestCodexPermissionsApproval(t *testing.T) {
 		t.Errorf("the model got %+v for its request", out)
 	}
 }
+
+// TestCodexExecReconnects: `codex exec --json` whose first model stream
+// is cut says it reconnects in an error event, asks again, and ends the
+// turn well with exit status 0.
+func TestCodexExecReconnects(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	run, err := CodexExecReconnectScenario(ctx, b, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Exit != nil {
+		t.Errorf("exit: %v\n%s", run.Exit, run.Stderr)
+	}
+	if !hasLine(run.Stdout, `"type":"error"`, "Reconnecting") {
+		t.Errorf("no reconnect notice:\n%s", run.StdoutText())
+	}
+	if !hasLine(run.Stdout, `"type":"turn.completed"`) || !hasLine(run.Stdout, `"type":"item.completed"`, CodexExecReply) {
+		t.Errorf("the turn did not end well:\n%s", run.StdoutText())
+	}
+	if len(run.Requests) != 2 {
+		t.Errorf("%d model requests, want 2 (the cut one and its retry)", len(run.Requests))
+	}
+}
+
+// TestCodexExecOutsideGitSaysWhy: without --skip-git-repo-check, `codex
+// exec` in a directory that is not a git repository exits 1 before it
+// asks the model anything, and says why only on stderr.
+func TestCodexExecOutsideGitSaysWhy(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	run, err := CodexExecNoGitScenario(ctx, b, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Exit == nil || !strings.Contains(run.Stderr, "--skip-git-repo-check") || len(run.Requests) != 0 {
+		t.Errorf("exit %v, %d model requests, stderr:\n%s\nstdout:\n%s", run.Exit, len(run.Requests), run.Stderr, run.StdoutText())
+	}
+	t.Logf("stderr: %q", run.Stderr)
+}

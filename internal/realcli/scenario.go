@@ -20,6 +20,11 @@ type Transcript struct {
 	Stdin    [][]byte
 	Stdout   [][]byte
 	Requests []fakeapi.Request
+	// Stderr and Exit are what a CLI run to its end printed there and how
+	// it exited (nil: status 0); a scenario that stops the CLI keeps
+	// neither.
+	Stderr string
+	Exit   error
 }
 
 // keep copies what p and fake saw into t.
@@ -37,8 +42,9 @@ var secrets = []string{claudeKey, codexKey}
 // fixture, so a fixture does not change with where it was recorded.
 const RootPlaceholder = "/tmp/huddle-realcli"
 
-// WriteFixture writes the transcript's stdout as DIR/<cli>/<name>.jsonl
-// and its stdin as <name>.stdin.jsonl, the scenario's directory replaced
+// WriteFixture writes the transcript's stdout as DIR/<cli>/<name>.jsonl,
+// its stdin (if it was sent any) as <name>.stdin.jsonl and its stderr, if it kept one, as
+// <name>.stderr, the scenario's directory replaced
 // by RootPlaceholder (in paths, and in the directory names Claude Code
 // makes of them). It refuses a transcript that holds a key.
 func (t *Transcript) WriteFixture(dir string) error {
@@ -46,8 +52,14 @@ func (t *Transcript) WriteFixture(dir string) error {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return fmt.Errorf("realcli: %w", err)
 	}
-	for suffix, lines := range map[string][][]byte{".jsonl": t.Stdout, ".stdin.jsonl": t.Stdin} {
-		b := t.fixture(lines)
+	files := map[string][]byte{".jsonl": t.fixture(t.Stdout)}
+	if len(t.Stdin) > 0 {
+		files[".stdin.jsonl"] = t.fixture(t.Stdin)
+	}
+	if t.Stderr != "" {
+		files[".stderr"] = t.fixture([][]byte{[]byte(strings.TrimSuffix(t.Stderr, "\n"))})
+	}
+	for suffix, b := range files {
 		for _, s := range secrets {
 			if bytes.Contains(b, []byte(s)) {
 				return fmt.Errorf("realcli: the %s fixture %s would hold a key", t.CLI, t.Name+suffix)

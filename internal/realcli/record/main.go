@@ -56,6 +56,12 @@ func record(out string) error {
 			}
 			return &run.Transcript, err
 		},
+		func(ctx context.Context, root string) (*realcli.Transcript, error) {
+			return realcli.CodexExecReconnectScenario(ctx, bins, root)
+		},
+		func(ctx context.Context, root string) (*realcli.Transcript, error) {
+			return realcli.CodexExecNoGitScenario(ctx, bins, root)
+		},
 	}
 	for _, scenario := range scenarios {
 		if err := recordOne(ctx, out, scenario); err != nil {
