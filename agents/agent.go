@@ -73,8 +73,11 @@ type agent struct {
 	enc    *json.Encoder
 	log    *lockedWriter
 
-	phase    phase
-	session  string
+	phase   phase
+	session string
+	// thread is the usage the CLI last reported for the session, for a
+	// CLI whose usage is the session's running total (Outcome.Totals).
+	thread   [2]int64
 	plan     string // the last plan put forward
 	retry    *job   // the plan or revision that failed, run again on the next message
 	queue    []job
@@ -376,11 +379,20 @@ func (a *agent) invocationCancelled(id string) {
 func (a *agent) finished(d turnDone) {
 	a.running = nil
 	a.cancel()
+	in, out := d.out.TokensIn, d.out.TokensOut
+	if d.out.Totals {
+		if d.out.Session != a.session {
+			a.thread = [2]int64{} // a new thread
+		}
+		// What this run used is what the thread's total grew by.
+		in, out = max(in-a.thread[0], 0), max(out-a.thread[1], 0)
+		a.thread = [2]int64{max(d.out.TokensIn, a.thread[0]), max(d.out.TokensOut, a.thread[1])}
+	}
 	if d.out.Session != "" {
 		a.session = d.out.Session
 	}
-	if d.out.TokensIn > 0 || d.out.TokensOut > 0 || d.out.CostUSD > 0 {
-		a.say(protocol.ExecLine{Kind: "usage", TokensIn: d.out.TokensIn, TokensOut: d.out.TokensOut, CostUSD: d.out.CostUSD})
+	if in > 0 || out > 0 || d.out.CostUSD > 0 {
+		a.say(protocol.ExecLine{Kind: "usage", TokensIn: in, TokensOut: out, CostUSD: d.out.CostUSD})
 	}
 	if d.err != nil {
 		a.log.printf("%s: %s turn failed: %v", a.cfg.CLI.Name, d.job.kind, d.err)

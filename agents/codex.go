@@ -101,9 +101,9 @@ func (s *codexStream) feed(line []byte) (string, error) {
 		s.out.Completed = true
 		s.notice = ""
 		if u := ev.Usage; u != nil {
-			// cached_input_tokens is the cached part of input_tokens.
-			s.out.TokensIn += u.InputTokens
-			s.out.TokensOut += u.OutputTokens
+			// cached_input_tokens is the cached part of input_tokens; on a
+			// resumed thread the usage is the thread's so far.
+			s.out.TokensIn, s.out.TokensOut, s.out.Totals = u.InputTokens, u.OutputTokens, true
 		}
 	case "turn.failed":
 		why := "turn failed"

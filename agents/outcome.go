@@ -20,6 +20,9 @@ type Outcome struct {
 	TokensIn  int64
 	TokensOut int64
 	CostUSD   float64
+	// Totals says TokensIn and TokensOut are the session's running totals
+	// (Codex's turn.completed on a resumed thread), not the run's own.
+	Totals bool
 	// Completed is set by the event that ends a turn well (Claude Code's
 	// result, Codex's turn.completed); Failure says why the CLI itself
 	// reported the turn as failed.

@@ -80,9 +80,9 @@ func TestCodexStream(t *testing.T) {
 		want       Outcome
 	}{
 		{"codex/plan.jsonl", "thinking | thinking: Reading the entry point | running: bash -lc 'cat main.go' | running: bash -lc 'cat main.go' | todo list: 1 of 2 done",
-			Outcome{Session: thread, Final: "Plan:\n1. Add a --verbose flag to main.go.\n2. Run go test ./... to check.", TokensIn: 24763, TokensOut: 122, Completed: true}},
+			Outcome{Session: thread, Final: "Plan:\n1. Add a --verbose flag to main.go.\n2. Run go test ./... to check.", TokensIn: 24763, TokensOut: 122, Totals: true, Completed: true}},
 		{"codex/work.jsonl", "thinking | editing: main.go, README.md | running: bash -lc 'go test ./...' | running: bash -lc 'go test ./...' | tool: docs.search",
-			Outcome{Session: thread, Final: "Added --verbose and documented it; go test ./... passes.", TokensIn: 30000, TokensOut: 400, Completed: true}},
+			Outcome{Session: thread, Final: "Added --verbose and documented it; go test ./... passes.", TokensIn: 79863, TokensOut: 612, Totals: true, Completed: true}},
 		{"codex/failed.jsonl", "thinking",
 			Outcome{Session: thread, Failure: "stream disconnected before completion: retry limit reached"}},
 	} {

@@ -213,3 +213,63 @@ func codexExec(ctx context.Context, b Bins, root, name string, extra []string, t
 	}
 	return t, nil
 }
+
+// CodexExecResumeScenario runs two `codex exec --json` turns on one
+// thread, the second through `exec resume` as the Codex adapter runs it,
+// each answered with CodexScenarioUsage: the transcript holds both runs'
+// stdout, the first's then the second's. Its fixture is
+// codex/exec-resume.
+func CodexExecResumeScenario(ctx context.Context, b Bins, root string) (*Transcript, error) {
+	t := &Transcript{CLI: "codex", Name: "exec-resume"}
+	u := CodexScenarioUsage
+	fake := fakeapi.Responses(fakeapi.Turn{Text: CodexExecReply, Usage: u}, fakeapi.Turn{Text: CodexExecReply, Usage: u})
+	defer fake.Close()
+	e, err := CodexEnv(root, fake.URL())
+	if err != nil {
+		return nil, err
+	}
+	t.Env = e
+	run := func(args ...string) (*Proc, error) {
+		p, err := Start("codex", b.Codex, args, e)
+		if err != nil {
+			return nil, err
+		}
+		_ = p.CloseStdin()
+		werr := p.Wait(ctx)
+		if err := p.Stop(); err != nil {
+			return p, err
+		}
+		if werr != nil {
+			return p, fmt.Errorf("realcli: codex %s: %v: %s", args[len(args)-1], werr, p.Stderr())
+		}
+		return p, nil
+	}
+	first, err := run("exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "Say hello.")
+	if err != nil {
+		return t, err
+	}
+	var thread string
+	for _, l := range first.Lines() {
+		var ev struct {
+			Type     string `json:"type"`
+			ThreadID string `json:"thread_id"`
+		}
+		if json.Unmarshal(l, &ev) == nil && ev.Type == "thread.started" {
+			thread = ev.ThreadID
+		}
+	}
+	if thread == "" {
+		return t, fmt.Errorf("realcli: the first run started no thread")
+	}
+	second, err := run("exec", "--json", "-c", `sandbox_mode="read-only"`, "--skip-git-repo-check", "resume", thread, "Again.")
+	if err != nil {
+		return t, err
+	}
+	t.Args = second.cmd.Args[1:]
+	t.Stdout = append(first.Lines(), second.Lines()...)
+	t.Requests = fake.Requests()
+	if refused := fake.Refused(); len(refused) > 0 {
+		return t, fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	}
+	return t, nil
+}

@@ -483,3 +483,32 @@ func TestCodexExecOutsideGitSaysWhy(t *testing.T) {
 	}
 	t.Logf("stderr: %q", run.Stderr)
 }
+
+// TestCodexExecResumeUsageIsTheThreads: each `codex exec` run reports its
+// turn's usage in turn.completed; on a resumed thread that usage is the
+// thread's running total, not the run's own.
+func TestCodexExecResumeUsageIsTheThreads(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	run, err := CodexExecResumeScenario(ctx, b, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []int64
+	for _, l := range run.Stdout {
+		var ev struct {
+			Type  string
+			Usage struct {
+				InputTokens int64 `json:"input_tokens"`
+			}
+		}
+		if json.Unmarshal(l, &ev) == nil && ev.Type == "turn.completed" {
+			in = append(in, ev.Usage.InputTokens)
+		}
+	}
+	t.Logf("turn.completed input_tokens: %v (each turn billed %d)", in, CodexScenarioUsage.InputTokens)
+	if len(in) != 2 || in[0] != CodexScenarioUsage.InputTokens || in[1] != 2*CodexScenarioUsage.InputTokens {
+		t.Errorf("input tokens %v, want [%d %d]", in, CodexScenarioUsage.InputTokens, 2*CodexScenarioUsage.InputTokens)
+	}
+}

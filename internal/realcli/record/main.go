@@ -62,6 +62,9 @@ func record(out string) error {
 		func(ctx context.Context, root string) (*realcli.Transcript, error) {
 			return realcli.CodexExecNoGitScenario(ctx, bins, root)
 		},
+		func(ctx context.Context, root string) (*realcli.Transcript, error) {
+			return realcli.CodexExecResumeScenario(ctx, bins, root)
+		},
 	}
 	for _, scenario := range scenarios {
 		if err := recordOne(ctx, out, scenario); err != nil {
