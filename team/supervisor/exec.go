@@ -33,6 +33,9 @@ type proc struct {
 	stdin io.WriteCloser
 	out   io.ReadCloser
 	log   *os.File
+	// mark is the value of markVar in the environment of the process and
+	// of everything it starts, even what leaves its group (sweepMarked).
+	mark string
 
 	queue chan stdinLine
 	// gone is closed once stdin takes nothing more: a write failed (the
@@ -97,7 +100,8 @@ func (mt *mate) startProcess() error {
 			cmd.Dir = filepath.Join(teamDir, cmd.Dir)
 		}
 	}
-	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+teamDir, "HUDDLE_MEMBER="+mt.spec.Name)
+	mark := mt.spec.Name + "-" + protocol.NewCorrelationID()[5:]
+	cmd.Env = append(os.Environ(), "HUDDLE_DIR="+teamDir, "HUDDLE_MEMBER="+mt.spec.Name, markVar+"="+mark)
 	cmd.Stderr = lf
 	// A group of its own: what the agent starts (a node launcher's native
 	// child, a tool's subprocess) is signalled with it and killed after
@@ -113,7 +117,7 @@ func (mt *mate) startProcess() error {
 		lf.Close()
 		return err
 	}
-	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf, queue: make(chan stdinLine, stdinQueue), gone: make(chan struct{})}
+	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf, mark: mark, queue: make(chan stdinLine, stdinQueue), gone: make(chan struct{})}
 	mt.replayDone = make(chan struct{})
 	if err := cmd.Start(); err != nil {
 		lf.Close()
@@ -290,10 +294,12 @@ func (mt *mate) runExec(ctx context.Context) error {
 		_, _ = io.Copy(io.Discard, p.out) // keep the pipe flowing until it exits
 	}
 	werr := p.cmd.Wait()
-	// Whatever the process left in its group outlived it: an agent's
-	// children end with it, however it ended. The group's id is not
-	// reused while any of them lives.
+	// Whatever the process left outlived it: an agent's children end with
+	// it, however it ended. The group's id is not reused while any of
+	// them lives; what left the group (a CLI runs its shells in sessions
+	// of their own) still carries the mark.
 	p.signalGroup(syscall.SIGKILL)
+	sweepMarked(p.mark)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()

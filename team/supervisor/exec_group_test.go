@@ -29,7 +29,8 @@ func init() {
 }
 
 // runSpawner is an agent that starts a child of its own, as the npm
-// launcher of a real CLI starts its native binary, says "spawned", then
+// launcher of a real CLI starts its native binary (SETSID set: in a
+// session of its own, as Codex starts its shells), says "spawned", then
 // reads its stdin until EOF (QUIT_AT_ONCE set: exits at once, as a crash
 // would) and exits without a thought for the child.
 func runSpawner() int {
@@ -40,6 +41,9 @@ func runSpawner() int {
 	}
 	child := exec.Command(exe)
 	child.Env = append(os.Environ(), teamkit.RoleEnv+"=orphan")
+	if os.Getenv("SETSID") != "" {
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // out of the teammate's group, as Codex runs its shells
+	}
 	child.ExtraFiles = []*os.File{w} // its fd 3, closed once it wrote its pid
 	if err := child.Start(); err != nil {
 		return 3
@@ -69,13 +73,15 @@ func runOrphan() int {
 // TestAgentChildrenEndWithIt: what an exec teammate starts ends with it,
 // whether the teammate crashed (its child is killed once it exits) or the
 // runtime stopped it (the child ignores SIGINT and is killed with the
-// teammate's group): no process is left, as /proc tells.
+// teammate's group, or by its mark if it left the group): no process is
+// left, as /proc tells.
 func TestAgentChildrenEndWithIt(t *testing.T) {
 	dir, pids := t.TempDir(), t.TempDir()
-	crashPID, stopPID := filepath.Join(pids, "crash"), filepath.Join(pids, "stop")
+	crashPID, stopPID, leavePID := filepath.Join(pids, "crash"), filepath.Join(pids, "stop"), filepath.Join(pids, "leave")
 	teamkit.WriteTeam(t, dir, team.Team{Name: "t", Members: []team.MemberSpec{
 		roleSpec("crasher", "spawner", "PIDFILE="+crashPID, "QUIT_AT_ONCE=1"),
 		roleSpec("stayer", "spawner", "PIDFILE="+stopPID),
+		roleSpec("leaver", "spawner", "PIDFILE="+leavePID, "SETSID=1"),
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -89,10 +95,11 @@ func TestAgentChildrenEndWithIt(t *testing.T) {
 	})
 	testkit.WaitFor(t, 15*time.Second, "the crashed teammate's child gone", func() bool { return gone(crashed) })
 
-	stayed := childPID(t, stopPID)
+	stayed, left := childPID(t, stopPID), childPID(t, leavePID)
 	agentPID(t, dir, "stayer", "spawned")
-	if gone(stayed) {
-		t.Fatalf("the running teammate's child %d is gone before the runtime stopped", stayed)
+	agentPID(t, dir, "leaver", "spawned")
+	if gone(stayed) || gone(left) {
+		t.Fatalf("a running teammate's child (%d, %d) is gone before the runtime stopped", stayed, left)
 	}
 	cancel()
 	select {
@@ -104,6 +111,7 @@ func TestAgentChildrenEndWithIt(t *testing.T) {
 		t.Fatal("the runtime did not stop within 15 s")
 	}
 	testkit.WaitFor(t, 15*time.Second, "the stopped teammate's child gone", func() bool { return gone(stayed) })
+	testkit.WaitFor(t, 15*time.Second, "the child that left the stopped teammate's group gone", func() bool { return gone(left) })
 }
 
 // childPID waits for the pid an orphan wrote to path.
