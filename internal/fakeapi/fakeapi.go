@@ -31,6 +31,9 @@ type Turn struct {
 	// Drop, if set, starts the stream and cuts the connection before any
 	// event: a network that failed mid-response.
 	Drop bool
+	// Hold, if set, keeps the request waiting until it is closed (or the
+	// client goes away): a model still thinking.
+	Hold <-chan struct{}
 }
 
 // APIError is an error response of the API: its HTTP status and the
@@ -210,6 +213,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		msg, _ := json.Marshal("fakeapi: " + req.Refused)
 		fmt.Fprintf(w, `{"type":"error","error":{"type":"api_error","message":%s}}`, msg)
 		return
+	}
+	if turn.Hold != nil {
+		select {
+		case <-turn.Hold:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	if e := turn.Error; e != nil {
 		w.Header().Set("Content-Type", "application/json")

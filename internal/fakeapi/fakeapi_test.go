@@ -280,3 +280,25 @@ func TestDropCutsTheStream(t *testing.T) {
 		t.Errorf("the next request got %s", got)
 	}
 }
+
+// TestHoldWaitsForItsChannel: a Hold turn answers only once its channel
+// is closed.
+func TestHoldWaitsForItsChannel(t *testing.T) {
+	hold := make(chan struct{})
+	s := Responses(Turn{Hold: hold, Text: "at last"})
+	defer s.Close()
+	got := make(chan string, 1)
+	go func() { got <- names(post(t, s.URL()+"/v1/responses", `{"stream":true}`).events) }()
+	if _, err := s.Wait(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-got:
+		t.Fatalf("answered before its hold was let go: %s", g)
+	default:
+	}
+	close(hold)
+	if g := <-got; !strings.Contains(g, "response.completed") {
+		t.Errorf("events %s", g)
+	}
+}
