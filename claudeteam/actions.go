@@ -22,7 +22,10 @@ type shutdownRequest struct {
 // RequestShutdown asks member of team to shut down: it appends a
 // shutdown_request from team-lead to the member's inbox and returns the
 // request id (Claude Code's form, shutdown-<epoch ms>@<member>). The
-// member's shutdown_approved or shutdown_rejected resolves it.
+// member's shutdown_approved or shutdown_rejected resolves it. Claude
+// Code 2.1.328 refuses a shutdown it did not see come from its own lead
+// (docs/claude-teams.md), so no command of huddle's offers it; the tests
+// of the inbox lock and of a member's answers append through it.
 func RequestShutdown(ctx context.Context, root, teamName, member, reason string, now time.Time) (string, error) {
 	cfg, err := ReadConfig(root, teamName)
 	if err != nil {

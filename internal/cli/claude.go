@@ -19,7 +19,7 @@ import (
 	"huddle/tui"
 )
 
-const claudeSynopsis = "teams | status [TEAM] [--json] | requests [TEAM] [--all] [--json] | attach [TEAM] [--experimental-permissions] | shutdown TEAM MEMBER [--reason R]  [--root DIR]"
+const claudeSynopsis = "teams | status [TEAM] [--json] | requests [TEAM] [--all] [--json] | attach [TEAM] [--experimental-permissions]  [--root DIR]"
 
 const claudeAbout = "Show a Claude Code agent team (ROOT/teams/TEAM/, ROOT/tasks/TEAM/) as huddle shows its own.\n" +
 	"ROOT is --root, else $CLAUDE_CONFIG_DIR, else ~/.claude. With exactly one team, TEAM may be\n" +
@@ -28,18 +28,16 @@ const claudeAbout = "Show a Claude Code agent team (ROOT/teams/TEAM/, ROOT/tasks
 	"  status     each member: idle, working, stopped or unknown, from its idle notifications and\n" +
 	"             inbox traffic, and its task in progress\n" +
 	"  requests   pending plan, permission and shutdown requests (--all: the answered ones too)\n" +
-	"  attach     the UI on the team, live; s asks a member to shut down. a/r answer permission\n" +
-	"             requests only with --experimental-permissions; plans are the lead's to decide\n" +
-	"  shutdown   append a shutdown_request from team-lead to MEMBER's inbox and print its id\n" +
+	"  attach     the UI on the team, live. a/r answer permission requests only with\n" +
+	"             --experimental-permissions; plans and shutdowns are the lead's\n" +
 	"huddle never flips a read flag or rewrites a message; its appends take Claude Code's inbox\n" +
-	"lock (docs/claude-teams.md)."
+	"lock (docs/claude-teams.md). It cannot shut a member down: " + claudeShutdownRefusal + "."
 
 func claudeFlags(fs *flag.FlagSet) runFunc {
 	o := claudeOpts{}
 	fs.StringVar(&o.root, "root", "", "Claude Code's configuration `directory` ($CLAUDE_CONFIG_DIR, else ~/.claude)")
 	fs.BoolVar(&o.json, "json", false, "status, requests, teams: print JSON")
 	fs.BoolVar(&o.all, "all", false, "requests: the answered ones too")
-	fs.StringVar(&o.reason, "reason", "asked from huddle", "shutdown: why, for the member")
 	fs.BoolVar(&o.permissions, "experimental-permissions", false, "attach: let a and r answer permission requests (experimental: see the README)")
 	return func(cl *cmdline) int { return runClaude(cl, o) }
 }
@@ -47,7 +45,6 @@ func claudeFlags(fs *flag.FlagSet) runFunc {
 type claudeOpts struct {
 	root        string
 	json, all   bool
-	reason      string
 	permissions bool
 }
 
@@ -55,12 +52,11 @@ type claudeOpts struct {
 var claudeFlagsOf = map[string][]string{
 	"json":                     {"teams", "status", "requests"},
 	"all":                      {"requests"},
-	"reason":                   {"shutdown"},
 	"experimental-permissions": {"attach"},
 }
 
 func runClaude(cl *cmdline, o claudeOpts) int {
-	if code, ok := cl.wantArgs(1, -1, "a subcommand (teams, status, requests, attach, shutdown)"); !ok {
+	if code, ok := cl.wantArgs(1, -1, "a subcommand (teams, status, requests, attach)"); !ok {
 		return code
 	}
 	sub := cl.args[0]
@@ -69,7 +65,7 @@ func runClaude(cl *cmdline, o claudeOpts) int {
 		"attach": claudeAttach, "shutdown": claudeShutdown,
 	}[sub]
 	if !ok {
-		return cl.usageError("no subcommand %q: want teams, status, requests, attach or shutdown", sub)
+		return cl.usageError("no subcommand %q: want teams, status, requests or attach", sub)
 	}
 	for name, subs := range claudeFlagsOf {
 		if cl.flagGiven(name) && !contains(subs, sub) {
@@ -271,26 +267,15 @@ func clipLine(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func claudeShutdown(cl *cmdline, root string, o claudeOpts) int {
-	if code, ok := cl.wantArgs(2, 2, "TEAM and MEMBER"); !ok {
-		return code
-	}
-	name, member := cl.args[0], cl.args[1]
-	if err := claudeteam.CheckName("team", name); err != nil {
-		return cl.usageError("%v", err)
-	}
-	if err := claudeteam.CheckName("member", member); err != nil {
-		return cl.usageError("%v", err)
-	}
-	if _, err := claudeteam.PickTeam(root, name); err != nil {
-		return cl.fail(err)
-	}
-	id, err := claudeteam.RequestShutdown(context.Background(), root, name, member, o.reason, time.Now())
-	if err != nil {
-		return cl.fail(err)
-	}
-	fmt.Fprintf(cl.stdout, "%s\nasked %s to shut down; its answer shows in 'huddle claude requests %s --all'\n", id, member, name)
-	return exitOK
+// claudeShutdownRefusal is why huddle asks no Claude Code teammate to shut
+// down (docs/claude-teams.md, measured on 2.1.328).
+const claudeShutdownRefusal = "Claude Code marks what another process appends to an inbox verified=\"false\", " +
+	"and a teammate refuses a shutdown that did not come from its own lead; ask from the lead's session"
+
+// claudeShutdown refuses, saying why: the shutdown_request huddle used to
+// append is one the real CLI will not act on.
+func claudeShutdown(cl *cmdline, _ string, _ claudeOpts) int {
+	return cl.fail(errors.New("huddle cannot shut down a Claude Code teammate: " + claudeShutdownRefusal))
 }
 
 func claudeAttach(cl *cmdline, root string, o claudeOpts) int {
@@ -390,15 +375,11 @@ func (a claudeActions) answer(id string, approve bool, reason string) (string, e
 	return fmt.Sprintf("%s %s for %s (as %s)", verb, id, r.From, a.by), nil
 }
 
-func (a claudeActions) Shutdown(member string) (string, error) {
-	id, err := claudeteam.RequestShutdown(context.Background(), a.root, a.team, member, "asked from the huddle UI", time.Now())
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("asked %s to shut down (%s)", member, id), nil
+func (a claudeActions) Shutdown(string) (string, error) {
+	return "", errors.New("huddle cannot shut down a Claude Code teammate: " + claudeShutdownRefusal)
 }
 
-const sendRefusal = "huddle writes to a Claude Code team only shutdown requests (and, with --experimental-permissions, permission answers): message its members from the lead's session"
+const sendRefusal = "huddle writes to a Claude Code team only permission answers, with --experimental-permissions: message its members from the lead's session"
 
 func (a claudeActions) Send(string, string) (string, error) { return "", errors.New(sendRefusal) }
 func (a claudeActions) Broadcast(string) (string, error)    { return "", errors.New(sendRefusal) }
