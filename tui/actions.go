@@ -31,6 +31,16 @@ type Restarter interface {
 	Restart(member string) (string, error)
 }
 
+// MemberRefuser is an optional part of Actions: why a member key (s
+// shut down; m message and b broadcast) cannot act on this team at all
+// ("" when it can).
+// The footer leaves a refused key out, and the key says why at once,
+// without a dialog.
+type MemberRefuser interface {
+	RefusesShutdown() string
+	RefusesMessage() string
+}
+
 // Refuser is an optional part of Actions: why a request may not be decided
 // from this UI at all ("" when it may), checked before a key opens a
 // dialog.

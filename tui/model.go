@@ -412,12 +412,18 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Reject):
 		return m.rejectSelected()
 	case key.Matches(k, km.Shutdown):
-		if name := m.actedOn(); name != "" {
+		if why := m.memberRefusal(km.Shutdown); why != "" {
+			m.flash, m.flashBad = why, true
+		} else if name := m.actedOn(); name != "" {
 			m.dialog = &dialog{kind: dialogShutdown, target: name}
 		} else {
 			m.flash, m.flashBad = "this row names no member to shut down", true
 		}
 	case key.Matches(k, km.Message):
+		if why := m.memberRefusal(km.Message); why != "" {
+			m.flash, m.flashBad = why, true
+			return nil
+		}
 		if name := m.actedOn(); name != "" {
 			m.dialog = newInputDialog(dialogMessage, name, "message to "+name, m.styles)
 			return m.dialog.input.Focus()
@@ -432,6 +438,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		m.flash, m.flashBad = "asking to restart "+name+"…", false
 		return m.restart(name)
 	case key.Matches(k, km.Broadcast):
+		if why := m.memberRefusal(km.Broadcast); why != "" {
+			m.flash, m.flashBad = why, true
+			return nil
+		}
 		m.dialog = newInputDialog(dialogBroadcast, "", "broadcast to every member", m.styles)
 		return m.dialog.input.Focus()
 	case key.Matches(k, km.Filter):

@@ -210,11 +210,31 @@ func (m *Model) memberKeys() []key.Binding {
 	if name == "" {
 		return nil
 	}
-	keys := []key.Binding{memberKey(m.keys.Message, "message "+name), memberKey(m.keys.Shutdown, "shut down "+name)}
+	var keys []key.Binding
+	if m.memberRefusal(m.keys.Message) == "" {
+		keys = append(keys, memberKey(m.keys.Message, "message "+name))
+	}
+	if m.memberRefusal(m.keys.Shutdown) == "" {
+		keys = append(keys, memberKey(m.keys.Shutdown, "shut down "+name))
+	}
 	if m.runOver(name) {
 		keys = append([]key.Binding{memberKey(m.keys.Restart, "restart "+name)}, keys...)
 	}
 	return keys
+}
+
+// memberRefusal is why the member key k (Message or Shutdown) cannot act
+// on this team ("" when it can: MemberRefuser).
+func (m *Model) memberRefusal(k key.Binding) string {
+	rf, ok := m.actions.(MemberRefuser)
+	switch {
+	case !ok:
+		return ""
+	case k.Help().Key == m.keys.Shutdown.Help().Key:
+		return rf.RefusesShutdown()
+	default:
+		return rf.RefusesMessage()
+	}
 }
 
 // runOver reports whether the member's run is over (stopped or crashed):

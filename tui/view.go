@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -357,6 +358,9 @@ func (m *Model) helpLine(w int) string {
 		pane = []key.Binding{k.Back, memberKey(k.Down, "next member"), k.FullLog, memberKey(k.PageUp, "scroll"), k.Broadcast, k.Filter}
 	}
 	keys = append(keys, m.memberKeys()...)
+	if m.memberRefusal(m.keys.Broadcast) != "" {
+		pane = slices.DeleteFunc(slices.Clone(pane), func(b key.Binding) bool { return b.Help().Key == m.keys.Broadcast.Help().Key })
+	}
 	keys = append(keys, pane...)
 	if m.controls != nil {
 		// Read-only: no key that would act on the team is offered.

@@ -381,5 +381,14 @@ func (a claudeActions) Shutdown(string) (string, error) {
 
 const sendRefusal = "huddle writes to a Claude Code team only permission answers, with --experimental-permissions: message its members from the lead's session"
 
+// RefusesShutdown and RefusesMessage keep s and m out of the footer of a
+// Claude Code team, and have them say why at once (tui.MemberRefuser).
+func (a claudeActions) RefusesShutdown() string {
+	return "a Claude Code teammate refuses a shutdown not sent by its own lead: ask from the lead's session"
+}
+func (a claudeActions) RefusesMessage() string {
+	return "huddle only answers permissions in a Claude Code team: message it from the lead's session"
+}
+
 func (a claudeActions) Send(string, string) (string, error) { return "", errors.New(sendRefusal) }
 func (a claudeActions) Broadcast(string) (string, error)    { return "", errors.New(sendRefusal) }

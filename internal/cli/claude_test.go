@@ -249,12 +249,19 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 
 	key("1")
 	key("j") // alice, after team-lead
+	// s, m and b are not offered, and say why at once: Claude Code would
+	// not act on what they wrote, and nothing is written.
+	testkit.WaitFor(t, 15*time.Second, "alice's row acted on", func() bool { return strings.Contains(drawn.screen(), "next member") })
+	if s := drawn.screen(); strings.Contains(s, "s shut down") || strings.Contains(s, "m message") || strings.Contains(s, "b broadcast") {
+		t.Errorf("the footer offers what a Claude Code team refuses:\n%s", s)
+	}
 	key("s")
-	key("y")
-	// Refused with the reason, and nothing written: Claude Code would not
-	// act on it.
 	testkit.WaitFor(t, 15*time.Second, "the shutdown refused on screen", func() bool {
-		return strings.Contains(drawn.screen(), "cannot shut down a Claude Code teammate")
+		return strings.Contains(drawn.screen(), "refuses a shutdown not sent by its own lead")
+	})
+	key("m")
+	testkit.WaitFor(t, 15*time.Second, "the message refused on screen", func() bool {
+		return strings.Contains(drawn.screen(), "message it from the lead's session")
 	})
 	if b, _ := os.ReadFile(claudeteam.InboxPath(root, "alpha", "alice")); bytes.Contains(b, []byte("shutdown_request")) {
 		t.Errorf("a shutdown_request reached alice's inbox: %s", b)
