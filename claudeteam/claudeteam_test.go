@@ -234,3 +234,26 @@ func TestPickTeam(t *testing.T) {
 		t.Errorf("unknown team: %v", err)
 	}
 }
+
+// TestWhatClaudeCode2Writes: the shapes Claude Code 2.1.328 writes
+// (../shared/notes/agent-formats.md, measured on the real CLI): an
+// idle_notification says what the member did in result, not summary, and
+// a team being removed is renamed <team>.deleted-<uuid> first, which is
+// no team.
+func TestWhatClaudeCode2Writes(t *testing.T) {
+	root := t.TempDir()
+	writeConfig(t, root, "alpha", "alice")
+	writeConfig(t, root, "beta.deleted-6f1c2a9e-0b7d-4c1e-9a55-3e2f8d7c6b5a", "bob")
+	t0 := time.Now().Add(-time.Minute)
+	claudeAppend(t, inbox(root, "alpha", LeadName), entry("alice", textOf(map[string]any{"type": "idle_notification", "from": "alice", "timestamp": Stamp(t0), "idleReason": "available", "result": "wrote the parser"}), t0))
+	s, err := Read(root, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := memberOf(s, "alice"); m.Status != protocol.MemberIdle || !strings.Contains(m.Activity, "wrote the parser") {
+		t.Errorf("alice: %+v, want idle with what she did", m)
+	}
+	if teams, err := Teams(root); err != nil || !slices.Equal(teams, []string{"alpha"}) {
+		t.Errorf("teams %v, %v: want alpha alone", teams, err)
+	}
+}

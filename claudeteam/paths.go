@@ -57,7 +57,8 @@ func InboxPath(root, team, member string) string {
 func lockPath(inbox string) string { return inbox + ".lock" }
 
 // Teams lists the teams under root: the directories of ROOT/teams that hold
-// a config.json, sorted.
+// a config.json, sorted. A team Claude Code is removing (it renames the
+// directory <team>.deleted-<uuid> first) is none.
 func Teams(root string) ([]string, error) {
 	ents, err := os.ReadDir(filepath.Join(root, "teams"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -68,7 +69,7 @@ func Teams(root string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if !e.IsDir() || CheckName("team", e.Name()) != nil {
+		if !e.IsDir() || CheckName("team", e.Name()) != nil || strings.Contains(e.Name(), ".deleted-") {
 			continue
 		}
 		if _, err := os.Stat(configPath(root, e.Name())); err == nil {

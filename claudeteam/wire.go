@@ -41,6 +41,7 @@ type payload struct {
 
 	IdleReason      string `json:"idleReason"`
 	Summary         string `json:"summary"`
+	Result          string `json:"result"` // what 2.1.328 sends where older ones sent summary
 	CompletedTaskID string `json:"completedTaskId"`
 	CompletedStatus string `json:"completedStatus"`
 	FailureReason   string `json:"failureReason"`
@@ -108,8 +109,10 @@ func readable(p *payload, raw string) string {
 		if p.FailureReason != "" {
 			s += ": " + p.FailureReason
 		}
-		if p.Summary != "" {
-			s += ": " + p.Summary
+		for _, said := range []string{p.Summary, p.Result} {
+			if said != "" {
+				s += ": " + said
+			}
 		}
 		return s
 	case typePermissionRequest:
