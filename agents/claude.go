@@ -2,6 +2,8 @@ package agents
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -74,15 +76,33 @@ type claudeToolInput struct {
 	Query        string `json:"query"`
 	Description  string `json:"description"`
 	Plan         string `json:"plan"`
+	Content      string `json:"content"`
 }
 
 type claudeStream struct {
 	cwd   string
 	out   Outcome
 	total float64 // total_cost_usd of the last result
+	// plans is Claude Code's plans directory (CLAUDE_CONFIG_DIR/plans/);
+	// planFile the text the run last wrote to a file there: in plan mode
+	// the CLI has the model write its plan there, and ExitPlanMode's own
+	// input holds none.
+	plans, planFile string
 }
 
-func newClaudeStream(cwd string) stream { return &claudeStream{cwd: cwd} }
+func newClaudeStream(cwd string) stream {
+	return &claudeStream{cwd: cwd, plans: filepath.Join(claudeConfigDir(), "plans") + string(filepath.Separator)}
+}
+
+// claudeConfigDir is where Claude Code keeps its configuration:
+// $CLAUDE_CONFIG_DIR, else ~/.claude.
+func claudeConfigDir() string {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".claude")
+}
 
 func (s *claudeStream) outcome() Outcome { return s.out }
 
@@ -133,6 +153,9 @@ func (s *claudeStream) block(b claudeBlock) string {
 		_ = json.Unmarshal(b.Input, &in) // a tool whose input is not an object still has a name
 		if b.Name == "ExitPlanMode" && in.Plan != "" {
 			s.out.Plan = in.Plan
+		}
+		if b.Name == "Write" && strings.HasPrefix(filepath.Clean(in.FilePath), s.plans) && strings.TrimSpace(in.Content) != "" {
+			s.planFile = in.Content
 		}
 		return claudeActivity(b.Name, in, s.cwd)
 	}
@@ -195,6 +218,9 @@ func (s *claudeStream) result(ev claudeEvent) {
 		if d.ToolName == "ExitPlanMode" && json.Unmarshal(d.ToolInput, &in) == nil && in.Plan != "" {
 			s.out.Plan = in.Plan
 		}
+	}
+	if s.out.Plan == "" && s.planFile != "" {
+		s.out.Plan = s.planFile // the plan file the run wrote, when ExitPlanMode named none
 	}
 	// An API error ends a run "success" with is_error set: the subtype
 	// then says nothing, the result says what failed.

@@ -336,3 +336,31 @@ func TestNoGitFakeIsTheRealStderr(t *testing.T) {
 		t.Errorf("the fake prints %q, the real CLI %q", fake, real)
 	}
 }
+
+// TestClaudePlanFromItsPlanFile reads what the real Claude Code 2.1.328
+// printed run as the adapter runs it, -p in plan mode (testdata/real,
+// recorded with CLAUDE_CONFIG_DIR=/tmp/huddle-realcli/claude-config): no
+// ExitPlanMode is offered, the model writes its plan to a file under
+// CLAUDE_CONFIG_DIR/plans/ and says so, and the run's plan is that file's
+// text as written, not its words about it.
+func TestClaudePlanFromItsPlanFile(t *testing.T) {
+	feed := func() Outcome {
+		s := newClaudeStream("/tmp/huddle-realcli/work")
+		for _, l := range realLines(t, "real/claude/print-plan.jsonl") {
+			if _, err := s.feed(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s.outcome()
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", "/tmp/huddle-realcli/claude-config")
+	out := feed()
+	if want := "# Plan\n\n1. Write hello.txt with a greeting.\n"; out.Plan != want || !out.Completed {
+		t.Errorf("plan %q (completed %v), want %q", out.Plan, out.Completed, want)
+	}
+	// A Write anywhere else is no plan.
+	t.Setenv("CLAUDE_CONFIG_DIR", "/elsewhere")
+	if out := feed(); out.Plan != "" {
+		t.Errorf("a file outside the plans directory became the plan %q", out.Plan)
+	}
+}

@@ -235,3 +235,47 @@ func ClaudeAPIErrorScenario(ctx context.Context, b Bins, root string) (*ClaudeRu
 	}
 	return run, err
 }
+
+// ClaudePlanFileReply is the model's last words in the plan-file scenario.
+const ClaudePlanFileReply = "I wrote the plan to the plan file; it is ready for review."
+
+// ClaudePrintPlanScenario runs `claude -p PROMPT --output-format
+// stream-json --verbose --permission-mode plan`, the CLI as huddle's
+// Claude adapter runs it today (no permission prompt tool, so no
+// ExitPlanMode): the model writes its plan to the plan file the CLI names,
+// then says so and ends the run. Its transcript is the fixture
+// claude/print-plan.
+func ClaudePrintPlanScenario(ctx context.Context, b Bins, root string) (*Transcript, error) {
+	t := &Transcript{CLI: "claude", Name: "print-plan"}
+	u := ClaudeScenarioUsage
+	fake := fakeapi.Anthropic(
+		fakeapi.Turn{Make: func(r fakeapi.Request) (fakeapi.Turn, error) {
+			m := planPathRE.FindSubmatch(r.Body)
+			if m == nil {
+				return fakeapi.Turn{}, fmt.Errorf("the first request names no plan file (is plan mode on?)")
+			}
+			return fakeapi.Turn{Calls: []fakeapi.Call{{Name: "Write", Input: map[string]any{"file_path": string(m[1]), "content": ClaudePlanV1}}}, Usage: u}, nil
+		}},
+		fakeapi.Turn{Text: ClaudePlanFileReply, Usage: u},
+	)
+	defer fake.Close()
+	e, err := ClaudeEnv(root, fake.URL())
+	if err != nil {
+		return nil, err
+	}
+	t.Env = e
+	p, err := Start("claude", b.Claude, []string{"-p", "Plan a greeting in hello.txt.", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan"}, e)
+	if err != nil {
+		return nil, err
+	}
+	_ = p.CloseStdin()
+	t.Exit = p.Wait(ctx)
+	if err := p.Stop(); err != nil {
+		return t, err
+	}
+	t.keep(p, fake)
+	if refused := fake.Refused(); len(refused) > 0 {
+		return t, fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	}
+	return t, nil
+}

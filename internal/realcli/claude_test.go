@@ -388,3 +388,37 @@ func TestClaudeAPIErrorEndsTheRunSuccess(t *testing.T) {
 	}
 	t.Logf("result %q, terminal_reason %q, %d model requests", r.Result, r.TerminalReason, len(run.Requests))
 }
+
+// TestClaudePrintPlanWritesThePlanFile: in -p plan mode without a
+// permission prompt tool, ExitPlanMode is not offered; the model writes its
+// plan to the file the CLI names under CLAUDE_CONFIG_DIR/plans/, which
+// the CLI lets it do, and the run ends with its words about it.
+func TestClaudePrintPlanWritesThePlanFile(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	run, err := ClaudePrintPlanScenario(ctx, b, t.TempDir())
+	if err != nil {
+		if run != nil {
+			t.Logf("stdout:\n%s", run.StdoutText())
+		}
+		t.Fatal(err)
+	}
+	if run.Exit != nil {
+		t.Errorf("exit: %v", run.Exit)
+	}
+	init, ok := ClaudeInitOf(run.Stdout)
+	if !ok || slices.Contains(init.Tools, "ExitPlanMode") {
+		t.Errorf("init tools %v: want no ExitPlanMode", init.Tools)
+	}
+	plans, _ := filepath.Glob(filepath.Join(run.Env.Root, "claude-config", "plans", "*.md"))
+	if len(plans) != 1 {
+		t.Fatalf("plan files %v, want one", plans)
+	}
+	if b, _ := os.ReadFile(plans[0]); string(b) != ClaudePlanV1 {
+		t.Errorf("the plan file holds %q", b)
+	}
+	if !hasLine(run.Stdout, `"type":"result"`, ClaudePlanFileReply) {
+		t.Errorf("no result with the model's words:\n%s", run.StdoutText())
+	}
+}

@@ -57,6 +57,9 @@ func record(out string) error {
 			return &run.Transcript, err
 		},
 		func(ctx context.Context, root string) (*realcli.Transcript, error) {
+			return realcli.ClaudePrintPlanScenario(ctx, bins, root)
+		},
+		func(ctx context.Context, root string) (*realcli.Transcript, error) {
 			return realcli.CodexExecReconnectScenario(ctx, bins, root)
 		},
 		func(ctx context.Context, root string) (*realcli.Transcript, error) {
