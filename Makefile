@@ -6,7 +6,7 @@ PKG ?= ./...
 RUN ?= .
 COUNT ?= 20
 
-.PHONY: all test race stress lint golden bench bench-quick screenshot record-agents ci
+.PHONY: all test race stress lint golden bench bench-quick screenshot real-agents record-agents ci
 
 all: lint race
 
@@ -82,6 +82,12 @@ bench-quick:
 # By hand only: no test or CI runs it.
 screenshot:
 	bash docs/screenshot.sh
+
+# The tests that run the real Claude Code and Codex (installed from npm
+# into the user's cache on first use) against loopback fakes; go test
+# ./... runs them too.
+real-agents:
+	go test -race -count=1 ./internal/realcli/... ./agents
 
 # The fixtures of agents/testdata/real: the pinned real Claude Code and
 # Codex (installed from npm into the user's cache on first use) run their
