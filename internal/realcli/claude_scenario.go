@@ -115,8 +115,8 @@ func ClaudePlanScenario(ctx context.Context, b Bins, root string) (*ClaudeRun, e
 		err = stopErr
 	}
 	run.keep(c.Proc, fake)
-	if refused := fake.Refused(); err == nil && len(refused) > 0 {
-		err = fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	if err == nil {
+		err = refusal(fake)
 	}
 	return run, err
 }
@@ -230,8 +230,8 @@ func ClaudeAPIErrorScenario(ctx context.Context, b Bins, root string) (*ClaudeRu
 		err = stopErr
 	}
 	run.keep(c.Proc, fake)
-	if refused := fake.Refused(); err == nil && len(refused) > 0 {
-		err = fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	if err == nil {
+		err = refusal(fake)
 	}
 	return run, err
 }
@@ -264,18 +264,5 @@ func ClaudePrintPlanScenario(ctx context.Context, b Bins, root string) (*Transcr
 		return nil, err
 	}
 	t.Env = e
-	p, err := Start("claude", b.Claude, []string{"-p", "Plan a greeting in hello.txt.", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan"}, e)
-	if err != nil {
-		return nil, err
-	}
-	_ = p.CloseStdin()
-	t.Exit = p.Wait(ctx)
-	if err := p.Stop(); err != nil {
-		return t, err
-	}
-	t.keep(p, fake)
-	if refused := fake.Refused(); len(refused) > 0 {
-		return t, fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
-	}
-	return t, nil
+	return t, t.runOnce(ctx, b.Claude, []string{"-p", "Plan a greeting in hello.txt.", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan"}, fake)
 }

@@ -103,8 +103,8 @@ func CodexApprovalsScenario(ctx context.Context, b Bins, root string) (*CodexRun
 		err = stopErr
 	}
 	run.keep(c.Proc, fake)
-	if refused := fake.Refused(); err == nil && len(refused) > 0 {
-		err = fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
+	if err == nil {
+		err = refusal(fake)
 	}
 	return run, err
 }
@@ -196,22 +196,7 @@ func codexExec(ctx context.Context, b Bins, root, name string, extra []string, t
 		return nil, err
 	}
 	t.Env = e
-	args := append(append([]string{"exec", "--json", "--sandbox", "read-only"}, extra...), "Say hello.")
-	p, err := Start("codex", b.Codex, args, e)
-	if err != nil {
-		return nil, err
-	}
-	_ = p.CloseStdin() // the prompt is an argument
-	t.Exit = p.Wait(ctx)
-	if err := p.Stop(); err != nil {
-		return t, err
-	}
-	t.keep(p, fake)
-	t.Stderr = p.Stderr()
-	if refused := fake.Refused(); len(refused) > 0 {
-		return t, fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
-	}
-	return t, nil
+	return t, t.runOnce(ctx, b.Codex, append(append([]string{"exec", "--json", "--sandbox", "read-only"}, extra...), "Say hello."), fake)
 }
 
 // CodexExecResumeScenario runs two `codex exec --json` turns on one
@@ -230,19 +215,11 @@ func CodexExecResumeScenario(ctx context.Context, b Bins, root string) (*Transcr
 	}
 	t.Env = e
 	run := func(args ...string) (*Proc, error) {
-		p, err := Start("codex", b.Codex, args, e)
-		if err != nil {
-			return nil, err
+		p, exit, err := runToEnd(ctx, "codex", b.Codex, args, e)
+		if err == nil && exit != nil {
+			err = fmt.Errorf("realcli: codex %s: %v: %s", args[len(args)-1], exit, p.Stderr())
 		}
-		_ = p.CloseStdin()
-		werr := p.Wait(ctx)
-		if err := p.Stop(); err != nil {
-			return p, err
-		}
-		if werr != nil {
-			return p, fmt.Errorf("realcli: codex %s: %v: %s", args[len(args)-1], werr, p.Stderr())
-		}
-		return p, nil
+		return p, err
 	}
 	first, err := run("exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "Say hello.")
 	if err != nil {
@@ -268,8 +245,5 @@ func CodexExecResumeScenario(ctx context.Context, b Bins, root string) (*Transcr
 	t.Args = second.cmd.Args[1:]
 	t.Stdout = append(first.Lines(), second.Lines()...)
 	t.Requests = fake.Requests()
-	if refused := fake.Refused(); len(refused) > 0 {
-		return t, fmt.Errorf("realcli: the fake refused request %d: %s", refused[0].N, refused[0].Refused)
-	}
-	return t, nil
+	return t, refusal(fake)
 }

@@ -2,6 +2,7 @@ package realcli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,4 +92,39 @@ func (t *Transcript) StdoutText() string {
 		lines = append(lines, string(l))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// refusal is the error naming the first request a scenario's fake
+// refused, nil when it refused none.
+func refusal(fake *fakeapi.Server) error {
+	if r := fake.Refused(); len(r) > 0 {
+		return fmt.Errorf("realcli: the fake refused request %d: %s", r[0].N, r[0].Refused)
+	}
+	return nil
+}
+
+// runToEnd runs bin with args in e, its stdin closed (the prompt is an
+// argument), until it exits or ctx ends, then stops whatever is left of
+// it. exit is how it exited; err says it could not start or be stopped.
+func runToEnd(ctx context.Context, name, bin string, args []string, e Env) (p *Proc, exit, err error) {
+	p, err = Start(name, bin, args, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = p.CloseStdin()
+	exit = p.Wait(ctx)
+	return p, exit, p.Stop()
+}
+
+// runOnce is a scenario of one run of a CLI to its end, in t.Env against
+// fake: t keeps what it printed on both streams, how it exited and what
+// the fake was asked.
+func (t *Transcript) runOnce(ctx context.Context, bin string, args []string, fake *fakeapi.Server) error {
+	p, exit, err := runToEnd(ctx, t.CLI, bin, args, t.Env)
+	if p == nil || err != nil {
+		return err
+	}
+	t.keep(p, fake)
+	t.Stderr, t.Exit = p.Stderr(), exit
+	return refusal(fake)
 }
