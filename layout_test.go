@@ -25,7 +25,7 @@ var allowedImports = map[string][]string{
 	// What a team is, its records and the lead's operations, on a store.
 	"team": {"protocol", "teamdir", "ipc", "llm", "store", "internal/dirwatch"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
-	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team"},
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "internal/procenv"},
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
@@ -51,6 +51,8 @@ var allowedImports = map[string][]string{
 	// One fsnotify watch per directory, shared by the followers of its
 	// files (team's log followers, the files store's subscriptions).
 	"internal/dirwatch": {},
+	// Processes found by a variable of their environment (/proc).
+	"internal/procenv": {},
 	// Certificates for tests of TLS connections.
 	"internal/testtls": {},
 	// Loopback fakes of the Anthropic Messages and OpenAI Responses APIs
@@ -58,7 +60,7 @@ var allowedImports = map[string][]string{
 	"internal/fakeapi": {},
 	// The pinned real Claude Code and Codex CLIs, installed, isolated and
 	// driven through their scenarios (only tests and the recorder).
-	"internal/realcli":        {"internal/fakeapi"},
+	"internal/realcli":        {"internal/fakeapi", "internal/procenv"},
 	"internal/realcli/record": {"internal/realcli"},
 	// What the tests of several packages need alike (only tests import it).
 	"internal/testkit": {},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"huddle/internal/fakeapi"
+	"huddle/internal/procenv"
 	"huddle/internal/realcli"
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/files"
@@ -69,7 +70,7 @@ func TestRealCodexEndsWithTheTeam(t *testing.T) {
 	}
 	var pids []int
 	testkit.WaitFor(t, 30*time.Second, "codex's processes (the launcher and its native child)", func() bool {
-		pids = withEnv(home)
+		pids = procenv.With(home)
 		return len(pids) >= 2
 	})
 	stop()
@@ -88,7 +89,7 @@ func TestRealCodexEndsWithTheTeam(t *testing.T) {
 			t.Errorf("process %d of the teammate lives on after the runtime stopped", pid)
 		}
 	}
-	testkit.WaitFor(t, 15*time.Second, "every process of the teammate gone", func() bool { return len(withEnv(home)) == 0 })
+	testkit.WaitFor(t, 15*time.Second, "every process of the teammate gone", func() bool { return len(procenv.With(home)) == 0 })
 	t.Logf("the teammate ran %d processes (the adapter, codex's launcher, its native binary); none is left", len(pids))
 }
 

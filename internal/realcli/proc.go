@@ -8,11 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"huddle/internal/procenv"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -274,28 +273,7 @@ func (p *Proc) Stop() error {
 
 // survivors are the live processes that carry p's marker in their
 // environment.
-func (p *Proc) survivors() []int {
-	want := []byte(markerVar + "=" + p.marker)
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
-}
+func (p *Proc) survivors() []int { return procenv.With(markerVar + "=" + p.marker) }
 
 // startTime is a live process's start time (field 22 of its stat), or
 // "" once it is gone or a zombie.
