@@ -1,7 +1,6 @@
 package agents_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -115,21 +114,4 @@ func doomed(pid int) bool {
 		}
 	}
 	return false
-}
-
-// withEnv lists the live processes whose environment holds kv.
-func withEnv(kv string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(append([]byte{0}, env...), []byte("\x00"+kv+"\x00")) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
