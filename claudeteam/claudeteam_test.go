@@ -128,10 +128,10 @@ func TestPermissionRequestAndAnswer(t *testing.T) {
 	}
 	testkit.WaitFor(t, 20*time.Second, "both answered", func() bool { return o.Last().Snapshot.Pending == 0 })
 	s := o.Last()
-	if r := request(s, "perm-1"); r.Status != protocol.RequestRejected || r.ResolvedBy != "huddle:tester" || r.ResponseReason != "not now" {
+	if r := request(s, "perm-1"); r.Status != protocol.RequestDenied || r.ResolvedBy != "huddle:tester" || r.ResponseReason != "not now" {
 		t.Errorf("perm-1 %+v", r)
 	}
-	if r := request(s, "perm-2"); r.Status != protocol.RequestApproved || r.ResolvedBy != "huddle:tester" {
+	if r := request(s, "perm-2"); r.Status != protocol.RequestAllowed || r.ResolvedBy != "huddle:tester" {
 		t.Errorf("perm-2 %+v", r)
 	}
 	// The answers are in alice's inbox, from team-lead, in the shape of

@@ -1,10 +1,12 @@
 package protocol
 
+import "encoding/json"
+
 // ExecLine is one line an exec teammate writes on stdout (docs/agents.md,
 // the exec protocol). Its kind is the wire field "action"; it is not
 // one of a member's invocable actions (invoke names one of those in Name).
 type ExecLine struct {
-	Kind       string            `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result | usage
+	Kind       string            `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result | usage | permission
 	To         string            `json:"to,omitempty"`
 	Content    string            `json:"content,omitempty"`
 	Plan       string            `json:"plan,omitempty"`
@@ -24,4 +26,11 @@ type ExecLine struct {
 	TokensIn  int64   `json:"tokens_in,omitempty"`
 	TokensOut int64   `json:"tokens_out,omitempty"`
 	CostUSD   float64 `json:"cost_usd,omitempty"`
+	// Tool, Input, ToolUseID and Suggestions are a permission line's: the
+	// agent (which names the request, RequestID "pm-…") asks to use Tool
+	// with Input; Suggestions are the agent's own offers, kept as sent.
+	Tool        string          `json:"tool,omitempty"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	ToolUseID   string          `json:"tool_use_id,omitempty"`
+	Suggestions json.RawMessage `json:"suggestions,omitempty"`
 }

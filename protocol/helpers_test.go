@@ -88,6 +88,14 @@ func validMessage(typ protocol.MessageType) protocol.Message {
 	case protocol.TypeInvocationCancel:
 		m.From, m.To = "puruto-reservas", "puruto-finanzas"
 		m.RequestID = "req-20260224-001"
+	case protocol.TypePermissionRequest:
+		m.RequestID = "pm-5f1c9a2b7e31"
+		m.Content = "Bash: go test ./..."
+	case protocol.TypePermissionResponse:
+		m.From, m.To = protocol.Lead, "reservas"
+		m.RequestID = "pm-5f1c9a2b7e31"
+		m.Approve = protocol.Bool(false)
+		m.Feedback = "not on main"
 	case protocol.TypeStatus:
 		m.Status = protocol.MemberWorking
 		m.Content = "paying invoice #123"
@@ -101,6 +109,7 @@ var allTypes = []protocol.MessageType{
 	"message", "broadcast", "shutdown_request", "shutdown_response",
 	"plan_approval_request", "plan_approval_response", "invocation_request",
 	"invocation_result", "status", "invocation_cancel",
+	"permission_request", "permission_response",
 }
 
 func mustEncode(t *testing.T, m *protocol.Message) []byte {

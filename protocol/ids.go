@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"strings"
 	"sync"
 	"time"
 )
@@ -56,17 +57,35 @@ func newULID(now time.Time) string {
 
 // Request id prefixes by kind.
 const (
-	shutdownPrefix = "sd-"
-	planPrefix     = "pl-"
+	shutdownPrefix   = "sd-"
+	planPrefix       = "pl-"
+	permissionPrefix = "pm-"
 )
 
-// NewRequestID returns a fresh random request id for kind: "sd-" or "pl-"
-// followed by 12 hex digits from crypto/rand.
+// NewRequestID returns a fresh random request id for kind: "sd-", "pl-" or
+// "pm-" followed by 12 hex digits from crypto/rand.
 func NewRequestID(kind RequestKind) string {
-	if kind == KindShutdown {
+	switch kind {
+	case KindShutdown:
 		return shutdownPrefix + randHex(6)
+	case KindPermission:
+		return permissionPrefix + randHex(6)
 	}
 	return planPrefix + randHex(6)
+}
+
+// KindOfID is the kind a request id's prefix names ("" for none): what a
+// decision alone says of a request whose record does not read.
+func KindOfID(id string) RequestKind {
+	switch {
+	case strings.HasPrefix(id, shutdownPrefix):
+		return KindShutdown
+	case strings.HasPrefix(id, planPrefix):
+		return KindPlan
+	case strings.HasPrefix(id, permissionPrefix):
+		return KindPermission
+	}
+	return ""
 }
 
 // NewCorrelationID returns "corr-" followed by 12 random hex digits.

@@ -107,6 +107,8 @@ type Counters struct {
 	Sent     int `json:"sent"`
 	Plans    int `json:"plans"`
 	Calls    int `json:"calls"`
+	// Permissions counts the uses of a tool the member's agent asked for.
+	Permissions int `json:"permissions,omitempty"`
 	// TokensIn and TokensOut are an llm or exec teammate's model tokens (an
 	// exec one reports them with a usage line), and CostUSD what they cost:
 	// at the price team.json gives (0: none given), or as the exec teammate

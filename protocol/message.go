@@ -23,6 +23,12 @@ const (
 	// an invocation (request_id) no longer wants its answer, so the callee
 	// stops and cancels its own onward calls.
 	TypeInvocationCancel MessageType = "invocation_cancel"
+	// TypePermissionRequest tells the lead that a teammate's agent asks to
+	// use a tool (request_id names the record; content draws the use on
+	// one line); TypePermissionResponse is the answer the agent acts on
+	// (approve, and feedback: why not).
+	TypePermissionRequest  MessageType = "permission_request"
+	TypePermissionResponse MessageType = "permission_response"
 )
 
 // MessageTypes lists every type in the order of docs/ARCHITECTURE.md, "Messages"
@@ -30,6 +36,7 @@ var MessageTypes = []MessageType{
 	TypeMessage, TypeBroadcast, TypeShutdownRequest, TypeShutdownResponse,
 	TypePlanApprovalRequest, TypePlanApprovalResponse, TypeInvocationRequest,
 	TypeInvocationResult, TypeStatus, TypeInvocationCancel,
+	TypePermissionRequest, TypePermissionResponse,
 }
 
 // Known reports whether t is one of the types of docs/ARCHITECTURE.md, "Messages"
@@ -128,7 +135,7 @@ func (m *Message) Validate() error {
 		}
 	case TypeShutdownRequest, TypeInvocationCancel:
 		return requestID()
-	case TypeShutdownResponse, TypePlanApprovalResponse:
+	case TypeShutdownResponse, TypePlanApprovalResponse, TypePermissionResponse:
 		if err := requestID(); err != nil {
 			return err
 		}
@@ -141,6 +148,13 @@ func (m *Message) Validate() error {
 		}
 		if m.Plan == "" {
 			return fail("plan is required")
+		}
+	case TypePermissionRequest:
+		if err := requestID(); err != nil {
+			return err
+		}
+		if m.Content == "" {
+			return fail("content is required")
 		}
 	case TypeInvocationRequest:
 		if m.Invocation == nil {

@@ -51,6 +51,8 @@ var requiredFields = map[protocol.MessageType][]field{
 	protocol.TypeInvocationResult:     {{"result", func(m *protocol.Message) { m.Result = nil }}},
 	protocol.TypeStatus:               {{"status", func(m *protocol.Message) { m.Status = "" }}},
 	protocol.TypeInvocationCancel:     {{"request_id", func(m *protocol.Message) { m.RequestID = "" }}},
+	protocol.TypePermissionRequest:    {{"request_id", func(m *protocol.Message) { m.RequestID = "" }}, {"content", func(m *protocol.Message) { m.Content = "" }}},
+	protocol.TypePermissionResponse:   {{"request_id", func(m *protocol.Message) { m.RequestID = "" }}, {"approve", func(m *protocol.Message) { m.Approve = nil }}},
 }
 
 func TestMessageValidateRequiredFields(t *testing.T) {

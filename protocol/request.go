@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,11 +13,15 @@ type RequestKind string
 const (
 	KindShutdown RequestKind = "shutdown"
 	KindPlan     RequestKind = "plan"
-	// KindPermission is a Claude Code teammate's permission_request, as the
-	// claudeteam package folds it for the UI; never a record in requests/
-	// (Validate refuses it there).
+	// KindPermission asks the lead whether a teammate's agent may use a
+	// tool once (its Permission says which, with what input).
 	KindPermission RequestKind = "permission"
 )
+
+// Known reports whether k is one of the three kinds.
+func (k RequestKind) Known() bool {
+	return k == KindShutdown || k == KindPlan || k == KindPermission
+}
 
 // RequestStatus is a state of the request state machine (docs/ARCHITECTURE.md, "State machines").
 type RequestStatus string
@@ -27,10 +32,14 @@ const (
 	RequestRejected  RequestStatus = "rejected"
 	RequestExpired   RequestStatus = "expired"
 	RequestCancelled RequestStatus = "cancelled"
+	// RequestAllowed and RequestDenied are a permission's approved and
+	// rejected: what the agent asked to do, it may or may not.
+	RequestAllowed RequestStatus = "allowed"
+	RequestDenied  RequestStatus = "denied"
 )
 
 // RequestStatuses lists every state, pending first.
-var RequestStatuses = []RequestStatus{RequestPending, RequestApproved, RequestRejected, RequestExpired, RequestCancelled}
+var RequestStatuses = []RequestStatus{RequestPending, RequestApproved, RequestRejected, RequestExpired, RequestCancelled, RequestAllowed, RequestDenied}
 
 // IsTerminal reports whether s is final: every state but pending.
 func (s RequestStatus) IsTerminal() bool { return s != RequestPending && s.Known() }
@@ -74,14 +83,22 @@ func (ev RequestEvent) IsAnswer() bool { return ev == EventApprove || ev == Even
 // ErrTerminal is wrapped by every refused transition out of a final state.
 var ErrTerminal = errors.New("request is already final")
 
-// Next is the request state machine: the state that event ev leads to from
-// s, or an error when the transition is illegal. Only pending moves.
-func (s RequestStatus) Next(ev RequestEvent) (RequestStatus, error) {
+// Next is the request state machine: the state that event ev leads a
+// request of kind k to from s, or an error when the transition is illegal.
+// Only pending moves; a permission's answers are allowed and denied, and
+// an expired permission is denied (the agent must not wait on it).
+func (s RequestStatus) Next(k RequestKind, ev RequestEvent) (RequestStatus, error) {
 	if !s.Known() {
 		return s, fmt.Errorf("unknown request status %q", s)
 	}
 	if s.IsTerminal() {
 		return s, fmt.Errorf("%w: %s", ErrTerminal, s)
+	}
+	switch {
+	case k == KindPermission && ev == EventApprove:
+		return RequestAllowed, nil
+	case k == KindPermission && (ev == EventReject || ev == EventDeadline):
+		return RequestDenied, nil
 	}
 	switch ev {
 	case EventApprove:
@@ -124,6 +141,15 @@ type Request struct {
 	// rejected or expired.
 	Revises string `json:"revises,omitempty"`
 
+	// Permission is what a permission request asks to do.
+	Permission *Permission `json:"permission,omitempty"`
+	// Scope is how far an allowed permission reaches: ScopeOnce (this use)
+	// or ScopeSession (what Rule covers, for the rest of the member's
+	// session). Rule is set when the request opens: the rule an allowance
+	// for the session would add (the one-key choice on screen).
+	Scope string `json:"scope,omitempty"`
+	Rule  string `json:"rule,omitempty"`
+
 	Approve        *bool      `json:"approve,omitempty"`
 	Feedback       string     `json:"feedback,omitempty"`
 	ResponseReason string     `json:"response_reason,omitempty"`
@@ -141,8 +167,8 @@ func (r *Request) Validate() error {
 	if err := ValidateID(r.ID); err != nil {
 		return fmt.Errorf("request: id: %w", err)
 	}
-	if r.Kind != KindShutdown && r.Kind != KindPlan {
-		return fail("kind %q: want shutdown or plan", r.Kind)
+	if !r.Kind.Known() {
+		return fail("kind %q: want shutdown, plan or permission", clip(string(r.Kind), 64))
 	}
 	if err := ValidateName(r.From); err != nil {
 		return fail("from: %v", err)
@@ -162,6 +188,12 @@ func (r *Request) Validate() error {
 	if r.Kind == KindPlan && r.Plan == "" {
 		return fail("plan is required")
 	}
+	if r.Kind == KindPermission && (r.Permission == nil || r.Permission.Tool == "") {
+		return fail("permission.tool is required")
+	}
+	if r.Scope != "" && r.Scope != ScopeOnce && r.Scope != ScopeSession {
+		return fail("scope %q: want %s or %s", clip(r.Scope, 64), ScopeOnce, ScopeSession)
+	}
 	if r.Revises != "" {
 		if err := ValidateID(r.Revises); err != nil {
 			return fail("revises: %v", err)
@@ -173,7 +205,7 @@ func (r *Request) Validate() error {
 // Apply moves the record by ev, stamping who and when, and appends the
 // transition to its history. An illegal transition changes nothing.
 func (r *Request) Apply(ev RequestEvent, by string, at time.Time, note string) error {
-	next, err := r.Status.Next(ev)
+	next, err := r.Status.Next(r.Kind, ev)
 	if err != nil {
 		return fmt.Errorf("request %s: %w", r.ID, err)
 	}
@@ -209,3 +241,21 @@ func (r *Request) ResolvedOrCreated() time.Time {
 	}
 	return r.Created
 }
+
+// Permission is what an agent asks to do: use Tool with Input. Summary
+// draws it on one line for a person; Suggestions are the agent's own
+// offers of what an allowance could cover (Claude Code's
+// permission_suggestions), kept as it sent them.
+type Permission struct {
+	Tool        string          `json:"tool"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Summary     string          `json:"summary,omitempty"`
+	ToolUseID   string          `json:"tool_use_id,omitempty"`
+	Suggestions json.RawMessage `json:"suggestions,omitempty"`
+}
+
+// Scopes of an allowed permission.
+const (
+	ScopeOnce    = "once"
+	ScopeSession = "session"
+)

@@ -14,7 +14,7 @@ import (
 
 func TestRequestStatusAndEventLists(t *testing.T) {
 	// docs/ARCHITECTURE.md, "State machines": the lists the exhaustive tables below iterate over.
-	wantS := []protocol.RequestStatus{"pending", "approved", "rejected", "expired", "cancelled"}
+	wantS := []protocol.RequestStatus{"pending", "approved", "rejected", "expired", "cancelled", "allowed", "denied"}
 	if !slices.Equal(protocol.RequestStatuses, wantS) {
 		t.Errorf("RequestStatuses = %v, want %v", protocol.RequestStatuses, wantS)
 	}
@@ -42,51 +42,63 @@ func TestAnswerEvents(t *testing.T) {
 		if !ev.IsAnswer() {
 			t.Errorf("AnswerEvent(%v) = %q, not an answer", approve, ev)
 		}
-		if got, err := protocol.RequestPending.Next(ev); err != nil || got != want {
+		if got, err := protocol.RequestPending.Next(protocol.KindPlan, ev); err != nil || got != want {
 			t.Errorf("pending --%s--> %s, %v; want %s", ev, got, err, want)
 		}
 	}
 }
 
 func TestRequestStatusNextExhaustive(t *testing.T) {
-	// The only legal moves: out of pending, one per event.
-	legal := map[protocol.RequestEvent]protocol.RequestStatus{
+	// The only legal moves: out of pending, one per event; a permission's
+	// answers are its own, and its deadline denies it.
+	plan := map[protocol.RequestEvent]protocol.RequestStatus{
 		protocol.EventApprove:  protocol.RequestApproved,
 		protocol.EventReject:   protocol.RequestRejected,
 		protocol.EventDeadline: protocol.RequestExpired,
 		protocol.EventCancel:   protocol.RequestCancelled,
 	}
+	legalFor := map[protocol.RequestKind]map[protocol.RequestEvent]protocol.RequestStatus{
+		protocol.KindPlan: plan, protocol.KindShutdown: plan,
+		protocol.KindPermission: {
+			protocol.EventApprove:  protocol.RequestAllowed,
+			protocol.EventReject:   protocol.RequestDenied,
+			protocol.EventDeadline: protocol.RequestDenied,
+			protocol.EventCancel:   protocol.RequestCancelled,
+		},
+	}
 	statuses := append(slices.Clone(protocol.RequestStatuses), "", "bogus", "PENDING")
 	events := append(slices.Clone(protocol.RequestEvents), "", "explode", "APPROVE")
 
-	for _, s := range statuses {
-		for _, ev := range events {
-			got, err := s.Next(ev)
-			want, evKnown := legal[ev]
-			switch {
-			case s == protocol.RequestPending && evKnown:
-				if err != nil || got != want {
-					t.Errorf("%q.Next(%q) = %q, %v; want %q, nil", s, ev, got, err, want)
-				}
-			case s.IsTerminal():
-				if !errors.Is(err, protocol.ErrTerminal) {
-					t.Errorf("%q.Next(%q): err = %v, want ErrTerminal", s, ev, err)
-				}
-				if err != nil && !strings.Contains(err.Error(), string(s)) {
-					t.Errorf("%q.Next(%q): err %q does not name the state", s, ev, err)
-				}
-				if got != s {
-					t.Errorf("%q.Next(%q) = %q; a terminal state never changes", s, ev, got)
-				}
-			default: // unknown status, or pending with an unknown event
-				if err == nil {
-					t.Errorf("%q.Next(%q) = %q, nil; want an error", s, ev, got)
-				}
-				if errors.Is(err, protocol.ErrTerminal) {
-					t.Errorf("%q.Next(%q): err = %v; not a terminal-state refusal", s, ev, err)
-				}
-				if got != s {
-					t.Errorf("%q.Next(%q) = %q, want unchanged", s, ev, got)
+	for kind, legal := range legalFor {
+		for _, s := range statuses {
+			for _, ev := range events {
+				got, err := s.Next(kind, ev)
+				want, evKnown := legal[ev]
+				switch {
+				case s == protocol.RequestPending && evKnown:
+					if err != nil || got != want {
+						t.Errorf("%q.Next(%q) = %q, %v; want %q, nil", s, ev, got, err, want)
+					}
+				case s.IsTerminal():
+					if !errors.Is(err, protocol.ErrTerminal) {
+						t.Errorf("%q.Next(%q): err = %v, want ErrTerminal", s, ev, err)
+					}
+					if err != nil && !strings.Contains(err.Error(), string(s)) {
+						t.Errorf("%q.Next(%q): err %q does not name the state", s, ev, err)
+					}
+					if got != s {
+						t.Errorf("%q.Next(%q) = %q; a terminal state never changes", s, ev, got)
+					}
+				default: // unknown status, or pending with an unknown event
+					if err == nil {
+						t.Errorf("%q.Next(%q) = %q, nil; want an error", s, ev, got)
+					}
+					if errors.Is(err, protocol.ErrTerminal) {
+						t.Errorf("%q.Next(%q): err = %v; not a terminal-state refusal", s, ev, err)
+					}
+					if got != s {
+						t.Errorf("%q.Next(%q) = %q, want unchanged", s, ev, got)
+					}
 				}
 			}
 		}
@@ -95,7 +107,7 @@ func TestRequestStatusNextExhaustive(t *testing.T) {
 
 func TestRequestStatusIsTerminal(t *testing.T) {
 	want := map[protocol.RequestStatus]bool{
-		"pending": false, "approved": true, "rejected": true, "expired": true, "cancelled": true,
+		"pending": false, "approved": true, "rejected": true, "expired": true, "cancelled": true, "allowed": true, "denied": true,
 		"": false, "bogus": false,
 	}
 	for s, w := range want {
@@ -303,8 +315,8 @@ func TestRequestValidate(t *testing.T) {
 		{"id empty", func(r *protocol.Request) { r.ID = "" }, "request: id: id is empty", true},
 		{"id path", func(r *protocol.Request) { r.ID = "../x" }, "request: id: invalid id", false},
 		{"id slash", func(r *protocol.Request) { r.ID = "a/b" }, "request: id: invalid id", false},
-		{"kind empty", func(r *protocol.Request) { r.Kind = "" }, p + `kind "": want shutdown or plan`, true},
-		{"kind unknown", func(r *protocol.Request) { r.Kind = "vacation" }, p + `kind "vacation": want shutdown or plan`, true},
+		{"kind empty", func(r *protocol.Request) { r.Kind = "" }, p + `kind "": want shutdown, plan or permission`, true},
+		{"kind unknown", func(r *protocol.Request) { r.Kind = "vacation" }, p + `kind "vacation": want shutdown, plan or permission`, true},
 		{"from empty", func(r *protocol.Request) { r.From = "" }, p + "from: name is empty", true},
 		{"from invalid", func(r *protocol.Request) { r.From = "../x" }, p + "from: invalid name", false},
 		{"to empty", func(r *protocol.Request) { r.To = "" }, p + "to: name is empty", true},
@@ -314,6 +326,13 @@ func TestRequestValidate(t *testing.T) {
 		{"status empty", func(r *protocol.Request) { r.Status = "" }, p + `unknown status ""`, true},
 		{"status unknown", func(r *protocol.Request) { r.Status = "done" }, p + `unknown status "done"`, true},
 		{"plan missing", func(r *protocol.Request) { r.Kind = protocol.KindPlan }, p + "plan is required", true},
+		{"permission missing", func(r *protocol.Request) { r.Kind = protocol.KindPermission }, p + "permission.tool is required", true},
+		{"permission tool missing", func(r *protocol.Request) {
+			r.Kind, r.Permission = protocol.KindPermission, &protocol.Permission{Input: []byte(`{}`)}
+		}, p + "permission.tool is required", true},
+		{"scope unknown", func(r *protocol.Request) {
+			r.Kind, r.Permission, r.Scope = protocol.KindPermission, &protocol.Permission{Tool: "Bash"}, "forever"
+		}, p + `scope "forever": want once or session`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

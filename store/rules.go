@@ -55,17 +55,30 @@ func ValidateTeam(team string) error {
 }
 
 // ApplyDecision moves r to the final state d says, in memory, as the team
-// runtime does: a plan's answer is its feedback, anything else a reason.
+// runtime does: a plan's or a permission's answer is its feedback,
+// anything else a reason; an allowed permission keeps its scope.
 func ApplyDecision(r *protocol.Request, d Decision) error {
 	if err := r.Apply(d.Event, d.By, d.At, d.Text); err != nil {
 		return err
 	}
-	if r.Kind == protocol.KindPlan && d.Event.IsAnswer() {
+	if answersWithFeedback(r.Kind) && d.Event.IsAnswer() {
 		r.Feedback = d.Text
 	} else {
 		r.ResponseReason = d.Text
 	}
+	if r.Kind == protocol.KindPermission && d.Event == protocol.EventApprove {
+		r.Scope = d.Scope
+		if r.Scope == "" {
+			r.Scope = protocol.ScopeOnce
+		}
+	}
 	return nil
+}
+
+// answersWithFeedback reports whether the lead's answer to a request of
+// kind k is feedback (a plan's, a permission's) rather than a reason.
+func answersWithFeedback(k protocol.RequestKind) bool {
+	return k == protocol.KindPlan || k == protocol.KindPermission
 }
 
 // DecisionOf is the decision a final record says: the event that leads from
@@ -77,11 +90,14 @@ func DecisionOf(r *protocol.Request) Decision {
 	if r.ResolvedAt != nil {
 		d.At = *r.ResolvedAt
 	}
-	if r.Kind == protocol.KindPlan && r.Feedback != "" {
+	if answersWithFeedback(r.Kind) && r.Feedback != "" {
 		d.Text = r.Feedback
 	}
+	if r.Status == protocol.RequestAllowed {
+		d.Scope = r.Scope
+	}
 	for _, ev := range protocol.RequestEvents {
-		if next, _ := protocol.RequestPending.Next(ev); next == r.Status {
+		if next, _ := protocol.RequestPending.Next(r.Kind, ev); next == r.Status {
 			d.Event = ev
 			break
 		}
@@ -96,11 +112,17 @@ func CheckDecision(r *protocol.Request, d Decision) error {
 	if r.Status.IsTerminal() {
 		return &AlreadyError{ID: r.ID, Status: r.Status, By: r.ResolvedBy}
 	}
-	if _, err := r.Status.Next(d.Event); err != nil {
+	if _, err := r.Status.Next(r.Kind, d.Event); err != nil {
 		return fmt.Errorf("request %s: %w", r.ID, err)
 	}
 	if d.By == "" {
 		return fmt.Errorf("request %s: a decision names who decided", r.ID)
+	}
+	if d.Scope != "" && (r.Kind != protocol.KindPermission || d.Event != protocol.EventApprove) {
+		return fmt.Errorf("request %s: only an allowed permission has a scope", r.ID)
+	}
+	if d.Scope != "" && d.Scope != protocol.ScopeOnce && d.Scope != protocol.ScopeSession {
+		return fmt.Errorf("request %s: scope %q: want %s or %s", r.ID, clip(d.Scope), protocol.ScopeOnce, protocol.ScopeSession)
 	}
 	return nil
 }
@@ -108,7 +130,8 @@ func CheckDecision(r *protocol.Request, d Decision) error {
 // CheckAnswer is the rule the team runtime applies to an answer that
 // arrives as an inbox line before it lets the answer decide r: a plan is
 // answered by the lead only, and only for a plan of the member whose inbox
-// it reached (to); a shutdown request only by the member it asked. A
+// it reached (to), and so is a permission; a shutdown request only by the
+// member it asked. A
 // forged answer is refused with the reason the dead letter carries.
 func CheckAnswer(r *protocol.Request, t protocol.MessageType, from, to string) error {
 	switch t {
@@ -118,6 +141,13 @@ func CheckAnswer(r *protocol.Request, t protocol.MessageType, from, to string) e
 		}
 		if r.Kind != protocol.KindPlan || r.From != to {
 			return fmt.Errorf("request %s is not a plan of %s", r.ID, to)
+		}
+	case protocol.TypePermissionResponse:
+		if from != protocol.Lead {
+			return fmt.Errorf("permission_response from %s; only the lead decides permissions", from)
+		}
+		if r.Kind != protocol.KindPermission || r.From != to {
+			return fmt.Errorf("request %s is not a permission of %s", r.ID, to)
 		}
 	case protocol.TypeShutdownResponse:
 		if r.Kind != protocol.KindShutdown {
@@ -148,7 +178,7 @@ func Settle(ctx context.Context, s Store, r *protocol.Request, d Decision) (*pro
 			return nil, err
 		}
 	}
-	if want, _ := protocol.RequestPending.Next(d.Event); r.Status != want {
+	if want, _ := protocol.RequestPending.Next(r.Kind, d.Event); r.Status != want {
 		return nil, fmt.Errorf("stale answer: request %s already %s by %s", r.ID, r.Status, r.ResolvedBy)
 	}
 	return r, nil
@@ -206,16 +236,17 @@ func Await(ctx context.Context, s Store, kind ChangeKind, name string, check fun
 }
 
 // FromDecision is what d alone says of request id, whose record does not
-// read: its final status, who decided, when, and the text (feedback for an
-// answer, a reason otherwise: the kind is not known). false: d is no move
-// from pending.
+// read: its kind (from the id's prefix), final status, who decided, when,
+// and the text (feedback for an answer, a reason otherwise). false: d is
+// no move from pending.
 func FromDecision(id string, d Decision) (*protocol.Request, bool) {
-	st, err := protocol.RequestPending.Next(d.Event)
+	kind := protocol.KindOfID(id)
+	st, err := protocol.RequestPending.Next(kind, d.Event)
 	if err != nil {
 		return nil, false
 	}
 	at := d.At
-	r := &protocol.Request{ID: id, Status: st, ResolvedBy: d.By, ResolvedAt: &at}
+	r := &protocol.Request{ID: id, Kind: kind, Status: st, ResolvedBy: d.By, ResolvedAt: &at, Scope: d.Scope}
 	if d.Event.IsAnswer() {
 		r.Feedback = d.Text
 	} else {

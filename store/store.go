@@ -299,6 +299,10 @@ type Decision struct {
 	// a cancellation or an expiry.
 	Text string    `json:"text,omitempty"`
 	At   time.Time `json:"at"`
+	// Scope is an allowed permission's: protocol.ScopeSession (its rule
+	// allows the same use for the rest of the member's session) or
+	// protocol.ScopeOnce ("" reads as once).
+	Scope string `json:"scope,omitempty"`
 }
 
 // MemberState is a member's record with what the store knows of its

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"huddle/llm"
+	"huddle/permit"
 	"huddle/protocol"
 	"huddle/teamdir"
 )
@@ -65,6 +66,9 @@ type Team struct {
 type Settings struct {
 	ApprovalDeadline Duration `json:"approval_deadline,omitempty"`
 	ShutdownDeadline Duration `json:"shutdown_deadline,omitempty"`
+	// PermissionDeadline is how long an agent's permission request waits
+	// for the lead before it is denied (default: the approval deadline).
+	PermissionDeadline Duration `json:"permission_deadline,omitempty"`
 }
 
 // Defaults for Settings: a plan waits 10 min for the lead, a shutdown 2 min.
@@ -79,6 +83,14 @@ func (s Settings) Approval() time.Duration {
 		return DefaultApprovalDeadline
 	}
 	return time.Duration(s.ApprovalDeadline)
+}
+
+// Permission returns the permission answer deadline.
+func (s Settings) Permission() time.Duration {
+	if s.PermissionDeadline == 0 {
+		return s.Approval()
+	}
+	return time.Duration(s.PermissionDeadline)
 }
 
 // Shutdown returns the shutdown answer deadline.
@@ -103,6 +115,10 @@ type MemberSpec struct {
 	// Target, when set, is where invocations of this member go instead of
 	// its inbox (an external command); such a member needs no runtime.
 	Target *TargetSpec `json:"target,omitempty"`
+	// Permissions decide an exec member's permission requests without
+	// asking, in Claude Code's rule language: deny wins, then ask, then
+	// allow; what no rule covers is asked.
+	Permissions *permit.Rules `json:"permissions,omitempty"`
 }
 
 // ActionSpec is how a scripted member answers one action: a reply summary,
@@ -367,6 +383,11 @@ func (t *Team) Validate() error {
 		}
 		if err := checkTarget(where, m.Target); err != nil {
 			return err
+		}
+		if m.Permissions != nil {
+			if err := m.Permissions.Validate(); err != nil {
+				return fmt.Errorf("%s: permissions: %v", where, err)
+			}
 		}
 	}
 	return nil

@@ -43,15 +43,17 @@ func requestFrom(ctx context.Context, st store.Store, id string) (*protocol.Requ
 type Resolution struct {
 	Event protocol.RequestEvent
 	By    string
-	// Text is the feedback of a plan decision or the reason of a shutdown
-	// answer, a cancellation or an expiry.
+	// Text is the feedback of a plan or permission decision or the reason
+	// of a shutdown answer, a cancellation or an expiry.
 	Text string
+	// Scope is an allowed permission's (protocol.ScopeSession or once).
+	Scope string
 }
 
 // Settle is store.Decide with "no request ID" for an unknown id; a lost
 // race is the store's *store.AlreadyError, as on a team directory.
 func Settle(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {
-	r, err := st.Decide(ctx, id, store.Decision{Event: res.Event, By: res.By, Text: res.Text, At: time.Now().UTC()})
+	r, err := st.Decide(ctx, id, store.Decision{Event: res.Event, By: res.By, Text: res.Text, Scope: res.Scope, At: time.Now().UTC()})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no request %s", id)
 	}

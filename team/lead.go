@@ -16,23 +16,37 @@ import (
 // store or NATS). The CLI and the UI call the same functions; each works
 // against a team that another process, on any machine, runs.
 
-// Decide answers a pending plan request as the lead with ev (approve or
-// reject), then tells the teammate with a plan_approval_response. A second
-// decision, from any process on any machine, gets an *store.AlreadyError
-// naming the first.
+// Decide answers a pending plan or permission request as the lead with ev
+// (approve or reject; a permission approved is allowed once), then tells
+// the teammate with a plan_approval_response or a permission_response. A
+// second decision, from any process on any machine, gets an
+// *store.AlreadyError naming the first.
 func Decide(ctx context.Context, st store.Store, id string, ev protocol.RequestEvent, feedback, by string) (*protocol.Request, error) {
-	by, err := checkDecision(id, ev, feedback, by)
+	return decide(ctx, st, id, Resolution{Event: ev, Text: feedback, By: by})
+}
+
+// AllowForSession allows a pending permission request, and with it what
+// its Rule covers for the rest of the member's session: the runtime
+// allows the same use again without asking.
+func AllowForSession(ctx context.Context, st store.Store, id, by string) (*protocol.Request, error) {
+	return decide(ctx, st, id, Resolution{Event: protocol.EventApprove, By: by, Scope: protocol.ScopeSession})
+}
+
+func decide(ctx context.Context, st store.Store, id string, res Resolution) (*protocol.Request, error) {
+	by, err := checkDecision(id, res.Event, res.Text, res.By)
 	if err != nil {
 		return nil, err
 	}
+	res.By = by
 	r, err := requestFrom(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPlan(r); err != nil {
+	if err := checkDecidable(r, res); err != nil {
 		return nil, err
 	}
-	r, err = Settle(ctx, st, id, Resolution{Event: ev, By: by, Text: feedback})
+	ev, feedback := res.Event, res.Text
+	r, err = Settle(ctx, st, id, res)
 	if err != nil {
 		return nil, err
 	}
@@ -133,18 +147,27 @@ func checkDecision(id string, ev protocol.RequestEvent, feedback, by string) (st
 	return by, nil
 }
 
-// checkPlan refuses to decide anything but a plan: a shutdown request is
-// answered by its teammate.
-func checkPlan(r *protocol.Request) error {
-	if r.Kind != protocol.KindPlan {
+// checkDecidable refuses to decide anything but a plan or a permission (a
+// shutdown request is answered by its teammate), and a session scope for
+// anything but a permission with a rule to allow.
+func checkDecidable(r *protocol.Request, res Resolution) error {
+	if r.Kind != protocol.KindPlan && r.Kind != protocol.KindPermission {
 		return fmt.Errorf("request %s is a %s request: only its teammate answers it", r.ID, r.Kind)
+	}
+	if res.Scope == protocol.ScopeSession && (r.Kind != protocol.KindPermission || r.Rule == "") {
+		return fmt.Errorf("request %s has nothing to allow for the session: only a permission with a rule does", r.ID)
 	}
 	return nil
 }
 
-// decisionMessage is the plan_approval_response that tells the planner.
+// decisionMessage is the plan_approval_response or permission_response
+// that tells the member who asked.
 func decisionMessage(r *protocol.Request, ev protocol.RequestEvent, feedback string) *protocol.Message {
-	m := protocol.NewMessage(protocol.TypePlanApprovalResponse, protocol.Lead, r.From)
+	t := protocol.TypePlanApprovalResponse
+	if r.Kind == protocol.KindPermission {
+		t = protocol.TypePermissionResponse
+	}
+	m := protocol.NewMessage(t, protocol.Lead, r.From)
 	m.RequestID, m.Approve, m.Feedback = r.ID, protocol.Bool(ev == protocol.EventApprove), feedback
 	return &m
 }

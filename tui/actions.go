@@ -41,6 +41,12 @@ type MemberRefuser interface {
 	RefusesMessage() string
 }
 
+// SessionAllower is an optional part of Actions: allowing a permission and
+// what its rule covers for the rest of the member's session (A).
+type SessionAllower interface {
+	AllowForSession(id string) (string, error)
+}
+
 // Refuser is an optional part of Actions: why a request may not be decided
 // from this UI at all ("" when it may), checked before a key opens a
 // dialog.
@@ -65,6 +71,16 @@ func (m *Model) approve(id string) tea.Cmd {
 	return m.act(func(a Actions) (string, error) { return a.Approve(id) })
 }
 
+func (m *Model) allowForSession(id string) tea.Cmd {
+	return m.act(func(a Actions) (string, error) {
+		sa, ok := a.(SessionAllower)
+		if !ok {
+			return "", errors.New("this team cannot allow a permission for the session")
+		}
+		return sa.AllowForSession(id)
+	})
+}
+
 func (m *Model) reject(id, feedback string) tea.Cmd {
 	return m.act(func(a Actions) (string, error) { return a.Reject(id, feedback) })
 }
@@ -86,6 +102,7 @@ func (m *Model) broadcast(text string) tea.Cmd {
 // with the same lines flashed.
 type Lead struct {
 	Decide          func(id string, ev protocol.RequestEvent, feedback string) (*protocol.Request, error)
+	AllowForSession func(id string) (*protocol.Request, error)
 	RequestShutdown func(member, reason string) (*protocol.Request, error)
 	Send            func(member, text string) error
 	Broadcast       func(text string) (int, error)
@@ -121,6 +138,11 @@ func StoreLead(ctx context.Context, st store.Store) Lead {
 			defer cancel()
 			return team.Decide(ctx, st, id, ev, feedback, protocol.Lead)
 		},
+		AllowForSession: func(id string) (*protocol.Request, error) {
+			ctx, cancel := context.WithTimeout(ctx, actTimeout)
+			defer cancel()
+			return team.AllowForSession(ctx, st, id, protocol.Lead)
+		},
 		RequestShutdown: func(member, reason string) (r *protocol.Request, err error) {
 			err = withTeam(func(ctx context.Context, t *team.Team) error {
 				r, err = team.RequestShutdown(ctx, st, t, member, reason)
@@ -154,13 +176,30 @@ func (a leadActions) Approve(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if r.Kind == protocol.KindPermission {
+		return fmt.Sprintf("allowed %s once: %s may %s", r.ID, r.From, permissionLine(r)), nil
+	}
 	return fmt.Sprintf("approved %s: %s may go on", r.ID, r.From), nil
+}
+
+func (a leadActions) AllowForSession(id string) (string, error) {
+	if a.l.AllowForSession == nil {
+		return "", errors.New("this team cannot allow a permission for the session")
+	}
+	r, err := a.l.AllowForSession(id)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("allowed %s: %s may use %s for the rest of its session", r.ID, r.From, r.Rule), nil
 }
 
 func (a leadActions) Reject(id, feedback string) (string, error) {
 	r, err := a.l.Decide(id, protocol.EventReject, feedback)
 	if err != nil {
 		return "", err
+	}
+	if r.Kind == protocol.KindPermission {
+		return fmt.Sprintf("denied %s: %s's agent reads why", r.ID, r.From), nil
 	}
 	return fmt.Sprintf("rejected %s: %s will revise", r.ID, r.From), nil
 }
@@ -215,4 +254,16 @@ func (m *Model) restart(member string) tea.Cmd {
 		}
 		return r.Restart(member)
 	})
+}
+
+// permissionLine is a permission's use on one line: its summary, or its
+// tool.
+func permissionLine(r *protocol.Request) string {
+	if r.Permission == nil {
+		return "go on"
+	}
+	if r.Permission.Summary != "" {
+		return r.Permission.Summary
+	}
+	return "use " + r.Permission.Tool
 }

@@ -12,7 +12,7 @@ type KeyMap struct {
 	PageUp, PageDown              key.Binding
 	Open, Back                    key.Binding
 	FullLog                       key.Binding
-	Approve, Reject               key.Binding
+	Approve, Reject, AllowSession key.Binding
 	Shutdown, Message, Broadcast  key.Binding
 	Restart                       key.Binding
 	Filter, Help, Quit, ForceQuit key.Binding
@@ -25,30 +25,31 @@ func DefaultKeyMap() KeyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return KeyMap{
-		NextPane:    b("tab", "next pane", "tab"),
-		PrevPane:    b("shift+tab", "previous pane", "shift+tab"),
-		Roster:      b("1", "roster", "1"),
-		Requests:    b("2", "requests", "2"),
-		Traces:      b("3", "traces", "3"),
-		Messages:    b("4", "messages", "4"),
-		DeadLetters: b("5", "dead letters", "5"),
-		Up:          b("↑/k", "up", "up", "k"),
-		Down:        b("↓/j", "down", "down", "j"),
-		PageUp:      b("pgup", "scroll details up", "pgup", "ctrl+u"),
-		PageDown:    b("pgdn", "scroll details down", "pgdown", "ctrl+d"),
-		Open:        b("enter", "details", "enter"),
-		Back:        b("esc", "back", "esc"),
-		FullLog:     b("l", "full log", "l"),
-		Approve:     b("a", "approve", "a"),
-		Reject:      b("r", "reject", "r"),
-		Shutdown:    b("s", "shut down member", "s"),
-		Message:     b("m", "message member", "m"),
-		Broadcast:   b("b", "broadcast", "b"),
-		Restart:     b("R", "restart member", "R"),
-		Filter:      b("/", "filter", "/"),
-		Help:        b("?", "help", "?"),
-		Quit:        b("q", "quit", "q"),
-		ForceQuit:   b("ctrl+c", "quit", "ctrl+c"),
+		NextPane:     b("tab", "next pane", "tab"),
+		PrevPane:     b("shift+tab", "previous pane", "shift+tab"),
+		Roster:       b("1", "roster", "1"),
+		Requests:     b("2", "requests", "2"),
+		Traces:       b("3", "traces", "3"),
+		Messages:     b("4", "messages", "4"),
+		DeadLetters:  b("5", "dead letters", "5"),
+		Up:           b("↑/k", "up", "up", "k"),
+		Down:         b("↓/j", "down", "down", "j"),
+		PageUp:       b("pgup", "scroll details up", "pgup", "ctrl+u"),
+		PageDown:     b("pgdn", "scroll details down", "pgdown", "ctrl+d"),
+		Open:         b("enter", "details", "enter"),
+		Back:         b("esc", "back", "esc"),
+		FullLog:      b("l", "full log", "l"),
+		Approve:      b("a", "approve", "a"),
+		Reject:       b("r", "reject", "r"),
+		AllowSession: b("A", "allow for the session", "A"),
+		Shutdown:     b("s", "shut down member", "s"),
+		Message:      b("m", "message member", "m"),
+		Broadcast:    b("b", "broadcast", "b"),
+		Restart:      b("R", "restart member", "R"),
+		Filter:       b("/", "filter", "/"),
+		Help:         b("?", "help", "?"),
+		Quit:         b("q", "quit", "q"),
+		ForceQuit:    b("ctrl+c", "quit", "ctrl+c"),
 	}
 }
 
@@ -65,10 +66,11 @@ func (k KeyMap) listHelp() []key.Binding {
 
 // actionHelp is the keys that act on the team, the ? column of the
 // actions: s, m and R act on the member the focused row names, a and r on
-// the selected request (or a roster row's pending plan). A read-only UI
+// the selected request (or a roster row's pending plan), A on a selected
+// permission. A read-only UI
 // (a replay) offers none of them.
 func (k KeyMap) actionHelp() []key.Binding {
-	return []key.Binding{k.Approve, k.Reject, k.Shutdown, k.Message, k.Broadcast, k.Restart}
+	return []key.Binding{k.Approve, k.Reject, k.AllowSession, k.Shutdown, k.Message, k.Broadcast, k.Restart}
 }
 
 // generalHelp is the last ? column: filter, help and quit, on every pane.

@@ -434,8 +434,11 @@ func (v *memberView) pendingLines(w int) []string {
 	}
 	st := v.styles
 	what, who := r.Plan, r.From+" → "+r.To
-	if r.Kind == protocol.KindShutdown {
+	switch {
+	case r.Kind == protocol.KindShutdown:
 		what = r.Reason
+	case r.Permission != nil:
+		what = "asks to use " + r.Permission.Tool + ": " + r.Permission.Summary
 	}
 	out := []string{fit(st.Warning.Render("⚑ "+string(r.Kind)+" "+r.ID)+st.Muted.Render(" · "+who+" · waiting "+age(v.clock.Sub(r.Created))), w)}
 	return append(out, wrapText(what, w)...)

@@ -411,6 +411,8 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.approveSelected()
 	case key.Matches(k, km.Reject):
 		return m.rejectSelected()
+	case key.Matches(k, km.AllowSession):
+		return m.allowSessionSelected()
 	case key.Matches(k, km.Shutdown):
 		if why := m.memberRefusal(km.Shutdown); why != "" {
 			m.flash, m.flashBad = why, true
@@ -521,7 +523,25 @@ func (m *Model) approveSelected() tea.Cmd {
 		return nil
 	}
 	m.flash, m.flashBad = "approving "+r.ID+"…", false
+	if r.Kind == protocol.KindPermission {
+		m.flash = "allowing " + r.ID + " once…"
+	}
 	return m.approve(r.ID)
+}
+
+// allowSessionSelected allows the selected permission and what its rule
+// covers for the rest of the member's session.
+func (m *Model) allowSessionSelected() tea.Cmd {
+	r := m.decidable()
+	if r == nil {
+		return nil
+	}
+	if r.Kind != protocol.KindPermission || r.Rule == "" {
+		m.flash, m.flashBad = r.ID+" is not a permission: A allows a tool for the session", true
+		return nil
+	}
+	m.flash, m.flashBad = "allowing "+r.Rule+" for "+r.From+"'s session…", false
+	return m.allowForSession(r.ID)
 }
 
 func (m *Model) rejectSelected() tea.Cmd {
@@ -529,6 +549,10 @@ func (m *Model) rejectSelected() tea.Cmd {
 	if r == nil {
 		return nil
 	}
-	m.dialog = newInputDialog(dialogReject, r.ID, "feedback for "+r.From+" on "+r.ID+" (required)", m.styles)
+	prompt := "feedback for " + r.From + " on " + r.ID + " (required)"
+	if r.Kind == protocol.KindPermission {
+		prompt = "why " + r.From + " may not " + permissionLine(r) + " (its agent reads it; required)"
+	}
+	m.dialog = newInputDialog(dialogReject, r.ID, prompt, m.styles)
 	return m.dialog.input.Focus()
 }

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"huddle/permit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -177,7 +178,7 @@ func (p *requestsPane) Render(w, h int) string {
 
 func (p *requestsPane) rows(w, h int) []string {
 	if len(p.list.rows) == 0 {
-		msg := "no requests yet: plans and shutdowns show here"
+		msg := "no requests yet: plans, permissions and shutdowns show here"
 		if p.list.filter != "" {
 			msg = "no request matches the filter"
 		}
@@ -191,7 +192,10 @@ func (p *requestsPane) rows(w, h int) []string {
 		mark, ms := p.requestMark(r.Status)
 		head := fmt.Sprintf("%s %-15s %s → %s", ms.Render(mark), r.ID, r.From, r.To)
 		if w >= 70 {
-			head = fmt.Sprintf("%s %-15s %-8s %s → %s", ms.Render(mark), r.ID, r.Kind, r.From, r.To)
+			head = fmt.Sprintf("%s %-15s %-10s %s → %s", ms.Render(mark), r.ID, r.Kind, r.From, r.To)
+		}
+		if r.Permission != nil {
+			head += " · " + team.Printable(r.Permission.Summary)
 		}
 		var tail string
 		if r.Status == protocol.RequestPending && r.Deadline.IsZero() {
@@ -248,7 +252,7 @@ func (p *requestsPane) detail(w int) []string {
 	out := []string{
 		st.Title.Render(fmt.Sprintf("%s %s", r.Kind, r.ID)) + st.Muted.Render(fmt.Sprintf(" · %s → %s", r.From, r.To)),
 		st.Muted.Render(when),
-		p.diagram(r.Status),
+		p.diagram(r.Kind, r.Status),
 	}
 	if !p.readOnly && p.waits(r) {
 		out = append(out, st.Muted.Render("  (just arrived or changed: a and r wait a moment)"))
@@ -266,6 +270,7 @@ func (p *requestsPane) detail(w int) []string {
 		}
 		out = append(out, l)
 	}
+	out = append(out, p.permission(r, w)...)
 	out = append(out, p.section("plan", r.Plan, w)...)
 	out = append(out, p.section("reason", r.Reason, w)...)
 	out = append(out, p.section("feedback", r.Feedback, w)...)
@@ -297,7 +302,7 @@ func (p *requestsPane) revisions(r *protocol.Request) []string {
 }
 
 // diagram draws the request state machine with the current state lit.
-func (p *requestsPane) diagram(cur protocol.RequestStatus) string {
+func (p *requestsPane) diagram(kind protocol.RequestKind, cur protocol.RequestStatus) string {
 	lit := func(s protocol.RequestStatus) string {
 		if s == cur {
 			return p.styles.Lit.Render("[" + string(s) + "]")
@@ -306,7 +311,43 @@ func (p *requestsPane) diagram(cur protocol.RequestStatus) string {
 	}
 	finals := []string{}
 	for _, s := range protocol.RequestStatuses[1:] {
-		finals = append(finals, lit(s))
+		if reachable(kind, s) {
+			finals = append(finals, lit(s))
+		}
 	}
 	return lit(protocol.RequestPending) + " ──▶ " + strings.Join(finals, "│")
+}
+
+// reachable reports whether a request of kind k can end in s: a
+// permission is allowed or denied, a plan or shutdown approved, rejected
+// or expired; any may be cancelled.
+func reachable(k protocol.RequestKind, s protocol.RequestStatus) bool {
+	for _, ev := range protocol.RequestEvents {
+		if next, err := protocol.RequestPending.Next(k, ev); err == nil && next == s {
+			return true
+		}
+	}
+	return false
+}
+
+// permission draws what a permission asks: the tool and its input as a
+// person reads it, what A would allow for the session, and the agent's
+// own suggestions.
+func (p *requestsPane) permission(r *protocol.Request, w int) []string {
+	pm := r.Permission
+	if pm == nil {
+		return nil
+	}
+	out := p.section("asks to use "+pm.Tool, permit.Describe(permit.Use{Tool: pm.Tool, Input: pm.Input}), w)
+	if r.Rule != "" {
+		what := "A allows " + r.Rule + " for the rest of " + r.From + "'s session"
+		if r.Scope == protocol.ScopeSession {
+			what = "allowed for the session: " + r.Rule
+		}
+		out = append(out, p.styles.Muted.Render(fit(what, w)))
+	}
+	if len(pm.Suggestions) > 0 && string(pm.Suggestions) != "null" && string(pm.Suggestions) != "[]" {
+		out = append(out, p.section("the agent suggests", string(pm.Suggestions), w)...)
+	}
+	return out
 }

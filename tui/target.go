@@ -145,6 +145,13 @@ func (m *Model) decideKeys() []key.Binding {
 		return nil // offered once they act: graceOverMsg redraws the footer
 	}
 	r := sel.req
+	if r.Kind == protocol.KindPermission {
+		keys := []key.Binding{memberKey(m.keys.Approve, fmt.Sprintf("allow %s once", r.From))}
+		if _, ok := m.actions.(SessionAllower); ok && r.Rule != "" {
+			keys = append(keys, memberKey(m.keys.AllowSession, "allow "+r.Rule+" for the session"))
+		}
+		return append(keys, memberKey(m.keys.Reject, "deny"))
+	}
 	return []key.Binding{
 		memberKey(m.keys.Approve, fmt.Sprintf("approve %s %s", r.From, r.ID)),
 		memberKey(m.keys.Reject, "reject"),

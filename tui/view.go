@@ -272,6 +272,8 @@ var requestMarks = map[protocol.RequestStatus]mark{
 	protocol.RequestPending:  {"◐", toneWarning},
 	protocol.RequestApproved: {"✓", toneSuccess},
 	protocol.RequestRejected: {"✗", toneDanger},
+	protocol.RequestAllowed:  {"✓", toneSuccess},
+	protocol.RequestDenied:   {"✗", toneDanger},
 	protocol.RequestExpired:  {"⌛", toneMuted},
 	team.StatusCorrupt:       {"⚠", toneDanger},
 }

@@ -146,7 +146,7 @@ func TestClaudeRequests(t *testing.T) {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
 	if len(reqs) != 2 || reqs[0].ID != "plan-1@alice" || reqs[0].Status != protocol.RequestPending || reqs[0].Plan != "refactor the parser" ||
-		reqs[1].ID != "perm-1" || reqs[1].Kind != protocol.KindPermission || reqs[1].Status != protocol.RequestApproved || len(reqs[1].History) != 2 {
+		reqs[1].ID != "perm-1" || reqs[1].Kind != protocol.KindPermission || reqs[1].Status != protocol.RequestAllowed || len(reqs[1].History) != 2 {
 		t.Errorf("requests %+v", reqs)
 	}
 	r = huddle(t, "claude", "requests", "--root", root, "--json").wantOK(t)
@@ -234,9 +234,9 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 	key("j") // perm-2, alice's pending permission request
 	// r acts once the footer offers it: past the grace of a request that
 	// just arrived.
-	testkit.WaitFor(t, 15*time.Second, "the footer offering perm-2", func() bool { return strings.Contains(drawn.screen(), "a approve alice perm-2") })
+	testkit.WaitFor(t, 15*time.Second, "the footer offering perm-2", func() bool { return strings.Contains(drawn.screen(), "a allow alice once") })
 	key("r")
-	screen("feedback for alice")
+	screen("why alice may not")
 	for _, r := range "not in main" {
 		key(string(r))
 	}

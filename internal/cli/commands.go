@@ -107,18 +107,21 @@ var commands = []command{
 		flags:   showFlags,
 	},
 	{
-		name: "approve", synopsis: "ID [--feedback TEXT] " + storeSynopsis, teamDir: true, store: true,
-		summary: "approve a teammate's plan",
-		about: "Approve a teammate's pending plan as the lead; the teammate is told at once (when the\n" +
-			"team next starts, if it is not running).\n" +
+		name: "approve", synopsis: "ID [--feedback TEXT] [--session] " + storeSynopsis, teamDir: true, store: true,
+		summary: "approve a teammate's plan, or allow its agent's permission",
+		about: "Approve a teammate's pending plan, or allow a pending permission, as the lead; the\n" +
+			"teammate is told at once (when the team next starts, if it is not running). A permission\n" +
+			"is allowed once; with --session, what its rule covers (huddle requests shows it) is\n" +
+			"allowed for the rest of the member's session without asking.\n" +
 			"The first decision wins: if the request was resolved already, says by whom and exits 1.",
 		flags: approveFlags,
 	},
 	{
 		name: "reject", synopsis: "ID --feedback TEXT " + storeSynopsis, teamDir: true, store: true,
-		summary: "reject a teammate's plan, with feedback",
-		about: "Reject a teammate's pending plan as the lead, saying what to change; the teammate is\n" +
-			"told at once (when the team next starts, if it is not running) and revises. The first\n" +
+		summary: "reject a teammate's plan, or deny a permission, with feedback",
+		about: "Reject a teammate's pending plan (or deny a permission) as the lead, saying what to\n" +
+			"change or why not; the teammate is told at once (when the team next starts, if it is\n" +
+			"not running) and revises, or its agent reads why. The first\n" +
 			"decision wins: if the request was resolved already, says by whom and exits 1.",
 		flags: rejectFlags,
 	},

@@ -475,7 +475,7 @@ func printRequests(cl *cmdline, out []protocol.Request, all, asJSON bool, rt tea
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tLEFT")
+	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tLEFT\tWHAT")
 	for _, r := range out {
 		status, left, age := string(r.Status), "-", shortDuration(now.Sub(r.Created))
 		switch {
@@ -488,7 +488,7 @@ func printRequests(cl *cmdline, out []protocol.Request, all, asJSON bool, rt tea
 		case r.ResolvedBy != "":
 			status += " by " + r.ResolvedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, dash(string(r.Kind)), dash(r.From), dash(r.To), status, age, left)
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\t%s\n", r.ID, dash(string(r.Kind)), dash(r.From), dash(r.To), status, age, left, dash(requestWhat(&r)))
 	}
 	if err := tw.Flush(); err != nil {
 		return cl.fail(err)
@@ -506,7 +506,36 @@ func leftText(d time.Duration) string {
 
 func approveFlags(fs *flag.FlagSet) runFunc {
 	feedback := fs.String("feedback", "", "a note for the teammate, sent with the approval")
-	return func(cl *cmdline) int { return decide(cl, true, *feedback) }
+	session := fs.Bool("session", false, "a permission: allow what its rule covers for the rest of the member's session")
+	return func(cl *cmdline) int {
+		if *session {
+			if *feedback != "" {
+				return cl.usageError("--session takes no --feedback")
+			}
+			return allowForSession(cl)
+		}
+		return decide(cl, true, *feedback)
+	}
+}
+
+// allowForSession is approve --session: a permission allowed, with its
+// rule, for the rest of the member's session.
+func allowForSession(cl *cmdline) int {
+	if code, ok := cl.wantArgs(1, 1, "a request ID"); !ok {
+		return code
+	}
+	id := cl.args[0]
+	if err := protocol.ValidateID(id); err != nil {
+		return cl.usageError("%v", err)
+	}
+	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		r, err := team.AllowForSession(ctx, st, id, protocol.Lead)
+		if err != nil {
+			return cl.fail(err)
+		}
+		printDecided(cl, r, notRunning(ctx, st))
+		return exitOK
+	})
 }
 
 func rejectFlags(fs *flag.FlagSet) runFunc {
@@ -524,7 +553,7 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 		return cl.usageError("%v", err)
 	}
 	if !approve && strings.TrimSpace(feedback) == "" {
-		return cl.usageError("--feedback is required: say what to change")
+		return cl.usageError("--feedback is required: say what to change, or why not")
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
 		r, err := team.Decide(ctx, st, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
@@ -539,11 +568,18 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 // printDecided says what the lead decided, and when the teammate hears of
 // it: at once, or (notice: the team is not running) when it starts.
 func printDecided(cl *cmdline, r *protocol.Request, notice string) {
+	what := r.From + "'s plan"
+	if r.Permission != nil {
+		what = fmt.Sprintf("%s may%s %s", r.From, map[bool]string{true: "", false: " not"}[r.Status == protocol.RequestAllowed], team.Printable(r.Permission.Summary))
+		if r.Scope == protocol.ScopeSession {
+			what += "; for the rest of its session: " + r.Rule
+		}
+	}
 	if notice != "" {
-		fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s: %s is told when it starts\n", r.Status, r.ID, r.From, notice, r.From)
+		fmt.Fprintf(cl.stdout, "%s %s: %s; %s: %s is told when it starts\n", r.Status, r.ID, what, notice, r.From)
 		return
 	}
-	fmt.Fprintf(cl.stdout, "%s %s: %s's plan; %s has been told\n", r.Status, r.ID, r.From, r.From)
+	fmt.Fprintf(cl.stdout, "%s %s: %s; %s has been told\n", r.Status, r.ID, what, r.From)
 }
 
 func shutdownFlags(fs *flag.FlagSet) runFunc {
@@ -733,4 +769,22 @@ func shortDuration(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
 	}
 	return fmt.Sprintf("%dd%02dh", d/day, d%day/time.Hour)
+}
+
+// requestWhat is what a request asks, on one short line: a permission's
+// use, a plan's first line, a shutdown's reason.
+func requestWhat(r *protocol.Request) string {
+	what := r.Reason
+	switch {
+	case r.Permission != nil:
+		what = r.Permission.Summary
+	case r.Plan != "":
+		what = r.Plan
+	}
+	what, _, _ = strings.Cut(strings.TrimSpace(what), "\n")
+	what = team.Printable(what)
+	if n := []rune(what); len(n) > 60 {
+		what = string(n[:59]) + "…"
+	}
+	return what
 }

@@ -447,9 +447,9 @@ func TestCLIRequests(t *testing.T) {
 
 		table := on.must(t, "requests").stdout
 		for _, row := range []string{
-			`(?m)^ID +KIND +FROM → TO +STATUS +AGE +LEFT$`,
-			`(?m)^pl-000000000001 +plan +reservas → lead +pending +\d+s +9m\d\ds$`,
-			`(?m)^` + sd + ` +shutdown +lead → data +pending +\d+s +1m\d\ds$`,
+			`(?m)^ID +KIND +FROM → TO +STATUS +AGE +LEFT +WHAT$`,
+			`(?m)^pl-000000000001 +plan +reservas → lead +pending +\d+s +9m\d\ds +a plan of reservas$`,
+			`(?m)^` + sd + ` +shutdown +lead → data +pending +\d+s +1m\d\ds +-$`,
 		} {
 			if !regexp.MustCompile(row).MatchString(table) {
 				t.Errorf("requests table has no line matching %s:\n%s", row, table)

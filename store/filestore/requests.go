@@ -319,7 +319,7 @@ func (s *Store) decide(ctx context.Context, r *protocol.Request, d store.Decisio
 	}
 	if !won {
 		if w, err := s.readDecision(id); err == nil {
-			st, _ := protocol.RequestPending.Next(w.Event)
+			st, _ := protocol.RequestPending.Next(r.Kind, w.Event)
 			return nil, &store.AlreadyError{ID: id, Status: st, By: w.By}
 		}
 		return nil, &store.AlreadyError{ID: id, Status: "resolved", By: "someone else"}

@@ -154,7 +154,7 @@ func TestDecideRaceAcrossProcesses(t *testing.T) {
 			t.Fatalf("round %d: nobody won: %v", i, lost)
 		}
 		winner.wins++
-		want, _ := protocol.RequestPending.Next(winner.ev)
+		want, _ := protocol.RequestPending.Next(r.Kind, winner.ev)
 		for p, l := range lost {
 			wantLine := fmt.Sprintf("lost %s %s request %s already %s by %s", want, winner.name, r.ID, want, winner.name)
 			if l != wantLine {

@@ -249,7 +249,7 @@ func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*proto
 			return nil, fmt.Errorf("decide %s: %w", id, scrub(err, s.t.secrets))
 		}
 		if w, err := s.decision(ctx, id); err == nil {
-			st, _ := protocol.RequestPending.Next(w.Event)
+			st, _ := protocol.RequestPending.Next(r.Kind, w.Event)
 			return nil, &store.AlreadyError{ID: id, Status: st, By: w.By}
 		}
 		return nil, &store.AlreadyError{ID: id, Status: "resolved", By: "someone else"}

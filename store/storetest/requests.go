@@ -342,7 +342,7 @@ func winnerOf(t *testing.T, deciders [2]decider, r raced) protocol.RequestEvent 
 		if err != nil {
 			continue
 		}
-		want, _ := protocol.RequestPending.Next(deciders[i].event)
+		want, _ := protocol.RequestPending.Next(protocol.KindPlan, deciders[i].event)
 		var already *store.AlreadyError
 		if !errors.As(other, &already) || already.Status != want || already.ID != r.id {
 			t.Fatalf("plan %s: %s won, the other decider got %v", r.id, deciders[i].event, other)
@@ -368,7 +368,7 @@ func settleAnswer(ctx context.Context, s store.Store, m *protocol.Message) error
 	if err != nil {
 		return err
 	}
-	if want, _ := protocol.RequestPending.Next(m.Event()); got.Status != want || got.Feedback != m.Feedback {
+	if want, _ := protocol.RequestPending.Next(got.Kind, m.Event()); got.Status != want || got.Feedback != m.Feedback {
 		return fmt.Errorf("plan %s answered %s (%q) reads %s (%q)", m.RequestID, m.Event(), m.Feedback, got.Status, got.Feedback)
 	}
 	return nil

@@ -300,6 +300,7 @@ func (mt *mate) runExec(ctx context.Context) error {
 	// of their own) still carries the mark.
 	p.signalGroup(syscall.SIGKILL)
 	sweepMarked(p.mark)
+	mt.rt.cancelPermissions(mt.spec.Name)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -492,6 +493,8 @@ func (mt *mate) carryOut(line []byte) error {
 		return mt.execResult(l)
 	case "usage":
 		return mt.execUsage(l)
+	case "permission":
+		return mt.execPermission(l)
 	case "":
 		return errors.New("action is required")
 	default:

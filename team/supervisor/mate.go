@@ -26,6 +26,11 @@ type mate struct {
 	// lastPlan is the id of the member's latest plan, under mu: a plan
 	// submitted while revising names it as the plan it replaces.
 	lastPlan string
+	// planApproved says the latest plan (lastPlan) is approved, and
+	// sessionRules are what the lead allowed for the rest of the member's
+	// session, both under mu: the permission gate reads them.
+	planApproved bool
+	sessionRules []string
 	// writeMu orders the writes of rec: each takes its copy and writes it
 	// under writeMu, so an older copy never lands over a newer one (the
 	// inbox, the process's output and the run goroutine all change rec).
@@ -326,6 +331,8 @@ func (mt *mate) dispatch(ctx context.Context, d store.Delivery) error {
 		return mt.shutdownArrived(ctx, d)
 	case protocol.TypePlanApprovalResponse:
 		return mt.planDecided(ctx, d)
+	case protocol.TypePermissionResponse:
+		return mt.permissionDecided(ctx, d)
 	case protocol.TypeInvocationRequest:
 		return mt.invoked(ctx, d)
 	case protocol.TypeInvocationResult:
@@ -453,6 +460,11 @@ func (mt *mate) planSettled(r *protocol.Request) error {
 	if mt.proc == nil || !r.Status.IsTerminal() {
 		return nil
 	}
+	if r.ID == mt.latestPlan() {
+		mt.mu.Lock()
+		mt.planApproved = r.Status == protocol.RequestApproved
+		mt.mu.Unlock()
+	}
 	next, activity := protocol.MemberWorking, "plan approved"
 	switch r.Status {
 	case protocol.RequestRejected:
@@ -494,7 +506,7 @@ func (mt *mate) submitPlan(plan string) (string, error) {
 		return "", err
 	}
 	mt.mu.Lock()
-	mt.lastPlan = r.ID
+	mt.lastPlan, mt.planApproved = r.ID, false
 	mt.mu.Unlock()
 	if mt.status() != protocol.MemberWorking && mt.status() != protocol.MemberRevising {
 		if err := mt.setStatus(protocol.MemberWorking, "writing a plan"); err != nil {
@@ -600,3 +612,10 @@ const writeSlots = 4
 func (rt *Runtime) takeSlot() { rt.slots <- struct{}{} }
 
 func (rt *Runtime) giveSlot() { <-rt.slots }
+
+// latestPlan is the id of the member's latest plan ("" before any).
+func (mt *mate) latestPlan() string {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	return mt.lastPlan
+}

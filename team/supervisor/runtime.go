@@ -384,7 +384,9 @@ func (rt *Runtime) handleLead(_ context.Context, d store.Delivery) error {
 		return rt.shutdownAnswered(d)
 	case protocol.TypeStatus:
 		return rt.statusReported(d)
-	case protocol.TypePlanApprovalResponse, protocol.TypeShutdownRequest:
+	case protocol.TypePermissionRequest:
+		return rt.permissionArrived(d)
+	case protocol.TypePlanApprovalResponse, protocol.TypeShutdownRequest, protocol.TypePermissionResponse:
 		rt.deadLetter(protocol.Lead, d, fmt.Sprintf("%s is sent by the lead, not to it", m.Type))
 	}
 	return nil
@@ -535,6 +537,7 @@ func (rt *Runtime) expire() (next time.Time) {
 				mt.poke()
 			}
 			rt.tellPlanEnded(nr)
+			rt.tellPermissionEnded(nr)
 		case !errors.As(err, &already):
 			earliest(soon) // try again
 		}

@@ -271,7 +271,7 @@ func (sh *shared) settle(r *protocol.Request, answer team.Resolution) (*protocol
 			return nil, err
 		}
 	}
-	if want, _ := protocol.RequestPending.Next(answer.Event); r.Status != want {
+	if want, _ := protocol.RequestPending.Next(r.Kind, answer.Event); r.Status != want {
 		return nil, fmt.Errorf("stale answer: request %s already %s by %s", r.ID, r.Status, r.ResolvedBy)
 	}
 	return r, nil
