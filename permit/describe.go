@@ -29,7 +29,7 @@ func Describe(u Use) string {
 		b.WriteString("edit " + path)
 		diff(&b, in.OldString, in.NewString)
 	case "MultiEdit":
-		b.WriteString(fmt.Sprintf("edit %s (%d changes)", path, len(in.Edits)))
+		fmt.Fprintf(&b, "edit %s (%d changes)", path, len(in.Edits))
 		for _, e := range in.Edits {
 			diff(&b, e.OldString, e.NewString)
 		}
@@ -38,7 +38,7 @@ func Describe(u Use) string {
 		lines := strings.Split(strings.TrimSuffix(in.Content, "\n"), "\n")
 		for i, l := range lines {
 			if i == writeLines {
-				b.WriteString(fmt.Sprintf("\n… %d more lines", len(lines)-writeLines))
+				fmt.Fprintf(&b, "\n… %d more lines", len(lines)-writeLines)
 				break
 			}
 			if in.Content != "" {
