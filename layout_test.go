@@ -33,7 +33,7 @@ var allowedImports = map[string][]string{
 	"claudeteam":   {"protocol", "teamdir", "team", "team/view"},
 	"replay":       {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
 	"agents":       {"protocol", "team", "store/filestore"},
-	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "permit"},
+	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store"},
 	"internal/cli": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
 	".":            {"internal/cli"},
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -63,6 +64,13 @@ func (u Use) input() input {
 	_ = json.Unmarshal(u.Input, &in) // input that is no object reads as empty
 	return in
 }
+
+// ReadOnly reports whether tool changes nothing (reading, searching, the
+// agent's own todo list): what a plan gate lets through.
+func ReadOnly(tool string) bool { return readTools[tool] || lookTools[tool] }
+
+// lookTools change nothing but are not covered by Read rules.
+var lookTools = map[string]bool{"WebFetch": true, "WebSearch": true, "TodoWrite": true, "ToolSearch": true}
 
 // editTools are covered by Edit rules, readTools by Read rules.
 var (
@@ -276,7 +284,7 @@ func (rs Rules) Decide(u Use) (Verdict, string) {
 		if !ok {
 			return Ask, ""
 		}
-		if !contains(by, r) {
+		if !slices.Contains(by, r) {
 			by = append(by, r)
 		}
 	}
@@ -377,13 +385,4 @@ func relPath(cwd, file string) string {
 		return rel
 	}
 	return abs
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -136,6 +136,14 @@ func TestDescribeAndSessionRule(t *testing.T) {
 	}
 }
 
+func TestReadOnly(t *testing.T) {
+	for tool, want := range map[string]bool{"Read": true, "Grep": true, "WebFetch": true, "TodoWrite": true, "Edit": false, "Write": false, "Bash": false, "": false} {
+		if got := permit.ReadOnly(tool); got != want {
+			t.Errorf("ReadOnly(%q) = %v, want %v", tool, got, want)
+		}
+	}
+}
+
 func FuzzDecide(f *testing.F) {
 	f.Add("Bash(go test:*)", "Bash", `{"command":"go test ./... && rm x"}`)
 	f.Add("Edit(src/**)", "Edit", `{"file_path":"src/../x"}`)

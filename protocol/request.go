@@ -243,13 +243,15 @@ func (r *Request) ResolvedOrCreated() time.Time {
 }
 
 // Permission is what an agent asks to do: use Tool with Input. Summary
-// draws it on one line for a person; Suggestions are the agent's own
+// draws it on one line for a person, Drawn whole (the command, the file
+// and its diff), paths relative to where the agent runs; Suggestions are the agent's own
 // offers of what an allowance could cover (Claude Code's
 // permission_suggestions), kept as it sent them.
 type Permission struct {
 	Tool        string          `json:"tool"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	Summary     string          `json:"summary,omitempty"`
+	Drawn       string          `json:"drawn,omitempty"`
 	ToolUseID   string          `json:"tool_use_id,omitempty"`
 	Suggestions json.RawMessage `json:"suggestions,omitempty"`
 }

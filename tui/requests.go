@@ -9,7 +9,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"huddle/permit"
 	"huddle/protocol"
 	"huddle/team"
 )
@@ -338,7 +337,11 @@ func (p *requestsPane) permission(r *protocol.Request, w int) []string {
 	if pm == nil {
 		return nil
 	}
-	out := p.section("asks to use "+pm.Tool, permit.Describe(permit.Use{Tool: pm.Tool, Input: pm.Input}), w)
+	drawn := pm.Drawn
+	if drawn == "" {
+		drawn = pm.Summary
+	}
+	out := p.section("asks to use "+pm.Tool, drawn, w)
 	if r.Rule != "" {
 		what := "A allows " + r.Rule + " for the rest of " + r.From + "'s session"
 		if r.Scope == protocol.ScopeSession {

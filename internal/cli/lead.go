@@ -570,7 +570,11 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 func printDecided(cl *cmdline, r *protocol.Request, notice string) {
 	what := r.From + "'s plan"
 	if r.Permission != nil {
-		what = fmt.Sprintf("%s may%s %s", r.From, map[bool]string{true: "", false: " not"}[r.Status == protocol.RequestAllowed], team.Printable(r.Permission.Summary))
+		may := " may not "
+		if r.Status == protocol.RequestAllowed {
+			may = " may "
+		}
+		what = r.From + may + team.Printable(r.Permission.Summary)
 		if r.Scope == protocol.ScopeSession {
 			what += "; for the rest of its session: " + r.Rule
 		}

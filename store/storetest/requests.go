@@ -481,3 +481,47 @@ func testReschedule(t *testing.T, open Opener) {
 		t.Fatalf("an unknown id: %v", err)
 	}
 }
+
+// testPermissionAllowedForTheSession: a permission decided on one handle
+// reads allowed, with its scope, on another; a second decision is told
+// the first's status; a scope on anything else is refused; and a deadline
+// denies a permission.
+func testPermissionAllowedForTheSession(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	a, b := open(t), open(t)
+	newPermission := func() *protocol.Request {
+		r := protocol.NewRequest(protocol.KindPermission, protocol.NewRequestID(protocol.KindPermission), "alice", protocol.Lead, time.Now(), time.Hour)
+		r.Permission = &protocol.Permission{Tool: "Bash", Input: []byte(`{"command":"go test ./..."}`), Summary: "$ go test ./..."}
+		r.Rule = "Bash(go test:*)"
+		if err := a.CreateRequest(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	p := newPermission()
+	if _, err := a.Decide(ctx, p.ID, store.Decision{Event: protocol.EventReject, By: protocol.Lead, Scope: protocol.ScopeSession}); err == nil {
+		t.Fatal("a denial with a scope was taken")
+	}
+	if _, err := a.Decide(ctx, p.ID, store.Decision{Event: protocol.EventApprove, By: protocol.Lead, Scope: protocol.ScopeSession}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Request(ctx, p.ID)
+	if err != nil || got.Status != protocol.RequestAllowed || got.Scope != protocol.ScopeSession || got.Rule != p.Rule || got.Permission.Tool != "Bash" {
+		t.Fatalf("the permission on the other handle: %+v, %v; want allowed for the session", got, err)
+	}
+	var already *store.AlreadyError
+	if _, err := b.Decide(ctx, p.ID, store.Decision{Event: protocol.EventReject, By: "late", Text: "no"}); !errors.As(err, &already) || already.Status != protocol.RequestAllowed {
+		t.Fatalf("a second decision: %v; want AlreadyError allowed", err)
+	}
+	if d := store.DecisionOf(got); d.Event != protocol.EventApprove || d.Scope != protocol.ScopeSession {
+		t.Errorf("DecisionOf the allowed permission = %+v", d)
+	}
+	late := newPermission()
+	r, err := b.Decide(ctx, late.ID, store.Decision{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+	if err != nil || r.Status != protocol.RequestDenied || r.Scope != "" {
+		t.Fatalf("a permission past its deadline: %+v, %v; want denied", r, err)
+	}
+	if fr, ok := store.FromDecision(late.ID, store.Decision{Event: protocol.EventDeadline, By: "huddle"}); !ok || fr.Kind != protocol.KindPermission || fr.Status != protocol.RequestDenied {
+		t.Errorf("FromDecision of a permission's deadline = %+v, %v", fr, ok)
+	}
+}

@@ -41,6 +41,7 @@ func Run(t *testing.T, f Factory) {
 		{"ForgedAndStaleResponsesRefused", testForgedAndStale},
 		{"ArchiveTakesFinalOutOfLive", testArchive},
 		{"RescheduleMovesAPendingDeadline", testReschedule},
+		{"PermissionAllowedForTheSession", testPermissionAllowedForTheSession},
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
 		{"WatchDeadLettersTellsEachOne", testWatchDeadLetters},

@@ -460,11 +460,11 @@ func (mt *mate) planSettled(r *protocol.Request) error {
 	if mt.proc == nil || !r.Status.IsTerminal() {
 		return nil
 	}
-	if r.ID == mt.latestPlan() {
-		mt.mu.Lock()
+	mt.mu.Lock()
+	if r.ID == mt.lastPlan {
 		mt.planApproved = r.Status == protocol.RequestApproved
-		mt.mu.Unlock()
 	}
+	mt.mu.Unlock()
 	next, activity := protocol.MemberWorking, "plan approved"
 	switch r.Status {
 	case protocol.RequestRejected:
@@ -612,10 +612,3 @@ const writeSlots = 4
 func (rt *Runtime) takeSlot() { rt.slots <- struct{}{} }
 
 func (rt *Runtime) giveSlot() { <-rt.slots }
-
-// latestPlan is the id of the member's latest plan ("" before any).
-func (mt *mate) latestPlan() string {
-	mt.mu.Lock()
-	defer mt.mu.Unlock()
-	return mt.lastPlan
-}

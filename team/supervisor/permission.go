@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"huddle/permit"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/team"
 )
 
 // An exec teammate's agent asks to use a tool with a permission line; the
@@ -25,13 +25,6 @@ import (
 
 // summaryWidth is how much of a permission its one-line summary keeps.
 const summaryWidth = 160
-
-// readOnlyTools are the tools the plan gate lets through: they change
-// nothing.
-var readOnlyTools = map[string]bool{
-	"Read": true, "Grep": true, "Glob": true, "LS": true, "NotebookRead": true,
-	"WebFetch": true, "WebSearch": true, "TodoWrite": true, "ToolSearch": true,
-}
 
 // execPermission opens the request a permission line asks for and decides
 // it when no one need be asked.
@@ -52,7 +45,7 @@ func (mt *mate) execPermission(l protocol.ExecLine) error {
 	use := permit.Use{Tool: l.Tool, Input: l.Input, Cwd: mt.procDir()}
 	r := protocol.NewRequest(protocol.KindPermission, l.RequestID, name, protocol.Lead, time.Now(), mt.rt.team.Settings.Permission())
 	r.Permission = &protocol.Permission{
-		Tool: l.Tool, Input: l.Input, Summary: permit.Summary(use, summaryWidth),
+		Tool: l.Tool, Input: l.Input, Summary: permit.Summary(use, summaryWidth), Drawn: permit.Describe(use),
 		ToolUseID: l.ToolUseID, Suggestions: l.Suggestions,
 	}
 	if r.Permission.Summary == "" {
@@ -85,7 +78,7 @@ func (mt *mate) execPermission(l protocol.ExecLine) error {
 // the session, or an allow rule, allows; anything else is asked (ok
 // false), and so is a use an ask rule names.
 func (mt *mate) decidePermission(use permit.Use) (ev protocol.RequestEvent, by, why string, ok bool) {
-	if gated, plan := mt.planGated(); gated && !readOnlyTools[use.Tool] {
+	if gated, plan := mt.planGated(); gated && !permit.ReadOnly(use.Tool) {
 		return protocol.EventReject, "huddle (plan gate)", fmt.Sprintf("plan %s is not approved: nothing may change before the lead approves it", plan), true
 	}
 	var rules permit.Rules
@@ -129,9 +122,7 @@ func (mt *mate) planGated() (bool, string) {
 // session) and tells the member through its inbox, as the lead's own
 // decisions are told.
 func (mt *mate) settlePermission(r *protocol.Request, ev protocol.RequestEvent, by, why string) error {
-	ctx, cancel := op()
-	defer cancel()
-	nr, err := team.Decide(ctx, mt.rt.sh.st, r.ID, ev, why, by)
+	nr, err := mt.rt.sh.decide(r.ID, ev, why, by)
 	var already *store.AlreadyError
 	switch {
 	case errors.As(err, &already):
@@ -163,7 +154,7 @@ func (mt *mate) permissionDecided(ctx context.Context, d store.Delivery) error {
 	}
 	if r.Status == protocol.RequestAllowed && r.Scope == protocol.ScopeSession && r.Rule != "" {
 		mt.mu.Lock()
-		if !contains(mt.sessionRules, r.Rule) {
+		if !slices.Contains(mt.sessionRules, r.Rule) {
 			mt.sessionRules = append(mt.sessionRules, r.Rule)
 		}
 		mt.mu.Unlock()
@@ -171,17 +162,14 @@ func (mt *mate) permissionDecided(ctx context.Context, d store.Delivery) error {
 	return mt.forward(ctx, d)
 }
 
-// tellPermissionEnded tells the member whose permission huddle ended
-// (denied at its deadline) that it is denied, and why.
+// tellPermissionEnded tells the member whose permission huddle denied at
+// its deadline that it is denied, and why.
 func (rt *Runtime) tellPermissionEnded(r *protocol.Request) {
 	if r.Kind != protocol.KindPermission || !rt.known(r.From) {
 		return
 	}
 	m := protocol.NewMessage(protocol.TypePermissionResponse, protocol.Lead, r.From)
-	why := r.ResponseReason
-	if r.Status == protocol.RequestDenied && r.ResolvedBy == "huddle" {
-		why = fmt.Sprintf("nobody answered within %s: %s", rt.team.Settings.Permission(), why)
-	}
+	why := fmt.Sprintf("nobody answered within %s: %s", rt.team.Settings.Permission(), r.ResponseReason)
 	m.RequestID, m.Approve, m.Feedback = r.ID, protocol.Bool(false), why
 	if err := rt.sh.appendTo(r.From, &m); err != nil {
 		rt.emit(Event{"event": "error", "member": r.From, "error": fmt.Sprintf("telling %s that permission %s is %s: %v", r.From, r.ID, r.Status, err)})
@@ -220,28 +208,10 @@ func isObject(raw json.RawMessage) bool {
 	return strings.HasPrefix(strings.TrimSpace(string(raw)), "{")
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // cancelPermissions cancels the member's pending permissions when its
 // process has ended: the agent that asked waits for nothing any more.
 func (rt *Runtime) cancelPermissions(member string) {
-	all, err := rt.pending()
-	if err != nil {
-		return
-	}
-	for _, r := range all {
-		if r.Kind != protocol.KindPermission || r.From != member {
-			continue
-		}
-		if nr, err := rt.sh.resolveID(r.ID, team.Resolution{Event: protocol.EventCancel, By: "huddle", Text: member + "'s agent ended before an answer"}); err == nil {
-			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": "huddle"})
-		}
-	}
+	rt.cancelWhere(member+"'s agent ended before an answer", func(r *protocol.Request) bool {
+		return r.Kind == protocol.KindPermission && r.From == member
+	})
 }

@@ -147,7 +147,7 @@ func TestPermissionsDecidedByGateRulesSessionAndLead(t *testing.T) {
 		edit = request("pm-000000000003")
 		return edit != nil
 	})
-	if edit.Status != protocol.RequestPending || edit.Permission == nil || edit.Permission.Tool != "Edit" || edit.Rule == "" {
+	if edit.Status != protocol.RequestPending || edit.Permission == nil || edit.Permission.Tool != "Edit" || edit.Rule == "" || edit.Permission.Drawn != "edit src/a.go\n- a\n+ b" {
 		t.Fatalf("edit src/a.go: %+v; want pending, the Edit drawn, a session rule offered", edit)
 	}
 	asked := false

@@ -600,12 +600,17 @@ func (rt *Runtime) mate(name string) *mate {
 
 // cancelPending cancels every pending request from or to a member that is gone.
 func (rt *Runtime) cancelPending(member, why string) {
+	rt.cancelWhere(why, func(r *protocol.Request) bool { return r.From == member || r.To == member })
+}
+
+// cancelWhere cancels every pending request which picks, saying why.
+func (rt *Runtime) cancelWhere(why string, which func(r *protocol.Request) bool) {
 	all, err := rt.pending()
 	if err != nil {
 		return
 	}
 	for _, r := range all {
-		if r.From != member && r.To != member {
+		if !which(&r) {
 			continue
 		}
 		if nr, err := rt.sh.resolveID(r.ID, team.Resolution{Event: protocol.EventCancel, By: "huddle", Text: why}); err == nil {
