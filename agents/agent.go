@@ -68,10 +68,10 @@ type turnDone struct {
 
 // agent is the adapter's state; one goroutine (Run's loop) owns it.
 type agent struct {
-	cfg    Config
-	runner *runner
-	enc    *json.Encoder
-	log    *lockedWriter
+	cfg Config
+	drv driver
+	enc *json.Encoder
+	log *lockedWriter
 
 	phase   phase
 	session string
@@ -84,11 +84,20 @@ type agent struct {
 	running  *job
 	started  time.Time
 	cancel   context.CancelFunc
-	cut      bool            // the running turn was killed by a second shutdown request
-	dropped  map[string]bool // invocations cancelled while their turn ran
-	shutdown []string        // shutdown requests to approve once the running turn ends
+	cut      bool // the running turn was killed by a second shutdown request
+	cutAsked bool // … or by a shutdown while it waited for an answer
+	// pending are the running turn's questions huddle was asked (by their
+	// permission request id); planAsk the ExitPlanMode question whose
+	// plan awaits the lead; worked says the lead approved the plan within
+	// the running turn, which then carried it out.
+	pending        map[string]*ask
+	planAsk        *ask
+	approvedInTurn bool
+	dropped        map[string]bool // invocations cancelled while their turn ran
+	shutdown       []string        // shutdown requests to approve once the running turn ends
 
 	activity chan string
+	asks     chan *ask
 	done     chan turnDone
 	said     [2]string // the last status and activity reported, so repeats are not written
 	stopped  bool      // a shutdown was approved: the adapter exits
@@ -104,22 +113,30 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out, log io.Writer) erro
 		cfg.Dir, _ = os.Getwd() // without it paths are shown whole
 	}
 	lw := &lockedWriter{w: log}
+	r := &runner{cli: cfg.CLI, bin: cfg.Bin, extra: cfg.Extra, cwd: cfg.Dir, log: lw}
+	var drv driver = r
+	if cfg.CLI.newDriver != nil {
+		drv = cfg.CLI.newDriver(r)
+	}
 	a := &agent{
 		cfg:      cfg,
-		runner:   &runner{cli: cfg.CLI, bin: cfg.Bin, extra: cfg.Extra, cwd: cfg.Dir, log: lw},
+		drv:      drv,
 		enc:      json.NewEncoder(out),
 		log:      lw,
 		dropped:  map[string]bool{},
+		pending:  map[string]*ask{},
 		activity: make(chan string),
+		asks:     make(chan *ask),
 		done:     make(chan turnDone, 1),
 	}
+	defer drv.close()
 	a.enc.SetEscapeHTML(false)
 	stop := make(chan struct{})
 	defer close(stop)
 	msgs := make(chan protocol.Message)
 	go readMessages(in, msgs, stop, lw) // ends with stdin, which is the process's own
 
-	a.queue = append(a.queue, job{kind: jobPlan, prompt: planPrompt(cfg.Task)})
+	a.queue = append(a.queue, job{kind: jobPlan, prompt: planPrompt(cfg.Task, cfg.CLI.newDriver != nil)})
 	a.startNext(ctx)
 	for {
 		select {
@@ -134,6 +151,8 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out, log io.Writer) erro
 			a.handle(m)
 		case s := <-a.activity:
 			a.report(s)
+		case q := <-a.asks:
+			a.asked(q)
 		case d := <-a.done:
 			a.finished(d)
 		}
@@ -218,18 +237,29 @@ func (a *agent) startNext(ctx context.Context) {
 	}
 	j := a.queue[0]
 	a.queue = a.queue[1:]
-	a.running, a.started, a.cut = &j, time.Now(), false
+	a.running, a.started, a.cut, a.cutAsked, a.approvedInTurn = &j, time.Now(), false, false, false
 	t := a.turnFor(j)
 	tctx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
 	a.report(a.startActivity(j))
-	go func() {
-		out, err := a.runner.run(tctx, t, func(s string) {
+	h := hooks{
+		activity: func(s string) {
 			select {
 			case a.activity <- s:
 			case <-tctx.Done():
 			}
-		})
+		},
+		ask: func(q *ask) bool {
+			select {
+			case a.asks <- q:
+				return true
+			case <-tctx.Done():
+				return false
+			}
+		},
+	}
+	go func() {
+		out, err := a.drv.run(tctx, t, h)
 		a.done <- turnDone{job: j, out: out, err: err}
 	}()
 }
@@ -272,8 +302,10 @@ func (a *agent) abort() {
 	for {
 		select {
 		case <-a.activity:
+		case <-a.asks:
 		case <-a.done:
 			a.running = nil
+			a.forgetAsks()
 			return
 		}
 	}
@@ -286,6 +318,8 @@ func (a *agent) handle(m protocol.Message) {
 		a.messageArrived(m)
 	case protocol.TypePlanApprovalResponse:
 		a.planDecided(m)
+	case protocol.TypePermissionResponse:
+		a.permissionDecided(m)
 	case protocol.TypeShutdownRequest:
 		a.shutdownAsked(m)
 	case protocol.TypeInvocationRequest:
@@ -318,6 +352,10 @@ func (a *agent) planDecided(m protocol.Message) {
 		a.log.printf("agent: ignored a decision on %s: no plan of this agent awaits one", m.RequestID)
 		return
 	}
+	if a.planAsk != nil {
+		a.planAnswered(m)
+		return
+	}
 	switch {
 	case m.Approved():
 		a.setPhase(approved)
@@ -346,8 +384,18 @@ func (a *agent) shutdownAsked(m protocol.Message) {
 		return // the same request again (a redelivery), not the lead insisting
 	}
 	a.shutdown = append(a.shutdown, m.RequestID)
+	if a.planAsk != nil || len(a.pending) > 0 {
+		// The turn waits for an answer: nothing it does will end it first.
+		a.cut, a.cutAsked = true, true
+		a.cancel()
+		return
+	}
 	if len(a.shutdown) == 1 {
-		a.report(fmt.Sprintf("finishing its %s turn, then stopping", a.running.kind))
+		kind := a.running.kind
+		if a.approvedInTurn {
+			kind = jobWork
+		}
+		a.report(fmt.Sprintf("finishing its %s turn, then stopping", kind))
 		return
 	}
 	a.cut = true
@@ -379,6 +427,10 @@ func (a *agent) invocationCancelled(id string) {
 func (a *agent) finished(d turnDone) {
 	a.running = nil
 	a.cancel()
+	a.forgetAsks()
+	if a.approvedInTurn && (d.job.kind == jobPlan || d.job.kind == jobRevise) {
+		d.job.kind = jobWork // the plan was approved within the turn, which then carried it out
+	}
 	in, out := d.out.TokensIn, d.out.TokensOut
 	if d.out.Totals {
 		if d.out.Session != a.session {
@@ -449,7 +501,10 @@ func (a *agent) stillAsked() bool {
 func (a *agent) stopAfter(d turnDone) {
 	name := a.cfg.CLI.Name
 	reason := fmt.Sprintf("finished its %s turn, stopping", d.job.kind)
-	if a.cut {
+	switch {
+	case a.cutAsked:
+		reason = fmt.Sprintf("stopped at once: %s's %s turn was waiting for an answer, and was cut short", name, d.job.kind)
+	case a.cut:
 		reason = fmt.Sprintf("stopped at once at the lead's second request: %s's %s turn was cut short", name, d.job.kind)
 	}
 	if d.job.kind == jobInvocation && !a.dropped[d.job.inv.RequestID] && (a.cut || d.err != nil) {

@@ -7,22 +7,6 @@ import (
 	"strings"
 )
 
-// claudeArgs is Claude Code's command line for turn t: headless (-p) with
-// the JSON event stream (stream-json needs --verbose with -p), in plan mode
-// (read-only) or acceptEdits, resuming t.Session if set. docs/agents.md
-// cites the documentation of each flag.
-func claudeArgs(t Turn, extra []string) []string {
-	mode := "plan"
-	if t.Edits {
-		mode = "acceptEdits"
-	}
-	args := []string{"-p", t.Prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", mode}
-	if t.Session != "" {
-		args = append(args, "--resume", t.Session)
-	}
-	return append(args, extra...)
-}
-
 // claudeEvent is the part of a Claude Code stream-json line the adapter
 // reads; every other field and event type is ignored.
 type claudeEvent struct {
@@ -88,6 +72,10 @@ type claudeStream struct {
 	// the CLI has the model write its plan there, and ExitPlanMode's own
 	// input holds none.
 	plans, planFile string
+	// session: the stream of a session process, whose ExitPlanMode
+	// requests the host answered (a denied one is a rejected plan, not
+	// the plan to put forward).
+	session bool
 }
 
 func newClaudeStream(cwd string) stream {
@@ -215,7 +203,7 @@ func (s *claudeStream) result(ev claudeEvent) {
 	}
 	for _, d := range ev.PermissionDenials {
 		var in claudeToolInput
-		if d.ToolName == "ExitPlanMode" && json.Unmarshal(d.ToolInput, &in) == nil && in.Plan != "" {
+		if !s.session && d.ToolName == "ExitPlanMode" && json.Unmarshal(d.ToolInput, &in) == nil && in.Plan != "" {
 			s.out.Plan = in.Plan
 		}
 	}

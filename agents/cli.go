@@ -20,15 +20,19 @@ type Turn struct {
 type CLI struct {
 	Name   string // the command's name on PATH: claude, codex
 	BinEnv string // the variable that names its binary
-	// Args is the command line of turn t, with extra (the arguments after
-	// `--` on huddle's command line) added where the CLI takes options.
+	// Args is the command line of turn t for a CLI run once per turn, with
+	// extra (the arguments after `--` on huddle's command line) added where
+	// the CLI takes options.
 	Args      func(t Turn, extra []string) []string
 	newStream func(cwd string) stream
+	// newDriver, when set, runs the whole session in one process (Claude
+	// Code on its control protocol) instead of Args once per turn.
+	newDriver func(r *runner) driver
 }
 
 // CLIs are the agents huddle drives, by name.
 var CLIs = map[string]*CLI{
-	"claude": {Name: "claude", BinEnv: "HUDDLE_CLAUDE_BIN", Args: claudeArgs, newStream: newClaudeStream},
+	"claude": {Name: "claude", BinEnv: "HUDDLE_CLAUDE_BIN", newStream: newClaudeStream, newDriver: newClaudeSession},
 	"codex":  {Name: "codex", BinEnv: "HUDDLE_CODEX_BIN", Args: codexArgs, newStream: newCodexStream},
 }
 

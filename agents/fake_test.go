@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,6 +66,9 @@ func runFake() int {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	if slices.Contains(os.Args[1:], "--input-format") {
+		return runSessionFake(dir, n, sc)
+	}
 	for sc.Scan() {
 		line := sc.Text()
 		verb, arg, _ := strings.Cut(line, " ")
@@ -88,6 +92,118 @@ func runFake() int {
 	}
 	logRun(dir, fakeRun{N: n, Event: "end"})
 	return 0
+}
+
+// runSessionFake is a fake Claude Code session on the control protocol
+// (claude -p --input-format stream-json …): it replays its script as the
+// real CLI printed it, reading the host's lines where the real one waited
+// for them: a user message before it starts and after each result, the
+// answer to each control_request it printed. It answers the host's
+// set_permission_mode itself, as the real CLI does, and logs every host
+// line to N.stdin.jsonl. A host line out of place is an error (status 96);
+// stdin ending ends it with status 0, as it ends the real CLI.
+func runSessionFake(dir string, n int, script *bufio.Scanner) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 8<<20)
+	host, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)+".stdin.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake:", err)
+		return 97
+	}
+	defer host.Close()
+	end := func(code int) int {
+		logRun(dir, fakeRun{N: n, Event: "end"})
+		return code
+	}
+	// read reads host lines until one of type want (answering the
+	// host's own control requests meanwhile); false when stdin ended.
+	read := func(want, requestID string) (bool, error) {
+		for in.Scan() {
+			line := in.Bytes()
+			_, _ = host.Write(append(append([]byte(nil), line...), '\n'))
+			var l struct {
+				Type      string `json:"type"`
+				RequestID string `json:"request_id"`
+				Request   struct {
+					Subtype string `json:"subtype"`
+					Mode    string `json:"mode"`
+				} `json:"request"`
+				Response struct {
+					RequestID string `json:"request_id"`
+				} `json:"response"`
+			}
+			if err := json.Unmarshal(line, &l); err != nil {
+				return false, fmt.Errorf("a host line that is not JSON: %q", line)
+			}
+			switch {
+			case l.Type == "control_request" && l.Request.Subtype == "set_permission_mode":
+				fmt.Printf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"mode":%q}}}`+"\n", l.RequestID, l.Request.Mode)
+				fmt.Printf(`{"type":"system","subtype":"status","status":null,"permissionMode":%q,"session_id":"fake"}`+"\n", l.Request.Mode)
+			case l.Type != want:
+				return false, fmt.Errorf("the host sent a %s where a %s was due: %s", l.Type, want, line)
+			case want == "control_response" && l.Response.RequestID != requestID:
+				return false, fmt.Errorf("the host answered %s, not the pending %s", l.Response.RequestID, requestID)
+			default:
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	wait := func(want, id string) (ok bool, code int) {
+		ok, err := read(want, id)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+			return false, end(96)
+		}
+		if !ok {
+			return false, end(0)
+		}
+		return true, 0
+	}
+	if ok, code := wait("user", ""); !ok {
+		return code
+	}
+	for script.Scan() {
+		line := script.Text()
+		verb, arg, _ := strings.Cut(line, " ")
+		switch verb {
+		case "#touch":
+			_ = os.WriteFile(filepath.Join(dir, arg), nil, 0o600)
+			continue
+		case "#wait-for":
+			if !waitForFile(filepath.Join(dir, arg), time.Minute) {
+				fmt.Fprintln(os.Stderr, "fake: gave up waiting for", arg)
+				return end(98)
+			}
+			continue
+		case "#stderr":
+			fmt.Fprintln(os.Stderr, arg)
+			continue
+		case "#exit":
+			code, _ := strconv.Atoi(arg)
+			return end(code)
+		}
+		fmt.Println(line)
+		var ev struct {
+			Type      string `json:"type"`
+			RequestID string `json:"request_id"`
+		}
+		_ = json.Unmarshal([]byte(line), &ev)
+		switch ev.Type {
+		case "control_request":
+			if ok, code := wait("control_response", ev.RequestID); !ok {
+				return code
+			}
+		case "result":
+			if ok, code := wait("user", ""); !ok {
+				return code
+			}
+		}
+	}
+	for in.Scan() { // the script is over: the session idles until stdin ends
+		_, _ = host.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
+	}
+	return end(0)
 }
 
 // waitForFile polls for path: the fake is a helper process with a deadline,
@@ -146,6 +262,20 @@ type fake struct {
 // recorded streams of testdata, one per run in order.
 func newFake(t *testing.T, cliName string, scripts ...string) *fake {
 	t.Helper()
+	var texts []string
+	for _, s := range scripts {
+		b, err := os.ReadFile(filepath.Join("testdata", s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(b))
+	}
+	return newFakeOf(t, cliName, texts...)
+}
+
+// newFakeOf makes a fake of cli that replays the scripts given whole.
+func newFakeOf(t *testing.T, cliName string, scripts ...string) *fake {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -156,16 +286,30 @@ func newFake(t *testing.T, cliName string, scripts ...string) *fake {
 		t.Fatal(err)
 	}
 	for i, s := range scripts {
-		b, err := os.ReadFile(filepath.Join("testdata", s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i+1)+".jsonl"), b, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i+1)+".jsonl"), []byte(s), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Setenv(fakeDirEnv, dir)
 	return &fake{bin: bin, dir: dir}
+}
+
+// hostLines are the lines the host wrote to run n of a session fake.
+func (f *fake) hostLines(t *testing.T, n int) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.dir, strconv.Itoa(n)+".stdin.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for l := range strings.Lines(string(b)) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("host line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // starts is the arguments of each run started so far.

@@ -222,3 +222,10 @@ func contains(args []string, sub string) bool {
 	}
 	return false
 }
+
+// permit answers the permission request id as the runtime would.
+func (h *harness) permit(id string, allow bool, feedback string) {
+	m := protocol.NewMessage(protocol.TypePermissionResponse, protocol.Lead, "coder")
+	m.RequestID, m.Approve, m.Feedback = id, protocol.Bool(allow), feedback
+	h.send(m)
+}

@@ -10,7 +10,16 @@ import (
 // means to the agent; the gate itself is the read-only mode of every turn
 // before the approval, not these words.
 
-func planPrompt(task string) string {
+func planPrompt(task string, asks bool) string {
+	if asks {
+		// Claude Code in plan mode: its own instructions say how to write
+		// the plan and put it forward; the lead's decision is the answer.
+		return "You are a teammate in a team that huddle runs, and the lead must approve your plan before you change anything. " +
+			"Plan the task below: read what you need, write the plan (the steps, the files you would change and how you would check the result) " +
+			"and put it forward with ExitPlanMode. The lead approves or rejects it; once it is approved, carry it out, " +
+			"and end with a short report for the lead: what you changed and how you checked it.\n\n" +
+			"Task: " + task
+	}
 	return "You are a teammate in a team that huddle runs, and the lead must approve your plan before you change anything. " +
 		"Plan the task below: read what you need, but change no file and run nothing that changes anything. " +
 		"Your final answer is the plan itself, complete and on its own: the steps, the files you would change and how you would check the result.\n\n" +
@@ -20,6 +29,13 @@ func planPrompt(task string) string {
 func revisePrompt(feedback string) string {
 	return "The lead rejected your plan, with this feedback:\n\n" + feedback + "\n\n" +
 		"Revise the plan accordingly. Still change nothing. Your final answer is the whole revised plan, complete and on its own."
+}
+
+// revisePlanMessage is what the model reads when the lead rejects the
+// plan it put forward with ExitPlanMode.
+func revisePlanMessage(feedback string) string {
+	return "The lead rejected the plan, with this feedback:\n\n" + feedback + "\n\n" +
+		"Revise the plan accordingly, still changing nothing, and put the whole revised plan forward again with ExitPlanMode."
 }
 
 func workPrompt(feedback string) string {

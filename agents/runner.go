@@ -3,6 +3,7 @@ package agents
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,11 +51,49 @@ func (l *lockedWriter) printf(format string, a ...any) {
 	_, _ = fmt.Fprintf(l, format+"\n", a...) // nowhere else to say it
 }
 
-// run runs turn t until the CLI exits or ctx ends (which kills it), calling
-// onActivity for each activity its stream shows, and returns what it said.
-// The error says why the turn failed: the CLI could not start, exited
-// non-zero, reported a failure, or ended without the event that ends a turn.
-func (r *runner) run(ctx context.Context, t Turn, onActivity func(string)) (Outcome, error) {
+// driver runs the turns of a CLI: one process per turn (runner), or one
+// process for the whole session (claudeSession).
+type driver interface {
+	// run runs turn t until it ends or ctx ends (which kills the CLI) and
+	// returns what it said. The error says why the turn failed: the CLI
+	// could not start, exited non-zero, reported a failure, or ended
+	// without the event that ends a turn.
+	run(ctx context.Context, t Turn, h hooks) (Outcome, error)
+	// close ends the CLI's process, if one outlives its turns.
+	close()
+}
+
+// hooks are how a running turn reaches the agent's loop: each activity
+// its stream shows, and each question the CLI asks (ask reports false
+// when the turn ended before the loop took it).
+type hooks struct {
+	activity func(string)
+	ask      func(*ask) bool
+}
+
+// ask is a question a CLI puts to its host during a turn: may it use a
+// tool with this input. ExitPlanMode's is the plan put forward (Plan).
+// The loop answers on Reply, which has room for the one answer.
+type ask struct {
+	Tool        string
+	Input       json.RawMessage
+	ToolUseID   string
+	Suggestions json.RawMessage
+	Plan        string
+	Reply       chan answer
+}
+
+// answer is the host's answer to an ask: allowed (Input, when set,
+// replaces the tool's input), or denied with Message for the model.
+type answer struct {
+	Allow   bool
+	Input   json.RawMessage
+	Message string
+}
+
+func (r *runner) close() {}
+
+func (r *runner) run(ctx context.Context, t Turn, h hooks) (Outcome, error) {
 	cmd := exec.CommandContext(ctx, r.bin, r.cli.Args(t, r.extra)...)
 	cmd.Stdin = nil // the prompt is an argument; the CLI must not wait for input
 	var said lastLine
@@ -72,12 +111,20 @@ func (r *runner) run(ctx context.Context, t Turn, onActivity func(string)) (Outc
 		waited <- err
 	}()
 	s := r.cli.newStream(r.cwd)
-	lines, garbage := r.read(pr, s, onActivity)
+	lines, garbage := r.read(pr, s, h.activity)
 	werr := <-waited
 	out := s.outcome()
+	return out, r.turnError(ctx, werr, out, &said, lines, garbage)
+}
+
+// turnError says why a turn that ended failed, or nil: ctx ended (the
+// CLI was killed), the CLI exited non-zero (with its stream's failure or
+// the last words on its stderr), reported a failure, or ended without
+// the event that ends a turn.
+func (r *runner) turnError(ctx context.Context, werr error, out Outcome, said *lastLine, lines, garbage int) error {
 	switch {
 	case ctx.Err() != nil:
-		return out, fmt.Errorf("%s stopped: %w", r.cli.Name, context.Cause(ctx))
+		return fmt.Errorf("%s stopped: %w", r.cli.Name, context.Cause(ctx))
 	case werr != nil:
 		why := fmt.Sprintf("%s exited: %v", r.cli.Name, werr)
 		switch {
@@ -90,13 +137,13 @@ func (r *runner) run(ctx context.Context, t Turn, onActivity func(string)) (Outc
 			r.log.printf("%s: %v", r.cli.Name, werr)
 			why = fmt.Sprintf("%s exited: %s", r.cli.Name, said.String())
 		}
-		return out, errors.New(why)
+		return errors.New(why)
 	case out.Failure != "":
-		return out, fmt.Errorf("%s reported a failure: %s", r.cli.Name, out.Failure)
+		return fmt.Errorf("%s reported a failure: %s", r.cli.Name, out.Failure)
 	case !out.Completed:
-		return out, fmt.Errorf("%s ended without finishing the turn (%d lines, %d not JSON events)", r.cli.Name, lines, garbage)
+		return fmt.Errorf("%s ended without finishing the turn (%d lines, %d not JSON events)", r.cli.Name, lines, garbage)
 	}
-	return out, nil
+	return nil
 }
 
 // read feeds every line of out to s until out ends, and returns how many

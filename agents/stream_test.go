@@ -40,34 +40,33 @@ func feedFile(t *testing.T, s stream, name string) (activities []string, refused
 	return activities, refused
 }
 
+// TestClaudeStream reads the real session (testdata/real): its tools are
+// the activities, paths under the working directory short; the session,
+// the last answer and each run's figures are the outcome. Read alone, the
+// plan is the one ExitPlanMode was denied with (headless plan mode has
+// nobody to approve it); in a session, whose host answered the denial,
+// it is the plan file the run wrote last.
 func TestClaudeStream(t *testing.T) {
-	const session = "9b2f6c1e-4d7a-4e8b-a1c3-5f6e7d8c9b0a"
-	for _, tc := range []struct {
-		file       string
-		activities string
-		want       Outcome
-	}{
-		{"claude/plan.jsonl", "Read main.go | putting forward the plan", Outcome{Session: session,
-			Final: "The plan is ready for your approval.", Plan: "1. Add a --verbose flag to main.go.\n2. Print each step when it is set.\n3. Run go test ./... to check.",
-			TokensIn: 12 + 900 + 1900, TokensOut: 152, CostUSD: 0.0421, Completed: true}},
-		{"claude/revise.jsonl", "Grep verbose", Outcome{Session: session,
-			Final:    "Revised plan:\n1. Add a --verbose flag to main.go.\n2. Document it in README.md.\n3. Run go test ./... to check.",
-			TokensIn: 8 + 2000, TokensOut: 70, CostUSD: 0.0113, Completed: true}},
-		{"claude/work.jsonl", "thinking | Edit main.go | running: go test ./...", Outcome{Session: session,
-			Final: "Added --verbose to main.go; go test ./... passes.", TokensIn: 16 + 400 + 3000, TokensOut: 300, CostUSD: 0.0875, Completed: true}},
-		{"claude/error_result.jsonl", "", Outcome{Session: session, TokensIn: 10, TokensOut: 5, CostUSD: 0.002, Completed: true,
-			Failure: "error_max_turns: Reached maximum number of turns (10)"}},
-	} {
-		s := newClaudeStream("/work/repo")
-		acts, refused := feedFile(t, s, tc.file)
+	const plans = "/tmp/huddle-realcli/claude-config/plans/write-hello-txt-with-a-lazy-backus.md"
+	const acts = "Write " + plans + " | ToolSearch | putting forward the plan | Write " + plans + " | putting forward the plan | " +
+		"Write hello.txt | running: mkdir -p out && cat hello.txt > out/shown.txt | running: rm -rf out"
+	for _, session := range []bool{false, true} {
+		s := newClaudeStream("/tmp/huddle-realcli/work").(*claudeStream)
+		s.session = session
+		got, refused := feedFile(t, s, "real/claude/plan-deny-revise-work.jsonl")
 		if refused != 0 {
-			t.Errorf("%s: %d lines refused", tc.file, refused)
+			t.Errorf("%d lines refused", refused)
 		}
-		if got := strings.Join(acts, " | "); got != tc.activities {
-			t.Errorf("%s: activities %q, want %q", tc.file, got, tc.activities)
+		if strings.Join(got, " | ") != acts {
+			t.Errorf("activities %q, want %q", strings.Join(got, " | "), acts)
 		}
-		if got := s.outcome(); got != tc.want {
-			t.Errorf("%s: outcome\n%+v\nwant\n%+v", tc.file, got, tc.want)
+		want := Outcome{Session: "f61c25d1-e085-447e-b2ee-170b3a9ac900", Final: "You're welcome.", Plan: "# Plan\n\n1. Write hello.txt with a greeting.\n",
+			TokensIn: 12607, TokensOut: 453, CostUSD: s.outcome().CostUSD, Completed: true}
+		if session {
+			want.Plan += "2. Copy it to out/shown.txt to show it.\n"
+		}
+		if o := s.outcome(); o != want || math.Abs(o.CostUSD-0.050128) > 1e-9 {
+			t.Errorf("session %v: outcome\n%+v\nwant\n%+v (cost 0.050128)", session, o, want)
 		}
 	}
 }
@@ -127,18 +126,20 @@ func TestStreamsTolerateUnknownEvents(t *testing.T) {
 	}
 }
 
-func TestClaudeArgs(t *testing.T) {
+func TestClaudeSessionArgs(t *testing.T) {
+	base := "-p --input-format stream-json --output-format stream-json --verbose --permission-prompt-tool stdio"
 	for _, tc := range []struct {
-		turn Turn
-		want string
+		mode, session, want string
 	}{
-		{Turn{Prompt: "P"}, "-p P --output-format stream-json --verbose --permission-mode plan --model sonnet"},
-		{Turn{Prompt: "P", Session: "S"}, "-p P --output-format stream-json --verbose --permission-mode plan --resume S --model sonnet"},
-		{Turn{Prompt: "P", Session: "S", Edits: true}, "-p P --output-format stream-json --verbose --permission-mode acceptEdits --resume S --model sonnet"},
+		{"plan", "", base + " --permission-mode plan --model sonnet"},
+		{"default", "S", base + " --permission-mode default --resume S --model sonnet"},
 	} {
-		if got := strings.Join(claudeArgs(tc.turn, []string{"--model", "sonnet"}), " "); got != tc.want {
-			t.Errorf("%+v: %s, want %s", tc.turn, got, tc.want)
+		if got := strings.Join(claudeSessionArgs(tc.mode, tc.session, []string{"--model", "sonnet"}), " "); got != tc.want {
+			t.Errorf("%s %q: %s, want %s", tc.mode, tc.session, got, tc.want)
 		}
+	}
+	if claudeMode(Turn{}) != "plan" || claudeMode(Turn{Edits: true}) != "default" {
+		t.Errorf("modes: %s before the approval, %s after", claudeMode(Turn{}), claudeMode(Turn{Edits: true}))
 	}
 }
 

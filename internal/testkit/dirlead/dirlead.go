@@ -22,6 +22,16 @@ func Decide(dir, id string, ev protocol.RequestEvent, feedback, by string) (*pro
 	return team.Decide(context.Background(), st, id, ev, feedback, by)
 }
 
+// AllowForSession is team.AllowForSession on the team in dir.
+func AllowForSession(dir, id, by string) (*protocol.Request, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return team.AllowForSession(context.Background(), st, id, by)
+}
+
 // Send is team.Send on the team in dir.
 func Send(dir string, t *team.Team, from, to, text string) error {
 	st, err := filestore.Open(dir)

@@ -1,0 +1,386 @@
+package agents
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Claude Code runs as one process for a member's whole session, on its
+// control protocol (agents/testdata/real/README.md has what the real CLI
+// was seen to do; docs/agents.md cites the flags):
+//
+//	claude -p --input-format stream-json --output-format stream-json --verbose
+//	       --permission-prompt-tool stdio --permission-mode plan|default
+//
+// A turn is a user message written to its stdin; it ends with the run's
+// result. Each tool use the CLI wants permission for arrives as a
+// control_request can_use_tool, which becomes an ask the agent's loop
+// answers (ExitPlanMode's carries the plan), and the answer goes back as
+// a control_response. Between turns the host changes the permission mode
+// with set_permission_mode. If the process dies (or a turn is cut), the
+// next turn starts a new one that resumes the session.
+type claudeSession struct {
+	r    *runner
+	proc *claudeProc // nil before the first turn and after the process ended
+}
+
+func newClaudeSession(r *runner) driver { return &claudeSession{r: r} }
+
+// claudeProc is one running claude process.
+type claudeProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte // its stdout, a line at a time; closed at its end
+	exited chan struct{}
+	werr   error // how it exited, once exited is closed
+	said   lastLine
+	mode   string // its permission mode, as it last said
+	seq    int    // the host's control requests so far
+	// skipped and garbage count the lines too long to read and those not
+	// JSON events.
+	skipped, garbage int
+}
+
+// claudeLine is the part of a line of the control protocol the session
+// reads itself: control requests and responses, and the permission mode
+// that init and status events carry. Everything else is the stream's.
+type claudeLine struct {
+	Type           string `json:"type"`
+	Subtype        string `json:"subtype"`
+	RequestID      string `json:"request_id"`
+	PermissionMode string `json:"permissionMode"`
+	Request        *struct {
+		Subtype     string          `json:"subtype"`
+		ToolName    string          `json:"tool_name"`
+		Input       json.RawMessage `json:"input"`
+		ToolUseID   string          `json:"tool_use_id"`
+		Suggestions json.RawMessage `json:"permission_suggestions"`
+	} `json:"request"`
+	Response *struct {
+		Subtype   string `json:"subtype"`
+		RequestID string `json:"request_id"`
+		Error     string `json:"error"`
+	} `json:"response"`
+}
+
+// claudeMode is the permission mode of turn t: plan (read-only) until the
+// plan is approved, then default, where every edit and every command that
+// may change something asks.
+func claudeMode(t Turn) string {
+	if t.Edits {
+		return "default"
+	}
+	return "plan"
+}
+
+// claudeSessionArgs is the command line of a session process, resuming
+// session if set; extra (after `--` on huddle's command line) is added.
+func claudeSessionArgs(mode, session string, extra []string) []string {
+	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+		"--permission-prompt-tool", "stdio", "--permission-mode", mode}
+	if session != "" {
+		args = append(args, "--resume", session)
+	}
+	return append(args, extra...)
+}
+
+func (s *claudeSession) start(mode, session string) error {
+	p := &claudeProc{lines: make(chan []byte, 16), exited: make(chan struct{}), mode: mode}
+	cmd := exec.Command(s.r.bin, claudeSessionArgs(mode, session, s.r.extra)...)
+	cmd.Stderr = io.MultiWriter(s.r.log, &p.said)
+	cmd.WaitDelay = waitDelay
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("start %s: %w", s.r.bin, err)
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.r.bin, err)
+	}
+	p.cmd, p.stdin = cmd, stdin
+	go func() {
+		p.werr = cmd.Wait()
+		_ = pw.Close()
+		close(p.exited)
+	}()
+	go p.read(pr, s.r)
+	s.proc = p
+	return nil
+}
+
+// read hands each line of out to the session until out ends.
+func (p *claudeProc) read(out io.Reader, r *runner) {
+	defer close(p.lines)
+	br := bufio.NewReaderSize(out, 64<<10)
+	for {
+		line, tooLong, err := readEventLine(br)
+		if tooLong {
+			r.log.printf("%s: skipped a line of more than %d bytes", r.cli.Name, maxEventLine)
+			p.skipped++
+		} else if len(line) > 0 {
+			p.lines <- line
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				r.log.printf("%s: reading its output: %v", r.cli.Name, err)
+			}
+			_, _ = io.Copy(io.Discard, out)
+			return
+		}
+	}
+}
+
+// send writes one line of the control protocol to the process.
+func (p *claudeProc) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = p.stdin.Write(append(b, '\n'))
+	return err
+}
+
+// kill ends the process at once and waits for it.
+func (p *claudeProc) kill() {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+	}
+	_ = p.stdin.Close()
+	for range p.lines {
+	}
+	<-p.exited
+}
+
+// close ends the session's process: closing its stdin ends it (status 0),
+// and one that does not end within waitDelay is killed.
+func (s *claudeSession) close() {
+	p := s.proc
+	if p == nil {
+		return
+	}
+	s.proc = nil
+	_ = p.stdin.Close()
+	done := make(chan struct{})
+	go func() {
+		for range p.lines {
+		}
+		<-p.exited
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(waitDelay):
+		p.kill()
+		<-done
+	}
+}
+
+func (s *claudeSession) run(ctx context.Context, t Turn, h hooks) (Outcome, error) {
+	mode := claudeMode(t)
+	if s.proc != nil && s.proc.ended() {
+		s.proc = nil
+	}
+	if s.proc == nil {
+		if err := s.start(mode, t.Session); err != nil {
+			return Outcome{}, err
+		}
+	}
+	p := s.proc
+	st := newClaudeStream(s.r.cwd).(*claudeStream)
+	st.session = true
+	lines := 0
+	fail := func(err error) (Outcome, error) {
+		p.kill()
+		s.proc = nil
+		return st.outcome(), err
+	}
+	if p.mode != mode {
+		if err := s.setMode(ctx, p, st, mode, h); err != nil {
+			return fail(err)
+		}
+	}
+	user := map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.Prompt},
+		"parent_tool_use_id": nil, "session_id": ""}
+	if err := p.send(user); err != nil {
+		return s.ended(ctx, p, st, lines)
+	}
+	for {
+		var line []byte
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return fail(fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx)))
+		case line, ok = <-p.lines:
+		}
+		if !ok {
+			return s.ended(ctx, p, st, lines)
+		}
+		lines++
+		done, err := s.line(ctx, p, st, line, h)
+		if err != nil {
+			return fail(err)
+		}
+		if done {
+			out := st.outcome()
+			if out.Failure != "" {
+				return out, fmt.Errorf("%s reported a failure: %s", s.r.cli.Name, out.Failure)
+			}
+			return out, nil
+		}
+	}
+}
+
+// line acts on one line of the process's output during a turn: a control
+// request is answered (through the agent's loop for can_use_tool), the
+// rest is the stream's. done reports the run's result.
+func (s *claudeSession) line(ctx context.Context, p *claudeProc, st *claudeStream, line []byte, h hooks) (done bool, err error) {
+	var l claudeLine
+	if json.Unmarshal(line, &l) != nil || l.Type == "" {
+		p.garbage++
+		if p.garbage <= garbageShown {
+			s.r.log.printf("%s: not a JSON event: %s", s.r.cli.Name, oneLine(string(line), 200))
+		}
+		return false, nil
+	}
+	switch {
+	case l.Type == "control_request" && l.Request != nil && l.Request.Subtype == "can_use_tool":
+		return false, s.canUseTool(ctx, p, st, l, h)
+	case l.Type == "control_request":
+		// Nothing else the CLI may ask is huddle's to grant.
+		sub := "?"
+		if l.Request != nil {
+			sub = l.Request.Subtype
+		}
+		s.r.log.printf("%s: refused its control request %q", s.r.cli.Name, sub)
+		return false, p.send(map[string]any{"type": "control_response", "response": map[string]any{
+			"subtype": "error", "request_id": l.RequestID, "error": "huddle does not handle " + sub}})
+	case l.Type == "control_response", l.Type == "control_cancel_request":
+		return false, nil
+	case l.Type == "system" && l.PermissionMode != "":
+		p.mode = l.PermissionMode
+	}
+	if activity, _ := st.feed(line); activity != "" {
+		h.activity(activity)
+	}
+	return l.Type == "result", nil
+}
+
+// canUseTool asks the agent's loop whether the tool may run and answers
+// the CLI with what it says.
+func (s *claudeSession) canUseTool(ctx context.Context, p *claudeProc, st *claudeStream, l claudeLine, h hooks) error {
+	rq := l.Request
+	q := &ask{Tool: rq.ToolName, Input: rq.Input, ToolUseID: rq.ToolUseID, Suggestions: rq.Suggestions, Reply: make(chan answer, 1)}
+	if len(q.Input) == 0 || string(q.Input) == "null" {
+		q.Input = json.RawMessage("{}")
+	}
+	if rq.ToolName == "ExitPlanMode" {
+		q.Plan = st.planOf(q.Input)
+		st.planFile = "" // put forward: a revision writes the file again
+	}
+	if !h.ask(q) {
+		return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
+	}
+	var a answer
+	select {
+	case a = <-q.Reply:
+	case <-ctx.Done():
+		return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
+	}
+	verdict := map[string]any{"behavior": "deny", "message": a.Message}
+	if a.Allow {
+		// This CLI wants the input back, as it is or as the host changed it.
+		in := a.Input
+		if len(in) == 0 {
+			in = q.Input
+		}
+		verdict = map[string]any{"behavior": "allow", "updatedInput": in}
+	}
+	return p.send(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "success", "request_id": l.RequestID, "response": verdict}})
+}
+
+// setMode changes the running process's permission mode and waits for
+// its answer; lines that come first are the stream's.
+func (s *claudeSession) setMode(ctx context.Context, p *claudeProc, st *claudeStream, mode string, h hooks) error {
+	p.seq++
+	id := fmt.Sprintf("huddle-mode-%d", p.seq)
+	req := map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "set_permission_mode", "mode": mode}}
+	if err := p.send(req); err != nil {
+		return fmt.Errorf("%s: setting the permission mode: %w", s.r.cli.Name, err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
+		case line, ok := <-p.lines:
+			if !ok {
+				return fmt.Errorf("%s ended while setting its permission mode to %s", s.r.cli.Name, mode)
+			}
+			var l claudeLine
+			if json.Unmarshal(line, &l) == nil && l.Type == "control_response" && l.Response != nil && l.Response.RequestID == id {
+				if l.Response.Subtype != "success" {
+					return fmt.Errorf("%s refused the permission mode %s: %s", s.r.cli.Name, mode, l.Response.Error)
+				}
+				p.mode = mode
+				return nil
+			}
+			if _, err := s.line(ctx, p, st, line, h); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// ended is the turn of a process whose output ended before the run's
+// result: it waits for the process and says how it ended.
+func (s *claudeSession) ended(ctx context.Context, p *claudeProc, st *claudeStream, lines int) (Outcome, error) {
+	for range p.lines {
+	}
+	<-p.exited
+	s.proc = nil
+	out := st.outcome()
+	return out, s.r.turnError(ctx, p.werr, out, &p.said, lines+p.skipped, p.garbage)
+}
+
+// ended reports whether the process exited.
+func (p *claudeProc) ended() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// planOf is the plan an ExitPlanMode request puts forward: its input's
+// plan (which the CLI fills in from the plan file), else what the turn
+// last wrote to the plan file, else the plan file itself.
+func (s *claudeStream) planOf(input json.RawMessage) string {
+	var in struct {
+		Plan         string `json:"plan"`
+		PlanFilePath string `json:"planFilePath"`
+	}
+	_ = json.Unmarshal(input, &in)
+	if strings.TrimSpace(in.Plan) != "" {
+		return in.Plan
+	}
+	if strings.TrimSpace(s.planFile) != "" {
+		return s.planFile
+	}
+	if f := filepath.Clean(in.PlanFilePath); in.PlanFilePath != "" && strings.HasPrefix(f, s.plans) {
+		if b, err := os.ReadFile(f); err == nil && len(b) <= maxEventLine {
+			return string(b)
+		}
+	}
+	return ""
+}
