@@ -105,8 +105,14 @@ func (rt *runtime) member(t *testing.T) *protocol.Member {
 // pendingPlan waits for coder's plan to await the lead.
 func (rt *runtime) pendingPlan(t *testing.T) protocol.Request {
 	t.Helper()
+	return rt.pendingPlanWithin(t, 30*time.Second)
+}
+
+// pendingPlanWithin waits up to d for coder's plan to await the lead.
+func (rt *runtime) pendingPlanWithin(t *testing.T, d time.Duration) protocol.Request {
+	t.Helper()
 	var plan protocol.Request
-	testkit.WaitFor(t, 30*time.Second, "coder's plan pending", func() bool {
+	testkit.WaitFor(t, d, "coder's plan pending", func() bool {
 		rs, _, _ := dirrecords.ReadLiveRequests(rt.dir)
 		for _, r := range rs {
 			if r.Kind == protocol.KindPlan && r.From == "coder" && r.Status == protocol.RequestPending {
@@ -166,14 +172,14 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 	if _, err := dirlead.Decide(rt.dir, revised.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
-	write := rt.pendingPermission(t, "Write")
+	write := rt.pendingPermission(t, "Write", "hello.txt")
 	if !strings.Contains(write.Permission.Summary, "hello.txt") {
 		t.Errorf("the Write's summary: %q", write.Permission.Summary)
 	}
 	if _, err := dirlead.AllowForSession(rt.dir, write.ID, protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
-	show := rt.pendingPermission(t, "Bash")
+	show := rt.pendingPermission(t, "Bash", "mkdir -p out")
 	if _, err := dirlead.Decide(rt.dir, show.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
@@ -232,15 +238,17 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 	}
 }
 
-// pendingPermission waits for a permission of coder to use tool to
-// await the lead.
-func (rt *runtime) pendingPermission(t *testing.T, tool string) protocol.Request {
+// pendingPermission waits for a permission of coder to use tool, with an
+// input that holds holds, to await the lead. (A use a rule decides is
+// pending for a moment too.)
+func (rt *runtime) pendingPermission(t *testing.T, tool, holds string) protocol.Request {
 	t.Helper()
 	var p protocol.Request
 	testkit.WaitFor(t, 30*time.Second, "coder's "+tool+" permission pending", func() bool {
 		rs, _, _ := dirrecords.ReadLiveRequests(rt.dir)
 		for _, r := range rs {
-			if r.Kind == protocol.KindPermission && r.From == "coder" && r.Status == protocol.RequestPending && r.Permission.Tool == tool {
+			if r.Kind == protocol.KindPermission && r.From == "coder" && r.Status == protocol.RequestPending && r.Permission.Tool == tool &&
+				strings.Contains(string(r.Permission.Input), holds) {
 				p = r
 				return true
 			}

@@ -1,12 +1,18 @@
 package agents_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +20,10 @@ import (
 	"huddle/internal/procenv"
 	"huddle/internal/realcli"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/dirlead"
+	"huddle/internal/testkit/dirrecords"
 	"huddle/internal/testkit/files"
+	"huddle/protocol"
 	"huddle/team/supervisor"
 	"huddle/teamdir"
 )
@@ -114,4 +123,212 @@ func doomed(pid int) bool {
 		}
 	}
 	return false
+}
+
+// TestRealClaudeThroughHuddle: the real Claude Code 2.1.328, run by
+// `huddle agent claude` as a teammate of a team the runtime runs, against
+// a fake model that plans, is rejected and revises, then works. Every
+// question the CLI asks is decided on huddle's side: the plan by the
+// lead (rejected, then approved), a Write by the lead for the session (a
+// second Write in the same directory then needs no one), a mkdir by an
+// allow rule and an rm by a deny rule of team.json, a touch denied by the
+// lead. What the CLI did is what huddle shows: the files the allowed
+// uses made exist, the denied ones' do not, the model read each denial,
+// and the member's counters are the CLI's own per-run figures.
+func TestRealClaudeThroughHuddle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := realcli.Install(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		planV1   = "# Plan\n\n1. Write hello.txt.\n"
+		planV2   = "# Plan\n\n1. Write hello.txt and notes.txt.\n2. Make out/.\n"
+		rejected = "Also write notes.txt, and make out/."
+		noTouch  = "Not that file: the lead keeps it out."
+		done     = "Done: hello.txt and notes.txt are written, out/ is made."
+	)
+	u := fakeapi.Usage{InputTokens: 1000, OutputTokens: 50, CacheReadInputTokens: 300, CacheCreationInputTokens: 100}
+	call := func(name string, input any) fakeapi.Turn {
+		return fakeapi.Turn{Calls: []fakeapi.Call{{Name: name, Input: input}}, Usage: u}
+	}
+	planPath := regexp.MustCompile(`create your plan at (\S+\.md)`)
+	var mu sync.Mutex
+	var plan string
+	planFile := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return plan
+	}
+	fake := fakeapi.Anthropic(
+		fakeapi.Turn{Make: func(r fakeapi.Request) (fakeapi.Turn, error) {
+			m := planPath.FindSubmatch(r.Body)
+			if m == nil {
+				return fakeapi.Turn{}, errors.New("the first request names no plan file (is plan mode on?)")
+			}
+			mu.Lock()
+			plan = string(m[1])
+			mu.Unlock()
+			return call("Write", map[string]any{"file_path": string(m[1]), "content": planV1}), nil
+		}},
+		call("ToolSearch", map[string]any{"query": "select:ExitPlanMode", "max_results": 1}),
+		call("ExitPlanMode", map[string]any{}),
+		fakeapi.Turn{Make: func(fakeapi.Request) (fakeapi.Turn, error) {
+			return call("Write", map[string]any{"file_path": planFile(), "content": planV2}), nil
+		}},
+		call("ExitPlanMode", map[string]any{}),
+		call("Write", map[string]any{"file_path": "hello.txt", "content": "hello\n"}),
+		call("Write", map[string]any{"file_path": "notes.txt", "content": "notes\n"}),
+		call("Bash", map[string]any{"command": "mkdir -p out", "description": "Make out/"}),
+		call("Bash", map[string]any{"command": "rm -rf out", "description": "Remove out/"}),
+		call("Bash", map[string]any{"command": "touch denied.txt", "description": "Touch a file"}),
+		fakeapi.Turn{Text: done, Usage: u},
+	)
+	defer fake.Close()
+	e, err := realcli.ClaudeEnv(t.TempDir(), fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range e.Vars {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+	// What the CLI prints goes to the adapter and to stdout.jsonl, for its
+	// own figures.
+	printed := filepath.Join(e.Root, "stdout.jsonl")
+	tee := filepath.Join(e.Root, "claude")
+	script := fmt.Sprintf("#!/bin/bash\nset -o pipefail\n%q \"$@\" | tee -a %q\n", b.Claude, printed)
+	if err := os.WriteFile(tee, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]any{"permissions": map[string]any{"allow": []string{"Bash(mkdir:*)"}, "deny": []string{"Bash(rm:*)"}}}
+	rt := startRuntimeWith(t, rules, "huddle", "agent", "claude", "--task", "Write hello.txt.", "--bin", tee)
+
+	first := rt.pendingPlanWithin(t, 3*time.Minute)
+	if first.Plan != strings.TrimSpace(planV1) {
+		t.Errorf("the first plan: %q, want %q", first.Plan, planV1)
+	}
+	if _, err := dirlead.Decide(rt.dir, first.ID, protocol.EventReject, rejected, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	revised := rt.pendingPlanWithin(t, time.Minute)
+	if revised.Plan != strings.TrimSpace(planV2) {
+		t.Errorf("the revised plan: %q, want %q", revised.Plan, planV2)
+	}
+	if _, err := dirlead.Decide(rt.dir, revised.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	write := rt.pendingPermission(t, "Write", "hello.txt")
+	if _, err := dirlead.AllowForSession(rt.dir, write.ID, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	touch := rt.pendingPermission(t, "Bash", "touch denied.txt")
+	if !strings.Contains(string(touch.Permission.Input), "touch denied.txt") {
+		t.Fatalf("the Bash that asked the lead: %s", touch.Permission.Input)
+	}
+	if _, err := dirlead.Decide(rt.dir, touch.ID, protocol.EventReject, noTouch, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, time.Minute, "coder idle after the work", func() bool {
+		m := rt.member(t)
+		return m.Status == protocol.MemberIdle && strings.HasPrefix(m.Activity, "done: Done:")
+	})
+
+	rs, err := dirrecords.ListRequests(rt.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decided []string
+	for _, r := range rs {
+		if r.Kind == protocol.KindPermission {
+			var in struct {
+				Command  string `json:"command"`
+				FilePath string `json:"file_path"`
+			}
+			_ = json.Unmarshal(r.Permission.Input, &in)
+			what := in.Command
+			if in.FilePath != "" {
+				what = filepath.Base(in.FilePath)
+			}
+			decided = append(decided, fmt.Sprintf("%s %s: %s by %s", r.Permission.Tool, what, r.Status, r.ResolvedBy))
+		}
+	}
+	want := []string{
+		"Write hello.txt: allowed by lead",
+		"Write notes.txt: allowed by lead (for the session: " + write.Rule + ")",
+		"Bash mkdir -p out: allowed by rule Bash(mkdir:*)",
+		"Bash rm -rf out: denied by rule Bash(rm:*)",
+		"Bash touch denied.txt: denied by lead",
+	}
+	if strings.Join(decided, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the permissions, in order:\n%s\nwant\n%s", strings.Join(decided, "\n"), strings.Join(want, "\n"))
+	}
+	for name, want := range map[string]bool{"hello.txt": true, "notes.txt": true, "out": true, "denied.txt": false} {
+		if _, err := os.Stat(filepath.Join(rt.dir, name)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+	var bodies strings.Builder
+	for _, r := range fake.Served() {
+		bodies.Write(r.Body)
+	}
+	for _, said := range []string{rejected, "Bash(rm:*)", noTouch} {
+		if !strings.Contains(bodies.String(), said) {
+			t.Errorf("the model never read %q", said)
+		}
+	}
+	if refused := fake.Refused(); len(refused) > 0 {
+		t.Errorf("the fake refused %d requests: %s", len(refused), refused[0].Refused)
+	}
+
+	// The CLI's own figures, run by run.
+	var in, out int64
+	var cost float64
+	for _, l := range realLinesAt(t, printed) {
+		var r struct {
+			Type  string `json:"type"`
+			Usage struct {
+				InputTokens              int64 `json:"input_tokens"`
+				CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+				CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+				OutputTokens             int64 `json:"output_tokens"`
+			} `json:"usage"`
+			SinceLast map[string]struct {
+				CostUSD float64 `json:"costUSD"`
+			} `json:"model_usage_since_last_result"`
+		}
+		if json.Unmarshal(l, &r) != nil || r.Type != "result" {
+			continue
+		}
+		in += r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens
+		out += r.Usage.OutputTokens
+		for _, m := range r.SinceLast {
+			cost += m.CostUSD
+		}
+	}
+	c := rt.member(t).Counters
+	if in == 0 || c.TokensIn != in || c.TokensOut != out || math.Abs(c.CostUSD-cost) > 1e-9 || c.Plans != 2 || c.Permissions != 5 {
+		t.Errorf("counters %+v; the CLI says %d in, %d out, $%.6f", c, in, out, cost)
+	}
+	if n := len(fake.Served()); int64(n)*1400 != in {
+		t.Errorf("the fake served %d requests of 1,400 tokens in; the CLI says %d", n, in)
+	}
+	t.Logf("%d model requests, %d tokens in, %d out, $%.6f; permissions:\n%s", len(fake.Served()), in, out, cost, strings.Join(decided, "\n"))
+}
+
+// realLinesAt reads a file of JSON lines.
+func realLinesAt(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for l := range bytes.Lines(b) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
 }
