@@ -73,11 +73,8 @@ type agent struct {
 	enc *json.Encoder
 	log *lockedWriter
 
-	phase   phase
-	session string
-	// thread is the usage the CLI last reported for the session, for a
-	// CLI whose usage is the session's running total (Outcome.Totals).
-	thread   [2]int64
+	phase    phase
+	session  string
 	plan     string // the last plan put forward
 	retry    *job   // the plan or revision that failed, run again on the next message
 	queue    []job
@@ -114,10 +111,7 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out, log io.Writer) erro
 	}
 	lw := &lockedWriter{w: log}
 	r := &runner{cli: cfg.CLI, bin: cfg.Bin, extra: cfg.Extra, cwd: cfg.Dir, log: lw}
-	var drv driver = r
-	if cfg.CLI.newDriver != nil {
-		drv = cfg.CLI.newDriver(r)
-	}
+	drv := cfg.CLI.newDriver(r)
 	a := &agent{
 		cfg:      cfg,
 		drv:      drv,
@@ -136,7 +130,7 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out, log io.Writer) erro
 	msgs := make(chan protocol.Message)
 	go readMessages(in, msgs, stop, lw) // ends with stdin, which is the process's own
 
-	a.queue = append(a.queue, job{kind: jobPlan, prompt: planPrompt(cfg.Task, cfg.CLI.newDriver != nil)})
+	a.queue = append(a.queue, job{kind: jobPlan, prompt: planPrompt(cfg.Task, cfg.CLI.exitPlan)})
 	a.startNext(ctx)
 	for {
 		select {
@@ -432,14 +426,6 @@ func (a *agent) finished(d turnDone) {
 		d.job.kind = jobWork // the plan was approved within the turn, which then carried it out
 	}
 	in, out := d.out.TokensIn, d.out.TokensOut
-	if d.out.Totals {
-		if d.out.Session != a.session {
-			a.thread = [2]int64{} // a new thread
-		}
-		// What this run used is what the thread's total grew by.
-		in, out = max(in-a.thread[0], 0), max(out-a.thread[1], 0)
-		a.thread = [2]int64{max(d.out.TokensIn, a.thread[0]), max(d.out.TokensOut, a.thread[1])}
-	}
 	if d.out.Session != "" {
 		a.session = d.out.Session
 	}

@@ -78,7 +78,7 @@ type claudeStream struct {
 	session bool
 }
 
-func newClaudeStream(cwd string) stream {
+func newClaudeStream(cwd string) *claudeStream {
 	return &claudeStream{cwd: cwd, plans: filepath.Join(claudeConfigDir(), "plans") + string(filepath.Separator)}
 }
 

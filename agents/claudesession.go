@@ -1,17 +1,12 @@
 package agents
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // Claude Code runs as one process for a member's whole session, on its
@@ -30,25 +25,10 @@ import (
 // next turn starts a new one that resumes the session.
 type claudeSession struct {
 	r    *runner
-	proc *claudeProc // nil before the first turn and after the process ended
+	proc *lineProc // nil before the first turn and after the process ended
 }
 
 func newClaudeSession(r *runner) driver { return &claudeSession{r: r} }
-
-// claudeProc is one running claude process.
-type claudeProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan []byte // its stdout, a line at a time; closed at its end
-	exited chan struct{}
-	werr   error // how it exited, once exited is closed
-	said   lastLine
-	mode   string // its permission mode, as it last said
-	seq    int    // the host's control requests so far
-	// skipped and garbage count the lines too long to read and those not
-	// JSON events.
-	skipped, garbage int
-}
 
 // claudeLine is the part of a line of the control protocol the session
 // reads itself: control requests and responses, and the permission mode
@@ -94,94 +74,19 @@ func claudeSessionArgs(mode, session string, extra []string) []string {
 }
 
 func (s *claudeSession) start(mode, session string) error {
-	p := &claudeProc{lines: make(chan []byte, 16), exited: make(chan struct{}), mode: mode}
-	cmd := exec.Command(s.r.bin, claudeSessionArgs(mode, session, s.r.extra)...)
-	cmd.Stderr = io.MultiWriter(s.r.log, &p.said)
-	cmd.WaitDelay = waitDelay
-	stdin, err := cmd.StdinPipe()
+	p, err := startProc(s.r, claudeSessionArgs(mode, session, s.r.extra))
 	if err != nil {
-		return fmt.Errorf("start %s: %w", s.r.bin, err)
+		return err
 	}
-	pr, pw := io.Pipe()
-	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", s.r.bin, err)
-	}
-	p.cmd, p.stdin = cmd, stdin
-	go func() {
-		p.werr = cmd.Wait()
-		_ = pw.Close()
-		close(p.exited)
-	}()
-	go p.read(pr, s.r)
+	p.mode = mode
 	s.proc = p
 	return nil
 }
 
-// read hands each line of out to the session until out ends.
-func (p *claudeProc) read(out io.Reader, r *runner) {
-	defer close(p.lines)
-	br := bufio.NewReaderSize(out, 64<<10)
-	for {
-		line, tooLong, err := readEventLine(br)
-		if tooLong {
-			r.log.printf("%s: skipped a line of more than %d bytes", r.cli.Name, maxEventLine)
-			p.skipped++
-		} else if len(line) > 0 {
-			p.lines <- line
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				r.log.printf("%s: reading its output: %v", r.cli.Name, err)
-			}
-			_, _ = io.Copy(io.Discard, out)
-			return
-		}
-	}
-}
-
-// send writes one line of the control protocol to the process.
-func (p *claudeProc) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = p.stdin.Write(append(b, '\n'))
-	return err
-}
-
-// kill ends the process at once and waits for it.
-func (p *claudeProc) kill() {
-	if p.cmd.Process != nil {
-		_ = p.cmd.Process.Kill()
-	}
-	_ = p.stdin.Close()
-	for range p.lines {
-	}
-	<-p.exited
-}
-
-// close ends the session's process: closing its stdin ends it (status 0),
-// and one that does not end within waitDelay is killed.
 func (s *claudeSession) close() {
-	p := s.proc
-	if p == nil {
-		return
-	}
-	s.proc = nil
-	_ = p.stdin.Close()
-	done := make(chan struct{})
-	go func() {
-		for range p.lines {
-		}
-		<-p.exited
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(waitDelay):
-		p.kill()
-		<-done
+	if s.proc != nil {
+		s.proc.close()
+		s.proc = nil
 	}
 }
 
@@ -196,7 +101,7 @@ func (s *claudeSession) run(ctx context.Context, t Turn, h hooks) (Outcome, erro
 		}
 	}
 	p := s.proc
-	st := newClaudeStream(s.r.cwd).(*claudeStream)
+	st := newClaudeStream(s.r.cwd)
 	st.session = true
 	lines := 0
 	fail := func(err error) (Outcome, error) {
@@ -243,7 +148,7 @@ func (s *claudeSession) run(ctx context.Context, t Turn, h hooks) (Outcome, erro
 // line acts on one line of the process's output during a turn: a control
 // request is answered (through the agent's loop for can_use_tool), the
 // rest is the stream's. done reports the run's result.
-func (s *claudeSession) line(ctx context.Context, p *claudeProc, st *claudeStream, line []byte, h hooks) (done bool, err error) {
+func (s *claudeSession) line(ctx context.Context, p *lineProc, st *claudeStream, line []byte, h hooks) (done bool, err error) {
 	var l claudeLine
 	if json.Unmarshal(line, &l) != nil || l.Type == "" {
 		p.garbage++
@@ -277,7 +182,7 @@ func (s *claudeSession) line(ctx context.Context, p *claudeProc, st *claudeStrea
 
 // canUseTool asks the agent's loop whether the tool may run and answers
 // the CLI with what it says.
-func (s *claudeSession) canUseTool(ctx context.Context, p *claudeProc, st *claudeStream, l claudeLine, h hooks) error {
+func (s *claudeSession) canUseTool(ctx context.Context, p *lineProc, st *claudeStream, l claudeLine, h hooks) error {
 	rq := l.Request
 	q := &ask{Tool: rq.ToolName, Input: rq.Input, ToolUseID: rq.ToolUseID, Suggestions: rq.Suggestions, Reply: make(chan answer, 1)}
 	if len(q.Input) == 0 || string(q.Input) == "null" {
@@ -311,7 +216,7 @@ func (s *claudeSession) canUseTool(ctx context.Context, p *claudeProc, st *claud
 
 // setMode changes the running process's permission mode and waits for
 // its answer; lines that come first are the stream's.
-func (s *claudeSession) setMode(ctx context.Context, p *claudeProc, st *claudeStream, mode string, h hooks) error {
+func (s *claudeSession) setMode(ctx context.Context, p *lineProc, st *claudeStream, mode string, h hooks) error {
 	p.seq++
 	id := fmt.Sprintf("huddle-mode-%d", p.seq)
 	req := map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "set_permission_mode", "mode": mode}}
@@ -343,23 +248,13 @@ func (s *claudeSession) setMode(ctx context.Context, p *claudeProc, st *claudeSt
 
 // ended is the turn of a process whose output ended before the run's
 // result: it waits for the process and says how it ended.
-func (s *claudeSession) ended(ctx context.Context, p *claudeProc, st *claudeStream, lines int) (Outcome, error) {
+func (s *claudeSession) ended(ctx context.Context, p *lineProc, st *claudeStream, lines int) (Outcome, error) {
 	for range p.lines {
 	}
 	<-p.exited
 	s.proc = nil
 	out := st.outcome()
 	return out, s.r.turnError(ctx, p.werr, out, &p.said, lines+p.skipped, p.garbage)
-}
-
-// ended reports whether the process exited.
-func (p *claudeProc) ended() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
 }
 
 // planOf is the plan an ExitPlanMode request puts forward: its input's

@@ -15,25 +15,22 @@ type Turn struct {
 	Edits   bool   // false: read-only (Claude Code's plan mode, Codex's read-only sandbox)
 }
 
-// CLI is what differs between the coding agents huddle drives: how a turn
-// becomes a command line, and how its output is read.
+// CLI is what differs between the coding agents huddle drives: how its
+// session runs (a driver of one long-lived process on the CLI's own
+// protocol) and how its plan is put forward.
 type CLI struct {
-	Name   string // the command's name on PATH: claude, codex
-	BinEnv string // the variable that names its binary
-	// Args is the command line of turn t for a CLI run once per turn, with
-	// extra (the arguments after `--` on huddle's command line) added where
-	// the CLI takes options.
-	Args      func(t Turn, extra []string) []string
-	newStream func(cwd string) stream
-	// newDriver, when set, runs the whole session in one process (Claude
-	// Code on its control protocol) instead of Args once per turn.
+	Name      string // the command's name on PATH: claude, codex
+	BinEnv    string // the variable that names its binary
 	newDriver func(r *runner) driver
+	// exitPlan: the CLI puts its plan forward with ExitPlanMode (Claude
+	// Code), which the plan prompt names.
+	exitPlan bool
 }
 
 // CLIs are the agents huddle drives, by name.
 var CLIs = map[string]*CLI{
-	"claude": {Name: "claude", BinEnv: "HUDDLE_CLAUDE_BIN", newStream: newClaudeStream, newDriver: newClaudeSession},
-	"codex":  {Name: "codex", BinEnv: "HUDDLE_CODEX_BIN", Args: codexArgs, newStream: newCodexStream},
+	"claude": {Name: "claude", BinEnv: "HUDDLE_CLAUDE_BIN", newDriver: newClaudeSession, exitPlan: true},
+	"codex":  {Name: "codex", BinEnv: "HUDDLE_CODEX_BIN", newDriver: newCodexSession},
 }
 
 // Bin finds the CLI's binary: flag if given, else $BinEnv, else Name on

@@ -1,13 +1,14 @@
 // Package agents runs third-party coding agents as huddle exec teammates:
-// `huddle agent claude` drives Claude Code (`claude -p … --output-format
-// stream-json`), `huddle agent codex` drives Codex (`codex exec --json`).
+// `huddle agent claude` drives Claude Code on its control protocol
+// (`claude -p --input-format stream-json --permission-prompt-tool stdio`),
+// `huddle agent codex` drives Codex's app server (`codex app-server`).
 //
 // An adapter speaks huddle's exec protocol on its own stdin and stdout
-// (protocol.ExecLine, docs/ARCHITECTURE.md, "Messages") and runs the CLI once per turn: the
-// plan read-only, each revision read-only on the same session, and the work
-// with edits allowed only after the lead approved the plan. The CLI's JSON
-// stream becomes status, usage and message lines. What each CLI is run with
-// and what of its stream is read is in docs/agents.md; the CLI-specific
-// parts are claude.go and codex.go, the turn loop agent.go, one run of the
-// CLI runner.go.
+// (protocol.ExecLine, docs/ARCHITECTURE.md, "Messages") and keeps one CLI
+// process for the member's session: the plan read-only, each revision on
+// the same session, the work only after the lead approved the plan. Every
+// tool use the CLI asks permission for becomes a permission line, and its
+// answer the CLI's. What each CLI is run with and what of its protocol is
+// read is in docs/agents.md; agent.go is the turn loop, ask.go the CLI's
+// questions, claudesession.go and codexsession.go the two protocols.
 package agents

@@ -258,55 +258,6 @@ func (rt *runtime) pendingPermission(t *testing.T, tool, holds string) protocol.
 	return p
 }
 
-// TestCodexRejectedPlanThroughTheRuntime: a plan rejected with team.Decide
-// is revised on the same thread, read-only, while the member is revising;
-// the revised plan is a new request, and its approval lets the work run.
-func TestCodexRejectedPlanThroughTheRuntime(t *testing.T) {
-	f := newFake(t, "codex", "codex/plan.jsonl", "codex/revise.jsonl", "codex/work.jsonl")
-	rt := startRuntime(t, "huddle", "agent", "codex", "--task", task, "--bin", f.bin, "--", "--skip-git-repo-check")
-
-	first := rt.pendingPlan(t)
-	if _, err := dirlead.Decide(rt.dir, first.ID, protocol.EventReject, "also document it in the README", protocol.Lead); err != nil {
-		t.Fatal(err)
-	}
-	var second protocol.Request
-	testkit.WaitFor(t, 30*time.Second, "the revised plan pending", func() bool {
-		second = rt.pendingPlan(t)
-		return second.ID != first.ID
-	})
-	if !strings.Contains(second.Plan, "Document it in README.md") {
-		t.Errorf("revised plan %q", second.Plan)
-	}
-	revise := f.starts()[1]
-	if !hasArgs(revise, "-c", `sandbox_mode="read-only"`, "--skip-git-repo-check", "resume", codexThread) ||
-		!strings.Contains(revise[len(revise)-1], "also document it in the README") {
-		t.Errorf("revision run args %q", revise)
-	}
-	if _, err := dirlead.Decide(rt.dir, second.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 30*time.Second, "coder idle after the work", func() bool {
-		return strings.HasPrefix(rt.member(t).Activity, "done: Added --verbose and documented it")
-	})
-	if work := f.starts()[2]; !hasArgs(work, "-c", `sandbox_mode="workspace-write"`) {
-		t.Errorf("work run args %q", work)
-	}
-	acts := rt.activities()
-	for _, want := range []string{"revising: revising: also document it in the README", "revising: thinking: Adding the README step", "working: editing: "} {
-		if !strings.Contains(acts, want) {
-			t.Errorf("coder's statuses lack %q: %s", want, acts)
-		}
-	}
-	// Codex reports a resumed thread's running total: the three runs used
-	// 24,763, 25,100 and 30,000 tokens in, which the counters add up to.
-	if c := rt.member(t).Counters; c.TokensIn != 79863 || c.TokensOut != 612 || c.Plans != 2 {
-		t.Errorf("counters %+v", c)
-	}
-	if dl := rt.deadLetters(); dl != "" {
-		t.Errorf("lines of the adapter were refused:\n%s", dl)
-	}
-}
-
 // TestMissingBinaryCrashesTheMember: a binary that is not there is one
 // line in the member's log naming it, and the member is crashed.
 func TestMissingBinaryCrashesTheMember(t *testing.T) {

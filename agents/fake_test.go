@@ -69,6 +69,9 @@ func runFake() int {
 	if slices.Contains(os.Args[1:], "--input-format") {
 		return runSessionFake(dir, n, sc)
 	}
+	if len(os.Args) > 1 && os.Args[1] == "app-server" {
+		return runRPCFake(dir, n, sc)
+	}
 	for sc.Scan() {
 		line := sc.Text()
 		verb, arg, _ := strings.Cut(line, " ")
@@ -201,6 +204,104 @@ func runSessionFake(dir string, n int, script *bufio.Scanner) int {
 		}
 	}
 	for in.Scan() { // the script is over: the session idles until stdin ends
+		_, _ = host.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
+	}
+	return end(0)
+}
+
+// runRPCFake is a fake `codex app-server`: it replays its script as the
+// real server printed it, reading the client's lines where the real one
+// waited for them: the request a response answers (by id) before the
+// response, the client's answer to each request of the server's after it.
+// Every client line is logged to N.stdin.jsonl; a response the client
+// sends to an id the server did not ask is an error (status 96).
+func runRPCFake(dir string, n int, script *bufio.Scanner) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 8<<20)
+	host, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)+".stdin.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake:", err)
+		return 97
+	}
+	defer host.Close()
+	end := func(code int) int {
+		logRun(dir, fakeRun{N: n, Event: "end"})
+		return code
+	}
+	type rpc struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	// waitFor reads client lines until a request (request true) or a
+	// response with id; false when stdin ended.
+	waitFor := func(id string, request bool) (bool, error) {
+		for in.Scan() {
+			line := in.Bytes()
+			_, _ = host.Write(append(append([]byte(nil), line...), '\n'))
+			var m rpc
+			if err := json.Unmarshal(line, &m); err != nil {
+				return false, fmt.Errorf("a client line that is not JSON: %q", line)
+			}
+			if len(m.ID) == 0 {
+				continue // a notification
+			}
+			isRequest := m.Method != ""
+			if isRequest == request && string(m.ID) == id {
+				return true, nil
+			}
+			if !isRequest {
+				return false, fmt.Errorf("the client answered %s where %s was due", m.ID, id)
+			}
+			return false, fmt.Errorf("the client asked %s (%s) where %s was due", m.Method, m.ID, id)
+		}
+		return false, nil
+	}
+	for script.Scan() {
+		line := script.Text()
+		verb, arg, _ := strings.Cut(line, " ")
+		switch verb {
+		case "#touch":
+			_ = os.WriteFile(filepath.Join(dir, arg), nil, 0o600)
+			continue
+		case "#wait-for":
+			if !waitForFile(filepath.Join(dir, arg), time.Minute) {
+				fmt.Fprintln(os.Stderr, "fake: gave up waiting for", arg)
+				return end(98)
+			}
+			continue
+		case "#stderr":
+			fmt.Fprintln(os.Stderr, arg)
+			continue
+		case "#exit":
+			code, _ := strconv.Atoi(arg)
+			return end(code)
+		}
+		var m rpc
+		_ = json.Unmarshal([]byte(line), &m)
+		response := len(m.ID) > 0 && m.Method == ""
+		if response {
+			ok, err := waitFor(string(m.ID), true)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fake:", err)
+				return end(96)
+			}
+			if !ok {
+				return end(0)
+			}
+		}
+		fmt.Println(line)
+		if len(m.ID) > 0 && m.Method != "" {
+			ok, err := waitFor(string(m.ID), false)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fake:", err)
+				return end(96)
+			}
+			if !ok {
+				return end(0)
+			}
+		}
+	}
+	for in.Scan() {
 		_, _ = host.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
 	}
 	return end(0)

@@ -176,17 +176,6 @@ func (h *harness) shutdown(id string) {
 	h.send(m)
 }
 
-// statuses are the activities of the status lines seen so far.
-func (h *harness) statuses() []string {
-	var out []string
-	for _, l := range h.seen {
-		if l.Kind == "status" {
-			out = append(out, l.Status+": "+l.Activity)
-		}
-	}
-	return out
-}
-
 // usage sums the usage lines seen so far.
 func (h *harness) usage() (in, out int64, cost float64) {
 	for _, l := range h.seen {
@@ -208,15 +197,6 @@ func hasArgs(args []string, want ...string) bool {
 			}
 		}
 		if match {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(args []string, sub string) bool {
-	for _, a := range args {
-		if strings.Contains(a, sub) {
 			return true
 		}
 	}

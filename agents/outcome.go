@@ -20,22 +20,11 @@ type Outcome struct {
 	TokensIn  int64
 	TokensOut int64
 	CostUSD   float64
-	// Totals says TokensIn and TokensOut are the session's running totals
-	// (Codex's turn.completed on a resumed thread), not the run's own.
-	Totals bool
 	// Completed is set by the event that ends a turn well (Claude Code's
 	// result, Codex's turn.completed); Failure says why the CLI itself
 	// reported the turn as failed.
 	Completed bool
 	Failure   string
-}
-
-// stream reads one CLI's JSON events, one line at a time.
-type stream interface {
-	// feed reads one line: the activity it shows ("" for none), or an error
-	// when the line is not a JSON object. Unknown events are not errors.
-	feed(line []byte) (activity string, err error)
-	outcome() Outcome
 }
 
 // maxActivity bounds an activity line: it is one roster line.

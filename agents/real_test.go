@@ -332,3 +332,152 @@ func realLinesAt(t *testing.T, path string) [][]byte {
 	}
 	return out
 }
+
+// TestRealCodexThroughHuddle: the real Codex 0.169.0, run by `huddle agent
+// codex` on its app server as a teammate of a running team, against a
+// fake model. Its plan is rejected (the model reads why) and the revision
+// approved; the work turn's first model stream is cut (a reconnect, which
+// is activity, not a failure); each command it asks to run is decided on
+// huddle's side: a mkdir by an allow rule, a touch by the lead for the
+// session (the next touch then asks no one), an rm by a deny rule, a cp
+// denied by the lead. The files are what the decisions allowed, outside
+// any git repository, and the member's tokens are the thread's own total.
+func TestRealCodexThroughHuddle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := realcli.Install(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		plan1    = "Plan: 1. touch b.txt."
+		rejected = "Also make out/ first."
+		plan2    = "Plan: 1. mkdir -p out. 2. touch b.txt and c.txt."
+		noCopy   = "Not that copy."
+		done     = "Done: out/, b.txt and c.txt are made."
+	)
+	u := fakeapi.Usage{InputTokens: 1000, OutputTokens: 50, CacheReadInputTokens: 400}
+	run := func(cmd string) fakeapi.Turn {
+		return fakeapi.Turn{Calls: []fakeapi.Call{{Name: "exec_command", Input: map[string]any{"cmd": cmd}}}, Usage: u}
+	}
+	fake := fakeapi.Responses(
+		fakeapi.Turn{Calls: []fakeapi.Call{{Name: "update_plan", Input: map[string]any{"explanation": "One file.", "plan": []any{
+			map[string]any{"step": "touch b.txt", "status": "pending"}}}}}, Usage: u},
+		fakeapi.Turn{Text: plan1, Usage: u},
+		fakeapi.Turn{Text: plan2, Usage: u},
+		fakeapi.Turn{Drop: true},
+		run("mkdir -p out"),
+		run("touch b.txt"),
+		run("touch c.txt"),
+		run("rm -rf out"),
+		run("cp b.txt denied.txt"),
+		fakeapi.Turn{Text: done, Usage: u},
+	)
+	defer fake.Close()
+	e, err := realcli.CodexEnv(t.TempDir(), fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range e.Vars {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+	printed := filepath.Join(e.Root, "stdout.jsonl")
+	tee := filepath.Join(e.Root, "codex")
+	script := fmt.Sprintf("#!/bin/bash\nset -o pipefail\n%q \"$@\" | tee -a %q\n", b.Codex, printed)
+	if err := os.WriteFile(tee, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]any{"permissions": map[string]any{"allow": []string{"Bash(mkdir:*)"}, "deny": []string{"Bash(rm:*)"}}}
+	rt := startRuntimeWith(t, rules, "huddle", "agent", "codex", "--task", "Make b.txt.", "--bin", tee)
+
+	first := rt.pendingPlanWithin(t, 3*time.Minute)
+	if first.Plan != plan1 {
+		t.Errorf("the first plan: %q", first.Plan)
+	}
+	if _, err := dirlead.Decide(rt.dir, first.ID, protocol.EventReject, rejected, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	revised := rt.pendingPlanWithin(t, time.Minute)
+	if revised.Plan != plan2 {
+		t.Errorf("the revised plan: %q", revised.Plan)
+	}
+	if _, err := dirlead.Decide(rt.dir, revised.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	touch := rt.pendingPermission(t, "Bash", "touch b.txt")
+	if _, err := dirlead.AllowForSession(rt.dir, touch.ID, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	cp := rt.pendingPermission(t, "Bash", "cp b.txt denied.txt")
+	if _, err := dirlead.Decide(rt.dir, cp.ID, protocol.EventReject, noCopy, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, time.Minute, "coder idle after the work", func() bool {
+		m := rt.member(t)
+		return m.Status == protocol.MemberIdle && strings.HasPrefix(m.Activity, "done: Done:")
+	})
+
+	rs, err := dirrecords.ListRequests(rt.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decided []string
+	for _, r := range rs {
+		if r.Kind == protocol.KindPermission {
+			var in struct {
+				Command string `json:"command"`
+			}
+			_ = json.Unmarshal(r.Permission.Input, &in)
+			decided = append(decided, fmt.Sprintf("%s %s: %s by %s", r.Permission.Tool, in.Command, r.Status, r.ResolvedBy))
+		}
+	}
+	want := []string{
+		"Bash mkdir -p out: allowed by rule Bash(mkdir:*)",
+		"Bash touch b.txt: allowed by lead",
+		"Bash touch c.txt: allowed by lead (for the session: " + touch.Rule + ")",
+		"Bash rm -rf out: denied by rule Bash(rm:*)",
+		"Bash cp b.txt denied.txt: denied by lead",
+	}
+	if strings.Join(decided, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the permissions, in order:\n%s\nwant\n%s", strings.Join(decided, "\n"), strings.Join(want, "\n"))
+	}
+	for name, want := range map[string]bool{"out": true, "b.txt": true, "c.txt": true, "denied.txt": false} {
+		if _, err := os.Stat(filepath.Join(rt.dir, name)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+	var bodies strings.Builder
+	for _, r := range fake.Served() {
+		bodies.Write(r.Body)
+	}
+	if !strings.Contains(bodies.String(), rejected) {
+		t.Errorf("the model never read the rejection %q", rejected)
+	}
+	if !strings.Contains(rt.activities(), "reconnecting: ") {
+		t.Errorf("the cut stream was not shown as a reconnect: %s", rt.activities())
+	}
+	// The CLI's own figure: the thread's last total.
+	var in, out int64
+	for _, l := range realLinesAt(t, printed) {
+		var n struct {
+			Method string `json:"method"`
+			Params struct {
+				TokenUsage struct {
+					Total struct {
+						InputTokens  int64 `json:"inputTokens"`
+						OutputTokens int64 `json:"outputTokens"`
+					} `json:"total"`
+				} `json:"tokenUsage"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(l, &n) == nil && n.Method == "thread/tokenUsage/updated" {
+			in, out = n.Params.TokenUsage.Total.InputTokens, n.Params.TokenUsage.Total.OutputTokens
+		}
+	}
+	c := rt.member(t).Counters
+	if in == 0 || c.TokensIn != in || c.TokensOut != out || c.Plans != 2 || c.Permissions != 5 {
+		t.Errorf("counters %+v; the thread's total is %d in, %d out", c, in, out)
+	}
+	t.Logf("%d model requests, the thread's total %d in, %d out; permissions:\n%s", len(fake.Served()), in, out, strings.Join(decided, "\n"))
+}

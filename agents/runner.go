@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +23,8 @@ const waitDelay = 2 * time.Second
 // garbageShown is how many lines that are not JSON events a turn logs.
 const garbageShown = 3
 
-// runner runs one turn of a CLI at a time.
+// runner is what a driver runs: the CLI, its binary, the arguments after
+// `--`, the working directory and the agent's log.
 type runner struct {
 	cli   *CLI
 	bin   string
@@ -51,8 +50,7 @@ func (l *lockedWriter) printf(format string, a ...any) {
 	_, _ = fmt.Fprintf(l, format+"\n", a...) // nowhere else to say it
 }
 
-// driver runs the turns of a CLI: one process per turn (runner), or one
-// process for the whole session (claudeSession).
+// driver runs the turns of a CLI's session: claudeSession, codexSession.
 type driver interface {
 	// run runs turn t until it ends or ctx ends (which kills the CLI) and
 	// returns what it said. The error says why the turn failed: the CLI
@@ -91,32 +89,6 @@ type answer struct {
 	Message string
 }
 
-func (r *runner) close() {}
-
-func (r *runner) run(ctx context.Context, t Turn, h hooks) (Outcome, error) {
-	cmd := exec.CommandContext(ctx, r.bin, r.cli.Args(t, r.extra)...)
-	cmd.Stdin = nil // the prompt is an argument; the CLI must not wait for input
-	var said lastLine
-	cmd.Stderr = io.MultiWriter(r.log, &said)
-	cmd.WaitDelay = waitDelay
-	pr, pw := io.Pipe()
-	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
-		return Outcome{}, fmt.Errorf("start %s: %w", r.bin, err)
-	}
-	waited := make(chan error, 1)
-	go func() {
-		err := cmd.Wait()
-		_ = pw.Close() // ends the read below
-		waited <- err
-	}()
-	s := r.cli.newStream(r.cwd)
-	lines, garbage := r.read(pr, s, h.activity)
-	werr := <-waited
-	out := s.outcome()
-	return out, r.turnError(ctx, werr, out, &said, lines, garbage)
-}
-
 // turnError says why a turn that ended failed, or nil: ctx ended (the
 // CLI was killed), the CLI exited non-zero (with its stream's failure or
 // the last words on its stderr), reported a failure, or ended without
@@ -144,36 +116,6 @@ func (r *runner) turnError(ctx context.Context, werr error, out Outcome, said *l
 		return fmt.Errorf("%s ended without finishing the turn (%d lines, %d not JSON events)", r.cli.Name, lines, garbage)
 	}
 	return nil
-}
-
-// read feeds every line of out to s until out ends, and returns how many
-// lines it read and how many were not JSON events (the first few of those
-// are logged).
-func (r *runner) read(out io.Reader, s stream, onActivity func(string)) (lines, garbage int) {
-	br := bufio.NewReaderSize(out, 64<<10)
-	for {
-		line, tooLong, err := readEventLine(br)
-		if len(line) > 0 || tooLong {
-			lines++
-			if tooLong {
-				r.log.printf("%s: skipped a line of more than %d bytes", r.cli.Name, maxEventLine)
-			} else if activity, ferr := s.feed(line); ferr != nil {
-				garbage++
-				if garbage <= garbageShown {
-					r.log.printf("%s: not a JSON event (%v): %s", r.cli.Name, ferr, oneLine(string(line), 200))
-				}
-			} else if activity != "" {
-				onActivity(activity)
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				r.log.printf("%s: reading its output: %v", r.cli.Name, err)
-			}
-			_, _ = io.Copy(io.Discard, out) // let it exit
-			return lines, garbage
-		}
-	}
 }
 
 // readEventLine reads one line without its newline; a line longer than

@@ -267,11 +267,13 @@ var commands = []command{
 		summary: "built-in exec teammates: echo, and Claude Code and Codex behind the plan gate",
 		about: "Run a built-in exec teammate on stdin and stdout. 'echo' answers every message with an echo\n" +
 			"and every invocation with \"audited: PROMPT\", and approves every shutdown (the demo's auditor).\n" +
-			"'claude' and 'codex' drive Claude Code (claude -p --output-format stream-json) or Codex\n" +
-			"(codex exec --json): the CLI plans the task read-only and the plan goes to the lead; a\n" +
-			"rejection revises it on the same session, still read-only; only after approval does the\n" +
-			"session resume with edits allowed. Its tools become the member's activity, its tokens and\n" +
-			"cost the member's counters, its final answers messages. Arguments after '--' go to the CLI.\n" +
+			"'claude' and 'codex' drive Claude Code (one claude -p on its stream-json control protocol) or\n" +
+			"Codex (one codex app-server) for the member's session: the CLI plans the task read-only and\n" +
+			"the plan goes to the lead; a rejection revises it on the same session; only after approval\n" +
+			"may it change anything, and each tool use it asks permission for is a permission request\n" +
+			"(decided by team.json's rules, the session's allowances or the lead). Its tools become the\n" +
+			"member's activity, its tokens and cost the member's counters, its final answers messages.\n" +
+			"Arguments after '--' go to the CLI.\n" +
 			"docs/agents.md has the commands it runs and what is verified.\n" +
 			"In team.json: \"runtime\": {\"kind\": \"exec\", \"command\": [\"huddle\", \"agent\", \"claude\", \"--task\", \"TEXT\"]}.",
 		flags: agentFlags,

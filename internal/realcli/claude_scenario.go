@@ -240,8 +240,8 @@ func ClaudeAPIErrorScenario(ctx context.Context, b Bins, root string) (*ClaudeRu
 const ClaudePlanFileReply = "I wrote the plan to the plan file; it is ready for review."
 
 // ClaudePrintPlanScenario runs `claude -p PROMPT --output-format
-// stream-json --verbose --permission-mode plan`, the CLI as huddle's
-// Claude adapter runs it today (no permission prompt tool, so no
+// stream-json --verbose --permission-mode plan`, Claude Code's one-shot
+// mode, which huddle does not drive (no permission prompt tool, so no
 // ExitPlanMode): the model writes its plan to the plan file the CLI names,
 // then says so and ends the run. Its transcript is the fixture
 // claude/print-plan.

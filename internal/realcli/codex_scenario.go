@@ -167,8 +167,8 @@ func (run *CodexRun) drive(ctx context.Context, c *Codex) error {
 // CodexExecReply is what the model answers in the exec scenarios.
 const CodexExecReply = "Hello from the fake."
 
-// CodexExecReconnectScenario runs `codex exec --json` (the CLI as
-// huddle's Codex adapter runs it today) on one prompt whose first model
+// CodexExecReconnectScenario runs `codex exec --json` (Codex's one-shot
+// mode) on one prompt whose first model
 // stream the fake cuts before any event: the CLI says it reconnects,
 // sends the request again, and ends the turn well. Its transcript is the
 // fixture codex/exec-reconnect.
@@ -200,7 +200,7 @@ func codexExec(ctx context.Context, b Bins, root, name string, extra []string, t
 }
 
 // CodexExecResumeScenario runs two `codex exec --json` turns on one
-// thread, the second through `exec resume` as the Codex adapter runs it,
+// thread, the second through `exec resume`,
 // each answered with CodexScenarioUsage: the transcript holds both runs'
 // stdout, the first's then the second's. Its fixture is
 // codex/exec-resume.
