@@ -422,3 +422,97 @@ func TestClaudePrintPlanWritesThePlanFile(t *testing.T) {
 		t.Errorf("no result with the model's words:\n%s", run.StdoutText())
 	}
 }
+
+// TestClaudePermissionRequestHook: a PermissionRequest hook in Claude
+// Code's settings.json is asked, in -p mode too, before each tool use the
+// CLI would put to a person, with the session, its cwd, the tool, its
+// input and the CLI's suggestions on stdin; the hook's answer on stdout,
+// {"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":
+// {"behavior":"allow"}}} or a deny with a message, is the CLI's decision,
+// and the model reads the deny's message. This is what `huddle hook
+// claude` is to be built on.
+func TestClaudePermissionRequestHook(t *testing.T) {
+	b := pinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	const why = "the desk denies this"
+	u := fakeapi.Usage{InputTokens: 10, OutputTokens: 5}
+	fake := fakeapi.Anthropic(
+		fakeapi.Turn{Calls: []fakeapi.Call{{Name: "Write", Input: map[string]any{"file_path": "hello.txt", "content": "hi\n"}}}, Usage: u},
+		fakeapi.Turn{Calls: []fakeapi.Call{{Name: "Bash", Input: map[string]any{"command": "touch bashed.txt", "description": "Touch a file"}}}, Usage: u},
+		fakeapi.Turn{Text: "done", Usage: u},
+	)
+	defer fake.Close()
+	root := t.TempDir()
+	e, err := ClaudeEnv(root, fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := filepath.Join(root, "asked.jsonl")
+	hook := filepath.Join(root, "hook")
+	script := `#!/bin/bash
+in=$(cat)
+printf '%s\n' "$in" >> ` + asked + `
+case "$in" in
+*'"tool_name":"Bash"'*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"` + why + `"}}}' ;;
+*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ;;
+esac
+`
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PermissionRequest": []any{map[string]any{
+		"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 60}}}}}})
+	if err := os.WriteFile(filepath.Join(root, "claude-config", "settings.json"), settings, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Transcript{CLI: "claude", Name: "permission-hook", Env: e}
+	if err := tr.runOnce(ctx, b.Claude, []string{"-p", "Write hello.txt, then touch bashed.txt.", "--output-format", "stream-json", "--verbose", "--permission-mode", "default"}, fake); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(asked)
+	if err != nil {
+		t.Fatalf("the hook was never asked: %v", err)
+	}
+	type hookInput struct {
+		SessionID   string          `json:"session_id"`
+		Cwd         string          `json:"cwd"`
+		Event       string          `json:"hook_event_name"`
+		Mode        string          `json:"permission_mode"`
+		Tool        string          `json:"tool_name"`
+		Input       json.RawMessage `json:"tool_input"`
+		Suggestions []any           `json:"permission_suggestions"`
+	}
+	var got []hookInput
+	for l := range bytes.Lines(bytes.TrimSpace(raw)) {
+		var one hookInput
+		if err := json.Unmarshal(l, &one); err != nil {
+			t.Fatalf("the hook's input %q: %v", l, err)
+		}
+		got = append(got, one)
+	}
+	if len(got) != 2 || got[0].Tool != "Write" || got[1].Tool != "Bash" {
+		t.Fatalf("the hook was asked %d times: %s", len(got), raw)
+	}
+	for _, a := range got {
+		if a.SessionID == "" || a.Cwd != e.Work || a.Event != "PermissionRequest" || a.Mode != "default" || len(a.Suggestions) == 0 {
+			t.Errorf("the hook's input: %+v", a)
+		}
+	}
+	if !strings.Contains(string(got[0].Input), `"file_path":"`+filepath.Join(e.Work, "hello.txt")+`"`) || !strings.Contains(string(got[1].Input), `"command":"touch bashed.txt"`) {
+		t.Errorf("tool inputs: %s, %s", got[0].Input, got[1].Input)
+	}
+	if _, err := os.Stat(filepath.Join(e.Work, "hello.txt")); err != nil {
+		t.Errorf("the allowed Write did not write: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.Work, "bashed.txt")); err == nil {
+		t.Error("the denied Bash ran")
+	}
+	var bodies strings.Builder
+	for _, r := range fake.Served() {
+		bodies.Write(r.Body)
+	}
+	if !strings.Contains(bodies.String(), why) {
+		t.Errorf("the model never read the deny's message %q", why)
+	}
+}
