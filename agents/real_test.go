@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -480,4 +481,127 @@ func TestRealCodexThroughHuddle(t *testing.T) {
 		t.Errorf("counters %+v; the thread's total is %d in, %d out", c, in, out)
 	}
 	t.Logf("%d model requests, the thread's total %d in, %d out; permissions:\n%s", len(fake.Served()), in, out, strings.Join(decided, "\n"))
+}
+
+// TestRealClaudeAsksTheDesk: a Claude Code 2.1.328 session a person runs
+// themselves (-p here, in default mode), with `huddle hook claude` as its
+// PermissionRequest hook in settings.json, puts each tool use it would ask
+// about to the desk: its first Write is allowed by the lead for the
+// session, its Bash denied with a message the model reads, its second
+// Write in the same directory allowed by that allowance without asking.
+// The session is a member of the desk, its cwd in its role.
+func TestRealClaudeAsksTheDesk(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := realcli.Install(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const noTouch = "No touching: the lead keeps a.txt out."
+	u := fakeapi.Usage{InputTokens: 10, OutputTokens: 5}
+	call := func(name string, input any) fakeapi.Turn {
+		return fakeapi.Turn{Calls: []fakeapi.Call{{Name: name, Input: input}}, Usage: u}
+	}
+	fake := fakeapi.Anthropic(
+		call("Write", map[string]any{"file_path": "hello.txt", "content": "hello\n"}),
+		call("Bash", map[string]any{"command": "touch a.txt", "description": "Touch a.txt"}),
+		call("Write", map[string]any{"file_path": "notes.txt", "content": "notes\n"}),
+		fakeapi.Turn{Text: "done", Usage: u},
+	)
+	defer fake.Close()
+	root := t.TempDir()
+	e, err := realcli.ClaudeEnv(root, fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	desk := filepath.Join(root, "desk")
+	hook := fmt.Sprintf("%s=1 %q hook claude --desk %q --wait 2m", huddleEnv, exe, desk)
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PermissionRequest": []any{map[string]any{
+		"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 600}}}}}})
+	if err := os.WriteFile(filepath.Join(root, "claude-config", "settings.json"), settings, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, b.Claude, "-p", "Write hello.txt and notes.txt; touch a.txt.", "--output-format", "stream-json", "--verbose", "--permission-mode", "default")
+	cmd.Env, cmd.Dir = e.Vars, e.Work
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	pending := func(tool string) protocol.Request {
+		t.Helper()
+		var p protocol.Request
+		testkit.WaitFor(t, time.Minute, "a "+tool+" question at the desk", func() bool {
+			rs, _, _ := dirrecords.ReadLiveRequests(desk)
+			for _, r := range rs {
+				if r.Kind == protocol.KindPermission && r.Status == protocol.RequestPending && r.Permission.Tool == tool {
+					p = r
+					return true
+				}
+			}
+			return false
+		})
+		return p
+	}
+	write := pending("Write")
+	if _, err := dirlead.AllowForSession(desk, write.ID, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	touch := pending("Bash")
+	if _, err := dirlead.Decide(desk, touch.ID, protocol.EventReject, noTouch, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("claude: %v\n%s", err, out.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("claude did not finish")
+	}
+
+	rs, err := dirrecords.ListRequests(desk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decided []string
+	for _, r := range rs {
+		decided = append(decided, fmt.Sprintf("%s %s %s by %s", r.From, r.Permission.Tool, r.Status, r.ResolvedBy))
+	}
+	member := write.From
+	want := []string{
+		member + " Write allowed by lead",
+		member + " Bash denied by lead",
+		member + " Write allowed by lead (for the session: " + write.Rule + ")",
+	}
+	if strings.Join(decided, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the desk's requests:\n%s\nwant\n%s", strings.Join(decided, "\n"), strings.Join(want, "\n"))
+	}
+	for name, want := range map[string]bool{"hello.txt": true, "notes.txt": true, "a.txt": false} {
+		if _, err := os.Stat(filepath.Join(e.Work, name)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+	var bodies strings.Builder
+	for _, r := range fake.Served() {
+		bodies.Write(r.Body)
+	}
+	if !strings.Contains(bodies.String(), noTouch) {
+		t.Errorf("the model never read %q", noTouch)
+	}
+	m, err := dirrecords.LoadMember(desk, member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(member, "claude-") || !strings.Contains(m.Role, e.Work) || m.Counters.Permissions != 3 || m.Status != protocol.MemberIdle {
+		t.Errorf("the session's member %s: %+v", member, m)
+	}
+	t.Logf("desk %s; member %s (%s):\n%s", desk, member, m.Role, strings.Join(decided, "\n"))
 }

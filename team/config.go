@@ -60,6 +60,9 @@ type Team struct {
 	Name     string       `json:"name"`
 	Members  []MemberSpec `json:"members"`
 	Settings Settings     `json:"settings"`
+	// Desk marks a desk (desk.go): its members are the agent sessions
+	// that ask through a hook, and team.json need list none.
+	Desk bool `json:"desk,omitempty"`
 }
 
 // Settings are team-wide deadlines.
@@ -366,7 +369,7 @@ func (t *Team) Validate() error {
 	if t.Name == "" {
 		return errors.New("team.json: name is required")
 	}
-	if len(t.Members) == 0 {
+	if len(t.Members) == 0 && !t.Desk {
 		return errors.New("team.json: members: at least one member is required")
 	}
 	names, err := validateMembers(t.Members)

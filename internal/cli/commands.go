@@ -225,6 +225,18 @@ var commands = []command{
 		flags:   claudeFlags,
 	},
 	{
+		name: "desk", synopsis: "[--dir DESK] [--settings]",
+		summary: "the desk: your own Claude Code sessions' permission prompts, decided on one screen",
+		about:   deskAbout,
+		flags:   deskFlags,
+	},
+	{
+		name: "hook", synopsis: "claude [--desk DESK] [--wait D]",
+		summary: "a Claude Code PermissionRequest hook that asks the desk (see 'huddle help desk')",
+		about:   hookAbout,
+		flags:   hookFlags,
+	},
+	{
 		name: "validate", synopsis: "PATH [--json]",
 		summary: "check the IPC setup of a Puruto repo, a team or a config file",
 		about: "Check the IPC setup at PATH as Puruto's validate.py does, with huddle's additions:\n" +

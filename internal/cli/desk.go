@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+
+	"huddle/protocol"
+	"huddle/store/filestore"
+	"huddle/team"
+	"huddle/teamdir"
+)
+
+// The desk: a team of the agent sessions a person runs themselves, which
+// ask through `huddle hook claude` (team/desk.go).
+
+const deskAbout = "Open the desk: a huddle team whose members are the Claude Code sessions you run yourself,\n" +
+	"each asking through 'huddle hook claude' before a tool use Claude Code would put to you. Each\n" +
+	"question is a permission request on this screen: a allows it once, A for the rest of that\n" +
+	"session, r denies it with a message the model reads. The desk is --dir, else DESK in the user's\n" +
+	"configuration directory ($XDG_CONFIG_HOME/huddle/desk, else ~/.config/huddle/desk); it is made on\n" +
+	"first use. With --settings, print what to add to Claude Code's settings.json and exit.\n" +
+	"The other commands work on it with --dir DESK (huddle requests, approve, reject).\n" +
+	"docs/agents.md, \"The desk\", has the whole setup."
+
+const hookAbout = "Answer one Claude Code PermissionRequest hook: read the hook's JSON on stdin, put the question\n" +
+	"to the desk (--desk, else the default desk: 'huddle help desk') as a permission request of the\n" +
+	"session's member (claude-<first 8 of its session id>), and print the decision for Claude Code:\n" +
+	"allowed, or denied with the lead's words. What the lead allowed for the session before is\n" +
+	"allowed at once. Nobody answering within --wait (default 5m) cancels the request and prints\n" +
+	"nothing, so Claude Code asks in its own prompt: huddle never allows by itself. Set the hook's\n" +
+	"timeout in settings.json above --wait. Bad input is one line on stderr and exit status 1, which\n" +
+	"Claude Code also takes as \"ask in its own prompt\"."
+
+// defaultDesk is the desk in the user's configuration directory.
+func defaultDesk() (string, error) {
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no configuration directory for the desk (name one with --dir): %w", err)
+	}
+	return filepath.Join(base, "huddle", "desk"), nil
+}
+
+// openDesk makes the desk at dir if it is not there ("" is the default
+// desk) and returns its path.
+func openDesk(dir string) (string, error) {
+	if dir == "" {
+		var err error
+		if dir, err = defaultDesk(); err != nil {
+			return "", err
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("desk %s: %w", dir, err)
+	}
+	b, _ := json.MarshalIndent(team.Team{Name: "desk", Desk: true, Members: []team.MemberSpec{}}, "", "  ")
+	f, err := os.OpenFile(teamdir.ConfigPath(dir), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, os.ErrExist):
+		t, lerr := team.Load(dir)
+		if lerr != nil {
+			return "", lerr
+		}
+		if !t.Desk {
+			return "", fmt.Errorf("%s is a team, not a desk (its team.json has no \"desk\": true)", dir)
+		}
+		return dir, nil
+	case err != nil:
+		return "", fmt.Errorf("desk %s: %w", dir, err)
+	}
+	_, werr := f.Write(append(b, '\n'))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return "", fmt.Errorf("desk %s: writing team.json: %w", dir, werr)
+	}
+	return dir, nil
+}
+
+func deskFlags(fs *flag.FlagSet) runFunc {
+	var dir string
+	var settings bool
+	fs.StringVar(&dir, "dir", "", "the desk `directory` (default: DESK in the user's configuration directory)")
+	fs.BoolVar(&settings, "settings", false, "print the hook for Claude Code's settings.json and exit")
+	return func(cl *cmdline) int {
+		if code, ok := cl.wantArgs(0, 0, ""); !ok {
+			return code
+		}
+		desk, err := openDesk(dir)
+		if err != nil {
+			return cl.fail(err)
+		}
+		if settings {
+			return cl.printJSON(hookSettings(desk, dir != ""))
+		}
+		cl.dir = desk
+		return runAttach(cl)
+	}
+}
+
+// hookSettings is what Claude Code's settings.json needs for the desk: a
+// PermissionRequest command hook for every tool, its timeout above the
+// hook's own wait.
+func hookSettings(desk string, named bool) any {
+	command := "huddle hook claude"
+	if named {
+		command += " --desk " + shellQuote(desk)
+	}
+	return map[string]any{"hooks": map[string]any{"PermissionRequest": []any{map[string]any{
+		"matcher": "*",
+		"hooks":   []any{map[string]any{"type": "command", "command": command, "timeout": 600}},
+	}}}}
+}
+
+// shellQuote quotes s for a shell when it needs it.
+func shellQuote(s string) string {
+	for _, c := range s {
+		if !strings.ContainsRune("/.-_", c) && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// maxHookInput bounds what the hook reads on stdin.
+const maxHookInput = 4 << 20
+
+// claudeHookInput is the part of Claude Code's PermissionRequest hook
+// input the desk reads (TestClaudePermissionRequestHook, internal/realcli,
+// has it from the real CLI).
+type claudeHookInput struct {
+	SessionID   string          `json:"session_id"`
+	Cwd         string          `json:"cwd"`
+	Event       string          `json:"hook_event_name"`
+	Tool        string          `json:"tool_name"`
+	Input       json.RawMessage `json:"tool_input"`
+	Suggestions json.RawMessage `json:"permission_suggestions"`
+}
+
+func hookFlags(fs *flag.FlagSet) runFunc {
+	var desk string
+	var wait time.Duration
+	fs.StringVar(&desk, "desk", "", "the desk `directory` (default: the default desk, 'huddle help desk')")
+	fs.DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the lead before leaving the question to Claude Code's own prompt")
+	return func(cl *cmdline) int {
+		if code, ok := cl.wantArgs(1, 1, "the agent (claude)"); !ok {
+			return code
+		}
+		if cl.args[0] != "claude" {
+			return cl.usageError("no hook for %q: want claude", cl.args[0])
+		}
+		if wait <= 0 {
+			return cl.usageError("--wait must be positive")
+		}
+		return runClaudeHook(cl, os.Stdin, desk, wait)
+	}
+}
+
+func runClaudeHook(cl *cmdline, stdin io.Reader, desk string, wait time.Duration) int {
+	raw, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
+	if err != nil {
+		return cl.fail(fmt.Errorf("reading the hook's input: %w", err))
+	}
+	if len(raw) > maxHookInput {
+		return cl.fail(fmt.Errorf("the hook's input is over %d bytes", maxHookInput))
+	}
+	var in claudeHookInput
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return cl.fail(fmt.Errorf("the hook's input is not JSON: %w", err))
+	}
+	if in.Event != "PermissionRequest" {
+		return cl.fail(fmt.Errorf("hook_event_name is %q: huddle hook claude answers PermissionRequest", in.Event))
+	}
+	if in.SessionID == "" || in.Tool == "" {
+		return cl.fail(errors.New("the hook's input has no session_id or tool_name"))
+	}
+	dir, err := openDesk(desk)
+	if err != nil {
+		return cl.fail(err)
+	}
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer st.Close()
+	ctx, stop := signalContext()
+	defer stop()
+	r, err := team.AskDesk(ctx, st, team.DeskAsk{Agent: "claude", Session: in.SessionID, Cwd: in.Cwd, Tool: in.Tool, Input: in.Input, Suggestions: in.Suggestions}, wait)
+	if err != nil {
+		return cl.fail(err)
+	}
+	decision := map[string]any{}
+	switch r.Status {
+	case protocol.RequestAllowed:
+		decision["behavior"] = "allow"
+	case protocol.RequestDenied:
+		why := r.Feedback
+		if why == "" {
+			why = r.ResponseReason
+		}
+		if why == "" {
+			why = "no reason given"
+		}
+		decision["behavior"], decision["message"] = "deny", "Denied on huddle's desk: "+why
+	default:
+		fmt.Fprintf(cl.stderr, "huddle: hook: %s is %s: %s\n", r.ID, r.Status, r.ResponseReason)
+		return exitOK // nothing on stdout: Claude Code's own prompt asks
+	}
+	return cl.printJSON(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest", "decision": decision}})
+}

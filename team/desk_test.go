@@ -1,0 +1,115 @@
+package team_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"huddle/internal/testkit"
+	"huddle/internal/testkit/teamkit"
+	"huddle/protocol"
+	"huddle/team"
+)
+
+// TestDeskAsksTheLeadRemembersTheSessionAndGivesUp, on both stores: a
+// session's question is a permission request of its member, with the use
+// drawn and the session's rule; what the lead allows for the session is
+// allowed again at once, a record naming the allowance; one nobody
+// answers within the wait is cancelled, never allowed; a denial keeps the
+// lead's words.
+func TestDeskAsksTheLeadRemembersTheSessionAndGivesUp(t *testing.T) {
+	desk := team.Team{Name: "desk", Desk: true}
+	teamkit.OnEachStore(t, desk, func(t *testing.T, k *teamkit.Kept) {
+		ctx := context.Background()
+		q := team.DeskAsk{Agent: "claude", Session: "4C8A7D24-5324-450f", Cwd: "/work/repo", Tool: "Write",
+			Input: json.RawMessage(`{"file_path":"/work/repo/src/a.go","content":"package a\n"}`)}
+		ask := func(q team.DeskAsk, wait time.Duration) chan *protocol.Request {
+			got := make(chan *protocol.Request, 1)
+			go func() {
+				r, err := team.AskDesk(ctx, k.St, q, wait)
+				if err != nil {
+					t.Error(err)
+				}
+				got <- r
+			}()
+			return got
+		}
+		pending := func() protocol.Request {
+			var p protocol.Request
+			testkit.WaitFor(t, 10*time.Second, "a pending question", func() bool {
+				for _, r := range k.Requests() {
+					if r.Status == protocol.RequestPending {
+						p = r
+						return true
+					}
+				}
+				return false
+			})
+			return p
+		}
+
+		first := ask(q, time.Minute)
+		p := pending()
+		if p.From != "claude-4c8a7d24" || p.Kind != protocol.KindPermission || p.Permission.Tool != "Write" || p.Rule != "Edit(src/**)" || !strings.Contains(p.Permission.Drawn, "src/a.go") {
+			t.Errorf("the question: %+v %+v", p, p.Permission)
+		}
+		if _, err := team.AllowForSession(ctx, k.St, p.ID, protocol.Lead); err != nil {
+			t.Fatal(err)
+		}
+		if r := <-first; r.Status != protocol.RequestAllowed || r.Scope != protocol.ScopeSession {
+			t.Errorf("the first answer: %+v", r)
+		}
+		q2 := q
+		q2.Input = json.RawMessage(`{"file_path":"/work/repo/src/b.go","content":"package a\n"}`)
+		if r := <-ask(q2, time.Minute); r.Status != protocol.RequestAllowed || r.ResolvedBy != "lead (for the session: Edit(src/**))" {
+			t.Errorf("the same rule again: %+v", r)
+		}
+		other := q2
+		other.Session = "99990000-aaaa"
+		if r := <-ask(other, 50*time.Millisecond); r.Status != protocol.RequestCancelled || !strings.Contains(r.ResponseReason, "nobody answered within 50ms") {
+			t.Errorf("another session, unanswered: %+v", r)
+		}
+		bash := q
+		bash.Tool, bash.Input = "Bash", json.RawMessage(`{"command":"rm -rf build"}`)
+		denied := ask(bash, time.Minute)
+		p = pending()
+		if _, err := team.Decide(ctx, k.St, p.ID, protocol.EventReject, "keep build/", protocol.Lead); err != nil {
+			t.Fatal(err)
+		}
+		if r := <-denied; r.Status != protocol.RequestDenied || r.Feedback != "keep build/" {
+			t.Errorf("the denial: %+v", r)
+		}
+		m := k.Member("claude-4c8a7d24")
+		if m == nil || m.Counters.Permissions != 3 || m.Status != protocol.MemberIdle || !strings.Contains(m.Role, "/work/repo") || !strings.HasPrefix(m.Activity, "denied: ") {
+			t.Errorf("the session's member: %+v", m)
+		}
+	})
+}
+
+// TestDeskRefusesBadQuestions: a question without a tool, with an input
+// that is not JSON, or from a session id with nothing to name it by opens
+// nothing.
+func TestDeskRefusesBadQuestions(t *testing.T) {
+	teamkit.OnEachStore(t, team.Team{Name: "desk", Desk: true}, func(t *testing.T, k *teamkit.Kept) {
+		for _, q := range []team.DeskAsk{
+			{Agent: "claude", Session: "abc", Tool: ""},
+			{Agent: "claude", Session: "abc", Tool: "Bash", Input: json.RawMessage(`{"command":`)},
+			{Agent: "claude", Session: "---", Tool: "Bash"},
+		} {
+			if _, err := team.AskDesk(context.Background(), k.St, q, time.Minute); err == nil {
+				t.Errorf("%+v: accepted", q)
+			}
+		}
+		if rs := k.Requests(); len(rs) != 0 {
+			t.Errorf("bad questions opened %d requests", len(rs))
+		}
+	})
+	if err := (&team.Team{Name: "t"}).Validate(); err == nil || !strings.Contains(err.Error(), "at least one") {
+		t.Errorf("a team with no member: %v", err)
+	}
+	if err := (&team.Team{Name: "desk", Desk: true}).Validate(); err != nil {
+		t.Errorf("a desk with no member: %v", err)
+	}
+}
