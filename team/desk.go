@@ -108,8 +108,13 @@ func deskRecord(ctx context.Context, st store.Store, name string, q DeskAsk) *pr
 // deskDecide decides r by the session's allowances, else asks the lead and
 // waits for the decision until wait ends.
 func deskDecide(ctx context.Context, st store.Store, r *protocol.Request, use permit.Use, summary string, wait time.Duration) (*protocol.Request, error) {
-	if rule, ok := sessionAllows(ctx, st, r.From, use); ok {
-		return Settle(ctx, st, r.ID, Resolution{Event: protocol.EventApprove, By: "lead (for the session: " + rule + ")"})
+	if rule, ok := sessionAllows(ctx, st, r, use); ok {
+		cur, err := Settle(ctx, st, r.ID, Resolution{Event: protocol.EventApprove, By: "lead (for the session: " + rule + ")"})
+		var already *store.AlreadyError
+		if errors.As(err, &already) {
+			return st.Request(ctx, r.ID) // the lead was quicker
+		}
+		return cur, err
 	}
 	changed := make(chan struct{}, 1)
 	sub, err := st.Watch(ctx, func(c store.Change) {
@@ -154,16 +159,16 @@ func deskDecide(ctx context.Context, st store.Store, r *protocol.Request, use pe
 }
 
 // sessionAllows reports whether the lead allowed use for the rest of the
-// session of member at the desk (a permission of its allowed with session
-// scope, whose rule covers use), and by which rule.
-func sessionAllows(ctx context.Context, st store.Store, member string, use permit.Use) (string, bool) {
+// session that asks q (an earlier permission of its member allowed with
+// session scope, whose rule covers use), and by which rule.
+func sessionAllows(ctx context.Context, st store.Store, q *protocol.Request, use permit.Use) (string, bool) {
 	all, _, err := st.Requests(ctx)
 	if err != nil {
 		return "", false
 	}
 	var rules permit.Rules
 	for _, r := range all {
-		if r.Kind == protocol.KindPermission && r.From == member && r.Status == protocol.RequestAllowed && r.Scope == protocol.ScopeSession && r.Rule != "" {
+		if r.ID != q.ID && r.Kind == protocol.KindPermission && r.From == q.From && r.Status == protocol.RequestAllowed && r.Scope == protocol.ScopeSession && r.Rule != "" {
 			rules.Allow = append(rules.Allow, r.Rule)
 		}
 	}

@@ -29,8 +29,9 @@ func TestDeskAsksTheLeadRemembersTheSessionAndGivesUp(t *testing.T) {
 			got := make(chan *protocol.Request, 1)
 			go func() {
 				r, err := team.AskDesk(ctx, k.St, q, wait)
-				if err != nil {
-					t.Error(err)
+				if err != nil || r == nil {
+					t.Errorf("AskDesk: %v", err)
+					r = &protocol.Request{}
 				}
 				got <- r
 			}()
