@@ -94,7 +94,7 @@ func TestShutdownFromHuddleAnsweredByTheMember(t *testing.T) {
 			writeConfig(t, root, "alpha", "alice")
 			o := observe(t, root, "alpha")
 			member := startFakeMember(t, root, "alpha", "alice", verdict)
-			id, err := RequestShutdown(t.Context(), root, "alpha", "alice", "work is done", time.Now())
+			id, err := leadAsksShutdown(t.Context(), root, "alpha", "alice", "work is done", time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func TestRewritesRacingTheReader(t *testing.T) {
 	var ids []string
 	for i := range huddleAppends {
 		// Ids are stamped in ms, as Claude Code's are: distinct stamps.
-		id, err := RequestShutdown(t.Context(), root, "alpha", "alice", "racing", time.Now().Add(time.Duration(i)*time.Millisecond))
+		id, err := leadAsksShutdown(t.Context(), root, "alpha", "alice", "racing", time.Now().Add(time.Duration(i)*time.Millisecond))
 		if err != nil {
 			t.Error(err)
 			continue
@@ -142,7 +142,7 @@ func TestNoByteChangedButHuddlesAppends(t *testing.T) {
 	}
 	o := observe(t, root, "alpha")
 	for i := range 2 {
-		id, err := RequestShutdown(t.Context(), root, "alpha", "alice", "done", time.Now().Add(time.Duration(i)*time.Millisecond))
+		id, err := leadAsksShutdown(t.Context(), root, "alpha", "alice", "done", time.Now().Add(time.Duration(i)*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestNoByteChangedButHuddlesAppends(t *testing.T) {
 			t.Errorf("id %s", id)
 		}
 	}
-	if _, err := RequestShutdown(t.Context(), root, "alpha", "bob", "done", time.Now()); err != nil {
+	if _, err := leadAsksShutdown(t.Context(), root, "alpha", "bob", "done", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := AnswerPermission(t.Context(), root, "alpha", "perm-9", true, "huddle:tester", ""); err != nil {

@@ -57,7 +57,7 @@ func TestTornInboxRemovedTeamAndHeldLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
-	_, err := RequestShutdown(t.Context(), root, "alpha", "alice", "x", time.Now())
+	_, err := leadAsksShutdown(t.Context(), root, "alpha", "alice", "x", time.Now())
 	var held *LockHeldError
 	if !errors.As(err, &held) {
 		t.Fatalf("with the lock held: %v, want LockHeldError", err)
@@ -77,7 +77,7 @@ func TestTornInboxRemovedTeamAndHeldLock(t *testing.T) {
 	testkit.WaitFor(t, 20*time.Second, "the stale lock shown", func() bool {
 		return strings.Contains(memberOf(o.Last(), "alice").Activity, "inbox lock held")
 	})
-	id, err := RequestShutdown(t.Context(), root, "alpha", "alice", "x", time.Now())
+	id, err := leadAsksShutdown(t.Context(), root, "alpha", "alice", "x", time.Now())
 	if err != nil {
 		t.Fatalf("over a stale lock: %v", err)
 	}
@@ -98,11 +98,11 @@ func TestShutdownRefusals(t *testing.T) {
 		{LeadName, "team lead"},
 		{"a/b", "slash"}, {"../alice", "dot"},
 	} {
-		if _, err := RequestShutdown(t.Context(), root, "alpha", c.member, "", time.Now()); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := leadAsksShutdown(t.Context(), root, "alpha", c.member, "", time.Now()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.member, err, c.want)
 		}
 	}
-	if _, err := RequestShutdown(t.Context(), root, "nope", "alice", "", time.Now()); err == nil {
+	if _, err := leadAsksShutdown(t.Context(), root, "nope", "alice", "", time.Now()); err == nil {
 		t.Error("a shutdown in a team that does not exist")
 	}
 	if ents, _ := os.ReadDir(inboxesDir(root, "alpha")); len(ents) != 0 {
@@ -157,7 +157,7 @@ func TestAppendToAJustCreatedInbox(t *testing.T) {
 	if err := os.WriteFile(inbox(root, "alpha", "alice"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	id, err := RequestShutdown(t.Context(), root, "alpha", "alice", "", time.Now())
+	id, err := leadAsksShutdown(t.Context(), root, "alpha", "alice", "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
