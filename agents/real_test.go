@@ -586,7 +586,7 @@ func TestRealClaudeAsksTheDesk(t *testing.T) {
 	}
 	for name, want := range map[string]bool{"hello.txt": true, "notes.txt": true, "a.txt": false} {
 		if _, err := os.Stat(filepath.Join(e.Work, name)); (err == nil) != want {
-			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+			t.Errorf("%s exists: %v, want %v; what the CLI printed:\n%s", name, err == nil, want, out.String())
 		}
 	}
 	var bodies strings.Builder

@@ -78,9 +78,14 @@ func (e *AlreadyError) Error() string {
 }
 
 // Read folds the team once, for a command that prints it.
-func Read(root, teamName string) (State, error) {
+func Read(root, teamName string) (State, error) { return ReadFrom(root, teamName, "") }
+
+// ReadFrom is Read with the team's journal j: what huddle saw of the team
+// before (Claude Code deletes what it delivered) is folded in, and what
+// this read sees is journaled.
+func ReadFrom(root, teamName string, j Journal) (State, error) {
 	if err := CheckName("team", teamName); err != nil {
 		return State{}, err
 	}
-	return newFolder(root, teamName).fold(), nil
+	return newFolder(root, teamName, j).fold(), nil
 }

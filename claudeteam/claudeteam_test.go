@@ -214,23 +214,23 @@ func TestNewIndexes(t *testing.T) {
 
 func TestPickTeam(t *testing.T) {
 	root := t.TempDir()
-	if _, err := PickTeam(root, ""); err == nil || !strings.Contains(err.Error(), "no Claude Code team") {
+	if _, err := PickTeam(root, "", ""); err == nil || !strings.Contains(err.Error(), "no Claude Code team") {
 		t.Errorf("no team: %v", err)
 	}
 	writeConfig(t, root, "alpha")
-	if got, err := PickTeam(root, ""); err != nil || got != "alpha" {
+	if got, err := PickTeam(root, "", ""); err != nil || got != "alpha" {
 		t.Errorf("one team: %q %v", got, err)
 	}
 	writeConfig(t, root, "beta")
-	if _, err := PickTeam(root, ""); err == nil || !strings.Contains(err.Error(), "alpha, beta") {
+	if _, err := PickTeam(root, "", ""); err == nil || !strings.Contains(err.Error(), "alpha, beta") {
 		t.Errorf("two teams: %v", err)
 	}
 	for _, bad := range []string{"../x", ".hidden", "a/b"} {
-		if _, err := PickTeam(root, bad); err == nil {
+		if _, err := PickTeam(root, bad, ""); err == nil {
 			t.Errorf("team %q accepted", bad)
 		}
 	}
-	if _, err := PickTeam(root, "gamma"); err == nil || !strings.Contains(err.Error(), "alpha, beta") {
+	if _, err := PickTeam(root, "gamma", ""); err == nil || !strings.Contains(err.Error(), "alpha, beta") {
 		t.Errorf("unknown team: %v", err)
 	}
 }

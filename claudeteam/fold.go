@@ -2,7 +2,9 @@ package claudeteam
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,10 +42,22 @@ type folder struct {
 	inboxes    map[string]*inboxState
 	version    uint64
 	now        func() time.Time
+	// j is the journal (journal.go): keys are the messages seen in each
+	// inbox, cfg the last config.json read (the team's, once its directory
+	// is gone), jerr why the journal could not be read or written.
+	j      Journal
+	keys   map[string]map[string]bool
+	cfg    *Config
+	cfgKey string
+	jerr   string
 }
 
-func newFolder(root, team string) *folder {
-	return &folder{root: root, team: team, inboxes: map[string]*inboxState{}, now: time.Now}
+func newFolder(root, team string, j Journal) *folder {
+	f := &folder{root: root, team: team, inboxes: map[string]*inboxState{}, now: time.Now, j: j, keys: map[string]map[string]bool{}}
+	if j != "" {
+		f.load()
+	}
+	return f
 }
 
 // State is one fold of a Claude Code team: what the UI draws, and the tasks.
@@ -51,6 +65,9 @@ type State struct {
 	Snapshot view.Snapshot
 	Config   Config
 	Tasks    []Task
+	// Gone says Claude Code removed the team: Config and the messages are
+	// huddle's journal of it.
+	Gone bool
 }
 
 // fold reads the team's files and returns the new state. It never fails: a
@@ -59,10 +76,21 @@ type State struct {
 func (f *folder) fold() State {
 	var st State
 	cfg, err := ReadConfig(f.root, f.team)
-	if err != nil {
-		st.Snapshot.TeamErr = err.Error() + "; read again when it changes"
-	} else {
+	switch {
+	case err == nil:
 		st.Config = cfg
+		f.noteConfig(cfg)
+	case f.cfg != nil && errors.Is(err, fs.ErrNotExist):
+		// Claude Code removed the team: what huddle journaled of it stands.
+		cfg, err = *f.cfg, nil
+		st.Config = cfg
+		st.Gone = true
+		st.Snapshot.TeamErr = "Claude Code removed this team (its config.json is gone): shown as huddle saw it"
+	default:
+		st.Snapshot.TeamErr = err.Error() + "; read again when it changes"
+	}
+	if f.jerr != "" {
+		st.Snapshot.TeamErr = strings.TrimPrefix(st.Snapshot.TeamErr+"; "+f.jerr, "; ")
 	}
 	f.readInboxes()
 	st.Tasks, _ = readTasks(f.root, f.team)
@@ -123,10 +151,12 @@ func (f *folder) readInbox(name string) {
 		read[i] = entries[i].Read
 	}
 	for _, i := range newIndexes(st.keys, keys) {
+		if f.seen(name, keys[i]) {
+			continue // journaled before: this reader's first sight of it
+		}
 		e := entries[i]
-		m := &message{inbox: name, seq: int64(len(st.msgs)), entry: e, at: parseStamp(e.Timestamp)}
-		m.p, m.proto = parsePayload(e.Text)
-		st.msgs = append(st.msgs, m)
+		f.remember(name, keys[i], e)
+		f.record(journalLine{Inbox: name, Key: keys[i], Entry: &e})
 	}
 	st.keys, st.read = keys, read
 }

@@ -31,6 +31,11 @@ type Observer struct {
 // receiver runs, as a Bubble Tea program's Send does before Run). Close
 // stops it.
 func Observe(ctx context.Context, root, teamName string, on func(State)) (*Observer, error) {
+	return ObserveFrom(ctx, root, teamName, "", on)
+}
+
+// ObserveFrom is Observe with the team's journal j (ReadFrom).
+func ObserveFrom(ctx context.Context, root, teamName string, j Journal, on func(State)) (*Observer, error) {
 	if err := CheckName("team", teamName); err != nil {
 		return nil, err
 	}
@@ -39,15 +44,16 @@ func Observe(ctx context.Context, root, teamName string, on func(State)) (*Obser
 		return nil, fmt.Errorf("claude team %s: watch: %w", teamName, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	o := &Observer{w: w, f: newFolder(root, teamName), on: on, cancel: cancel, done: make(chan struct{})}
+	o := &Observer{w: w, f: newFolder(root, teamName, j), on: on, cancel: cancel, done: make(chan struct{})}
 	o.watch()
 	go o.follow(ctx)
 	return o, nil
 }
 
-// ObserveSnapshots is Observe for the UI: it hands on only the snapshot.
-func ObserveSnapshots(ctx context.Context, root, teamName string, on func(view.Snapshot)) (*Observer, error) {
-	return Observe(ctx, root, teamName, func(s State) { on(s.Snapshot) })
+// ObserveSnapshots is ObserveFrom for the UI: it hands on only the
+// snapshot.
+func ObserveSnapshots(ctx context.Context, root, teamName string, j Journal, on func(view.Snapshot)) (*Observer, error) {
+	return ObserveFrom(ctx, root, teamName, j, func(s State) { on(s.Snapshot) })
 }
 
 // watch adds a watch on every directory the team lives in that exists now;

@@ -80,16 +80,18 @@ func Teams(root string) ([]string, error) {
 	return out, nil
 }
 
-// PickTeam returns team when given (checked), else the one team under
-// root; with none or several it says which there are.
-func PickTeam(root, team string) (string, error) {
+// PickTeam returns team when given (checked: under root, or in the
+// journal j), else the one team under root; with none or several it says
+// which there are.
+func PickTeam(root, team string, j Journal) (string, error) {
 	if team != "" {
 		if err := CheckName("team", team); err != nil {
 			return "", err
 		}
-		if _, err := os.Stat(teamDir(root, team)); err != nil {
+		gone, _ := j.Teams()
+		if _, err := os.Stat(teamDir(root, team)); err != nil && !slices.Contains(gone, team) {
 			teams, _ := Teams(root)
-			return "", fmt.Errorf("no Claude Code team %q under %s (teams: %s)", team, root, listOrNone(teams))
+			return "", fmt.Errorf("no Claude Code team %q under %s (teams: %s) nor in huddle's journal", team, root, listOrNone(teams))
 		}
 		return team, nil
 	}

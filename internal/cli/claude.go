@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
+	"path/filepath"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -19,7 +22,7 @@ import (
 	"huddle/tui"
 )
 
-const claudeSynopsis = "teams | status [TEAM] [--json] | requests [TEAM] [--all] [--json] | attach [TEAM] [--experimental-permissions]  [--root DIR]"
+const claudeSynopsis = "teams | status [TEAM] [--json] | requests [TEAM] [--all] [--json] | attach [TEAM] [--experimental-permissions] | watch [--background]  [--root DIR]"
 
 const claudeAbout = "Show a Claude Code agent team (ROOT/teams/TEAM/, ROOT/tasks/TEAM/) as huddle shows its own.\n" +
 	"ROOT is --root, else $CLAUDE_CONFIG_DIR, else ~/.claude. With exactly one team, TEAM may be\n" +
@@ -30,6 +33,11 @@ const claudeAbout = "Show a Claude Code agent team (ROOT/teams/TEAM/, ROOT/tasks
 	"  requests   pending plan, permission and shutdown requests (--all: the answered ones too)\n" +
 	"  attach     the UI on the team, live. a/r answer permission requests only with\n" +
 	"             --experimental-permissions; plans and shutdowns are the lead's\n" +
+	"  watch      journal every team under ROOT until stopped (--background: from a process of its\n" +
+	"             own, for a SessionStart hook)\n" +
+	"Claude Code deletes the messages it delivered and removes a team when its session ends; every\n" +
+	"command here keeps what it saw in huddle's journal (huddle/claude-journal/ in the user's\n" +
+	"configuration directory), so status, requests --all and attach show a team after that.\n" +
 	"huddle never flips a read flag or rewrites a message; its appends take Claude Code's inbox\n" +
 	"lock (docs/claude-teams.md). It cannot shut a member down: " + claudeShutdownRefusal + "."
 
@@ -39,6 +47,7 @@ func claudeFlags(fs *flag.FlagSet) runFunc {
 	fs.BoolVar(&o.json, "json", false, "status, requests, teams: print JSON")
 	fs.BoolVar(&o.all, "all", false, "requests: the answered ones too")
 	fs.BoolVar(&o.permissions, "experimental-permissions", false, "attach: let a and r answer permission requests (experimental: see the README)")
+	fs.BoolVar(&o.background, "background", false, "watch: journal from a process of its own and return at once (for a SessionStart hook)")
 	return func(cl *cmdline) int { return runClaude(cl, o) }
 }
 
@@ -46,6 +55,8 @@ type claudeOpts struct {
 	root        string
 	json, all   bool
 	permissions bool
+	background  bool
+	journal     claudeteam.Journal // what huddle saw of root's teams (claudeteam/journal.go)
 }
 
 // claudeFlagsOf says which subcommands take each flag (--root: all).
@@ -53,19 +64,20 @@ var claudeFlagsOf = map[string][]string{
 	"json":                     {"teams", "status", "requests"},
 	"all":                      {"requests"},
 	"experimental-permissions": {"attach"},
+	"background":               {"watch"},
 }
 
 func runClaude(cl *cmdline, o claudeOpts) int {
-	if code, ok := cl.wantArgs(1, -1, "a subcommand (teams, status, requests, attach)"); !ok {
+	if code, ok := cl.wantArgs(1, -1, "a subcommand (teams, status, requests, attach, watch)"); !ok {
 		return code
 	}
 	sub := cl.args[0]
 	run, ok := map[string]func(*cmdline, string, claudeOpts) int{
 		"teams": claudeTeams, "status": claudeStatus, "requests": claudeRequests,
-		"attach": claudeAttach, "shutdown": claudeShutdown,
+		"attach": claudeAttach, "shutdown": claudeShutdown, "watch": claudeWatch,
 	}[sub]
 	if !ok {
-		return cl.usageError("no subcommand %q: want teams, status, requests or attach", sub)
+		return cl.usageError("no subcommand %q: want teams, status, requests, attach or watch", sub)
 	}
 	for name, subs := range claudeFlagsOf {
 		if cl.flagGiven(name) && !contains(subs, sub) {
@@ -79,8 +91,69 @@ func runClaude(cl *cmdline, o claudeOpts) int {
 			return cl.fail(err)
 		}
 	}
+	if j, err := claudeteam.DefaultJournal(root); err == nil {
+		o.journal = j
+	} else {
+		fmt.Fprintf(cl.stderr, "huddle: claude: warning: %v: what Claude Code deletes is not kept\n", err)
+	}
 	cl.args = cl.args[1:]
 	return run(cl, root, o)
+}
+
+// claudeWatch journals every team under root until a signal (or, with
+// --background, starts a process of its own that does and returns): what
+// Claude Code deletes stays in huddle's journal. It says nothing on
+// stdout, so a SessionStart hook adds nothing to the session.
+func claudeWatch(cl *cmdline, root string, o claudeOpts) int {
+	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	if o.journal == "" {
+		return cl.fail(errors.New("claude watch: no journal to keep (no configuration directory)"))
+	}
+	if o.background {
+		return claudeWatchBackground(cl, root, o.journal)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	err := claudeteam.Watch(ctx, root, o.journal, func(t string) {
+		fmt.Fprintf(cl.stderr, "huddle: claude watch: journaling team %s in %s\n", t, o.journal)
+	})
+	var watching *claudeteam.WatchingError
+	if errors.As(err, &watching) {
+		fmt.Fprintf(cl.stderr, "huddle: claude watch: %v\n", err)
+		return exitOK
+	}
+	if err != nil {
+		return cl.fail(err)
+	}
+	return exitOK
+}
+
+// claudeWatchBackground starts `huddle claude watch --root ROOT` in a
+// session of its own, its output to watch.log in the journal, and returns.
+func claudeWatchBackground(cl *cmdline, root string, j claudeteam.Journal) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return cl.fail(err)
+	}
+	if err := os.MkdirAll(string(j), 0o700); err != nil {
+		return cl.fail(err)
+	}
+	logf, err := os.OpenFile(filepath.Join(string(j), "watch.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe, "claude", "watch", "--root", root)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return cl.fail(err)
+	}
+	fmt.Fprintf(cl.stderr, "huddle: claude watch: journaling in the background (pid %d; log %s)\n", cmd.Process.Pid, logf.Name())
+	_ = cmd.Process.Release()
+	return exitOK
 }
 
 func contains(s []string, v string) bool {
@@ -93,7 +166,7 @@ func contains(s []string, v string) bool {
 }
 
 // pickTeam is the TEAM argument (optional with one team under root).
-func pickTeam(cl *cmdline, root string) (string, int, bool) {
+func pickTeam(cl *cmdline, root string, j claudeteam.Journal) (string, int, bool) {
 	if code, ok := cl.wantArgs(0, 1, ""); !ok {
 		return "", code, false
 	}
@@ -101,7 +174,7 @@ func pickTeam(cl *cmdline, root string) (string, int, bool) {
 	if len(cl.args) == 1 {
 		name = cl.args[0]
 	}
-	t, err := claudeteam.PickTeam(root, name)
+	t, err := claudeteam.PickTeam(root, name, j)
 	if err != nil {
 		return "", cl.fail(err), false
 	}
@@ -113,6 +186,8 @@ type claudeTeamRow struct {
 	Members int    `json:"members"`
 	Pending int    `json:"pending"`
 	Error   string `json:"error,omitempty"`
+	// Gone: Claude Code removed the team; huddle's journal holds it.
+	Gone bool `json:"gone,omitempty"`
 }
 
 func claudeTeams(cl *cmdline, root string, o claudeOpts) int {
@@ -123,13 +198,26 @@ func claudeTeams(cl *cmdline, root string, o claudeOpts) int {
 	if err != nil {
 		return cl.fail(err)
 	}
+	journaled, err := o.journal.Teams()
+	if err != nil {
+		return cl.fail(err)
+	}
+	for _, n := range journaled {
+		if !contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	rows := []claudeTeamRow{}
 	for _, n := range names {
-		st, err := claudeteam.Read(root, n)
+		st, err := claudeteam.ReadFrom(root, n, o.journal)
 		if err != nil {
 			return cl.fail(err)
 		}
-		rows = append(rows, claudeTeamRow{Name: n, Members: len(st.Config.Members), Pending: st.Snapshot.Pending, Error: st.Snapshot.TeamErr})
+		row := claudeTeamRow{Name: n, Members: len(st.Config.Members), Pending: st.Snapshot.Pending, Error: st.Snapshot.TeamErr, Gone: st.Gone}
+		if st.Gone {
+			row.Error = "removed by Claude Code; kept in huddle's journal"
+		}
+		rows = append(rows, row)
 	}
 	if o.json {
 		return cl.printJSON(rows)
@@ -177,11 +265,11 @@ type claudeStatusOut struct {
 }
 
 func claudeStatus(cl *cmdline, root string, o claudeOpts) int {
-	name, code, ok := pickTeam(cl, root)
+	name, code, ok := pickTeam(cl, root, o.journal)
 	if !ok {
 		return code
 	}
-	st, err := claudeteam.Read(root, name)
+	st, err := claudeteam.ReadFrom(root, name, o.journal)
 	if err != nil {
 		return cl.fail(err)
 	}
@@ -224,11 +312,11 @@ func claudeStatus(cl *cmdline, root string, o claudeOpts) int {
 }
 
 func claudeRequests(cl *cmdline, root string, o claudeOpts) int {
-	name, code, ok := pickTeam(cl, root)
+	name, code, ok := pickTeam(cl, root, o.journal)
 	if !ok {
 		return code
 	}
-	st, err := claudeteam.Read(root, name)
+	st, err := claudeteam.ReadFrom(root, name, o.journal)
 	if err != nil {
 		return cl.fail(err)
 	}
@@ -279,7 +367,7 @@ func claudeShutdown(cl *cmdline, _ string, _ claudeOpts) int {
 }
 
 func claudeAttach(cl *cmdline, root string, o claudeOpts) int {
-	name, code, ok := pickTeam(cl, root)
+	name, code, ok := pickTeam(cl, root, o.journal)
 	if !ok {
 		return code
 	}
@@ -288,7 +376,7 @@ func claudeAttach(cl *cmdline, root string, o claudeOpts) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	opts := claudeRunOptions(root, name, o.permissions)
+	opts := claudeRunOptions(root, name, o.journal, o.permissions)
 	if err := tui.Run(ctx, opts); err != nil {
 		return cl.fail(err)
 	}
@@ -297,7 +385,7 @@ func claudeAttach(cl *cmdline, root string, o claudeOpts) int {
 
 // claudeRunOptions is the UI on a Claude Code team: fed by its observer,
 // acting through claudeActions.
-func claudeRunOptions(root, name string, permissions bool) tui.RunOptions {
+func claudeRunOptions(root, name string, j claudeteam.Journal, permissions bool) tui.RunOptions {
 	footer := fmt.Sprintf("claude code team %s (%s)", name, root)
 	if permissions {
 		footer += " · experimental: a/r answer permission requests"
@@ -306,7 +394,7 @@ func claudeRunOptions(root, name string, permissions bool) tui.RunOptions {
 		Dir:    root,
 		Footer: footer,
 		Connect: func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			obs, err := claudeteam.ObserveSnapshots(ctx, root, name, func(s view.Snapshot) { send(tui.SnapshotMsg(s)) })
+			obs, err := claudeteam.ObserveSnapshots(ctx, root, name, j, func(s view.Snapshot) { send(tui.SnapshotMsg(s)) })
 			if err != nil {
 				return nil, err
 			}

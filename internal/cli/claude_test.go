@@ -155,6 +155,35 @@ func TestClaudeRequests(t *testing.T) {
 	}
 }
 
+// TestClaudeRequestsAfterTheTeamIsGone: what `huddle claude requests` saw
+// is in huddle's journal, so after Claude Code deleted the delivered plan
+// and removed the team, `requests --all` still shows the plan with its
+// content, `teams` lists the team as removed and `status` its roster.
+func TestClaudeRequestsAfterTheTeamIsGone(t *testing.T) {
+	root := t.TempDir()
+	alphaTeam(t, root)
+	huddle(t, "claude", "requests", "--root", root).wantOK(t)
+	if err := os.RemoveAll(filepath.Join(root, "teams", "alpha")); err != nil {
+		t.Fatal(err)
+	}
+	r := huddle(t, "claude", "requests", "alpha", "--root", root, "--all", "--json").wantOK(t)
+	var reqs []protocol.Request
+	if err := json.Unmarshal([]byte(r.stdout), &reqs); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(reqs) != 2 || reqs[0].ID != "plan-1@alice" || reqs[0].Plan != "refactor the parser" {
+		t.Errorf("requests after the team went: %+v", reqs)
+	}
+	r = huddle(t, "claude", "teams", "--root", root).wantOK(t)
+	if !strings.Contains(r.stdout, "alpha") || !strings.Contains(r.stdout, "removed by Claude Code") {
+		t.Errorf("teams:\n%s", r.stdout)
+	}
+	r = huddle(t, "claude", "status", "alpha", "--root", root)
+	if r.code != exitOK || !strings.Contains(r.stdout, "alice") || !strings.Contains(r.stderr, "removed this team") {
+		t.Errorf("status:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
 // TestClaudeShutdownIsRefused: huddle asks no Claude Code teammate to shut
 // down, since the real CLI refuses a request that did not come from its
 // own lead: the command says so and writes nothing.
@@ -194,7 +223,7 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := claudeRunOptions(root, "alpha", true)
+	opts := claudeRunOptions(root, "alpha", "", true)
 	st := tui.NewStyles(false, true)
 	drawn := &lastDrawn{Model: tui.New(tui.Options{Dir: root, Styles: &st, Footer: opts.Footer, Actions: opts.Actions, NoFeed: opts.NoFeed})}
 	tm := teatest.NewTestModel(t, drawn, teatest.WithInitialTermSize(140, 40))
@@ -300,7 +329,7 @@ func (d *lastDrawn) screen() string {
 func TestClaudeActionsWithoutPermissions(t *testing.T) {
 	root := t.TempDir()
 	alphaTeam(t, root)
-	a := claudeRunOptions(root, "alpha", false).Actions.(claudeActions)
+	a := claudeRunOptions(root, "alpha", "", false).Actions.(claudeActions)
 	plan := &protocol.Request{ID: "plan-1@alice", Kind: protocol.KindPlan}
 	perm := &protocol.Request{ID: "perm-9", Kind: protocol.KindPermission}
 	if why := a.Refuses(plan); !strings.Contains(why, "#27265") {
@@ -329,7 +358,7 @@ func TestClaudeAttachRunsTheUI(t *testing.T) {
 	defer inW.Close()
 	var out lockedBuffer
 	ctx, cancel := context.WithCancel(t.Context())
-	opts := claudeRunOptions(root, "alpha", false)
+	opts := claudeRunOptions(root, "alpha", "", false)
 	opts.Input, opts.Output = in, &out
 	done := make(chan error, 1)
 	go func() { done <- tui.Run(ctx, opts) }()

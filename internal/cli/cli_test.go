@@ -28,7 +28,15 @@ func TestMain(m *testing.M) {
 	if fps := os.Getenv(tickerFloorEnv); fps != "" {
 		os.Exit(tickerFloor(fps)) // the floor of BenchmarkAttachIdle, not the tests
 	}
+	// The desk and the journal of Claude Code teams live in the user's
+	// configuration directory: the tests keep theirs apart.
+	cfg, err := os.MkdirTemp("", "huddle-cli-test-config-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", cfg)
 	code := m.Run()
+	os.RemoveAll(cfg)
 	if huddleBin.dir != "" {
 		os.RemoveAll(huddleBin.dir)
 	}

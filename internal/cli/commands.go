@@ -220,7 +220,7 @@ var commands = []command{
 	},
 	{
 		name: "claude", synopsis: claudeSynopsis,
-		summary: "show a Claude Code agent team (teams, status, requests, attach) and ask its members to shut down",
+		summary: "show a Claude Code agent team (teams, status, requests, attach) and journal what it saw (watch)",
 		about:   claudeAbout,
 		flags:   claudeFlags,
 	},
