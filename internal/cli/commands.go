@@ -225,7 +225,7 @@ var commands = []command{
 		flags:   claudeFlags,
 	},
 	{
-		name: "desk", synopsis: "[--dir DESK] [--settings]",
+		name: "desk", synopsis: "[--desk DESK] [--settings]",
 		summary: "the desk: your own Claude Code sessions' permission prompts, decided on one screen",
 		about:   deskAbout,
 		flags:   deskFlags,

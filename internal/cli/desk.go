@@ -24,7 +24,7 @@ import (
 const deskAbout = "Open the desk: a huddle team whose members are the Claude Code sessions you run yourself,\n" +
 	"each asking through 'huddle hook claude' before a tool use Claude Code would put to you. Each\n" +
 	"question is a permission request on this screen: a allows it once, A for the rest of that\n" +
-	"session, r denies it with a message the model reads. The desk is --dir, else DESK in the user's\n" +
+	"session, r denies it with a message the model reads. The desk is --desk, else DESK in the user's\n" +
 	"configuration directory ($XDG_CONFIG_HOME/huddle/desk, else ~/.config/huddle/desk); it is made on\n" +
 	"first use. With --settings, print what to add to Claude Code's settings.json and exit.\n" +
 	"The other commands work on it with --dir DESK (huddle requests, approve, reject).\n" +
@@ -43,7 +43,7 @@ const hookAbout = "Answer one Claude Code PermissionRequest hook: read the hook'
 func defaultDesk() (string, error) {
 	base, err := os.UserConfigDir()
 	if err != nil {
-		return "", fmt.Errorf("no configuration directory for the desk (name one with --dir): %w", err)
+		return "", fmt.Errorf("no configuration directory for the desk (name one with --desk): %w", err)
 	}
 	return filepath.Join(base, "huddle", "desk"), nil
 }
@@ -92,7 +92,7 @@ func openDesk(dir string) (string, error) {
 func deskFlags(fs *flag.FlagSet) runFunc {
 	var dir string
 	var settings bool
-	fs.StringVar(&dir, "dir", "", "the desk `directory` (default: DESK in the user's configuration directory)")
+	fs.StringVar(&dir, "desk", "", "the desk `directory` (default: DESK in the user's configuration directory)")
 	fs.BoolVar(&settings, "settings", false, "print the hook for Claude Code's settings.json and exit")
 	return func(cl *cmdline) int {
 		if code, ok := cl.wantArgs(0, 0, ""); !ok {

@@ -108,8 +108,17 @@ func TestCodexAppServerApprovals(t *testing.T) {
 	if got := readFile(t, filepath.Join(work, "notes.txt")); got != CodexNotes {
 		t.Errorf("notes.txt holds %q", got)
 	}
-	if !hasLine(run.Stdout, `"method":"turn/diff/updated"`, `+++ b/notes.txt`) {
-		t.Error("no turn/diff/updated with the patch")
+	// Its paths are relative to the repository Codex finds above the work
+	// directory, if any (an empty .git directory counts): only the file's
+	// name and the added line are certain.
+	if !hasLine(run.Stdout, `"method":"turn/diff/updated"`, `notes.txt\n@@ -0,0 +1 @@\n+hello from a patch`) {
+		var diffs []string
+		for _, l := range run.Stdout {
+			if strings.Contains(string(l), `"method":"turn/diff/updated"`) || strings.Contains(string(l), `"method":"turn/completed"`) {
+				diffs = append(diffs, string(l))
+			}
+		}
+		t.Errorf("no turn/diff/updated with the patch; the diffs and turn ends:\n%s", strings.Join(diffs, "\n"))
 	}
 	// Declined, the command does not run and the model is told so.
 	if _, err := os.Stat(filepath.Join(work, "made.txt")); err != nil {
