@@ -36,8 +36,8 @@ const hookAbout = "Answer one Claude Code PermissionRequest hook: read the hook'
 	"allowed, or denied with the lead's words. What the lead allowed for the session before is\n" +
 	"allowed at once. Nobody answering within --wait (default 5m) cancels the request and prints\n" +
 	"nothing, so Claude Code asks in its own prompt: huddle never allows by itself. Set the hook's\n" +
-	"timeout in settings.json above --wait. Bad input is one line on stderr and exit status 1, which\n" +
-	"Claude Code also takes as \"ask in its own prompt\"."
+	"timeout in settings.json above --wait. Bad input is one line on stderr and exit status 1: a\n" +
+	"failed hook to Claude Code, never a decision."
 
 // defaultDesk is the desk in the user's configuration directory.
 func defaultDesk() (string, error) {
