@@ -49,7 +49,10 @@ type folder struct {
 	keys   map[string]map[string]bool
 	cfg    *Config
 	cfgKey string
-	jerr   string
+	// everyone is every member any config.json read named: a removed
+	// team's roster (a member leaves config.json when it stops).
+	everyone []ConfigMember
+	jerr     string
 }
 
 func newFolder(root, team string, j Journal) *folder {
@@ -83,6 +86,7 @@ func (f *folder) fold() State {
 	case f.cfg != nil && errors.Is(err, fs.ErrNotExist):
 		// Claude Code removed the team: what huddle journaled of it stands.
 		cfg, err = *f.cfg, nil
+		cfg.Members = f.everyone
 		st.Config = cfg
 		st.Gone = true
 		st.Snapshot.TeamErr = "Claude Code removed this team (its config.json is gone): shown as huddle saw it"

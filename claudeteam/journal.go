@@ -108,6 +108,11 @@ func (f *folder) load() {
 		case l.Config != nil:
 			f.cfg = l.Config
 			f.cfgKey = configKey(*l.Config)
+			for _, m := range l.Config.Members {
+				if !slices.ContainsFunc(f.everyone, func(o ConfigMember) bool { return o.Name == m.Name }) {
+					f.everyone = append(f.everyone, m)
+				}
+			}
 		case l.Entry != nil && CheckName("member", l.Inbox) == nil && !f.seen(l.Inbox, l.Key):
 			f.remember(l.Inbox, l.Key, *l.Entry)
 		}
@@ -164,6 +169,11 @@ func (f *folder) noteConfig(cfg Config) {
 		return
 	}
 	f.cfg, f.cfgKey = &cfg, k
+	for _, m := range cfg.Members {
+		if !slices.ContainsFunc(f.everyone, func(o ConfigMember) bool { return o.Name == m.Name }) {
+			f.everyone = append(f.everyone, m)
+		}
+	}
 	f.record(journalLine{Config: &cfg})
 }
 

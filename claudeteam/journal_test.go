@@ -75,6 +75,8 @@ func TestJournalOutlivesWhatClaudeCodeDeletes(t *testing.T) {
 		t.Fatalf("the plan after Claude Code deleted it: %+v", r)
 	}
 	replaceInbox(t, inbox(root, team, "alice"), []Entry{})
+	writeConfig(t, root, team) // alice stopped: she leaves config.json
+	read()
 	gone := teamDir(root, team) + ".deleted-0e5d3c1a-9f7b-4a2e-8c61-1d2f3a4b5c6d"
 	if err := os.Rename(teamDir(root, team), gone); err != nil {
 		t.Fatal(err)
@@ -91,7 +93,7 @@ func TestJournalOutlivesWhatClaudeCodeDeletes(t *testing.T) {
 		t.Fatalf("the team after Claude Code removed it: gone %v, plan %+v, %q", s.Gone, r, s.Snapshot.TeamErr)
 	}
 	if m := memberOf(s, "alice"); m.Name != "alice" {
-		t.Errorf("alice is not on the journaled roster: %+v", s.Snapshot.Members)
+		t.Errorf("alice, who left config.json before the team went, is not on the journaled roster: %+v", s.Snapshot.Members)
 	}
 	n := 0
 	for _, m := range s.Snapshot.Messages {
