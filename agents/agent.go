@@ -85,8 +85,8 @@ type agent struct {
 	cutAsked bool // … or by a shutdown while it waited for an answer
 	// pending are the running turn's questions huddle was asked (by their
 	// permission request id); planAsk the ExitPlanMode question whose
-	// plan awaits the lead; worked says the lead approved the plan within
-	// the running turn, which then carried it out.
+	// plan awaits the lead; approvedInTurn says the lead approved the plan
+	// within the running turn, which then carried it out.
 	pending        map[string]*ask
 	planAsk        *ask
 	approvedInTurn bool
@@ -385,11 +385,7 @@ func (a *agent) shutdownAsked(m protocol.Message) {
 		return
 	}
 	if len(a.shutdown) == 1 {
-		kind := a.running.kind
-		if a.approvedInTurn {
-			kind = jobWork
-		}
-		a.report(fmt.Sprintf("finishing its %s turn, then stopping", kind))
+		a.report(fmt.Sprintf("finishing its %s turn, then stopping", a.turnKind(a.running.kind)))
 		return
 	}
 	a.cut = true
@@ -417,14 +413,21 @@ func (a *agent) invocationCancelled(id string) {
 	}
 }
 
+// turnKind is what the running turn of kind k turned out to be: a plan or
+// revision approved within it went on to carry the plan out.
+func (a *agent) turnKind(k jobKind) jobKind {
+	if a.approvedInTurn && (k == jobPlan || k == jobRevise) {
+		return jobWork
+	}
+	return k
+}
+
 // finished acts on a turn that ended.
 func (a *agent) finished(d turnDone) {
 	a.running = nil
 	a.cancel()
 	a.forgetAsks()
-	if a.approvedInTurn && (d.job.kind == jobPlan || d.job.kind == jobRevise) {
-		d.job.kind = jobWork // the plan was approved within the turn, which then carried it out
-	}
+	d.job.kind = a.turnKind(d.job.kind)
 	in, out := d.out.TokensIn, d.out.TokensOut
 	if d.out.Session != "" {
 		a.session = d.out.Session

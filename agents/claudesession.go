@@ -23,12 +23,9 @@ import (
 // a control_response. Between turns the host changes the permission mode
 // with set_permission_mode. If the process dies (or a turn is cut), the
 // next turn starts a new one that resumes the session.
-type claudeSession struct {
-	r    *runner
-	proc *lineProc // nil before the first turn and after the process ended
-}
+type claudeSession struct{ procSession }
 
-func newClaudeSession(r *runner) driver { return &claudeSession{r: r} }
+func newClaudeSession(r *runner) driver { return &claudeSession{procSession{r: r}} }
 
 // claudeLine is the part of a line of the control protocol the session
 // reads itself: control requests and responses, and the permission mode
@@ -83,19 +80,9 @@ func (s *claudeSession) start(mode, session string) error {
 	return nil
 }
 
-func (s *claudeSession) close() {
-	if s.proc != nil {
-		s.proc.close()
-		s.proc = nil
-	}
-}
-
 func (s *claudeSession) run(ctx context.Context, t Turn, h hooks) (Outcome, error) {
 	mode := claudeMode(t)
-	if s.proc != nil && s.proc.ended() {
-		s.proc = nil
-	}
-	if s.proc == nil {
+	if s.live() == nil {
 		if err := s.start(mode, t.Session); err != nil {
 			return Outcome{}, err
 		}
@@ -103,37 +90,24 @@ func (s *claudeSession) run(ctx context.Context, t Turn, h hooks) (Outcome, erro
 	p := s.proc
 	st := newClaudeStream(s.r.cwd)
 	st.session = true
-	lines := 0
-	fail := func(err error) (Outcome, error) {
-		p.kill()
-		s.proc = nil
-		return st.outcome(), err
-	}
 	if p.mode != mode {
 		if err := s.setMode(ctx, p, st, mode, h); err != nil {
-			return fail(err)
+			return s.failed(ctx, st.outcome(), err)
 		}
 	}
 	user := map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.Prompt},
 		"parent_tool_use_id": nil, "session_id": ""}
 	if err := p.send(user); err != nil {
-		return s.ended(ctx, p, st, lines)
+		return s.failed(ctx, st.outcome(), errEnded) // it exited: its end says why
 	}
 	for {
-		var line []byte
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return fail(fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx)))
-		case line, ok = <-p.lines:
+		line, err := s.next(ctx)
+		if err != nil {
+			return s.failed(ctx, st.outcome(), err)
 		}
-		if !ok {
-			return s.ended(ctx, p, st, lines)
-		}
-		lines++
 		done, err := s.line(ctx, p, st, line, h)
 		if err != nil {
-			return fail(err)
+			return s.failed(ctx, st.outcome(), err)
 		}
 		if done {
 			out := st.outcome()
@@ -184,7 +158,7 @@ func (s *claudeSession) line(ctx context.Context, p *lineProc, st *claudeStream,
 // the CLI with what it says.
 func (s *claudeSession) canUseTool(ctx context.Context, p *lineProc, st *claudeStream, l claudeLine, h hooks) error {
 	rq := l.Request
-	q := &ask{Tool: rq.ToolName, Input: rq.Input, ToolUseID: rq.ToolUseID, Suggestions: rq.Suggestions, Reply: make(chan answer, 1)}
+	q := &ask{Tool: rq.ToolName, Input: rq.Input, ToolUseID: rq.ToolUseID, Suggestions: rq.Suggestions}
 	if len(q.Input) == 0 || string(q.Input) == "null" {
 		q.Input = json.RawMessage("{}")
 	}
@@ -192,14 +166,9 @@ func (s *claudeSession) canUseTool(ctx context.Context, p *lineProc, st *claudeS
 		q.Plan = st.planOf(q.Input)
 		st.planFile = "" // put forward: a revision writes the file again
 	}
-	if !h.ask(q) {
-		return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
-	}
-	var a answer
-	select {
-	case a = <-q.Reply:
-	case <-ctx.Done():
-		return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
+	a, err := h.put(ctx, s.r, q)
+	if err != nil {
+		return err
 	}
 	verdict := map[string]any{"behavior": "deny", "message": a.Message}
 	if a.Allow {
@@ -224,37 +193,22 @@ func (s *claudeSession) setMode(ctx context.Context, p *lineProc, st *claudeStre
 		return fmt.Errorf("%s: setting the permission mode: %w", s.r.cli.Name, err)
 	}
 	for {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
-		case line, ok := <-p.lines:
-			if !ok {
-				return fmt.Errorf("%s ended while setting its permission mode to %s", s.r.cli.Name, mode)
+		line, err := s.next(ctx)
+		if err != nil {
+			return err
+		}
+		var l claudeLine
+		if json.Unmarshal(line, &l) == nil && l.Type == "control_response" && l.Response != nil && l.Response.RequestID == id {
+			if l.Response.Subtype != "success" {
+				return fmt.Errorf("%s refused the permission mode %s: %s", s.r.cli.Name, mode, l.Response.Error)
 			}
-			var l claudeLine
-			if json.Unmarshal(line, &l) == nil && l.Type == "control_response" && l.Response != nil && l.Response.RequestID == id {
-				if l.Response.Subtype != "success" {
-					return fmt.Errorf("%s refused the permission mode %s: %s", s.r.cli.Name, mode, l.Response.Error)
-				}
-				p.mode = mode
-				return nil
-			}
-			if _, err := s.line(ctx, p, st, line, h); err != nil {
-				return err
-			}
+			p.mode = mode
+			return nil
+		}
+		if _, err := s.line(ctx, p, st, line, h); err != nil {
+			return err
 		}
 	}
-}
-
-// ended is the turn of a process whose output ended before the run's
-// result: it waits for the process and says how it ended.
-func (s *claudeSession) ended(ctx context.Context, p *lineProc, st *claudeStream, lines int) (Outcome, error) {
-	for range p.lines {
-	}
-	<-p.exited
-	s.proc = nil
-	out := st.outcome()
-	return out, s.r.turnError(ctx, p.werr, out, &p.said, lines+p.skipped, p.garbage)
 }
 
 // planOf is the plan an ExitPlanMode request puts forward: its input's

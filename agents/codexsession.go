@@ -19,8 +19,7 @@ import (
 // safe asks (approval policy untrusted). Each approval the server asks for
 // becomes an ask of the agent's loop, answered accept or decline.
 type codexSession struct {
-	r      *runner
-	proc   *lineProc
+	procSession
 	thread string
 	// total is the thread's token use as the server last reported it; a
 	// turn's use is what it grew by.
@@ -31,7 +30,7 @@ type codexSession struct {
 }
 
 func newCodexSession(r *runner) driver {
-	return &codexSession{r: r, changes: map[string]json.RawMessage{}}
+	return &codexSession{procSession: procSession{r: r}, changes: map[string]json.RawMessage{}}
 }
 
 // codexServerArgs is the app server's command line; extra (after `--` on
@@ -69,28 +68,11 @@ type codexTurn struct {
 	done     bool
 }
 
-func (s *codexSession) close() {
-	if s.proc != nil {
-		s.proc.close()
-		s.proc = nil
-	}
-}
-
 func (s *codexSession) run(ctx context.Context, t Turn, h hooks) (Outcome, error) {
 	ct := &codexTurn{}
-	fail := func(err error) (Outcome, error) {
-		if s.proc != nil {
-			s.proc.kill()
-			s.proc = nil
-		}
-		return ct.out, err
-	}
-	if s.proc != nil && s.proc.ended() {
-		s.proc = nil
-	}
-	if s.proc == nil {
+	if s.live() == nil {
 		if err := s.start(ctx, t.Session, ct, h); err != nil {
-			return fail(err)
+			return s.failed(ctx, ct.out, err)
 		}
 	}
 	ct.out.Session = s.thread
@@ -103,7 +85,7 @@ func (s *codexSession) run(ctx context.Context, t Turn, h hooks) (Outcome, error
 		"approvalPolicy": policy, "sandboxPolicy": sandbox,
 	}, ct, h)
 	if err != nil {
-		return fail(err)
+		return s.failed(ctx, ct.out, err)
 	}
 	var started struct {
 		Turn struct {
@@ -115,10 +97,10 @@ func (s *codexSession) run(ctx context.Context, t Turn, h hooks) (Outcome, error
 	for !ct.done {
 		line, err := s.next(ctx)
 		if err != nil {
-			return fail(err)
+			return s.failed(ctx, ct.out, err)
 		}
 		if err := s.line(ctx, line, ct, h); err != nil {
-			return fail(err)
+			return s.failed(ctx, ct.out, err)
 		}
 	}
 	out := ct.out
@@ -143,7 +125,7 @@ func (s *codexSession) start(ctx context.Context, thread string, ct *codexTurn, 
 		return err
 	}
 	if err := p.send(map[string]any{"method": "initialized"}); err != nil {
-		return s.exited()
+		return errEnded
 	}
 	method, params := "thread/start", map[string]any{"cwd": s.r.cwd, "approvalPolicy": "on-request", "sandbox": "read-only"}
 	if thread != "" {
@@ -175,7 +157,7 @@ func (s *codexSession) call(ctx context.Context, method string, params any, ct *
 	p.seq++
 	id := p.seq
 	if err := p.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
-		return nil, s.exited()
+		return nil, errEnded
 	}
 	for {
 		line, err := s.next(ctx)
@@ -193,36 +175,6 @@ func (s *codexSession) call(ctx context.Context, method string, params any, ct *
 			return nil, err
 		}
 	}
-}
-
-// next is the server's next line; an error when ctx ended or the server
-// did.
-func (s *codexSession) next(ctx context.Context) ([]byte, error) {
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
-	case line, ok := <-s.proc.lines:
-		if !ok {
-			return nil, s.exited()
-		}
-		return line, nil
-	}
-}
-
-// exited waits for a server whose output ended and says how it ended.
-func (s *codexSession) exited() error {
-	p := s.proc
-	for range p.lines {
-	}
-	<-p.exited
-	s.proc = nil
-	if p.werr != nil {
-		if said := p.said.String(); said != "" {
-			return fmt.Errorf("%s exited: %s", s.r.cli.Name, said)
-		}
-		return fmt.Errorf("%s exited: %v", s.r.cli.Name, p.werr)
-	}
-	return fmt.Errorf("%s ended without finishing the turn", s.r.cli.Name)
 }
 
 // line acts on one line of the server's that is not the response a call
@@ -251,6 +203,7 @@ func (s *codexSession) line(ctx context.Context, line []byte, ct *codexTurn, h h
 // of the agent's loop; anything else is refused.
 func (s *codexSession) serverRequest(ctx context.Context, l rpcLine, h hooks) error {
 	var q *ask
+	var asked json.RawMessage // the permissions a permissions request asks for
 	switch l.Method {
 	case "item/commandExecution/requestApproval":
 		var p struct {
@@ -277,29 +230,19 @@ func (s *codexSession) serverRequest(ctx context.Context, l rpcLine, h hooks) er
 		}
 		_ = json.Unmarshal(l.Params, &p)
 		in, _ := json.Marshal(map[string]any{"permissions": p.Permissions, "reason": p.Reason})
-		q = &ask{Tool: "Permissions", Input: in, ToolUseID: p.ItemID}
+		q, asked = &ask{Tool: "Permissions", Input: in, ToolUseID: p.ItemID}, p.Permissions
 	default:
 		s.r.log.printf("%s: refused its request %q", s.r.cli.Name, l.Method)
 		return s.proc.send(map[string]any{"id": l.ID, "error": map[string]any{"code": -32601, "message": "huddle does not handle " + l.Method}})
 	}
-	q.Reply = make(chan answer, 1)
-	if !h.ask(q) {
-		return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
-	}
-	var a answer
-	select {
-	case a = <-q.Reply:
-	case <-ctx.Done():
-		return fmt.Errorf("%s stopped: %w", s.r.cli.Name, context.Cause(ctx))
+	a, err := h.put(ctx, s.r, q)
+	if err != nil {
+		return err
 	}
 	var result any
 	switch {
 	case q.Tool == "Permissions" && a.Allow:
-		var in struct {
-			Permissions json.RawMessage `json:"permissions"`
-		}
-		_ = json.Unmarshal(q.Input, &in)
-		result = map[string]any{"permissions": in.Permissions, "scope": "turn"}
+		result = map[string]any{"permissions": asked, "scope": "turn"}
 	case q.Tool == "Permissions":
 		result = map[string]any{"permissions": map[string]any{}, "scope": "turn"}
 	case a.Allow:

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -187,20 +187,12 @@ func TestClaudeTeammateThroughTheRuntime(t *testing.T) {
 		m := rt.member(t)
 		return m.Status == protocol.MemberIdle && strings.HasPrefix(m.Activity, "done: "+realcli.ClaudeDone[:10])
 	})
-	rs, err := dirrecords.ListRequests(rt.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decided []string
-	for _, r := range rs {
-		if r.Kind == protocol.KindPermission {
-			decided = append(decided, fmt.Sprintf("%s %s by %s", r.Permission.Tool, r.Status, r.ResolvedBy))
-		}
-	}
-	slices.Sort(decided)
-	if got := strings.Join(decided, "; "); got != "Bash allowed by lead; Bash denied by rule Bash(rm:*); Write allowed by lead" {
-		t.Errorf("the permissions: %s", got)
-	}
+	decided, _ := permissions(t, rt.dir)
+	wantLines(t, "the permissions, in order", decided, []string{
+		"Write hello.txt: allowed by lead",
+		"Bash " + realcli.ClaudeShowCommand + ": allowed by lead",
+		"Bash " + realcli.ClaudeRmCommand + ": denied by rule Bash(rm:*)",
+	})
 	host := f.hostLines(t, 1)
 	if len(host) != 6 {
 		t.Fatalf("the CLI got %d lines, want the task and 5 answers: %v", len(host), host)
@@ -271,5 +263,52 @@ func TestMissingBinaryCrashesTheMember(t *testing.T) {
 	}
 	if m := rt.member(t); !strings.Contains(m.Error, "exit status 1") {
 		t.Errorf("crash error %q", m.Error)
+	}
+}
+
+// permissions are the permission requests of the team in dir, oldest
+// first, each as "TOOL WHAT: STATUS by RESOLVER" (WHAT its command, or its
+// file's name), with who asked each.
+func permissions(t *testing.T, dir string) (decided, from []string) {
+	t.Helper()
+	rs, err := dirrecords.ListRequests(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Kind != protocol.KindPermission {
+			continue
+		}
+		var in struct {
+			Command  string `json:"command"`
+			FilePath string `json:"file_path"`
+		}
+		_ = json.Unmarshal(r.Permission.Input, &in)
+		what := in.Command
+		if in.FilePath != "" {
+			what = filepath.Base(in.FilePath)
+		}
+		decided = append(decided, fmt.Sprintf("%s %s: %s by %s", r.Permission.Tool, what, r.Status, r.ResolvedBy))
+		from = append(from, r.From)
+	}
+	return decided, from
+}
+
+// wantLines fails unless got is want, line for line.
+func wantLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// wantFiles fails unless each name under dir exists or not as said;
+// context is added to a failure.
+func wantFiles(t *testing.T, dir string, exist map[string]bool, context string) {
+	t.Helper()
+	for name, want := range exist {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v%s", name, err == nil, want, context)
+		}
 	}
 }

@@ -47,124 +47,65 @@ type fakeRun struct {
 	PID   int      `json:"pid,omitempty"`
 }
 
-// runFake replays the script of this run: each line is printed as the
-// CLI's output, except the directives
+// runFake replays the script of this run as the real CLI printed it,
+// reading the host's lines where the real one waited for them (a
+// session's protocol: hostReader), every one logged to N.stdin.jsonl.
+// A script's lines are printed, except the directives
 //
 //	#touch NAME      create NAME in the fake's directory
 //	#wait-for NAME   wait (up to a minute) until NAME exists there
 //	#stderr TEXT     print TEXT on stderr
 //	#exit N          exit with status N
+//
+// A host line out of place ends it with status 96; stdin ending, with 0,
+// as it ends the real CLI; once the script is over it idles until then.
 func runFake() int {
 	dir := os.Getenv(fakeDirEnv)
 	n := countRuns(dir) + 1
 	logRun(dir, fakeRun{N: n, Event: "start", CLI: filepath.Base(os.Args[0]), Args: os.Args[1:], PID: os.Getpid()})
+	end := func(code int) int {
+		logRun(dir, fakeRun{N: n, Event: "end"})
+		return code
+	}
 	f, err := os.Open(filepath.Join(dir, strconv.Itoa(n)+".jsonl"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake:", err)
-		return 97
+		return end(97)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	if slices.Contains(os.Args[1:], "--input-format") {
-		return runSessionFake(dir, n, sc)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "app-server" {
-		return runRPCFake(dir, n, sc)
-	}
-	for sc.Scan() {
-		line := sc.Text()
-		verb, arg, _ := strings.Cut(line, " ")
-		switch verb {
-		case "#touch":
-			_ = os.WriteFile(filepath.Join(dir, arg), nil, 0o600)
-		case "#wait-for":
-			if !waitForFile(filepath.Join(dir, arg), time.Minute) {
-				fmt.Fprintln(os.Stderr, "fake: gave up waiting for", arg)
-				return 98
-			}
-		case "#stderr":
-			fmt.Fprintln(os.Stderr, arg)
-		case "#exit":
-			code, _ := strconv.Atoi(arg)
-			logRun(dir, fakeRun{N: n, Event: "end"})
-			return code
-		default:
-			fmt.Println(line)
-		}
-	}
-	logRun(dir, fakeRun{N: n, Event: "end"})
-	return 0
-}
-
-// runSessionFake is a fake Claude Code session on the control protocol
-// (claude -p --input-format stream-json …): it replays its script as the
-// real CLI printed it, reading the host's lines where the real one waited
-// for them: a user message before it starts and after each result, the
-// answer to each control_request it printed. It answers the host's
-// set_permission_mode itself, as the real CLI does, and logs every host
-// line to N.stdin.jsonl. A host line out of place is an error (status 96);
-// stdin ending ends it with status 0, as it ends the real CLI.
-func runSessionFake(dir string, n int, script *bufio.Scanner) int {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 8<<20)
-	host, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)+".stdin.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	script := bufio.NewScanner(f)
+	script.Buffer(make([]byte, 1<<20), 1<<20)
+	hostLog, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)+".stdin.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake:", err)
-		return 97
+		return end(97)
 	}
-	defer host.Close()
-	end := func(code int) int {
-		logRun(dir, fakeRun{N: n, Event: "end"})
-		return code
+	defer hostLog.Close()
+	h := &host{in: bufio.NewScanner(os.Stdin), log: hostLog}
+	h.in.Buffer(make([]byte, 1<<20), 8<<20)
+	var r hostReader
+	switch {
+	case slices.Contains(os.Args[1:], "--input-format"):
+		r = claudeHost{h}
+	case len(os.Args) > 1 && os.Args[1] == "app-server":
+		r = rpcHost{h}
+	default:
+		fmt.Fprintf(os.Stderr, "fake: no protocol for %q\n", os.Args[1:])
+		return end(97)
 	}
-	// read reads host lines until one of type want (answering the
-	// host's own control requests meanwhile); false when stdin ended.
-	read := func(want, requestID string) (bool, error) {
-		for in.Scan() {
-			line := in.Bytes()
-			_, _ = host.Write(append(append([]byte(nil), line...), '\n'))
-			var l struct {
-				Type      string `json:"type"`
-				RequestID string `json:"request_id"`
-				Request   struct {
-					Subtype string `json:"subtype"`
-					Mode    string `json:"mode"`
-				} `json:"request"`
-				Response struct {
-					RequestID string `json:"request_id"`
-				} `json:"response"`
-			}
-			if err := json.Unmarshal(line, &l); err != nil {
-				return false, fmt.Errorf("a host line that is not JSON: %q", line)
-			}
-			switch {
-			case l.Type == "control_request" && l.Request.Subtype == "set_permission_mode":
-				fmt.Printf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"mode":%q}}}`+"\n", l.RequestID, l.Request.Mode)
-				fmt.Printf(`{"type":"system","subtype":"status","status":null,"permissionMode":%q,"session_id":"fake"}`+"\n", l.Request.Mode)
-			case l.Type != want:
-				return false, fmt.Errorf("the host sent a %s where a %s was due: %s", l.Type, want, line)
-			case want == "control_response" && l.Response.RequestID != requestID:
-				return false, fmt.Errorf("the host answered %s, not the pending %s", l.Response.RequestID, requestID)
-			default:
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-	wait := func(want, id string) (ok bool, code int) {
-		ok, err := read(want, id)
-		if err != nil {
+	// wait turns the host's answer into how the fake goes on.
+	wait := func(ok bool, err error) (code int, stop bool) {
+		switch {
+		case err != nil:
 			fmt.Fprintln(os.Stderr, "fake:", err)
-			return false, end(96)
+			return 96, true
+		case !ok:
+			return 0, true
 		}
-		if !ok {
-			return false, end(0)
-		}
-		return true, 0
+		return 0, false
 	}
-	if ok, code := wait("user", ""); !ok {
-		return code
+	if code, stop := wait(r.start()); stop {
+		return end(code)
 	}
 	for script.Scan() {
 		line := script.Text()
@@ -186,125 +127,146 @@ func runSessionFake(dir string, n int, script *bufio.Scanner) int {
 			code, _ := strconv.Atoi(arg)
 			return end(code)
 		}
+		if code, stop := wait(r.before(line)); stop {
+			return end(code)
+		}
 		fmt.Println(line)
-		var ev struct {
+		if code, stop := wait(r.after(line)); stop {
+			return end(code)
+		}
+	}
+	for h.in.Scan() {
+		h.logLine()
+	}
+	return end(0)
+}
+
+// host is the host's side of a fake: its lines, each logged as read.
+type host struct {
+	in  *bufio.Scanner
+	log *os.File
+}
+
+func (h *host) logLine() { _, _ = h.log.Write(append(append([]byte(nil), h.in.Bytes()...), '\n')) }
+
+// hostReader reads the host's lines where the real CLI waits for them:
+// before it starts, before printing a line and after; ok is false when
+// stdin ended, err when the host sent something out of place.
+type hostReader interface {
+	start() (ok bool, err error)
+	before(line string) (ok bool, err error)
+	after(line string) (ok bool, err error)
+}
+
+// claudeHost is Claude Code's control protocol (claude -p --input-format
+// stream-json …): a user message before it starts and after each result,
+// the answer to each control_request it printed; the host's
+// set_permission_mode it answers itself, as the real CLI does.
+type claudeHost struct{ *host }
+
+func (c claudeHost) start() (bool, error)        { return c.read("user", "") }
+func (c claudeHost) before(string) (bool, error) { return true, nil }
+func (c claudeHost) after(line string) (bool, error) {
+	var ev struct {
+		Type      string `json:"type"`
+		RequestID string `json:"request_id"`
+	}
+	_ = json.Unmarshal([]byte(line), &ev)
+	switch ev.Type {
+	case "control_request":
+		return c.read("control_response", ev.RequestID)
+	case "result":
+		return c.read("user", "")
+	}
+	return true, nil
+}
+
+// read reads host lines until one of type want (the answer to
+// requestID, for a control_response).
+func (c claudeHost) read(want, requestID string) (bool, error) {
+	for c.in.Scan() {
+		c.logLine()
+		line := c.in.Bytes()
+		var l struct {
 			Type      string `json:"type"`
 			RequestID string `json:"request_id"`
+			Request   struct {
+				Subtype string `json:"subtype"`
+				Mode    string `json:"mode"`
+			} `json:"request"`
+			Response struct {
+				RequestID string `json:"request_id"`
+			} `json:"response"`
 		}
-		_ = json.Unmarshal([]byte(line), &ev)
-		switch ev.Type {
-		case "control_request":
-			if ok, code := wait("control_response", ev.RequestID); !ok {
-				return code
-			}
-		case "result":
-			if ok, code := wait("user", ""); !ok {
-				return code
-			}
+		if err := json.Unmarshal(line, &l); err != nil {
+			return false, fmt.Errorf("a host line that is not JSON: %q", line)
+		}
+		switch {
+		case l.Type == "control_request" && l.Request.Subtype == "set_permission_mode":
+			fmt.Printf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"mode":%q}}}`+"\n", l.RequestID, l.Request.Mode)
+			fmt.Printf(`{"type":"system","subtype":"status","status":null,"permissionMode":%q,"session_id":"fake"}`+"\n", l.Request.Mode)
+		case l.Type != want:
+			return false, fmt.Errorf("the host sent a %s where a %s was due: %s", l.Type, want, line)
+		case want == "control_response" && l.Response.RequestID != requestID:
+			return false, fmt.Errorf("the host answered %s, not the pending %s", l.Response.RequestID, requestID)
+		default:
+			return true, nil
 		}
 	}
-	for in.Scan() { // the script is over: the session idles until stdin ends
-		_, _ = host.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
-	}
-	return end(0)
+	return false, nil
 }
 
-// runRPCFake is a fake `codex app-server`: it replays its script as the
-// real server printed it, reading the client's lines where the real one
-// waited for them: the request a response answers (by id) before the
-// response, the client's answer to each request of the server's after it.
-// Every client line is logged to N.stdin.jsonl; a response the client
-// sends to an id the server did not ask is an error (status 96).
-func runRPCFake(dir string, n int, script *bufio.Scanner) int {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 8<<20)
-	host, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)+".stdin.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fake:", err)
-		return 97
+// rpcHost is `codex app-server`'s JSON-RPC: the client's request before
+// the response that answers it (by id), the client's answer after each
+// request of the server's.
+type rpcHost struct{ *host }
+
+type rpcID struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func (c rpcHost) start() (bool, error) { return true, nil }
+
+func (c rpcHost) before(line string) (bool, error) {
+	var m rpcID
+	if json.Unmarshal([]byte(line), &m) == nil && len(m.ID) > 0 && m.Method == "" {
+		return c.read(string(m.ID), true)
 	}
-	defer host.Close()
-	end := func(code int) int {
-		logRun(dir, fakeRun{N: n, Event: "end"})
-		return code
+	return true, nil
+}
+
+func (c rpcHost) after(line string) (bool, error) {
+	var m rpcID
+	if json.Unmarshal([]byte(line), &m) == nil && len(m.ID) > 0 && m.Method != "" {
+		return c.read(string(m.ID), false)
 	}
-	type rpc struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	// waitFor reads client lines until a request (request true) or a
-	// response with id; false when stdin ended.
-	waitFor := func(id string, request bool) (bool, error) {
-		for in.Scan() {
-			line := in.Bytes()
-			_, _ = host.Write(append(append([]byte(nil), line...), '\n'))
-			var m rpc
-			if err := json.Unmarshal(line, &m); err != nil {
-				return false, fmt.Errorf("a client line that is not JSON: %q", line)
-			}
-			if len(m.ID) == 0 {
-				continue // a notification
-			}
-			isRequest := m.Method != ""
-			if isRequest == request && string(m.ID) == id {
-				return true, nil
-			}
-			if !isRequest {
-				return false, fmt.Errorf("the client answered %s where %s was due", m.ID, id)
-			}
-			return false, fmt.Errorf("the client asked %s (%s) where %s was due", m.Method, m.ID, id)
+	return true, nil
+}
+
+// read reads client lines until a request (request true) or a response
+// with id, notifications skipped.
+func (c rpcHost) read(id string, request bool) (bool, error) {
+	for c.in.Scan() {
+		c.logLine()
+		line := c.in.Bytes()
+		var m rpcID
+		if err := json.Unmarshal(line, &m); err != nil {
+			return false, fmt.Errorf("a client line that is not JSON: %q", line)
 		}
-		return false, nil
-	}
-	for script.Scan() {
-		line := script.Text()
-		verb, arg, _ := strings.Cut(line, " ")
-		switch verb {
-		case "#touch":
-			_ = os.WriteFile(filepath.Join(dir, arg), nil, 0o600)
-			continue
-		case "#wait-for":
-			if !waitForFile(filepath.Join(dir, arg), time.Minute) {
-				fmt.Fprintln(os.Stderr, "fake: gave up waiting for", arg)
-				return end(98)
-			}
-			continue
-		case "#stderr":
-			fmt.Fprintln(os.Stderr, arg)
-			continue
-		case "#exit":
-			code, _ := strconv.Atoi(arg)
-			return end(code)
+		if len(m.ID) == 0 {
+			continue // a notification
 		}
-		var m rpc
-		_ = json.Unmarshal([]byte(line), &m)
-		response := len(m.ID) > 0 && m.Method == ""
-		if response {
-			ok, err := waitFor(string(m.ID), true)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "fake:", err)
-				return end(96)
-			}
-			if !ok {
-				return end(0)
-			}
+		isRequest := m.Method != ""
+		if isRequest == request && string(m.ID) == id {
+			return true, nil
 		}
-		fmt.Println(line)
-		if len(m.ID) > 0 && m.Method != "" {
-			ok, err := waitFor(string(m.ID), false)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "fake:", err)
-				return end(96)
-			}
-			if !ok {
-				return end(0)
-			}
+		if !isRequest {
+			return false, fmt.Errorf("the client answered %s where %s was due", m.ID, id)
 		}
+		return false, fmt.Errorf("the client asked %s (%s) where %s was due", m.Method, m.ID, id)
 	}
-	for in.Scan() {
-		_, _ = host.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
-	}
-	return end(0)
+	return false, nil
 }
 
 // waitForFile polls for path: the fake is a helper process with a deadline,

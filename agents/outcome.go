@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"huddle/team"
 )
@@ -32,14 +31,7 @@ const maxActivity = 100
 
 // oneLine is s on one line with no control character (team.Printable), cut
 // to n runes with an ellipsis.
-func oneLine(s string, n int) string {
-	s = team.Printable(s)
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+func oneLine(s string, n int) string { return team.Clip(team.Printable(s), n) }
 
 // shortPath shows a path relative to the working directory when it is
 // under it, as a person reading the roster would say it.

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,9 +23,10 @@ type lineProc struct {
 	said   lastLine
 	mode   string // Claude Code's permission mode, as it last said
 	seq    int    // the host's requests so far
-	// skipped and garbage count the lines too long to read and those not
+	// count is the lines read (the reader's, until lines is closed);
+	// skipped and garbage count those too long to read and those not
 	// JSON events.
-	skipped, garbage int
+	count, skipped, garbage int
 }
 
 // startProc starts r's CLI with args, its stdout read a line at a time.
@@ -58,6 +60,9 @@ func (p *lineProc) read(out io.Reader, r *runner) {
 	br := bufio.NewReaderSize(out, 64<<10)
 	for {
 		line, tooLong, err := readEventLine(br)
+		if tooLong || len(line) > 0 {
+			p.count++
+		}
 		if tooLong {
 			r.log.printf("%s: skipped a line of more than %d bytes", r.cli.Name, maxEventLine)
 			p.skipped++
@@ -121,5 +126,65 @@ func (p *lineProc) ended() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// errEnded says the process's output ended: it exited, or is exiting.
+var errEnded = errors.New("the CLI's output ended")
+
+// procSession is what both sessions share: the process, started on a
+// session's first turn and again after it died.
+type procSession struct {
+	r    *runner
+	proc *lineProc // nil before the first turn and after the process ended
+}
+
+// live is the running process, nil when there is none (one that exited
+// is let go).
+func (s *procSession) live() *lineProc {
+	if s.proc != nil && s.proc.ended() {
+		s.proc = nil
+	}
+	return s.proc
+}
+
+// next is the process's next line: errEnded when its output ended, the
+// turn's stop when ctx ended first.
+func (s *procSession) next(ctx context.Context) ([]byte, error) {
+	select {
+	case <-ctx.Done():
+		return nil, s.r.stopped(ctx)
+	case line, ok := <-s.proc.lines:
+		if !ok {
+			return nil, errEnded
+		}
+		return line, nil
+	}
+}
+
+// failed ends a turn that failed with err and what it said so far (out):
+// a process whose output ended is waited for and how it ended said
+// (runner.turnError); after any other failure it is killed. Either way
+// the next turn starts a new one.
+func (s *procSession) failed(ctx context.Context, out Outcome, err error) (Outcome, error) {
+	p := s.proc
+	s.proc = nil
+	switch {
+	case p == nil:
+	case errors.Is(err, errEnded):
+		for range p.lines {
+		}
+		<-p.exited
+		err = s.r.turnError(ctx, p.werr, out, &p.said, p.count, p.garbage)
+	default:
+		p.kill()
+	}
+	return out, err
+}
+
+func (s *procSession) close() {
+	if s.proc != nil {
+		s.proc.close()
+		s.proc = nil
 	}
 }

@@ -48,14 +48,8 @@ func TestRealCodexEndsWithTheTeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var home string
-	for _, v := range e.Vars {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-		if k == "CODEX_HOME" {
-			home = v
-		}
-	}
+	useEnv(t, e)
+	home := "CODEX_HOME=" + os.Getenv("CODEX_HOME") // what its processes' environments hold
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -191,18 +185,8 @@ func TestRealClaudeThroughHuddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range e.Vars {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
-	// What the CLI prints goes to the adapter and to stdout.jsonl, for its
-	// own figures.
-	printed := filepath.Join(e.Root, "stdout.jsonl")
-	tee := filepath.Join(e.Root, "claude")
-	script := fmt.Sprintf("#!/bin/bash\nset -o pipefail\n%q \"$@\" | tee -a %q\n", b.Claude, printed)
-	if err := os.WriteFile(tee, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	useEnv(t, e)
+	tee, printed := teeOf(t, e, b.Claude, "claude")
 	rules := map[string]any{"permissions": map[string]any{"allow": []string{"Bash(mkdir:*)"}, "deny": []string{"Bash(rm:*)"}}}
 	rt := startRuntimeWith(t, rules, "huddle", "agent", "claude", "--task", "Write hello.txt.", "--bin", tee)
 
@@ -236,49 +220,16 @@ func TestRealClaudeThroughHuddle(t *testing.T) {
 		return m.Status == protocol.MemberIdle && strings.HasPrefix(m.Activity, "done: Done:")
 	})
 
-	rs, err := dirrecords.ListRequests(rt.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decided []string
-	for _, r := range rs {
-		if r.Kind == protocol.KindPermission {
-			var in struct {
-				Command  string `json:"command"`
-				FilePath string `json:"file_path"`
-			}
-			_ = json.Unmarshal(r.Permission.Input, &in)
-			what := in.Command
-			if in.FilePath != "" {
-				what = filepath.Base(in.FilePath)
-			}
-			decided = append(decided, fmt.Sprintf("%s %s: %s by %s", r.Permission.Tool, what, r.Status, r.ResolvedBy))
-		}
-	}
-	want := []string{
+	decided, _ := permissions(t, rt.dir)
+	wantLines(t, "the permissions, in order", decided, []string{
 		"Write hello.txt: allowed by lead",
 		"Write notes.txt: allowed by lead (for the session: " + write.Rule + ")",
 		"Bash mkdir -p out: allowed by rule Bash(mkdir:*)",
 		"Bash rm -rf out: denied by rule Bash(rm:*)",
 		"Bash touch denied.txt: denied by lead",
-	}
-	if strings.Join(decided, "\n") != strings.Join(want, "\n") {
-		t.Errorf("the permissions, in order:\n%s\nwant\n%s", strings.Join(decided, "\n"), strings.Join(want, "\n"))
-	}
-	for name, want := range map[string]bool{"hello.txt": true, "notes.txt": true, "out": true, "denied.txt": false} {
-		if _, err := os.Stat(filepath.Join(rt.dir, name)); (err == nil) != want {
-			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
-		}
-	}
-	var bodies strings.Builder
-	for _, r := range fake.Served() {
-		bodies.Write(r.Body)
-	}
-	for _, said := range []string{rejected, "Bash(rm:*)", noTouch} {
-		if !strings.Contains(bodies.String(), said) {
-			t.Errorf("the model never read %q", said)
-		}
-	}
+	})
+	wantFiles(t, rt.dir, map[string]bool{"hello.txt": true, "notes.txt": true, "out": true, "denied.txt": false}, "")
+	modelRead(t, fake, rejected, "Bash(rm:*)", noTouch)
 	if refused := fake.Refused(); len(refused) > 0 {
 		t.Errorf("the fake refused %d requests: %s", len(refused), refused[0].Refused)
 	}
@@ -379,16 +330,8 @@ func TestRealCodexThroughHuddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range e.Vars {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
-	printed := filepath.Join(e.Root, "stdout.jsonl")
-	tee := filepath.Join(e.Root, "codex")
-	script := fmt.Sprintf("#!/bin/bash\nset -o pipefail\n%q \"$@\" | tee -a %q\n", b.Codex, printed)
-	if err := os.WriteFile(tee, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	useEnv(t, e)
+	tee, printed := teeOf(t, e, b.Codex, "codex")
 	rules := map[string]any{"permissions": map[string]any{"allow": []string{"Bash(mkdir:*)"}, "deny": []string{"Bash(rm:*)"}}}
 	rt := startRuntimeWith(t, rules, "huddle", "agent", "codex", "--task", "Make b.txt.", "--bin", tee)
 
@@ -419,42 +362,16 @@ func TestRealCodexThroughHuddle(t *testing.T) {
 		return m.Status == protocol.MemberIdle && strings.HasPrefix(m.Activity, "done: Done:")
 	})
 
-	rs, err := dirrecords.ListRequests(rt.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decided []string
-	for _, r := range rs {
-		if r.Kind == protocol.KindPermission {
-			var in struct {
-				Command string `json:"command"`
-			}
-			_ = json.Unmarshal(r.Permission.Input, &in)
-			decided = append(decided, fmt.Sprintf("%s %s: %s by %s", r.Permission.Tool, in.Command, r.Status, r.ResolvedBy))
-		}
-	}
-	want := []string{
+	decided, _ := permissions(t, rt.dir)
+	wantLines(t, "the permissions, in order", decided, []string{
 		"Bash mkdir -p out: allowed by rule Bash(mkdir:*)",
 		"Bash touch b.txt: allowed by lead",
 		"Bash touch c.txt: allowed by lead (for the session: " + touch.Rule + ")",
 		"Bash rm -rf out: denied by rule Bash(rm:*)",
 		"Bash cp b.txt denied.txt: denied by lead",
-	}
-	if strings.Join(decided, "\n") != strings.Join(want, "\n") {
-		t.Errorf("the permissions, in order:\n%s\nwant\n%s", strings.Join(decided, "\n"), strings.Join(want, "\n"))
-	}
-	for name, want := range map[string]bool{"out": true, "b.txt": true, "c.txt": true, "denied.txt": false} {
-		if _, err := os.Stat(filepath.Join(rt.dir, name)); (err == nil) != want {
-			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
-		}
-	}
-	var bodies strings.Builder
-	for _, r := range fake.Served() {
-		bodies.Write(r.Body)
-	}
-	if !strings.Contains(bodies.String(), rejected) {
-		t.Errorf("the model never read the rejection %q", rejected)
-	}
+	})
+	wantFiles(t, rt.dir, map[string]bool{"out": true, "b.txt": true, "c.txt": true, "denied.txt": false}, "")
+	modelRead(t, fake, rejected)
 	if !strings.Contains(rt.activities(), "reconnecting: ") {
 		t.Errorf("the cut stream was not shown as a reconnect: %s", rt.activities())
 	}
@@ -567,35 +484,20 @@ func TestRealClaudeAsksTheDesk(t *testing.T) {
 		t.Fatal("claude did not finish")
 	}
 
-	rs, err := dirrecords.ListRequests(desk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decided []string
-	for _, r := range rs {
-		decided = append(decided, fmt.Sprintf("%s %s %s by %s", r.From, r.Permission.Tool, r.Status, r.ResolvedBy))
-	}
+	decided, from := permissions(t, desk)
 	member := write.From
-	want := []string{
-		member + " Write allowed by lead",
-		member + " Bash denied by lead",
-		member + " Write allowed by lead (for the session: " + write.Rule + ")",
-	}
-	if strings.Join(decided, "\n") != strings.Join(want, "\n") {
-		t.Errorf("the desk's requests:\n%s\nwant\n%s", strings.Join(decided, "\n"), strings.Join(want, "\n"))
-	}
-	for name, want := range map[string]bool{"hello.txt": true, "notes.txt": true, "a.txt": false} {
-		if _, err := os.Stat(filepath.Join(e.Work, name)); (err == nil) != want {
-			t.Errorf("%s exists: %v, want %v; what the CLI printed:\n%s", name, err == nil, want, out.String())
+	wantLines(t, "the desk's requests", decided, []string{
+		"Write hello.txt: allowed by lead",
+		"Bash touch a.txt: denied by lead",
+		"Write notes.txt: allowed by lead (for the session: " + write.Rule + ")",
+	})
+	for _, f := range from {
+		if f != member {
+			t.Errorf("a question of %s at the desk, want only %s's", f, member)
 		}
 	}
-	var bodies strings.Builder
-	for _, r := range fake.Served() {
-		bodies.Write(r.Body)
-	}
-	if !strings.Contains(bodies.String(), noTouch) {
-		t.Errorf("the model never read %q", noTouch)
-	}
+	wantFiles(t, e.Work, map[string]bool{"hello.txt": true, "notes.txt": true, "a.txt": false}, "; what the CLI printed:\n"+out.String())
+	modelRead(t, fake, noTouch)
 	m, err := dirrecords.LoadMember(desk, member)
 	if err != nil {
 		t.Fatal(err)
@@ -604,4 +506,40 @@ func TestRealClaudeAsksTheDesk(t *testing.T) {
 		t.Errorf("the session's member %s: %+v", member, m)
 	}
 	t.Logf("desk %s; member %s (%s):\n%s", desk, member, m.Role, strings.Join(decided, "\n"))
+}
+
+// useEnv puts e's variables in this process's environment, which the
+// runtime's members inherit.
+func useEnv(t *testing.T, e realcli.Env) {
+	for _, v := range e.Vars {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+}
+
+// teeOf is a command named name under e.Root that runs bin and copies what
+// it prints to the file printed as well: the CLI's own figures, read back.
+func teeOf(t *testing.T, e realcli.Env, bin, name string) (tee, printed string) {
+	t.Helper()
+	printed, tee = filepath.Join(e.Root, "stdout.jsonl"), filepath.Join(e.Root, name)
+	script := fmt.Sprintf("#!/bin/bash\nset -o pipefail\n%q \"$@\" | tee -a %q\n", bin, printed)
+	if err := os.WriteFile(tee, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return tee, printed
+}
+
+// modelRead fails unless every one of said reached the model in some
+// request the fake served.
+func modelRead(t *testing.T, fake *fakeapi.Server, said ...string) {
+	t.Helper()
+	var bodies strings.Builder
+	for _, r := range fake.Served() {
+		bodies.Write(r.Body)
+	}
+	for _, s := range said {
+		if !strings.Contains(bodies.String(), s) {
+			t.Errorf("the model never read %q", s)
+		}
+	}
 }

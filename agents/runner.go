@@ -89,6 +89,25 @@ type answer struct {
 	Message string
 }
 
+// stopped is the error of a turn ctx ended: the CLI was stopped.
+func (r *runner) stopped(ctx context.Context) error {
+	return fmt.Errorf("%s stopped: %w", r.cli.Name, context.Cause(ctx))
+}
+
+// put hands q to the agent's loop and waits for its answer; the error
+// says the turn ended first.
+func (h hooks) put(ctx context.Context, r *runner, q *ask) (answer, error) {
+	q.Reply = make(chan answer, 1)
+	if h.ask(q) {
+		select {
+		case a := <-q.Reply:
+			return a, nil
+		case <-ctx.Done():
+		}
+	}
+	return answer{}, r.stopped(ctx)
+}
+
 // turnError says why a turn that ended failed, or nil: ctx ended (the
 // CLI was killed), the CLI exited non-zero (with its stream's failure or
 // the last words on its stderr), reported a failure, or ended without
@@ -96,7 +115,7 @@ type answer struct {
 func (r *runner) turnError(ctx context.Context, werr error, out Outcome, said *lastLine, lines, garbage int) error {
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("%s stopped: %w", r.cli.Name, context.Cause(ctx))
+		return r.stopped(ctx)
 	case werr != nil:
 		why := fmt.Sprintf("%s exited: %v", r.cli.Name, werr)
 		switch {

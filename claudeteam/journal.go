@@ -106,13 +106,7 @@ func (f *folder) load() {
 		}
 		switch {
 		case l.Config != nil:
-			f.cfg = l.Config
-			f.cfgKey = configKey(*l.Config)
-			for _, m := range l.Config.Members {
-				if !slices.ContainsFunc(f.everyone, func(o ConfigMember) bool { return o.Name == m.Name }) {
-					f.everyone = append(f.everyone, m)
-				}
-			}
+			f.met(*l.Config, configKey(*l.Config))
 		case l.Entry != nil && CheckName("member", l.Inbox) == nil && !f.seen(l.Inbox, l.Key):
 			f.remember(l.Inbox, l.Key, *l.Entry)
 		}
@@ -168,13 +162,19 @@ func (f *folder) noteConfig(cfg Config) {
 	if k == f.cfgKey {
 		return
 	}
-	f.cfg, f.cfgKey = &cfg, k
+	f.met(cfg, k)
+	f.record(journalLine{Config: &cfg})
+}
+
+// met takes cfg (whose configKey is key) as the team's last config, and
+// its members as ever seen.
+func (f *folder) met(cfg Config, key string) {
+	f.cfg, f.cfgKey = &cfg, key
 	for _, m := range cfg.Members {
 		if !slices.ContainsFunc(f.everyone, func(o ConfigMember) bool { return o.Name == m.Name }) {
 			f.everyone = append(f.everyone, m)
 		}
 	}
-	f.record(journalLine{Config: &cfg})
 }
 
 func configKey(c Config) string {

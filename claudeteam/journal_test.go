@@ -135,6 +135,7 @@ func TestWatchJournalsTeamsAsTheyCome(t *testing.T) {
 	if err := Watch(ctx, root, j, nil); !errors.As(err, new(*WatchingError)) {
 		t.Errorf("a second Watch: %v", err)
 	}
+	watches := inotifyInstances(t)
 	team := "session-77aa0011"
 	writeConfig(t, root, team, "bob")
 	select {
@@ -152,9 +153,15 @@ func TestWatchJournalsTeamsAsTheyCome(t *testing.T) {
 		b, _ := os.ReadFile(j.path(team))
 		return strings.Contains(string(b), "wrote the tests")
 	})
+	if n := inotifyInstances(t); n <= watches {
+		t.Errorf("following the team holds %d inotify instances, as before it (%d)", n, watches)
+	}
 	if err := os.RemoveAll(teamDir(root, team)); err != nil {
 		t.Fatal(err)
 	}
+	// A team Claude Code removed is let go: a long watch would run out of
+	// the user's 128 inotify instances otherwise.
+	testkit.WaitFor(t, 20*time.Second, "the removed team's watch let go", func() bool { return inotifyInstances(t) == watches })
 	s, err := ReadFrom(root, team, j)
 	if err != nil {
 		t.Fatal(err)
@@ -162,4 +169,20 @@ func TestWatchJournalsTeamsAsTheyCome(t *testing.T) {
 	if m := memberOf(s, "bob"); m.Status != protocol.MemberIdle || !strings.Contains(m.Activity, "wrote the tests") {
 		t.Errorf("bob from the journal: %+v", m)
 	}
+}
+
+// inotifyInstances counts this process's inotify instances.
+func inotifyInstances(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
 }

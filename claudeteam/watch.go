@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/fsnotify/fsnotify"
@@ -53,6 +54,14 @@ func Watch(ctx context.Context, root string, j Journal, started func(team string
 		teams, err := Teams(root)
 		if err != nil {
 			return err
+		}
+		for t, o := range following {
+			if !slices.Contains(teams, t) {
+				// Gone (Claude Code renames a team .deleted- and removes
+				// it): its journal is complete, and its watch is let go.
+				_ = o.Close()
+				delete(following, t)
+			}
 		}
 		for _, t := range teams {
 			if following[t] != nil {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
 	"huddle/permit"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/teamdir"
 )
 
 // A desk is a team whose members are agent sessions huddle did not start:
@@ -20,6 +23,29 @@ import (
 // what the lead allowed for that session or by the lead, on the desk's
 // screen (`huddle desk`); no runtime runs a desk, so the hook keeps the
 // deadline itself.
+
+// MakeDesk makes a desk in dir, unless a team.json is there already,
+// and checks that the team there is a desk.
+func MakeDesk(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("desk %s: %w", dir, err)
+	}
+	if _, err := os.Stat(teamdir.ConfigPath(dir)); errors.Is(err, fs.ErrNotExist) {
+		b, _ := json.MarshalIndent(Team{Name: "desk", Desk: true, Members: []MemberSpec{}}, "", "  ")
+		err := writeNew(dir, []InitFile{{teamdir.ConfigFile, append(b, '\n')}})
+		if _, serr := os.Stat(teamdir.ConfigPath(dir)); err != nil && serr != nil {
+			return err // not another hook's desk made meanwhile either
+		}
+	}
+	t, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	if !t.Desk {
+		return fmt.Errorf("%s is a team, not a desk (its team.json has no \"desk\": true)", dir)
+	}
+	return nil
+}
 
 // DeskAsk is one question of a session at a desk.
 type DeskAsk struct {
@@ -44,7 +70,7 @@ func DeskMember(agent, session string) (string, error) {
 		}
 	}
 	if b.Len() == 0 {
-		return "", fmt.Errorf("session id %q has no letter or digit to name it by", clipText(session, 64))
+		return "", fmt.Errorf("session id %q has no letter or digit to name it by", Clip(session, 64))
 	}
 	name := agent + "-" + b.String()
 	if err := protocol.ValidateName(name); err != nil {
@@ -78,7 +104,7 @@ func AskDesk(ctx context.Context, st store.Store, q DeskAsk, wait time.Duration)
 	r.Permission = &protocol.Permission{Tool: q.Tool, Input: q.Input, Summary: summary, Drawn: permit.Describe(use), Suggestions: q.Suggestions}
 	r.Rule = permit.SessionRule(use)
 	rec := deskRecord(ctx, st, name, q)
-	rec.Status, rec.Activity, rec.Since = protocol.MemberWorking, Printable(clipText("asks to use "+summary, 100)), time.Now().UTC()
+	rec.Status, rec.Activity, rec.Since = protocol.MemberWorking, Printable(Clip("asks to use "+summary, 100)), time.Now().UTC()
 	rec.Counters.Permissions++
 	if err := st.PutMember(ctx, rec); err != nil {
 		return nil, fmt.Errorf("member %s: %w", name, err)
@@ -89,7 +115,7 @@ func AskDesk(ctx context.Context, st store.Store, q DeskAsk, wait time.Duration)
 	final, err := deskDecide(ctx, st, &r, use, summary, wait)
 	if final != nil {
 		word := map[protocol.RequestStatus]string{protocol.RequestAllowed: "allowed", protocol.RequestDenied: "denied", protocol.RequestCancelled: "left to its own prompt"}[final.Status]
-		rec.Status, rec.Activity = protocol.MemberIdle, Printable(clipText(word+": "+summary, 100))
+		rec.Status, rec.Activity = protocol.MemberIdle, Printable(Clip(word+": "+summary, 100))
 		_ = st.PutMember(context.WithoutCancel(ctx), rec) // the answer stands without it
 	}
 	return final, err
@@ -102,7 +128,7 @@ func deskRecord(ctx context.Context, st store.Store, name string, q DeskAsk) *pr
 		m := ms.Member
 		return &m
 	}
-	return &protocol.Member{Name: name, Runtime: RuntimeExternal, Role: Printable(clipText(fmt.Sprintf("%s session %s in %s", q.Agent, q.Session, q.Cwd), 200))}
+	return &protocol.Member{Name: name, Runtime: RuntimeExternal, Role: Printable(Clip(fmt.Sprintf("%s session %s in %s", q.Agent, q.Session, q.Cwd), 200))}
 }
 
 // deskDecide decides r by the session's allowances, else asks the lead and
@@ -176,13 +202,4 @@ func sessionAllows(ctx context.Context, st store.Store, q *protocol.Request, use
 		return rule, true
 	}
 	return "", false
-}
-
-// clipText is s cut to n runes, with an ellipsis when cut.
-func clipText(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

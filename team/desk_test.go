@@ -3,6 +3,7 @@ package team_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,18 @@ func TestDeskRefusesBadQuestions(t *testing.T) {
 	}
 	if err := (&team.Team{Name: "desk", Desk: true}).Validate(); err != nil {
 		t.Errorf("a desk with no member: %v", err)
+	}
+	desk := filepath.Join(t.TempDir(), "desk")
+	for range 2 { // made, then found
+		if err := team.MakeDesk(desk); err != nil {
+			t.Fatalf("MakeDesk: %v", err)
+		}
+	}
+	notDesk := t.TempDir()
+	if err := team.Init(notDesk); err != nil {
+		t.Fatal(err)
+	}
+	if err := team.MakeDesk(notDesk); err == nil || !strings.Contains(err.Error(), "not a desk") {
+		t.Errorf("MakeDesk on a team: %v", err)
 	}
 }

@@ -118,3 +118,12 @@ func Count(n int64) string {
 		return fmt.Sprintf("%.1fM", float64(n)/1e6)
 	}
 }
+
+// Clip is s cut to n runes, an ellipsis last when it was cut.
+func Clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

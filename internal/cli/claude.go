@@ -342,17 +342,9 @@ func claudeRequests(cl *cmdline, root string, o claudeOpts) int {
 			status += " by " + r.ResolvedBy
 		}
 		what := r.Plan + r.Reason
-		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, r.Kind, r.From, r.To, status, now.Sub(r.Created).Round(time.Second), clipLine(team.Printable(what), 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", r.ID, r.Kind, r.From, r.To, status, now.Sub(r.Created).Round(time.Second), team.Clip(team.Printable(what), 60))
 	}
 	return flushed(cl, tw)
-}
-
-func clipLine(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // claudeShutdownRefusal is why huddle asks no Claude Code teammate to shut

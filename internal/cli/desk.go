@@ -15,7 +15,6 @@ import (
 	"huddle/protocol"
 	"huddle/store/filestore"
 	"huddle/team"
-	"huddle/teamdir"
 )
 
 // The desk: a team of the agent sessions a person runs themselves, which
@@ -61,30 +60,8 @@ func openDesk(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("desk %s: %w", dir, err)
-	}
-	b, _ := json.MarshalIndent(team.Team{Name: "desk", Desk: true, Members: []team.MemberSpec{}}, "", "  ")
-	f, err := os.OpenFile(teamdir.ConfigPath(dir), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	switch {
-	case errors.Is(err, os.ErrExist):
-		t, lerr := team.Load(dir)
-		if lerr != nil {
-			return "", lerr
-		}
-		if !t.Desk {
-			return "", fmt.Errorf("%s is a team, not a desk (its team.json has no \"desk\": true)", dir)
-		}
-		return dir, nil
-	case err != nil:
-		return "", fmt.Errorf("desk %s: %w", dir, err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return "", fmt.Errorf("desk %s: writing team.json: %w", dir, werr)
+	if err := team.MakeDesk(dir); err != nil {
+		return "", err
 	}
 	return dir, nil
 }
