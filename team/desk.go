@@ -96,13 +96,8 @@ func AskDesk(ctx context.Context, st store.Store, q DeskAsk, wait time.Duration)
 		return nil, err
 	}
 	use := permit.Use{Tool: q.Tool, Input: q.Input, Cwd: q.Cwd}
-	summary := permit.Summary(use, 160)
-	if summary == "" {
-		summary = q.Tool
-	}
-	r := protocol.NewRequest(protocol.KindPermission, protocol.NewRequestID(protocol.KindPermission), name, protocol.Lead, time.Now(), wait)
-	r.Permission = &protocol.Permission{Tool: q.Tool, Input: q.Input, Summary: summary, Drawn: permit.Describe(use), Suggestions: q.Suggestions}
-	r.Rule = permit.SessionRule(use)
+	r := PermissionRequest(protocol.NewRequestID(protocol.KindPermission), name, use, "", q.Suggestions, wait)
+	summary := r.Permission.Summary
 	rec := deskRecord(ctx, st, name, q)
 	rec.Status, rec.Activity, rec.Since = protocol.MemberWorking, Printable(Clip("asks to use "+summary, 100)), time.Now().UTC()
 	rec.Counters.Permissions++
@@ -112,7 +107,7 @@ func AskDesk(ctx context.Context, st store.Store, q DeskAsk, wait time.Duration)
 	if err := st.CreateRequest(ctx, &r); err != nil {
 		return nil, err
 	}
-	final, err := deskDecide(ctx, st, &r, use, summary, wait)
+	final, err := deskDecide(ctx, st, &r, use, wait)
 	if final != nil {
 		word := map[protocol.RequestStatus]string{protocol.RequestAllowed: "allowed", protocol.RequestDenied: "denied", protocol.RequestCancelled: "left to its own prompt"}[final.Status]
 		rec.Status, rec.Activity = protocol.MemberIdle, Printable(Clip(word+": "+summary, 100))
@@ -133,7 +128,7 @@ func deskRecord(ctx context.Context, st store.Store, name string, q DeskAsk) *pr
 
 // deskDecide decides r by the session's allowances, else asks the lead and
 // waits for the decision until wait ends.
-func deskDecide(ctx context.Context, st store.Store, r *protocol.Request, use permit.Use, summary string, wait time.Duration) (*protocol.Request, error) {
+func deskDecide(ctx context.Context, st store.Store, r *protocol.Request, use permit.Use, wait time.Duration) (*protocol.Request, error) {
 	if rule, ok := sessionAllows(ctx, st, r, use); ok {
 		cur, err := Settle(ctx, st, r.ID, Resolution{Event: protocol.EventApprove, By: "lead (for the session: " + rule + ")"})
 		var already *store.AlreadyError
@@ -155,9 +150,7 @@ func deskDecide(ctx context.Context, st store.Store, r *protocol.Request, use pe
 		return nil, err
 	}
 	defer func() { _ = sub.Stop() }()
-	m := protocol.NewMessage(protocol.TypePermissionRequest, r.From, protocol.Lead)
-	m.RequestID, m.Content = r.ID, summary
-	if err := st.Append(ctx, protocol.Lead, &m); err != nil {
+	if err := st.Append(ctx, protocol.Lead, PermissionAsk(r)); err != nil {
 		return nil, err
 	}
 	timer := time.NewTimer(wait)

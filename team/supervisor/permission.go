@@ -8,11 +8,11 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"huddle/permit"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/team"
 )
 
 // An exec teammate's agent asks to use a tool with a permission line; the
@@ -22,9 +22,6 @@ import (
 // by the lead, reaches the process as a permission_response from the
 // lead's side, and every one is a record (docs/ARCHITECTURE.md, "State
 // machines"): nothing is allowed that the history does not show.
-
-// summaryWidth is how much of a permission its one-line summary keeps.
-const summaryWidth = 160
 
 // execPermission opens the request a permission line asks for and decides
 // it when no one need be asked.
@@ -43,15 +40,7 @@ func (mt *mate) execPermission(l protocol.ExecLine) error {
 		return errors.New("permission: input must be a JSON object")
 	}
 	use := permit.Use{Tool: l.Tool, Input: l.Input, Cwd: mt.procDir()}
-	r := protocol.NewRequest(protocol.KindPermission, l.RequestID, name, protocol.Lead, time.Now(), mt.rt.team.Settings.Permission())
-	r.Permission = &protocol.Permission{
-		Tool: l.Tool, Input: l.Input, Summary: permit.Summary(use, summaryWidth), Drawn: permit.Describe(use),
-		ToolUseID: l.ToolUseID, Suggestions: l.Suggestions,
-	}
-	if r.Permission.Summary == "" {
-		r.Permission.Summary = l.Tool
-	}
-	r.Rule = permit.SessionRule(use)
+	r := team.PermissionRequest(l.RequestID, name, use, l.ToolUseID, l.Suggestions, mt.rt.team.Settings.Permission())
 	if err := mt.rt.sh.createRequest(&r); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return fmt.Errorf("permission: request %s exists already", r.ID)
@@ -64,9 +53,7 @@ func (mt *mate) execPermission(l protocol.ExecLine) error {
 	if ev, by, why, ok := mt.decidePermission(use); ok {
 		return mt.settlePermission(&r, ev, by, why)
 	}
-	m := protocol.NewMessage(protocol.TypePermissionRequest, name, protocol.Lead)
-	m.RequestID, m.Content = r.ID, r.Permission.Summary
-	if err := mt.rt.sh.appendTo(protocol.Lead, &m); err != nil {
+	if err := mt.rt.sh.appendTo(protocol.Lead, team.PermissionAsk(&r)); err != nil {
 		return fmt.Errorf("permission: %v", err)
 	}
 	return nil
