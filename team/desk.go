@@ -17,9 +17,9 @@ import (
 )
 
 // A desk is a team whose members are agent sessions huddle did not start:
-// a person's own Claude Code sessions, each asking through a hook command
-// (`huddle hook claude`) before a tool use the CLI would put to them. Each
-// question is a permission request from the session's member, decided by
+// a person's own Claude Code and Codex sessions, each asking through a
+// hook command (`huddle hook claude`, `huddle hook codex`) before a tool
+// use the CLI would put to them. Each question is a permission request from the session's member, decided by
 // what the lead allowed for that session or by the lead, on the desk's
 // screen (`huddle desk`); no runtime runs a desk, so the hook keeps the
 // deadline itself.
@@ -49,7 +49,7 @@ func MakeDesk(dir string) error {
 
 // DeskAsk is one question of a session at a desk.
 type DeskAsk struct {
-	Agent       string // the CLI: claude
+	Agent       string // the CLI: claude or codex
 	Session     string // its session id
 	Cwd         string // the session's working directory
 	Tool        string
@@ -58,21 +58,21 @@ type DeskAsk struct {
 }
 
 // DeskMember is the member a session is at a desk: the agent's name and
-// the first 8 letters and digits of its session id.
+// the last 8 letters and digits of its session id (a Codex thread id is a
+// UUIDv7, whose first 8 are a clock two sessions started in the same
+// minute share; the tail of any UUID is random).
 func DeskMember(agent, session string) (string, error) {
-	var b strings.Builder
+	var tail []rune
 	for _, c := range strings.ToLower(session) {
 		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
-			b.WriteRune(c)
-			if b.Len() == 8 {
-				break
-			}
+			tail = append(tail, c)
 		}
 	}
-	if b.Len() == 0 {
+	if len(tail) == 0 {
 		return "", fmt.Errorf("session id %q has no letter or digit to name it by", Clip(session, 64))
 	}
-	name := agent + "-" + b.String()
+	tail = tail[max(0, len(tail)-8):]
+	name := agent + "-" + string(tail)
 	if err := protocol.ValidateName(name); err != nil {
 		return "", err
 	}

@@ -54,7 +54,7 @@ func TestDeskAsksTheLeadRemembersTheSessionAndGivesUp(t *testing.T) {
 
 		first := ask(q, time.Minute)
 		p := pending()
-		if p.From != "claude-4c8a7d24" || p.Kind != protocol.KindPermission || p.Permission.Tool != "Write" || p.Rule != "Edit(src/**)" || !strings.Contains(p.Permission.Drawn, "src/a.go") {
+		if p.From != "claude-5324450f" || p.Kind != protocol.KindPermission || p.Permission.Tool != "Write" || p.Rule != "Edit(src/**)" || !strings.Contains(p.Permission.Drawn, "src/a.go") {
 			t.Errorf("the question: %+v %+v", p, p.Permission)
 		}
 		if _, err := team.AllowForSession(ctx, k.St, p.ID, protocol.Lead); err != nil {
@@ -83,11 +83,27 @@ func TestDeskAsksTheLeadRemembersTheSessionAndGivesUp(t *testing.T) {
 		if r := <-denied; r.Status != protocol.RequestDenied || r.Feedback != "keep build/" {
 			t.Errorf("the denial: %+v", r)
 		}
-		m := k.Member("claude-4c8a7d24")
+		m := k.Member("claude-5324450f")
 		if m == nil || m.Counters.Permissions != 3 || m.Status != protocol.MemberIdle || !strings.Contains(m.Role, "/work/repo") || !strings.HasPrefix(m.Activity, "denied: ") {
 			t.Errorf("the session's member: %+v", m)
 		}
 	})
+}
+
+// TestDeskMemberNamesEachSession: two Codex threads started in the same
+// minute (UUIDv7 ids, their first 8 digits a clock) are two members; a
+// Claude Code session (UUIDv4) is named by its tail too.
+func TestDeskMemberNamesEachSession(t *testing.T) {
+	for _, c := range []struct{ agent, session, want string }{
+		{"codex", "01a237ee-a5a7-71b3-954b-665ab2d258ff", "codex-b2d258ff"},
+		{"codex", "01a237ee-38c1-78d3-abf9-f14763b66a3e", "codex-63b66a3e"},
+		{"claude", "ffa5b40b-58e5-4afa-b056-93259a7fcc26", "claude-9a7fcc26"},
+		{"claude", "AB-c", "claude-abc"},
+	} {
+		if got, err := team.DeskMember(c.agent, c.session); err != nil || got != c.want {
+			t.Errorf("DeskMember(%q, %q) = %q, %v; want %q", c.agent, c.session, got, err, c.want)
+		}
+	}
 }
 
 // TestDeskRefusesBadQuestions: a question without a tool, with an input

@@ -39,7 +39,9 @@ const claudeAbout = "Show a Claude Code agent team (ROOT/teams/TEAM/, ROOT/tasks
 	"command here keeps what it saw in huddle's journal (huddle/claude-journal/ in the user's\n" +
 	"configuration directory), so status, requests --all and attach show a team after that.\n" +
 	"huddle never flips a read flag or rewrites a message; its appends take Claude Code's inbox\n" +
-	"lock (docs/claude-teams.md). It cannot shut a member down: " + claudeShutdownRefusal + "."
+	"lock (docs/claude-teams.md). It cannot shut a member down (Claude Code marks what another\n" +
+	"process appends verified=\"false\", and a teammate refuses a shutdown not from its own lead),\n" +
+	"nor gate a plan: the lead's session approves its teammates' plans by itself."
 
 func claudeFlags(fs *flag.FlagSet) runFunc {
 	o := claudeOpts{}

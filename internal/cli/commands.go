@@ -225,14 +225,14 @@ var commands = []command{
 		flags:   claudeFlags,
 	},
 	{
-		name: "desk", synopsis: "[--desk DESK] [--settings]",
-		summary: "the desk: your own Claude Code sessions' permission prompts, decided on one screen",
+		name: "desk", synopsis: "[--desk DESK] [--settings [--codex]]",
+		summary: "the desk: your own Claude Code and Codex sessions' permission prompts, decided on one screen",
 		about:   deskAbout,
 		flags:   deskFlags,
 	},
 	{
-		name: "hook", synopsis: "claude [--desk DESK] [--wait D]",
-		summary: "a Claude Code PermissionRequest hook that asks the desk (see 'huddle help desk')",
+		name: "hook", synopsis: "claude|codex [--desk DESK] [--wait D]",
+		summary: "a Claude Code or Codex PermissionRequest hook that asks the desk (see 'huddle help desk')",
 		about:   hookAbout,
 		flags:   hookFlags,
 	},

@@ -18,25 +18,26 @@ import (
 )
 
 // The desk: a team of the agent sessions a person runs themselves, which
-// ask through `huddle hook claude` (team/desk.go).
+// ask through `huddle hook claude` or `huddle hook codex` (team/desk.go).
 
-const deskAbout = "Open the desk: a huddle team whose members are the Claude Code sessions you run yourself,\n" +
-	"each asking through 'huddle hook claude' before a tool use Claude Code would put to you. Each\n" +
-	"question is a permission request on this screen: a allows it once, A for the rest of that\n" +
-	"session, r denies it with a message the model reads. The desk is --desk, else DESK in the user's\n" +
-	"configuration directory ($XDG_CONFIG_HOME/huddle/desk, else ~/.config/huddle/desk); it is made on\n" +
-	"first use. With --settings, print what to add to Claude Code's settings.json and exit.\n" +
+const deskAbout = "Open the desk: a huddle team whose members are the Claude Code and Codex sessions you run\n" +
+	"yourself, each asking through 'huddle hook claude' or 'huddle hook codex' before a tool use the\n" +
+	"CLI would put to you. Each question is a permission request on this screen: a allows it once, A\n" +
+	"for the rest of that session, r denies it with a message the model reads. The desk is --desk,\n" +
+	"else DESK in the user's configuration directory ($XDG_CONFIG_HOME/huddle/desk, else\n" +
+	"~/.config/huddle/desk); it is made on first use. With --settings, print what to add to Claude\n" +
+	"Code's settings.json (with --codex, to Codex's ~/.codex/hooks.json) and exit.\n" +
 	"The other commands work on it with --dir DESK (huddle requests, approve, reject).\n" +
 	"docs/agents.md, \"The desk\", has the whole setup."
 
-const hookAbout = "Answer one Claude Code PermissionRequest hook: read the hook's JSON on stdin, put the question\n" +
-	"to the desk (--desk, else the default desk: 'huddle help desk') as a permission request of the\n" +
-	"session's member (claude-<first 8 of its session id>), and print the decision for Claude Code:\n" +
-	"allowed, or denied with the lead's words. What the lead allowed for the session before is\n" +
-	"allowed at once. Nobody answering within --wait (default 5m) cancels the request and prints\n" +
-	"nothing, so Claude Code asks in its own prompt: huddle never allows by itself. Set the hook's\n" +
-	"timeout in settings.json above --wait. Bad input is one line on stderr and exit status 1: a\n" +
-	"failed hook to Claude Code, never a decision."
+const hookAbout = "Answer one PermissionRequest hook of Claude Code (huddle hook claude) or Codex (huddle hook\n" +
+	"codex): read the hook's JSON on stdin, put the question to the desk (--desk, else the default\n" +
+	"desk: 'huddle help desk') as a permission request of the session's member (claude- or codex-\n" +
+	"<last 8 of its session id>), and print the decision for the CLI: allowed, or denied with the\n" +
+	"lead's words. What the lead allowed for the session before is allowed at once. Nobody answering\n" +
+	"within --wait (default 5m) cancels the request and prints nothing, so the CLI asks in its own\n" +
+	"prompt: huddle never allows by itself. Set the hook's timeout above --wait. Bad input is one\n" +
+	"line on stderr and exit status 1: a failed hook to the CLI, never a decision."
 
 // defaultDesk is the desk in the user's configuration directory.
 func defaultDesk() (string, error) {
@@ -68,37 +69,47 @@ func openDesk(dir string) (string, error) {
 
 func deskFlags(fs *flag.FlagSet) runFunc {
 	var dir string
-	var settings bool
+	var settings, codex bool
 	fs.StringVar(&dir, "desk", "", "the desk `directory` (default: DESK in the user's configuration directory)")
 	fs.BoolVar(&settings, "settings", false, "print the hook for Claude Code's settings.json and exit")
+	fs.BoolVar(&codex, "codex", false, "with --settings: the hook for Codex's hooks.json")
 	return func(cl *cmdline) int {
 		if code, ok := cl.wantArgs(0, 0, ""); !ok {
 			return code
+		}
+		if codex && !settings {
+			return cl.usageError("--codex goes with --settings")
 		}
 		desk, err := openDesk(dir)
 		if err != nil {
 			return cl.fail(err)
 		}
 		if settings {
-			return cl.printJSON(hookSettings(desk, dir != ""))
+			agent := "claude"
+			if codex {
+				agent = "codex"
+			}
+			return cl.printJSON(hookSettings(agent, desk, dir != ""))
 		}
 		cl.dir = desk
 		return runAttach(cl)
 	}
 }
 
-// hookSettings is what Claude Code's settings.json needs for the desk: a
-// PermissionRequest command hook for every tool, its timeout above the
+// hookSettings is what Claude Code's settings.json (or Codex's
+// hooks.json, of the same shape) needs for the desk: a PermissionRequest
+// command hook for every tool, its timeout (seconds, for both) above the
 // hook's own wait.
-func hookSettings(desk string, named bool) any {
-	command := "huddle hook claude"
+func hookSettings(agent, desk string, named bool) any {
+	command := "huddle hook " + agent
 	if named {
 		command += " --desk " + shellQuote(desk)
 	}
-	return map[string]any{"hooks": map[string]any{"PermissionRequest": []any{map[string]any{
-		"matcher": "*",
-		"hooks":   []any{map[string]any{"type": "command", "command": command, "timeout": 600}},
-	}}}}
+	group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 600}}}
+	if agent == "claude" {
+		group["matcher"] = "*" // Codex's matcher is a regular expression; none matches every tool
+	}
+	return map[string]any{"hooks": map[string]any{"PermissionRequest": []any{group}}}
 }
 
 // shellQuote quotes s for a shell when it needs it.
@@ -114,10 +125,12 @@ func shellQuote(s string) string {
 // maxHookInput bounds what the hook reads on stdin.
 const maxHookInput = 4 << 20
 
-// claudeHookInput is the part of Claude Code's PermissionRequest hook
-// input the desk reads (TestClaudePermissionRequestHook, internal/realcli,
-// has it from the real CLI).
-type claudeHookInput struct {
+// hookInput is the part of a PermissionRequest hook's input the desk
+// reads, the same for Claude Code and Codex but for Claude Code's
+// suggestions (TestClaudePermissionRequestHook and
+// TestCodexPermissionRequestHook, internal/realcli, have it from the real
+// CLIs).
+type hookInput struct {
 	SessionID   string          `json:"session_id"`
 	Cwd         string          `json:"cwd"`
 	Event       string          `json:"hook_event_name"`
@@ -132,20 +145,24 @@ func hookFlags(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&desk, "desk", "", "the desk `directory` (default: the default desk, 'huddle help desk')")
 	fs.DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the lead before leaving the question to Claude Code's own prompt")
 	return func(cl *cmdline) int {
-		if code, ok := cl.wantArgs(1, 1, "the agent (claude)"); !ok {
+		if code, ok := cl.wantArgs(1, 1, "the agent (claude or codex)"); !ok {
 			return code
 		}
-		if cl.args[0] != "claude" {
-			return cl.usageError("no hook for %q: want claude", cl.args[0])
+		agent := cl.args[0]
+		if agent != "claude" && agent != "codex" {
+			return cl.usageError("no hook for %q: want claude or codex", agent)
 		}
 		if wait <= 0 {
 			return cl.usageError("--wait must be positive")
 		}
-		return runClaudeHook(cl, os.Stdin, desk, wait)
+		return runHook(cl, os.Stdin, agent, desk, wait)
 	}
 }
 
-func runClaudeHook(cl *cmdline, stdin io.Reader, desk string, wait time.Duration) int {
+// runHook answers one PermissionRequest hook of agent (claude or codex).
+// Both CLIs read the same answer: a decision to allow, or to deny with a
+// message; nothing printed leaves the question to their own prompt.
+func runHook(cl *cmdline, stdin io.Reader, agent, desk string, wait time.Duration) int {
 	raw, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
 	if err != nil {
 		return cl.fail(fmt.Errorf("reading the hook's input: %w", err))
@@ -153,12 +170,12 @@ func runClaudeHook(cl *cmdline, stdin io.Reader, desk string, wait time.Duration
 	if len(raw) > maxHookInput {
 		return cl.fail(fmt.Errorf("the hook's input is over %d bytes", maxHookInput))
 	}
-	var in claudeHookInput
+	var in hookInput
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return cl.fail(fmt.Errorf("the hook's input is not JSON: %w", err))
 	}
 	if in.Event != "PermissionRequest" {
-		return cl.fail(fmt.Errorf("hook_event_name is %q: huddle hook claude answers PermissionRequest", in.Event))
+		return cl.fail(fmt.Errorf("hook_event_name is %q: huddle hook %s answers PermissionRequest", in.Event, agent))
 	}
 	if in.SessionID == "" || in.Tool == "" {
 		return cl.fail(errors.New("the hook's input has no session_id or tool_name"))
@@ -174,7 +191,7 @@ func runClaudeHook(cl *cmdline, stdin io.Reader, desk string, wait time.Duration
 	defer st.Close()
 	ctx, stop := signalContext()
 	defer stop()
-	r, err := team.AskDesk(ctx, st, team.DeskAsk{Agent: "claude", Session: in.SessionID, Cwd: in.Cwd, Tool: in.Tool, Input: in.Input, Suggestions: in.Suggestions}, wait)
+	r, err := team.AskDesk(ctx, st, team.DeskAsk{Agent: agent, Session: in.SessionID, Cwd: in.Cwd, Tool: in.Tool, Input: in.Input, Suggestions: in.Suggestions}, wait)
 	if err != nil {
 		return cl.fail(err)
 	}
@@ -193,7 +210,7 @@ func runClaudeHook(cl *cmdline, stdin io.Reader, desk string, wait time.Duration
 		decision["behavior"], decision["message"] = "deny", "Denied on huddle's desk: "+why
 	default:
 		fmt.Fprintf(cl.stderr, "huddle: hook: %s is %s: %s\n", r.ID, r.Status, r.ResponseReason)
-		return exitOK // nothing on stdout: Claude Code's own prompt asks
+		return exitOK // nothing on stdout: the CLI's own prompt asks
 	}
 	return cl.printJSON(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest", "decision": decision}})
 }

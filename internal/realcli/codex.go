@@ -3,8 +3,12 @@ package realcli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // CodexArgs is the command line of `codex app-server`: JSON-RPC over
@@ -141,4 +145,66 @@ func (c *Codex) ExpectTurnCompleted(ctx context.Context) (RPCMessage, error) {
 // acceptForSession, decline, cancel).
 func (c *Codex) Decide(req RPCMessage, decision string) error {
 	return c.Send(map[string]any{"id": req.ID, "result": map[string]any{"decision": decision}})
+}
+
+// TrustHooks trusts every hook the app server lists for cwd as a person
+// does in Codex's /hooks, which records each in config.toml as
+// [hooks.state."KEY"] trusted_hash: Codex runs a user's hook only then.
+// It fails unless every hook listed was untrusted before and trusted after.
+func (c *Codex) TrustHooks(ctx context.Context, e Env, cwd string) error {
+	type listed struct {
+		Data []struct {
+			Hooks []struct{ Key, CurrentHash, TrustStatus string }
+		}
+	}
+	list := func() (listed, error) {
+		var l listed
+		err := c.Call(ctx, "hooks/list", map[string]any{"cwds": []string{cwd}}, &l)
+		return l, err
+	}
+	before, err := list()
+	if err != nil {
+		return err
+	}
+	var state strings.Builder
+	for _, d := range before.Data {
+		for _, h := range d.Hooks {
+			if h.TrustStatus != "untrusted" {
+				return fmt.Errorf("realcli: hook %s is %s before it was trusted", h.Key, h.TrustStatus)
+			}
+			fmt.Fprintf(&state, "\n[hooks.state.%q]\ntrusted_hash = %q\n", h.Key, h.CurrentHash)
+		}
+	}
+	if state.Len() == 0 {
+		return errors.New("realcli: the app server lists no hook to trust")
+	}
+	home := ""
+	for _, v := range e.Vars {
+		if h, ok := strings.CutPrefix(v, "CODEX_HOME="); ok {
+			home = h
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("realcli: %w", err)
+	}
+	_, err = f.WriteString(state.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("realcli: %w", err)
+	}
+	after, err := list()
+	if err != nil {
+		return err
+	}
+	for _, d := range after.Data {
+		for _, h := range d.Hooks {
+			if h.TrustStatus != "trusted" {
+				return fmt.Errorf("realcli: hook %s is %s after it was trusted", h.Key, h.TrustStatus)
+			}
+		}
+	}
+	return nil
 }
