@@ -45,8 +45,9 @@ func ObserveFrom(ctx context.Context, root, teamName string, j Journal, on func(
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	o := &Observer{w: w, f: newFolder(root, teamName, j), on: on, cancel: cancel, done: make(chan struct{})}
+	kick := pump(w, o.relevant) // before the first watch: no event of it is missed
 	o.watch()
-	go o.follow(ctx)
+	go o.follow(ctx, kick)
 	return o, nil
 }
 
@@ -84,29 +85,21 @@ func (o *Observer) Last() State {
 	return o.last
 }
 
-// follow folds again after every batch of events; the watcher's buffered
-// events are drained first, so a burst of rewrites costs one fold.
-func (o *Observer) follow(ctx context.Context) {
+// follow folds again after every batch of events (pump coalesces them:
+// a burst of rewrites costs one fold), adding the watches of directories
+// that appeared meanwhile.
+func (o *Observer) follow(ctx context.Context, kick <-chan struct{}) {
 	defer close(o.done)
 	o.fold()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-o.w.Events:
+		case _, ok := <-kick:
 			if !ok {
 				return
 			}
-			if !o.relevant(ev.Name) {
-				continue // ROOT is watched only to see teams/ and tasks/ appear
-			}
-		case err, ok := <-o.w.Errors:
-			if !ok {
-				return
-			}
-			_ = err // an overflow or a watch error: the rescan below covers it
 		}
-		o.drain()
 		o.watch()
 		o.fold()
 	}
@@ -124,23 +117,6 @@ func (o *Observer) relevant(path string) bool {
 		return false
 	}
 	return len(parts) == 1 || parts[1] == o.f.team
-}
-
-func (o *Observer) drain() {
-	for {
-		select {
-		case _, ok := <-o.w.Events:
-			if !ok {
-				return
-			}
-		case _, ok := <-o.w.Errors:
-			if !ok {
-				return
-			}
-		default:
-			return
-		}
-	}
 }
 
 // Close stops the observer and waits for it.

@@ -34,6 +34,7 @@ func Watch(ctx context.Context, root string, j Journal, started func(team string
 		return fmt.Errorf("claude watch: %w", err)
 	}
 	defer w.Close()
+	kick := pump(w, func(string) bool { return true })
 	following := map[string]*Observer{}
 	defer func() {
 		for _, o := range following {
@@ -85,11 +86,7 @@ func Watch(ctx context.Context, root string, j Journal, started func(team string
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-		case _, ok := <-w.Errors:
+		case _, ok := <-kick:
 			if !ok {
 				return nil
 			}

@@ -267,3 +267,28 @@ func permissionLine(r *protocol.Request) string {
 	}
 	return "use " + r.Permission.Tool
 }
+
+// DeskActions is what the keys do on a desk (team.Team.Desk): a, A and r
+// decide its sessions' questions as on any team; s, m, b and R refuse,
+// saying why, for a desk member is a person's own session, which reads
+// nothing but the desk's answers and which no runtime runs.
+func DeskActions(l Lead) Actions { return deskActions{leadActions{l}} }
+
+type deskActions struct{ l leadActions }
+
+func (a deskActions) Approve(id string) (string, error)         { return a.l.Approve(id) }
+func (a deskActions) AllowForSession(id string) (string, error) { return a.l.AllowForSession(id) }
+func (a deskActions) Reject(id, feedback string) (string, error) {
+	return a.l.Reject(id, feedback)
+}
+func (a deskActions) Shutdown(string) (string, error)     { return "", errors.New(a.RefusesShutdown()) }
+func (a deskActions) Send(string, string) (string, error) { return "", errors.New(a.RefusesMessage()) }
+func (a deskActions) Broadcast(string) (string, error)    { return "", errors.New(a.RefusesMessage()) }
+
+func (deskActions) RefusesShutdown() string {
+	return "a desk member is one of your own sessions: end it in its terminal"
+}
+
+func (deskActions) RefusesMessage() string {
+	return "a desk member's session reads only the desk's answers, not messages"
+}

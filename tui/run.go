@@ -17,7 +17,11 @@ import (
 // snapshot it folds to send (program.Send, or a test's). It is the wiring
 // that production and tests share; stop ends it, and leaves st open.
 func Connect(ctx context.Context, st store.Store, send func(tea.Msg)) (stop func() error, err error) {
-	obs, err := view.Observe(ctx, st, view.ObserveOptions{}, func(s view.Snapshot) { send(SnapshotMsg(s)) })
+	return observeInto(ctx, st, view.ObserveOptions{}, send)
+}
+
+func observeInto(ctx context.Context, st store.Store, opts view.ObserveOptions, send func(tea.Msg)) (stop func() error, err error) {
+	obs, err := view.Observe(ctx, st, opts, func(s view.Snapshot) { send(SnapshotMsg(s)) })
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +64,9 @@ type RunOptions struct {
 	Footer string
 	// Lines, when set, is where a member's log is read (Options.Lines).
 	Lines func(member, kind string) view.LineSource
+	// NoRuntime says no runtime runs the team: a desk
+	// (view.ObserveOptions.NoRuntime).
+	NoRuntime bool
 }
 
 // Run opens the UI on the team in opts.Store (or what opts.Connect feeds)
@@ -92,7 +99,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	connect := opts.Connect
 	if connect == nil {
 		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			return Connect(ctx, kept, send)
+			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime}, send)
 		}
 	}
 	stop, err := connect(ctx, p.Send)

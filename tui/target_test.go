@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirrecords"
+	"huddle/internal/testkit/files"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team/view"
@@ -304,5 +306,34 @@ func TestTracesFollowTheNewestUntilChosen(t *testing.T) {
 	m.Update(SnapshotMsg(next))
 	if tr, ok := m.traces.list.selected(); !ok || tr.chain.CorrelationID != "corr-dddddddddddd" {
 		t.Fatalf("the unmoved pane selects %+v, want the newest chain", tr)
+	}
+}
+
+// TestDeskRefusesMemberKeys: on a desk, s, m and b say at once why they
+// cannot act on a person's own session (no dialog, no request, no message)
+// and the footer leaves them out; a, A and r stay.
+func TestDeskRefusesMemberKeys(t *testing.T) {
+	st := NewStyles(false, true)
+	dir := t.TempDir()
+	m := New(Options{Dir: dir, Styles: &st, Now: (&testClock{now: t0}).Now, Footer: "desk", Actions: DeskActions(StoreLead(context.Background(), files.Open(t, dir)))})
+	m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	send(m, "1", "j")
+	lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+	if f := lines[len(lines)-2]; strings.Contains(f, "shut down") || strings.Contains(f, "m message") {
+		t.Errorf("the desk's footer offers what it refuses: %q", f)
+	}
+	for key, want := range map[string]string{"s": "end it in its terminal", "m": "reads only the desk's answers", "b": "reads only the desk's answers"} {
+		send(m, key)
+		if m.dialog != nil || !m.flashBad || !strings.Contains(m.flash, want) {
+			t.Errorf("%s on a desk: dialog %+v, flash %q; want it refused with %q", key, m.dialog, m.flash, want)
+		}
+		send(m, "esc")
+	}
+	if _, ok := m.actions.(SessionAllower); !ok {
+		t.Error("a desk cannot allow for the session")
+	}
+	if _, ok := m.actions.(Restarter); ok {
+		t.Error("a desk offers R, restarting what no runtime runs")
 	}
 }

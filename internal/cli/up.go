@@ -128,7 +128,8 @@ func runAttach(cl *cmdline) int {
 	if cl.remote() {
 		return attachStore(cl)
 	}
-	if _, err := team.Load(cl.dir); err != nil {
+	t, err := team.Load(cl.dir)
+	if err != nil {
 		return cl.fail(err)
 	}
 	ctx, stop := signalContext()
@@ -138,6 +139,9 @@ func runAttach(cl *cmdline) int {
 		return cl.fail(err)
 	}
 	defer closeStore()
+	if t.Desk { // its members are a person's sessions: no runtime, no inbox read
+		ui.NoRuntime, ui.Actions = true, tui.DeskActions(tui.StoreLead(ctx, ui.Store))
+	}
 	if err := tui.Run(ctx, ui); err != nil {
 		return cl.fail(err)
 	}

@@ -38,6 +38,11 @@ type ObserveOptions struct {
 	// and was not seen shows StatusLost, where its heartbeats say whether
 	// it runs (no runtime.lock). Default LostAfter.
 	LostAfter time.Duration
+	// NoRuntime says no runtime runs the team, a desk (team.Team.Desk):
+	// its members are sessions whose hooks write their records, so none is
+	// judged lost by its heartbeats and the team is never shown down; its
+	// requests' deadlines run, as the hooks keep them.
+	NoRuntime bool
 }
 
 // Defaults for ObserveOptions.
@@ -696,7 +701,7 @@ func (o *Observer) showMembers() {
 func (o *Observer) showMember(name string, now time.Time) {
 	s := o.states[name]
 	rec := s.Member
-	if o.m.byHeartbeat {
+	if o.m.byHeartbeat && !o.opts.NoRuntime {
 		s.Lost = store.IsLive(s.Status) && now.Sub(s.Seen) > o.opts.LostAfter
 		o.states[name] = s
 		if s.Lost {
@@ -712,8 +717,8 @@ func (o *Observer) showMember(name string, now time.Time) {
 // every heartbeat). While the team is down the deadlines stand still from
 // the last member's Seen. Called under mu.
 func (o *Observer) showDown() {
-	if !o.m.byHeartbeat {
-		return // runtime.lock says it (probeRuntime)
+	if !o.m.byHeartbeat || o.opts.NoRuntime {
+		return // runtime.lock says it (probeRuntime), or no runtime ever does
 	}
 	rt := team.RuntimeFromRecords(maps.Values(o.states), o.opts.LostAfter)
 	cur := o.m.runtime

@@ -406,3 +406,52 @@ func TestUnreadCountsStopAtTheFirstFailure(t *testing.T) {
 		t.Fatalf("due after the failure: %v, want %v", o.unreadDue, want)
 	}
 }
+
+// TestObserverOfADeskJudgesNoOneLost: on a desk (NoRuntime) a session's
+// member whose hook wrote its record and then went quiet is shown as its
+// record says, and the team is not down, where an observer of the same
+// store that expects a runtime shows it lost and the team down.
+func TestObserverOfADeskJudgesNoOneLost(t *testing.T) {
+	dir := t.TempDir()
+	if err := team.MakeDesk(dir); err != nil {
+		t.Fatal(err)
+	}
+	st, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const within = 20 * time.Second
+	const lostAfter = 200 * time.Millisecond
+	var desk, runtime snapshots
+	for _, o := range []struct {
+		s    *snapshots
+		opts ObserveOptions
+	}{{&desk, ObserveOptions{LostAfter: lostAfter, NoRuntime: true}}, {&runtime, ObserveOptions{LostAfter: lostAfter}}} {
+		obs, err := Observe(ctx, st, o.opts, o.s.send)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer obs.Close()
+	}
+	if err := st.PutMember(ctx, &protocol.Member{Name: "codex-b2d258ff", Runtime: team.RuntimeExternal, Status: protocol.MemberWorking, Activity: "asks to use Bash", Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, within, "the session lost and the team down, to an observer expecting a runtime", func() bool {
+		s := runtime.get()
+		return memberIn(s, "codex-b2d258ff").Status == team.StatusLost && s.Down
+	})
+	// A change folded after that, on the desk: what it shows was judged
+	// past the deadline too.
+	plan := teamkit.NewPlan(t, ctx, st, "codex-b2d258ff")
+	testkit.WaitFor(t, within, "the desk's snapshot with the request", func() bool {
+		s := desk.get()
+		return len(s.Requests) == 1 && s.Requests[0].ID == plan.ID
+	})
+	s := desk.get()
+	if m := memberIn(s, "codex-b2d258ff"); m.Status != protocol.MemberWorking || m.Activity != "asks to use Bash" || s.Down || team.HasRun(s.Runtime) {
+		t.Errorf("the desk shows %s %q, down %v, runtime %+v; want working, not down", m.Status, m.Activity, s.Down, s.Runtime)
+	}
+}
