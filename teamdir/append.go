@@ -163,17 +163,33 @@ func (a *Appender) Close() error {
 	return err
 }
 
-// writeAll writes b whole to fd: only a full disk or a signal makes a
-// regular-file write short, and the rest still goes in under the same lock.
+// writeAll writes b whole to fd, which the caller holds the exclusive
+// flock of, or leaves the file as it was: only a full disk, a quota or an
+// I/O error makes a regular-file write short or fail, and a line cut there
+// would stay, the next append glued onto it, an acknowledged message read
+// back as invalid JSON. So the size before the write is kept and, on a
+// failure part-way, the file is cut back to it (every writer appends
+// under the same flock, so nothing of another's follows).
 func writeAll(fd int, path string, b []byte) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("append %s: %w", filepath.Base(path), err)
+	}
+	wrote := false
 	for len(b) > 0 {
 		n, err := syscall.Write(fd, b)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
+			if wrote {
+				if terr := syscall.Ftruncate(fd, st.Size); terr != nil {
+					return fmt.Errorf("append %s: %w (and cutting back the part written: %v)", filepath.Base(path), err, terr)
+				}
+			}
 			return fmt.Errorf("append %s: %w", filepath.Base(path), err)
 		}
+		wrote = wrote || n > 0
 		b = b[n:]
 	}
 	return nil
