@@ -35,6 +35,7 @@ type Config struct {
 	Retry        Backoff       // 429/5xx: capped exponential backoff honouring Retry-After
 	ToolTimeout  time.Duration // bash and other tools (0: 60s)
 	OutputCap    int           // bytes of a tool result kept (0: 16 KiB)
+	MaxFile      int           // bytes write_file and edit_file may leave in a file (0: 1 MiB)
 }
 
 // Backoff is the retry policy for 429, 5xx and transport failures.
@@ -91,6 +92,9 @@ func NewAgent(cfg Config) (*Agent, error) {
 	}
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = 16 << 10
+	}
+	if cfg.MaxFile <= 0 {
+		cfg.MaxFile = 1 << 20
 	}
 	if cfg.Retry.Base <= 0 {
 		cfg.Retry.Base = 500 * time.Millisecond

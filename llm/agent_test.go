@@ -617,3 +617,31 @@ func TestSpecialFilesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFileToolsRefuseAFileTooBig: write_file and edit_file refuse to leave
+// more than MaxFile bytes in a file, saying so, and the file stays as it
+// was; at the limit they write.
+func TestFileToolsRefuseAFileTooBig(t *testing.T) {
+	ctx := context.Background()
+	a := newToolAgent(t, func(c *Config) { c.MaxFile = 100 })
+	at := filepath.Join(a.cfg.Dir, "a.txt")
+	full := strings.Repeat("a", 96) + "tail" // 100 bytes
+	if text, isErr, _ := a.runTool(ctx, call("x", "write_file", `{"path":"a.txt","content":"`+full+`"}`)); isErr {
+		t.Fatalf("a write at the limit: %s", text)
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"write_file", `{"path":"a.txt","content":"` + strings.Repeat("b", 101) + `"}`},
+		{"edit_file", `{"path":"a.txt","old_text":"tail","new_text":"tails"}`},
+	} {
+		text, isErr, _ := a.runTool(ctx, call("x", c.tool, c.args))
+		if !isErr || !strings.Contains(text, "refused: a.txt would hold 101 bytes, over the 100") {
+			t.Errorf("%s past the limit = %q, want refused", c.tool, text)
+		}
+		if b, _ := os.ReadFile(at); string(b) != full {
+			t.Errorf("%s past the limit changed the file: %d bytes", c.tool, len(b))
+		}
+	}
+	if d := newToolAgent(t, nil); d.cfg.MaxFile != 1<<20 {
+		t.Errorf("the default MaxFile is %d, want 1 MiB", d.cfg.MaxFile)
+	}
+}

@@ -162,6 +162,9 @@ func (a *Agent) readFile(path string) (string, bool) {
 }
 
 func (a *Agent) writeFile(path, content string) (string, bool) {
+	if msg := a.tooBig("write", path, len(content)); msg != "" {
+		return msg, true
+	}
 	p, err := a.resolve(path)
 	if err != nil {
 		return err.Error(), true
@@ -176,6 +179,16 @@ func (a *Agent) writeFile(path, content string) (string, bool) {
 		return "write failed: " + relErr(a.dir, err), true
 	}
 	return fmt.Sprintf("wrote %d bytes to %s", len(content), path), false
+}
+
+// tooBig is why a write or an edit that would leave size bytes in path is
+// refused, or "": a file the model sends whole (and the transcript keeps)
+// is bounded, as a tool result is.
+func (a *Agent) tooBig(op, path string, size int) string {
+	if size <= a.cfg.MaxFile {
+		return ""
+	}
+	return fmt.Sprintf("%s refused: %s would hold %d bytes, over the %d a file may (write a smaller one, or several)", op, path, size, a.cfg.MaxFile)
 }
 
 func (a *Agent) editFile(path, oldText, newText string) (string, bool) {
@@ -201,6 +214,9 @@ func (a *Agent) editFile(path, oldText, newText string) (string, bool) {
 		return fmt.Sprintf("edit refused: old_text occurs %d times in %s; give more context so it occurs once", n, path), true
 	}
 	out := strings.Replace(string(b), oldText, newText, 1)
+	if msg := a.tooBig("edit", path, len(out)); msg != "" {
+		return msg, true
+	}
 	if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
 		return "edit failed: " + relErr(a.dir, err), true
 	}
