@@ -454,18 +454,7 @@ func TestRealClaudeAsksTheDesk(t *testing.T) {
 
 	pending := func(tool string) protocol.Request {
 		t.Helper()
-		var p protocol.Request
-		testkit.WaitFor(t, time.Minute, "a "+tool+" question at the desk", func() bool {
-			rs, _, _ := dirrecords.ReadLiveRequests(desk)
-			for _, r := range rs {
-				if r.Kind == protocol.KindPermission && r.Status == protocol.RequestPending && r.Permission.Tool == tool {
-					p = r
-					return true
-				}
-			}
-			return false
-		})
-		return p
+		return deskQuestion(t, desk, tool, func(r protocol.Request) bool { return r.Permission.Tool == tool })
 	}
 	write := pending("Write")
 	if _, err := dirlead.AllowForSession(desk, write.ID, protocol.Lead); err != nil {
@@ -506,6 +495,24 @@ func TestRealClaudeAsksTheDesk(t *testing.T) {
 		t.Errorf("the session's member %s: %+v", member, m)
 	}
 	t.Logf("desk %s; member %s (%s):\n%s", desk, member, m.Role, strings.Join(decided, "\n"))
+}
+
+// deskQuestion waits for the pending permission request at desk that is
+// (what) and returns it.
+func deskQuestion(t *testing.T, desk, what string, is func(protocol.Request) bool) protocol.Request {
+	t.Helper()
+	var p protocol.Request
+	testkit.WaitFor(t, time.Minute, "the question of "+what+" at the desk", func() bool {
+		rs, _, _ := dirrecords.ReadLiveRequests(desk)
+		for _, r := range rs {
+			if r.Kind == protocol.KindPermission && r.Status == protocol.RequestPending && is(r) {
+				p = r
+				return true
+			}
+		}
+		return false
+	})
+	return p
 }
 
 // useEnv puts e's variables in this process's environment, which the

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -77,7 +76,7 @@ func TestRealClaudeTeamJournaled(t *testing.T) {
 	}
 
 	watch := huddle("claude", "watch", "--root", cfg)
-	var watchOut lockedBuffer
+	var watchOut syncBuffer
 	watch.Stdout, watch.Stderr = &watchOut, &watchOut
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
@@ -285,24 +284,6 @@ func teamTurn(r fakeapi.Request) (fakeapi.Turn, error) {
 	return fakeapi.Turn{Text: "ok", Usage: u}, nil
 }
 
-// lockedBuffer is a buffer a process writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRealCodexAsksTheDesk: a Codex 0.169.0 session huddle did not start
 // (its app server, driven by a client of its own as an editor would), with
 // `huddle hook codex` as its PermissionRequest hook in hooks.json, trusted
@@ -369,18 +350,7 @@ func TestRealCodexAsksTheDesk(t *testing.T) {
 
 	pending := func(command string) protocol.Request {
 		t.Helper()
-		var p protocol.Request
-		testkit.WaitFor(t, time.Minute, "the question of "+command+" at the desk", func() bool {
-			rs, _, _ := dirrecords.ReadLiveRequests(desk)
-			for _, r := range rs {
-				if r.Kind == protocol.KindPermission && r.Status == protocol.RequestPending && strings.Contains(string(r.Permission.Input), command) {
-					p = r
-					return true
-				}
-			}
-			return false
-		})
-		return p
+		return deskQuestion(t, desk, command, func(r protocol.Request) bool { return strings.Contains(string(r.Permission.Input), command) })
 	}
 	allowed := pending("touch allowed.txt")
 	if _, err := dirlead.Decide(desk, allowed.ID, protocol.EventApprove, "", protocol.Lead); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,9 +72,16 @@ type cliResult struct {
 // HUDDLE_STORE and HUDDLE_NATS_CREDS are unset unless env sets them.
 func huddleIn(t *testing.T, cwd string, env []string, args ...string) cliResult {
 	t.Helper()
+	return huddleWith(t, cwd, env, nil, args...)
+}
+
+// huddleWith is huddleIn with stdin (nil: none).
+func huddleWith(t *testing.T, cwd string, env []string, stdin io.Reader, args ...string) cliResult {
+	t.Helper()
 	cmd := exec.Command(huddleBinary(t), args...)
 	cmd.Dir = cwd
 	cmd.Env = append(append(os.Environ(), "HUDDLE_DIR=", "HUDDLE_STORE=", "HUDDLE_NATS_CREDS="), env...)
+	cmd.Stdin = stdin
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -1,32 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// hookWith runs `huddle hook AGENT --desk DESK` with stdin as the hook's
-// input.
+// hookWith runs `huddle hook ARGS...` with stdin as the hook's input.
 func hookWith(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.Command(huddleBinary(t), append([]string{"hook"}, args...)...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HUDDLE_DIR=", "HUDDLE_STORE=")
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("huddle hook %v: %v", args, err)
-	}
-	return cliResult{out.String(), errOut.String(), cmd.ProcessState.ExitCode()}
+	return huddleWith(t, t.TempDir(), nil, strings.NewReader(stdin), append([]string{"hook"}, args...)...)
 }
 
 // TestHookRefusesBadInput: a hook's input that is not JSON, not a

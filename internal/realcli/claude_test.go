@@ -448,19 +448,7 @@ func TestClaudePermissionRequestHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := filepath.Join(root, "asked.jsonl")
-	hook := filepath.Join(root, "hook")
-	script := `#!/bin/bash
-in=$(cat)
-printf '%s\n' "$in" >> ` + asked + `
-case "$in" in
-*'"tool_name":"Bash"'*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"` + why + `"}}}' ;;
-*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ;;
-esac
-`
-	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	hook, asked := scriptHook(t, root, `*'"tool_name":"Bash"'*`, why)
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PermissionRequest": []any{map[string]any{
 		"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 60}}}}}})
 	if err := os.WriteFile(filepath.Join(root, "claude-config", "settings.json"), settings, 0o644); err != nil {
@@ -483,14 +471,7 @@ esac
 		Input       json.RawMessage `json:"tool_input"`
 		Suggestions []any           `json:"permission_suggestions"`
 	}
-	var got []hookInput
-	for l := range bytes.Lines(bytes.TrimSpace(raw)) {
-		var one hookInput
-		if err := json.Unmarshal(l, &one); err != nil {
-			t.Fatalf("the hook's input %q: %v", l, err)
-		}
-		got = append(got, one)
-	}
+	got := askedOf[hookInput](t, raw)
 	if len(got) != 2 || got[0].Tool != "Write" || got[1].Tool != "Bash" {
 		t.Fatalf("the hook was asked %d times: %s", len(got), raw)
 	}
@@ -515,4 +496,38 @@ esac
 	if !strings.Contains(bodies.String(), why) {
 		t.Errorf("the model never read the deny's message %q", why)
 	}
+}
+
+// scriptHook writes a PermissionRequest hook under root, the same for
+// both CLIs: it logs each input to asked (one JSON line each) and denies
+// with why what matches the shell pattern deny, allowing the rest.
+func scriptHook(t *testing.T, root, deny, why string) (hook, asked string) {
+	t.Helper()
+	asked, hook = filepath.Join(root, "asked.jsonl"), filepath.Join(root, "hook")
+	script := `#!/bin/bash
+in=$(cat)
+printf '%s\n' "$in" >> ` + asked + `
+case "$in" in
+` + deny + `) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"` + why + `"}}}' ;;
+*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ;;
+esac
+`
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return hook, asked
+}
+
+// askedOf decodes each line a scriptHook logged.
+func askedOf[T any](t *testing.T, raw []byte) []T {
+	t.Helper()
+	var got []T
+	for l := range bytes.Lines(bytes.TrimSpace(raw)) {
+		var one T
+		if err := json.Unmarshal(l, &one); err != nil {
+			t.Fatalf("the hook's input %q: %v", l, err)
+		}
+		got = append(got, one)
+	}
+	return got
 }

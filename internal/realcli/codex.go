@@ -178,13 +178,7 @@ func (c *Codex) TrustHooks(ctx context.Context, e Env, cwd string) error {
 	if state.Len() == 0 {
 		return errors.New("realcli: the app server lists no hook to trust")
 	}
-	home := ""
-	for _, v := range e.Vars {
-		if h, ok := strings.CutPrefix(v, "CODEX_HOME="); ok {
-			home = h
-		}
-	}
-	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(e.Var("CODEX_HOME"), "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("realcli: %w", err)
 	}

@@ -1,7 +1,6 @@
 package realcli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -38,19 +37,7 @@ func TestCodexPermissionRequestHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := filepath.Join(root, "asked.jsonl")
-	hook := filepath.Join(root, "hook")
-	script := `#!/bin/bash
-in=$(cat)
-printf '%s\n' "$in" >> ` + asked + `
-case "$in" in
-*denied.txt*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"` + why + `"}}}' ;;
-*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ;;
-esac
-`
-	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	hook, asked := scriptHook(t, root, `*denied.txt*`, why)
 	hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PermissionRequest": []any{map[string]any{
 		"hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 600}}}}}})
 	if err := os.WriteFile(filepath.Join(root, "codex-home", "hooks.json"), hooks, 0o644); err != nil {
@@ -101,14 +88,7 @@ esac
 		Tool      string          `json:"tool_name"`
 		Input     json.RawMessage `json:"tool_input"`
 	}
-	var got []hookInput
-	for l := range bytes.Lines(bytes.TrimSpace(raw)) {
-		var one hookInput
-		if err := json.Unmarshal(l, &one); err != nil {
-			t.Fatalf("the hook's input %q: %v", l, err)
-		}
-		got = append(got, one)
-	}
+	got := askedOf[hookInput](t, raw)
 	if len(got) != 2 {
 		t.Fatalf("the hook was asked %d times: %s", len(got), raw)
 	}

@@ -19,6 +19,17 @@ type Env struct {
 	Vars []string
 }
 
+// Var is the value of the variable name in e ("" when unset).
+func (e Env) Var(name string) string {
+	v := ""
+	for _, kv := range e.Vars {
+		if val, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = val // the last one wins, as in exec.Cmd.Env
+		}
+	}
+	return v
+}
+
 // ClaudeEnv makes an environment for Claude Code under root that sends
 // its Messages requests to baseURL (a fakeapi.Anthropic) with a dummy key,
 // with telemetry, error reporting, the auto-updater and every other

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -21,12 +20,7 @@ import (
 // directory. They are answered in $CLAUDE_CONFIG_DIR/.claude.json as the
 // CLI itself records the answers, and its agent teams are turned on.
 func ClaudeInteractive(e *Env) error {
-	config := ""
-	for _, v := range e.Vars {
-		if c, ok := strings.CutPrefix(v, "CLAUDE_CONFIG_DIR="); ok {
-			config = c
-		}
-	}
+	config := e.Var("CLAUDE_CONFIG_DIR")
 	if config == "" {
 		return fmt.Errorf("realcli: %s is not a Claude Code environment", e.Root)
 	}
