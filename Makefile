@@ -56,6 +56,7 @@ bench:
 	$(call bench_pkg,./team/supervisor,PlanApprovalRoundTrip,300x)
 	$(call bench_pkg,./team/supervisor,ThousandTeammates,1x)
 	$(call bench_pkg,./team/supervisor,IdleRuntime,1x)
+	$(call bench_pkg,./team/supervisor,StartOverHistory,1x)
 	$(call bench_pkg,./team/view,ObserverFold\b,2s)
 	$(call bench_pkg,./team/view,ObserverFoldPerChange,2000x)
 	$(call bench_pkg,./ipc,ExecCall,200x)

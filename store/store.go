@@ -60,11 +60,11 @@ type Store interface {
 	// A request that is final, or has a decision its record does not show
 	// yet, is returned as it is: the decision stays the truth.
 	Reschedule(ctx context.Context, id string, deadline time.Time) (*protocol.Request, error)
-	// Archive takes a final record out of the live ones; Request and
-	// Requests still read it, and a later Decide still loses to its
-	// decision. A record that is not final is refused; archiving one twice
-	// is no error.
-	Archive(ctx context.Context, id string) error
+	// Archive takes final records out of the live ones, as one batch;
+	// Request and Requests still read them, and a later Decide still
+	// loses to their decisions. A record that is not final is refused;
+	// archiving one twice is no error. The error names each id left live.
+	Archive(ctx context.Context, ids ...string) error
 	// Decide resolves a pending request. The decision is created exclusively:
 	// the first resolver wins and gets the final record; every later one
 	// gets an *AlreadyError naming the winner, and nothing changes. An event

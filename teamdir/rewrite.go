@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // TempPrefix starts the name of every temp file in a team directory: the
@@ -157,4 +159,41 @@ var syncDir = func(dir string) error {
 		serr = cerr
 	}
 	return serr
+}
+
+// writeTemp writes data to a new temp file beside path, unsynced, and
+// returns its name.
+func writeTemp(path string, data []byte) (string, error) {
+	tmp, err := CreateTemp(path)
+	if err != nil {
+		return "", err
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		_ = os.Remove(tmp.Name())
+		return "", werr
+	}
+	return tmp.Name(), nil
+}
+
+// syncFS makes every write to the file system that holds dir durable
+// (syncfs(2)): one call for a batch of files, where an fsync each would
+// wait on the disk once a file.
+func syncFS(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for {
+		if err := unix.Syncfs(int(d.Fd())); err != unix.EINTR {
+			if err != nil {
+				return fmt.Errorf("syncfs %s: %w", dir, err)
+			}
+			return nil
+		}
+	}
 }

@@ -212,21 +212,31 @@ func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (
 	return r, nil
 }
 
-// Archive moves a final record and its decision to requests/done/
-// (teamdir.Archive, as the team runtime archives on a directory).
-func (s *Store) Archive(ctx context.Context, id string) error {
-	r, err := s.request(ctx, id, true)
-	if err != nil {
-		return err
+// Archive moves final records and their decisions to requests/done/
+// (teamdir.ArchiveAll: one sync for the batch).
+func (s *Store) Archive(ctx context.Context, ids ...string) error {
+	var errs []error
+	var batch []teamdir.Archival
+	for _, id := range ids {
+		r, err := s.request(ctx, id, true)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !r.Status.IsTerminal() {
+			errs = append(errs, fmt.Errorf("archive %s: it is %s, not final", id, r.Status))
+			continue
+		}
+		if live, _ := teamdir.RequestPath(s.dir, id); !exists(live) {
+			continue // archived already
+		}
+		b, _ := json.Marshal(store.DecisionOf(r))
+		batch = append(batch, teamdir.Archival{ID: id, Decision: b})
 	}
-	if !r.Status.IsTerminal() {
-		return fmt.Errorf("archive %s: it is %s, not final", id, r.Status)
+	if len(batch) > 0 {
+		errs = append(errs, teamdir.ArchiveAll(s.dir, batch)...)
 	}
-	if live, _ := teamdir.RequestPath(s.dir, id); !exists(live) {
-		return nil // archived already
-	}
-	b, _ := json.Marshal(store.DecisionOf(r))
-	return teamdir.Archive(s.dir, id, b)
+	return errors.Join(errs...)
 }
 
 func exists(path string) bool {

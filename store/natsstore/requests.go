@@ -166,7 +166,15 @@ func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (
 // Decide still loses. A Decide that rewrites req.<id> after the purge
 // brings the final record back to the live listing, and the next Archive
 // takes it out again.
-func (s *Store) Archive(ctx context.Context, id string) error {
+func (s *Store) Archive(ctx context.Context, ids ...string) error {
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, s.archive(ctx, id))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) archive(ctx context.Context, id string) error {
 	r, err := s.Request(ctx, id)
 	if err != nil {
 		return err

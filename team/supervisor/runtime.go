@@ -80,12 +80,11 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	mates map[string]*mate
-	// archiveFailed are the final requests whose archiving failed and was
-	// said; corrupt the records reported unreadable, with why.
-	archiveFailed map[string]bool
-	corrupt       map[string]string
+	// arch archives the final records pending finds, in the background.
+	arch    *archiver
+	corrupt map[string]string
 	// listMu makes one listing of the requests at a time, with the
-	// archiving of the final ones it found (pending).
+	// queueing of the final ones it found for the archive (pending).
 	listMu sync.Mutex
 	// awaiting are the teammates awaiting a plan decision, by request id.
 	awaiting map[string]*mate
@@ -143,7 +142,7 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		opts.Tick = 500 * time.Millisecond
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), archiveFailed: map[string]bool{}, corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
+	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), arch: newArchiver(), corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
 	// What a consumer recovers from on its own (a damaged cursor journal)
 	// becomes an event.
 	if w, ok := st.(warner); ok {
@@ -214,6 +213,11 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		rt.launch(ctx, sm)
 	}
 	rt.emit(rt.started())
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		rt.archiveLoop(ctx)
+	}()
 	keeper := rt.keepLeases()
 	go func() {
 		defer close(rt.done)
@@ -643,8 +647,9 @@ func (rt *Runtime) recordFor(m protocol.Message, kind protocol.RequestKind, from
 
 // pending reads the live request records (requests/ itself, never the
 // archive) and returns the pending ones, oldest first. The final ones it
-// finds are archived to requests/done/, so the next tick does not see them:
-// history costs nothing per tick. A corrupt record is reported once.
+// finds are queued for the archiver (archiveLoop), which moves them to
+// requests/done/ in the background: history costs nothing per tick, and
+// never delays the start. A corrupt record is reported once.
 func (rt *Runtime) pending() ([]protocol.Request, error) {
 	rt.listMu.Lock()
 	defer rt.listMu.Unlock()
@@ -660,21 +665,12 @@ func (rt *Runtime) pending() ([]protocol.Request, error) {
 	out := all[:0]
 	for _, r := range all {
 		if r.Status.IsTerminal() {
-			rt.archive(&r)
+			rt.arch.add(r.ID)
 			continue
 		}
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// archive moves a final record to requests/done/; a failure is said once.
-// Called under mu.
-func (rt *Runtime) archive(r *protocol.Request) {
-	if err := rt.sh.archive(r); err != nil && !rt.archiveFailed[r.ID] {
-		rt.archiveFailed[r.ID] = true
-		rt.emit(Event{"event": "error", "id": r.ID, "error": err.Error()})
-	}
 }
 
 // reportCorrupt says once, in an event, that a record cannot be read.

@@ -183,12 +183,12 @@ func (s *shared) liveRequests() ([]protocol.Request, []store.CorruptError, error
 	return s.st.LiveRequests(ctx)
 }
 
-// archive takes a final record out of the store's live ones
-// (store.Store.Archive), so the next tick does not list it.
-func (s *shared) archive(r *protocol.Request) error {
+// archive takes final records out of the store's live ones
+// (store.Store.Archive), so the next tick does not list them.
+func (s *shared) archive(ids []string) error {
 	ctx, cancel := op()
 	defer cancel()
-	return s.st.Archive(ctx, r.ID)
+	return s.st.Archive(ctx, ids...)
 }
 
 func (s *shared) writeMember(m *protocol.Member) error {
