@@ -82,7 +82,10 @@ type Consumer struct {
 	// redeliverBelow marks every line below this logical offset as a
 	// redelivery: what was in the inbox when a damaged journal was opened.
 	redeliverBelow int64
-	delivered      int64
+	// commitFailing is set while cursor commits fail (a full disk): the
+	// failure is said once, and so is its end.
+	commitFailing bool
+	delivered     int64
 	// f is the inbox file, kept open between drains (nil until it exists);
 	// drain checks it is still the file at the path (inboxFile).
 	f *os.File
@@ -529,7 +532,28 @@ func (c *Consumer) handle(ctx context.Context, l line) error {
 		return c.reject(l, logical, "handler: "+herr.Error())
 	}
 	c.delivered++
-	return c.cur.commit(l.next, msg.ID)
+	return c.commitHandled(l, msg.ID)
+}
+
+// commitHandled commits past a line its handler took. When the commit
+// fails (a full disk), the line will be handed again, so it is marked a
+// redelivery then, and the failure is said once until a commit works: the
+// caller retries the drain with backoff.
+func (c *Consumer) commitHandled(l line, id string) error {
+	err := c.cur.commit(l.next, id)
+	if err != nil {
+		c.redeliverBelow = max(c.redeliverBelow, c.cur.base+l.next)
+		if !c.commitFailing {
+			c.commitFailing = true
+			c.warn(fmt.Errorf("committing the cursor after %s failed; it is handed again, marked a redelivery, until a commit works: %w", id, err))
+		}
+		return err
+	}
+	if c.commitFailing {
+		c.commitFailing = false
+		c.warn(errors.New("cursor commits work again"))
+	}
+	return nil
 }
 
 func (c *Consumer) reject(l line, logical int64, reason string) error {

@@ -257,7 +257,9 @@ func (c *cursor) write(r record) error {
 		}
 	}
 	c.buf = r.appendLine(c.buf[:0])
-	if _, err := c.f.Write(c.buf); err != nil {
+	// Whole or absent: a record cut by a full disk is cut back, so the
+	// next one is not glued onto it.
+	if err := teamdir.WriteWhole(int(c.f.Fd()), c.path, c.buf); err != nil {
 		return fmt.Errorf("cursor: %w", err)
 	}
 	c.records++

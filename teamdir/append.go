@@ -170,7 +170,12 @@ func (a *Appender) Close() error {
 // back as invalid JSON. So the size before the write is kept and, on a
 // failure part-way, the file is cut back to it (every writer appends
 // under the same flock, so nothing of another's follows).
-func writeAll(fd int, path string, b []byte) error {
+func writeAll(fd int, path string, b []byte) error { return WriteWhole(fd, path, b) }
+
+// WriteWhole appends b to fd, the open file at path that only the caller
+// appends to (or only under its flock), as writeAll says: whole, or the
+// file cut back to where it was.
+func WriteWhole(fd int, path string, b []byte) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("append %s: %w", filepath.Base(path), err)

@@ -1,7 +1,9 @@
 package teamdir
 
 import (
+	"fmt"
 	"path/filepath"
+	"syscall"
 
 	"huddle/protocol"
 )
@@ -158,4 +160,19 @@ func DoneRequestPath(dir, id string) (string, error) {
 // DoneDecisionPath is requests/done/<id>.decision.
 func DoneDecisionPath(dir, id string) (string, error) {
 	return requestFile(dir, id, ".decision", DoneDir)
+}
+
+// FullBelow is the free space under which a team directory's disk is
+// called full: an inbox append or a cursor commit is a few KiB at most,
+// and a file system gives its last blocks to root alone.
+const FullBelow = 1 << 20
+
+// FreeSpace is how many bytes an unprivileged writer may still write on
+// the file system that holds dir.
+func FreeSpace(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("free space of %s: %w", dir, err)
+	}
+	return int64(st.Bavail) * st.Bsize, nil
 }

@@ -20,6 +20,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
+	"huddle/teamdir"
 )
 
 // requireTeam checks that the directory holds a team, without judging its
@@ -311,7 +312,24 @@ func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bo
 	if team.Down(rt) {
 		notice = team.NotRunning(rt)
 	}
+	if full := diskFull(cl); full != "" {
+		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s\n", cl.name, full)
+		notice = strings.TrimPrefix(notice+"\n"+full, "\n")
+	}
 	return printStatus(cl, t, rows, notice, asJSON)
+}
+
+// diskFull says, on a team directory whose disk is full, that it is and
+// what fails meanwhile; "" otherwise (or on a store).
+func diskFull(cl *cmdline) string {
+	if cl.remote() {
+		return ""
+	}
+	free, err := teamdir.FreeSpace(cl.dir)
+	if err != nil || free >= teamdir.FullBelow {
+		return ""
+	}
+	return fmt.Sprintf("the team directory's disk is full (%d KiB free): sends, commits and records fail until space is freed, then resume by themselves", free>>10)
 }
 
 // newMemberRow is a member's row before its status record is read.

@@ -14,9 +14,14 @@ import (
 // again, as inbox.Watcher does.
 const retryAfter = time.Second
 
+// retryMost is the longest wait between two failed drains: the wait
+// doubles from retryAfter after each failure in a row.
+const retryMost = 16 * time.Second
+
 // subscription runs drain once at its start, again whenever the file it
 // follows changes (the store's watch of the file's directory, shared by
-// its subscriptions: dirwatch), and after retryAfter when a drain failed;
+// its subscriptions: dirwatch), and after a backoff (retryAfter doubling
+// to retryMost) when drains fail, the changes told meanwhile waiting;
 // finish runs once the loop ended. An idle subscription holds its watch
 // and nothing else of its own: the loop waits on the caller's context and
 // the watch, and a drain gets a context of its own, which Stop cancels.
@@ -65,7 +70,9 @@ func (s *Store) follow(ctx context.Context, dir, name string, d drainer, rescan 
 		// The retry timer is made on the first failed drain: a thousand
 		// idle consumers hold no timer.
 		var retry *time.Timer
-		var retryC <-chan time.Time
+		var retryC <-chan time.Time // nil unless a retry is due
+		var wait time.Duration      // the last backoff, 0 after a drain that worked
+		pendingMoved := false       // a change told while a retry was due
 		defer func() {
 			if retry != nil {
 				retry.Stop()
@@ -87,6 +94,11 @@ func (s *Store) follow(ctx context.Context, dir, name string, d drainer, rescan 
 					if !open {
 						return
 					}
+					if retryC != nil {
+						// A retry is due: it drains what changed.
+						pendingMoved = true
+						continue
+					}
 					// An error of the watch is not said: whatever it
 					// missed, this drain reads, told the file moved.
 					moved = false
@@ -94,21 +106,27 @@ func (s *Store) follow(ctx context.Context, dir, name string, d drainer, rescan 
 				case <-every:
 				}
 			}
-			moved = w.Moved() || moved
+			moved = w.Moved() || moved || pendingMoved
+			pendingMoved = false
 			dctx, ok := sub.startDrain(ctx)
 			if !ok {
 				return
 			}
 			failed := d.drain(dctx, moved) != nil && dctx.Err() == nil
 			sub.endDrain()
-			if failed {
-				if retry == nil {
-					retry = time.NewTimer(retryAfter)
-					retryC = retry.C
-				} else {
-					retry.Reset(retryAfter)
-				}
+			if !failed {
+				wait, retryC = 0, nil
+				continue
 			}
+			// Backing off: the changes told meanwhile wait for the
+			// retry (a full disk fails every drain alike).
+			wait = min(max(2*wait, retryAfter), retryMost)
+			if retry == nil {
+				retry = time.NewTimer(wait)
+			} else {
+				retry.Reset(wait)
+			}
+			retryC = retry.C
 		}
 	})
 	return sub, nil
