@@ -582,15 +582,29 @@ func (mt *mate) execInvoke(l protocol.ExecLine) error {
 	if l.Target == "" || l.Name == "" {
 		return errors.New("invoke: target and name are required")
 	}
-	mt.rt.wg.Add(1)
-	go func() {
-		defer mt.rt.wg.Done()
-		res := mt.call(mt.rt.ctx, protocol.InvocationRequest{Target: l.Target, Action: l.Name, Prompt: l.Prompt, TimeoutSec: l.TimeoutSec})
+	req := protocol.InvocationRequest{Target: l.Target, Action: l.Name, Prompt: l.Prompt, TimeoutSec: l.TimeoutSec}
+	answer := func(res protocol.InvocationResult) {
 		m := protocol.NewMessage(protocol.TypeInvocationResult, l.Target, mt.spec.Name)
 		m.Result = &res
 		if err := mt.proc.send(mt.rt.ctx, &m); err != nil && mt.rt.ctx.Err() == nil {
 			mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": fmt.Sprintf("answering %s: %v", l.Target, err)})
 		}
+	}
+	// The place is taken here, on the goroutine reading the agent's
+	// lines: past the bounds the busy answer is written before the next
+	// line is read, so a flood of invoke lines waits on its own stdin and
+	// starts nothing.
+	release, busy := mt.rt.reserveCall(mt.spec.Name)
+	if busy != "" {
+		answer(mt.refuseCall(req, busy))
+		return nil
+	}
+	mt.rt.wg.Add(1)
+	go func() {
+		defer mt.rt.wg.Done()
+		res := mt.callReserved(mt.rt.ctx, req)
+		release()
+		answer(res)
 	}()
 	return nil
 }

@@ -26,6 +26,60 @@ type invocations struct {
 	router  *ipc.Router
 	mu      sync.Mutex
 	callers map[string]*ipc.Caller
+	// pending counts the calls under way, by caller and in all: no agent
+	// can have more than callsPerCaller at once, nor the team more than
+	// callsPerTeam (reserveCall).
+	pending map[string]int
+	total   int
+}
+
+// The most calls under way at once, for one caller and for the team; a
+// call past either is answered IPC_ERROR at once, its details saying
+// busy, and nothing is started for it.
+const (
+	callsPerCaller = 64
+	callsPerTeam   = 1024
+)
+
+// reserveCall takes a place for one call of member, and returns the func
+// that gives it back; or, when there is none, why (the busy answer).
+func (rt *Runtime) reserveCall(member string) (release func(), busy string) {
+	inv := &rt.inv
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	switch {
+	case inv.pending[member] >= callsPerCaller:
+		return nil, fmt.Sprintf("busy: %s has %d calls under way, the most one caller may; call again once one is answered", member, callsPerCaller)
+	case inv.total >= callsPerTeam:
+		return nil, fmt.Sprintf("busy: the team has %d calls under way, the most it may; call again once one is answered", callsPerTeam)
+	}
+	if inv.pending == nil {
+		inv.pending = map[string]int{}
+	}
+	inv.pending[member]++
+	inv.total++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			inv.mu.Lock()
+			defer inv.mu.Unlock()
+			if inv.pending[member]--; inv.pending[member] == 0 {
+				delete(inv.pending, member)
+			}
+			inv.total--
+		})
+	}, ""
+}
+
+// busyResult is the answer to a call past the bounds (reserveCall).
+func busyResult(req *protocol.InvocationRequest, why string) protocol.InvocationResult {
+	if req.RequestID == "" {
+		req.RequestID = protocol.NewInvocationID()
+	}
+	if req.CorrelationID == "" {
+		req.CorrelationID = protocol.NewCorrelationID()
+	}
+	return protocol.Fail(req, 0, protocol.ErrIPC, why, map[string]any{"busy": true})
 }
 
 // memberInboxes are the teammates' records and inboxes a resolver reads
@@ -105,8 +159,28 @@ func (rt *Runtime) caller(member string) *ipc.Caller {
 	return c
 }
 
-// call makes a call as member and reports it in the events.
+// call makes a call as member, within the bounds (reserveCall), and
+// reports it in the events.
 func (mt *mate) call(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {
+	release, busy := mt.rt.reserveCall(mt.spec.Name)
+	if busy != "" {
+		return mt.refuseCall(req, busy)
+	}
+	defer release()
+	return mt.callReserved(ctx, req)
+}
+
+// refuseCall answers a call past the bounds, and says so in the events.
+func (mt *mate) refuseCall(req protocol.InvocationRequest, why string) protocol.InvocationResult {
+	req.Caller = mt.spec.Name
+	res := busyResult(&req, why)
+	mt.rt.emit(Event{"event": "call", "member": mt.spec.Name, "target": req.Target, "action": req.Action,
+		"request_id": res.RequestID, "correlation_id": res.CorrelationID, "status": res.Status, "code": string(protocol.ErrIPC), "error": why})
+	return res
+}
+
+// callReserved is call once its place is taken.
+func (mt *mate) callReserved(ctx context.Context, req protocol.InvocationRequest) protocol.InvocationResult {
 	req.Caller = mt.spec.Name
 	mt.count(func(c *protocol.Counters) { c.Calls++ })
 	res := mt.rt.caller(mt.spec.Name).Call(ctx, req)
