@@ -31,7 +31,7 @@ import (
 type proc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	out   io.ReadCloser
+	out   *exitReader
 	log   *os.File
 	// mark is the value of markVar in the environment of the process and
 	// of everything it starts, even what leaves its group (sweepMarked).
@@ -112,14 +112,22 @@ func (mt *mate) startProcess() error {
 		lf.Close()
 		return err
 	}
-	out, err := cmd.StdoutPipe()
+	// The pipe is made here, not by StdoutPipe: Wait must not close its
+	// read end, which is read to the end of what the agent left after it
+	// exits (exitReader).
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		lf.Close()
 		return err
 	}
+	cmd.Stdout = outW
+	out := newExitReader(outR)
 	p := &proc{cmd: cmd, stdin: stdin, out: out, log: lf, mark: mark, queue: make(chan stdinLine, stdinQueue), gone: make(chan struct{})}
 	mt.replayDone = make(chan struct{})
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	outW.Close() // the agent holds it now, and its children
+	if err != nil {
+		outR.Close()
 		lf.Close()
 		// runExec reports it: the member crashes and the team goes on.
 		mt.startErr = fmt.Errorf("start %q: %w", argv[0], err)
@@ -289,11 +297,23 @@ func (mt *mate) runExec(ctx context.Context) error {
 		defer helpers.Done()
 		mt.sendReplay(ctx)
 	}()
+	// The agent's exit ends the reading, whatever its children hold:
+	// what it left in the pipe is read, nothing after.
+	var werr error
+	waited := make(chan struct{})
+	helpers.Add(1)
+	go func() {
+		defer helpers.Done()
+		werr = p.cmd.Wait()
+		p.out.agentExited()
+		close(waited)
+	}()
 	readErr := mt.readLines(p.out)
 	if readErr != nil {
 		_, _ = io.Copy(io.Discard, p.out) // keep the pipe flowing until it exits
 	}
-	werr := p.cmd.Wait()
+	<-waited
+	_ = p.out.Close()
 	// Whatever the process left outlived it: an agent's children end with
 	// it, however it ended. The group's id is not reused while any of
 	// them lives; what left the group (a CLI runs its shells in sessions

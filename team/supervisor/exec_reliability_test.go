@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -399,4 +400,78 @@ func TestExecAgentToldOfCancelledPlan(t *testing.T) {
 	if err != nil || m.Status != protocol.MemberAwaitingApproval || m.RequestID != second.ID {
 		t.Fatalf("planner after the cancel: %+v %v; want awaiting approval of %s", m, err, second.ID)
 	}
+}
+
+func init() { testRoles["holder"] = runHolder }
+
+// runHolder starts a child that keeps its stdout open (and, once $GO
+// exists, writes a send line on it), writes the child's pid to $PIDFILE,
+// writes holderLines send lines and exits with code 3.
+func runHolder() int {
+	child := exec.Command("/bin/sh", "-c", `while [ ! -e "$GO" ]; do sleep 0.05; done; echo '{"action":"send","to":"lead","content":"from the child"}'; exec sleep 3600`)
+	child.Stdout = os.Stdout
+	if err := child.Start(); err != nil {
+		return 4
+	}
+	if err := os.WriteFile(os.Getenv("PIDFILE"), []byte(fmt.Sprint(child.Process.Pid)), 0o600); err != nil {
+		return 5
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.Encode(protocol.ExecLine{Kind: "status", Status: "working", Activity: "holding"})
+	for i := range holderLines {
+		enc.Encode(protocol.ExecLine{Kind: "send", To: protocol.Lead, Content: fmt.Sprintf("line %d", i)})
+	}
+	return 3
+}
+
+// holderLines is how many lines the holder writes just before it exits:
+// more than a pipe holds at once.
+const holderLines = 2000
+
+// TestChildHoldingStdoutHidesNoDeath: an agent that exits while a child
+// of its keeps its stdout open is crashed at once, every line it wrote
+// before it exited carried out, the child killed with it, and nothing the
+// child writes carried out as the member.
+func TestChildHoldingStdoutHidesNoDeath(t *testing.T) {
+	dir, scratch := t.TempDir(), t.TempDir()
+	pidFile, goFile := filepath.Join(scratch, "pid"), filepath.Join(scratch, "go")
+	teamkit.WriteTeam(t, dir, team.Team{Name: "t", Members: []team.MemberSpec{roleSpec("holder", "holder", "PIDFILE="+pidFile, "GO="+goFile)}})
+	startTeam(t, dir, Options{})
+	got := leadMessages(t, dir)
+	testkit.WaitFor(t, 20*time.Second, "the agent crashed though its child holds its stdout", func() bool {
+		return memberStatus(dir, "holder") == protocol.MemberCrashed
+	})
+	testkit.WaitFor(t, 20*time.Second, "the lines the agent wrote before it exited", func() bool {
+		return strings.Contains(got(), fmt.Sprintf("holder:line %d", holderLines-1))
+	})
+	if n := strings.Count(got(), "holder:line "); n != holderLines {
+		t.Errorf("%d of the agent's %d last lines carried out", n, holderLines)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 20*time.Second, "the child killed with the agent", func() bool {
+		return !processLives(pid)
+	})
+	if strings.Contains(got(), "from the child") {
+		t.Errorf("a line the child wrote after the agent exited was carried out as the member: %q", got())
+	}
+}
+
+// processLives reports whether pid runs (a zombie does not).
+func processLives(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command's closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
