@@ -71,13 +71,6 @@ func (a *archiver) settle(ids []string, archived bool) {
 	}
 }
 
-// queued is how many ids wait or are being archived.
-func (a *archiver) queued() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.ids)
-}
-
 // Backoff between failed batches: doubled each failure up to the most.
 const (
 	archiveRetryFirst = 100 * time.Millisecond
