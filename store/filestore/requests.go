@@ -48,7 +48,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 // applied when the record does not show it yet (and the live record
 // rewritten so, finishRewrite).
 func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, error) {
-	return s.request(ctx, id, true)
+	return s.request(ctx, id, true, false)
 }
 
 // Peek is Request that writes nothing (store.Peeker): the teammate awaiting
@@ -56,32 +56,24 @@ func (s *Store) Request(ctx context.Context, id string) (*protocol.Request, erro
 // rewrites the record; writing it too would cost the decision's round trip
 // a second rewrite (about a millisecond here).
 func (s *Store) Peek(ctx context.Context, id string) (*protocol.Request, error) {
-	return s.request(ctx, id, false)
+	return s.request(ctx, id, false, false)
 }
 
 // PeekLive is Peek of a live record only: an archived one (requests/done/)
 // is not found, and not read.
 func (s *Store) PeekLive(ctx context.Context, id string) (*protocol.Request, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	live, err := teamdir.RequestPath(s.dir, id)
-	if err != nil {
-		return nil, err
-	}
-	if !exists(live) {
-		return nil, fmt.Errorf("request %s: %w", id, store.ErrNotFound)
-	}
-	return s.request(ctx, id, false)
+	return s.request(ctx, id, false, true)
 }
 
 // request is Request; finish says whether to rewrite the live record from
-// its decision.
-func (s *Store) request(ctx context.Context, id string, finish bool) (*protocol.Request, error) {
+// its decision; live, whether an archived record counts as not found (a
+// live record's decision is still read from the archive when only it
+// moved: an archive cut between the two).
+func (s *Store) request(ctx context.Context, id string, finish, live bool) (*protocol.Request, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	r, err := s.loadRecord(id)
+	r, err := s.loadRecord(id, live)
 	var ce *store.CorruptError
 	if errors.As(err, &ce) {
 		return s.fromDecision(ce)
@@ -141,14 +133,19 @@ var archivedReads atomic.Int64
 // and a test checks it.
 func ArchivedReads() int64 { return archivedReads.Load() }
 
-// loadRecord reads requests/<id>.json or requests/done/<id>.json. An empty
-// file is a record being created: not there yet.
-func (s *Store) loadRecord(id string) (*protocol.Request, error) {
+// loadRecord reads requests/<id>.json or, unless liveOnly,
+// requests/done/<id>.json. An empty file is a record being created: not
+// there yet.
+func (s *Store) loadRecord(id string, liveOnly bool) (*protocol.Request, error) {
 	live, err := teamdir.RequestPath(s.dir, id)
 	if err != nil {
 		return nil, err
 	}
-	for i, p := range []string{live, ""} {
+	places := []string{live, ""}
+	if liveOnly {
+		places = places[:1]
+	}
+	for i, p := range places {
 		if i == 1 {
 			// Not live: archived. The path is made only then: a list of the
 			// live records makes one path each, not two.
@@ -218,7 +215,10 @@ func (s *Store) Archive(ctx context.Context, ids ...string) error {
 	var errs []error
 	var batch []teamdir.Archival
 	for _, id := range ids {
-		r, err := s.request(ctx, id, true)
+		r, err := s.request(ctx, id, true, true)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // archived already: not read again
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -226,9 +226,6 @@ func (s *Store) Archive(ctx context.Context, ids ...string) error {
 		if !r.Status.IsTerminal() {
 			errs = append(errs, fmt.Errorf("archive %s: it is %s, not final", id, r.Status))
 			continue
-		}
-		if live, _ := teamdir.RequestPath(s.dir, id); !exists(live) {
-			continue // archived already
 		}
 		b, _ := json.Marshal(store.DecisionOf(r))
 		batch = append(batch, teamdir.Archival{ID: id, Decision: b})
@@ -253,7 +250,7 @@ func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, [
 	seen := map[string]bool{}
 	var out []protocol.Request
 	var bad []store.CorruptError
-	for _, dir := range dirs {
+	for i, dir := range dirs {
 		ents, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
@@ -269,7 +266,10 @@ func (s *Store) list(ctx context.Context, dirs ...string) ([]protocol.Request, [
 			if !ok || e.IsDir() || strings.HasPrefix(id, ".") || seen[id] || protocol.ValidateID(id) != nil {
 				continue
 			}
-			r, err := s.request(ctx, id, !decided[id])
+			// A record listed live and archived before it is read is not
+			// read from the archive: a live listing (every tick) reads no
+			// archived record.
+			r, err := s.request(ctx, id, !decided[id], i == 0)
 			if err != nil {
 				if ce := (*store.CorruptError)(nil); errors.As(err, &ce) {
 					seen[id] = true
