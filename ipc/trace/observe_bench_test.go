@@ -1,11 +1,13 @@
 package trace
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
 
 	"huddle/protocol"
+	"huddle/teamdir"
 )
 
 // BenchmarkSpanRecording is the span-recording path every call takes twice
@@ -32,7 +34,11 @@ func BenchmarkSpanRecording(b *testing.B) {
 		if err := s.Validate(); err != nil {
 			return err
 		}
-		return writeSpan(dir, s)
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		return teamdir.AppendLine(teamdir.TracesPath(dir), append(b, '\n'))
 	}
 	paths := [2]func(dir string, s Span) error{withoutHook, AppendSpan}
 	var took [2][]time.Duration

@@ -102,27 +102,33 @@ func clip(s string) string {
 // processes never interleave. A zero TS is stamped with the current time.
 // The observer, if any (Observe), sees the span before it is written.
 func AppendSpan(teamDir string, s Span) error {
+	line, err := Line(s)
+	if err != nil {
+		return err
+	}
+	if err := teamdir.AppendLine(teamdir.TracesPath(teamDir), line); err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	return nil
+}
+
+// Line is AppendSpan but the write: s stamped, validated, shown to the
+// observer and encoded as its line of traces.jsonl, newline included, for
+// a writer that appends it itself (a teamdir.Joiner).
+func Line(s Span) ([]byte, error) {
 	if s.TS.IsZero() {
 		s.TS = time.Now()
 	}
 	if err := s.Validate(); err != nil {
-		return fmt.Errorf("trace: %w", err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	observe(s)
-	return writeSpan(teamDir, s)
-}
-
-// writeSpan appends a valid span's line to teamDir/traces.jsonl.
-func writeSpan(teamDir string, s Span) error {
 	b, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("trace: %w", err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	if len(b)+1 > protocol.MaxLine {
-		return fmt.Errorf("trace: span %s: %w (%d bytes)", s.RequestID, protocol.ErrTooLarge, len(b)+1)
+		return nil, fmt.Errorf("trace: span %s: %w (%d bytes)", s.RequestID, protocol.ErrTooLarge, len(b)+1)
 	}
-	if err := teamdir.AppendLine(teamdir.TracesPath(teamDir), append(b, '\n')); err != nil {
-		return fmt.Errorf("trace: %w", err)
-	}
-	return nil
+	return append(b, '\n'), nil
 }

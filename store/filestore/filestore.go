@@ -28,6 +28,8 @@ type Store struct {
 	watches dirwatch.Set
 	// warn hears what consumers recover from (SetWarn).
 	warn atomic.Pointer[func(member string, err error)]
+	// traces writes the spans of every goroutine, one writer at a time.
+	traces *teamdir.Joiner
 }
 
 var (
@@ -81,7 +83,7 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(abs, teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: abs, opts: opts, subs: map[*subscription]bool{}}, nil
+	return &Store{dir: abs, opts: opts, subs: map[*subscription]bool{}, traces: teamdir.NewJoiner(teamdir.TracesPath(abs))}, nil
 }
 
 // Dir is the team directory.

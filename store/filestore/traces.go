@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"huddle/ipc/trace"
@@ -14,7 +15,14 @@ func (s *Store) AppendSpan(ctx context.Context, sp trace.Span) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	return trace.AppendSpan(s.dir, sp)
+	line, err := trace.Line(sp)
+	if err != nil {
+		return err
+	}
+	if err := s.traces.Append(line); err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	return nil
 }
 
 // WatchSpans follows traces.jsonl with a trace.TraceReader, woken by a
