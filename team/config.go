@@ -298,6 +298,9 @@ func Load(dir string) (*Team, error) {
 
 // Parse decodes and validates team.json content.
 func Parse(b []byte) (*Team, error) {
+	if err := checkKeys(b); err != nil {
+		return nil, fmt.Errorf("team.json: %w", err)
+	}
 	var t Team
 	if err := json.Unmarshal(b, &t); err != nil {
 		return nil, fmt.Errorf("team.json: %v", locate(b, err))

@@ -63,7 +63,7 @@ func TestValidateIPC(t *testing.T) {
 		{
 			name: "team.json that is not JSON", dir: broken,
 			want: []string{"error invalid-team team.json"},
-			says: []string{"unexpected end of JSON input"},
+			says: []string{"syntax error at 1:27: unexpected end of file"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
