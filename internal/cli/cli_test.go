@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"huddle/protocol"
 )
@@ -150,8 +151,39 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 	if code := Main([]string{"frobnicate"}, &out, &errOut); code != exitUsage {
 		t.Fatalf("exit %d, want 2", code)
 	}
-	if got := errOut.String(); !strings.Contains(got, `unknown command "frobnicate"`) || strings.Count(got, "\n") != 1 {
+	if got := errOut.String(); !strings.Contains(got, `unknown command "frobnicate"`) || strings.Count(got, "\n") != 1 || strings.Contains(got, "did you mean") {
 		t.Fatalf("want one clear line, got %q", got)
+	}
+}
+
+// TestMistypedNamesAreSuggested: a command or a flag one typo away from a
+// real one names it.
+func TestMistypedNamesAreSuggested(t *testing.T) {
+	huddle(t, "statsu").wantError(t, exitUsage, `unknown command "statsu" (did you mean "status"?) (run 'huddle help')`, "statsu")
+	huddle(t, "help", "aprove").wantError(t, exitUsage, `unknown command "aprove" (did you mean "approve"?)`, "help", "aprove")
+	huddle(t, "approve", "x", "--sesion").wantError(t, exitUsage, "unknown flag --sesion (did you mean --session?) (run 'huddle help approve')", "approve", "--sesion")
+	huddle(t, "logs", "a", "-g").wantError(t, exitUsage, "unknown flag -g (did you mean -f?)", "logs", "-g")
+	huddle(t, "approve", "x", "--dir").wantError(t, exitUsage, "flag needs an argument: --dir", "approve", "--dir")
+	huddle(t, "status", "--lost-after", "soon").wantError(t, exitUsage, `invalid value "soon" for flag --lost-after: `, "status", "--lost-after")
+}
+
+// TestHelpFitsEightyColumns: huddle help and every command's flags are
+// readable in an 80-column terminal.
+func TestHelpFitsEightyColumns(t *testing.T) {
+	check := func(what, text string) {
+		for line := range strings.SplitSeq(text, "\n") {
+			if n := utf8.RuneCountInString(line); n > helpWidth {
+				t.Errorf("%s: a line of %d columns:\n%s", what, n, line)
+			}
+		}
+	}
+	check("huddle help", huddle(t, "help").wantOK(t, "help").stdout)
+	for _, c := range commands {
+		var b strings.Builder
+		fs := c.flagSet()
+		c.flags(fs)
+		printFlags(&b, fs)
+		check("huddle help "+c.name+"'s flags", b.String())
 	}
 }
 
@@ -186,8 +218,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		fs := c.flagSet()
 		c.flags(fs)
 		fs.VisitAll(func(f *flag.Flag) {
-			// A one-letter bool flag (logs -f) is printed with a tab after it.
-			if !regexp.MustCompile(`(?m)^  -` + f.Name + `( |\t|$)`).MatchString(help.stdout) {
+			// A one-letter flag (logs -f) has one dash.
+			if !regexp.MustCompile(`(?m)^  ` + dashed(f.Name) + `( [A-Z][A-Z,=]*)?\n      \S`).MatchString(help.stdout) {
 				t.Errorf("huddle help %s does not describe --%s:\n%s", c.name, f.Name, help.stdout)
 			}
 		})
@@ -198,13 +230,13 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		}
 
 		r := huddle(t, c.name, "--bogus")
-		r.wantError(t, exitUsage, "flag provided but not defined: -bogus (run 'huddle help "+c.name+"')", c.name, "--bogus")
+		r.wantError(t, exitUsage, "unknown flag --bogus (run 'huddle help "+c.name+"')", c.name, "--bogus")
 		if !strings.HasPrefix(r.stderr, "huddle: "+c.name+": ") {
 			t.Errorf("huddle %s --bogus: %q does not name the command", c.name, r.stderr)
 		}
 	}
 	r := huddle(t, "approve", "-x")
-	if want := "huddle: approve: flag provided but not defined: -x (run 'huddle help approve')\n"; r.code != exitUsage || r.stderr != want {
+	if want := "huddle: approve: unknown flag -x (run 'huddle help approve')\n"; r.code != exitUsage || r.stderr != want {
 		t.Errorf("approve -x: exit %d, stderr %q, want %q", r.code, r.stderr, want)
 	}
 	huddle(t, "help", "nosuch").wantError(t, exitUsage, `unknown command "nosuch"`, "help", "nosuch")

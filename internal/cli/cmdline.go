@@ -45,7 +45,7 @@ func (c *command) execute(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		return cl.usageError("%v", err)
+		return cl.usageError("%s", flagError(err, fs))
 	}
 	cl.args = pos
 	if c.teamDir {

@@ -291,7 +291,7 @@ var commands = []command{
 		flags: agentFlags,
 	},
 	{
-		name: "version", synopsis: "",
+		name: "version", synopsis: "[--json]",
 		summary: "print huddle's version, commit and Go version (also: huddle --version)",
 		about: "Print the version this binary was built as, from what the Go toolchain recorded in it:\n" +
 			"the module version ((devel) when built from a checkout), the commit, its time and whether\n" +

@@ -289,7 +289,7 @@ func TestInvokeBadArgs(t *testing.T) {
 		{[]string{url, "a.b", "--timeout", "0"}, "--timeout must be positive"},
 		{[]string{url, "a.b", "--attempts", "-1"}, "--attempts must be positive"},
 		{[]string{url, "a.b", "--caller", ""}, "--caller is empty"},
-		{[]string{url, "a.b", "--nope"}, "flag provided but not defined: -nope"},
+		{[]string{url, "a.b", "--nope"}, "unknown flag --nope"},
 		{[]string{url, "a.b", "--timeout", "soon"}, "invalid value"},
 	} {
 		args := append([]string{"invoke"}, tc.args...)

@@ -105,7 +105,7 @@ func TestCLIValidateBadArguments(t *testing.T) {
 		{[]string{"validate"}, "PATH is required"},
 		{[]string{"validate", filepath.Join(dir, "nowhere")}, "does not exist"},
 		{[]string{"validate", dir, dir}, "unexpected argument"},
-		{[]string{"validate", "--bogus", dir}, "-bogus"},
+		{[]string{"validate", "--bogus", dir}, "--bogus"},
 	} {
 		huddle(t, tc.args...).wantError(t, exitUsage, tc.want, tc.args...)
 	}
@@ -389,9 +389,9 @@ func TestCallLine(t *testing.T) {
 
 func TestCLIIPCCommandsHelp(t *testing.T) {
 	for name, flags := range map[string][]string{
-		"validate": {"-json"},
-		"traces":   {"-dir", "-correlation", "-json"},
-		"init":     {"-dir", "-ipc", "-owner"},
+		"validate": {"--json"},
+		"traces":   {"--dir", "--correlation", "--json"},
+		"init":     {"--dir", "--ipc", "--owner"},
 	} {
 		r := huddle(t, name, "-h")
 		if r.code != exitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
@@ -403,7 +403,7 @@ func TestCLIIPCCommandsHelp(t *testing.T) {
 			}
 		}
 	}
-	if r := huddle(t, "validate", "-h"); strings.Contains(r.stdout, "-dir") {
+	if r := huddle(t, "validate", "-h"); strings.Contains(r.stdout, "--dir") {
 		t.Errorf("validate -h offers --dir:\n%s", r.stdout)
 	}
 	r := huddle(t, "help")

@@ -51,7 +51,7 @@ func writeJSON(w io.Writer, v any) error {
 func initFlags(fs *flag.FlagSet) runFunc {
 	ipcRepo := fs.Bool("ipc", false, "write .puruto-ipc.json and .claude/skills/call/SKILL.md in PATH (default .)")
 	owner := fs.String("owner", "", "with --ipc: the owner `name` (default: PATH's base name)")
-	template := fs.String("template", "demo", "the team to write: `demo` (scripted, offline) or llm (model-driven)")
+	template := fs.String("template", "demo", "the `name` of the team to write: demo (scripted, offline) or llm (model-driven)")
 	return func(cl *cmdline) int { return runInit(cl, *ipcRepo, *owner, *template) }
 }
 

@@ -719,14 +719,14 @@ func TestCLIRefusesBadNamesBeforeTouchingFiles(t *testing.T) {
 
 func TestCLIHelpAndBadFlags(t *testing.T) {
 	for name, flags := range map[string][]string{
-		"init":      {"-dir"},
-		"status":    {"-dir", "-json"},
-		"requests":  {"-dir", "-all", "-json"},
-		"approve":   {"-dir", "-feedback"},
-		"reject":    {"-dir", "-feedback"},
-		"shutdown":  {"-dir", "-reason"},
-		"send":      {"-dir", "-from"},
-		"broadcast": {"-dir", "-from"},
+		"init":      {"--dir"},
+		"status":    {"--dir", "--json"},
+		"requests":  {"--dir", "--all", "--json"},
+		"approve":   {"--dir", "--feedback"},
+		"reject":    {"--dir", "--feedback"},
+		"shutdown":  {"--dir", "--reason"},
+		"send":      {"--dir", "--from"},
+		"broadcast": {"--dir", "--from"},
 	} {
 		r := huddle(t, name, "-h")
 		if r.code != exitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
@@ -737,7 +737,7 @@ func TestCLIHelpAndBadFlags(t *testing.T) {
 				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stdout)
 			}
 		}
-		huddle(t, name, "--bogus").wantError(t, exitUsage, "-bogus", name, "--bogus")
+		huddle(t, name, "--bogus").wantError(t, exitUsage, "--bogus", name, "--bogus")
 	}
 	// The dispatcher lists every lead command.
 	r := huddle(t, "help")

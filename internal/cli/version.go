@@ -8,16 +8,56 @@ import (
 )
 
 func versionFlags(fs *flag.FlagSet) runFunc {
-	return runVersion // no flags of its own
+	asJSON := fs.Bool("json", false, "print it as one JSON object: version, commit, commit_time, modified, go")
+	return func(cl *cmdline) int { return runVersion(cl, *asJSON) }
 }
 
-func runVersion(cl *cmdline) int {
+func runVersion(cl *cmdline, asJSON bool) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
 		return code
 	}
 	info, _ := debug.ReadBuildInfo() // nil when the binary has none
+	if asJSON {
+		if err := writeJSON(cl.stdout, versionOf(info)); err != nil {
+			return cl.fail(err)
+		}
+		return exitOK
+	}
 	printVersion(cl.stdout, info)
 	return exitOK
+}
+
+// buildVersion is what `huddle version --json` prints: the fields the
+// build recorded, empty (commit, its time) or null (modified) where it
+// recorded none.
+type buildVersion struct {
+	Version    string `json:"version"`
+	Commit     string `json:"commit"`
+	CommitTime string `json:"commit_time"`
+	Modified   *bool  `json:"modified"`
+	Go         string `json:"go"`
+}
+
+func versionOf(info *debug.BuildInfo) buildVersion {
+	if info == nil {
+		return buildVersion{}
+	}
+	v := buildVersion{Version: info.Main.Version, Go: info.GoVersion}
+	if v.Version == "" {
+		v.Version = "(devel)"
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.time":
+			v.CommitTime = s.Value
+		case "vcs.modified":
+			m := s.Value == "true"
+			v.Modified = &m
+		}
+	}
+	return v
 }
 
 // printVersion says what this binary was built from, as the Go toolchain
@@ -30,29 +70,23 @@ func printVersion(w io.Writer, info *debug.BuildInfo) {
 		fmt.Fprintln(w, "huddle (unknown version: built without module information)")
 		return
 	}
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
-	version := info.Main.Version
-	if version == "" {
-		version = "(devel)"
-	}
-	fmt.Fprintf(w, "huddle %s\n", version)
-	if rev := settings["vcs.revision"]; rev != "" {
-		line := "commit " + rev
-		if t := settings["vcs.time"]; t != "" {
-			line += " (" + t + ")"
+	v := versionOf(info)
+	fmt.Fprintf(w, "huddle %s\n", v.Version)
+	if v.Commit != "" {
+		line := "commit " + v.Commit
+		if v.CommitTime != "" {
+			line += " (" + v.CommitTime + ")"
 		}
-		switch settings["vcs.modified"] {
-		case "true":
+		switch {
+		case v.Modified == nil:
+		case *v.Modified:
 			line += ", with uncommitted changes"
-		case "false":
+		default:
 			line += ", clean"
 		}
 		fmt.Fprintln(w, line)
 	} else {
 		fmt.Fprintln(w, "commit unknown (the build recorded none: go run, -buildvcs=false, or no git checkout the go command recognised)")
 	}
-	fmt.Fprintf(w, "built with %s\n", info.GoVersion)
+	fmt.Fprintf(w, "built with %s\n", v.Go)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os/exec"
 	"runtime/debug"
 	"strings"
@@ -44,6 +45,13 @@ func TestVersionSaysWhatTheBuildRecorded(t *testing.T) {
 	}
 	if revision == "" && !strings.Contains(v.stdout, "commit unknown") {
 		t.Fatalf("huddle version:\n%s\nwant the commit said to be unknown", v.stdout)
+	}
+	var j buildVersion
+	if err := json.Unmarshal([]byte(mustHuddle(t, "version", "--json").stdout), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Version != modVersion || j.Go != goVersion || j.Commit != revision || (revision != "") != (j.Modified != nil) {
+		t.Fatalf("huddle version --json: %+v; want module %s, %s, commit %q", j, modVersion, goVersion, revision)
 	}
 	huddle(t, "version", "extra").wantError(t, exitUsage, `unexpected argument "extra"`, "version", "extra")
 }
