@@ -5,14 +5,14 @@ import "testing"
 func TestNearest(t *testing.T) {
 	known := []string{"status", "start", "approve", "attach", "approval_deadline", "members", "name"}
 	for _, c := range []struct{ word, want string }{
-		{"statsu", "status"},         // a swap
-		{"stauts", "status"},         // a swap
+		{"statsu", "status"}, // a swap
+		{"stauts", "status"}, // a swap
 		{"aproval_deadline", "approval_deadline"},
 		{"aprove", "approve"},
 		{"memebrs", "members"},
 		{"Status", "status"}, // case alone
 		{"nmae", "name"},
-		{"status", ""},  // known: nothing to suggest
+		{"status", ""}, // known: nothing to suggest
 		{"frobnicate", ""},
 		{"x", ""},
 		{"", ""},
