@@ -16,7 +16,7 @@ import (
 // checkKeys reads team.json against Team's fields and names the first key
 // no field takes, where it is (line:column) and the known key it was
 // probably meant to be, or the place of a syntax error. encoding/json
-// drops an unknown key without a word, so a typo ("aproval_deadline")
+// drops an unknown key without a word, so a typo ("approval_dedline")
 // would silently keep the default.
 func checkKeys(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -10,8 +10,8 @@ import (
 // default silently kept; a syntax error says where.
 func TestParseNamesUnknownKeysAndSyntaxErrors(t *testing.T) {
 	for _, c := range []struct{ name, json, want string }{
-		{"a setting mistyped", "{\n  \"name\": \"t\",\n  \"settings\": {\n    \"aproval_deadline\": \"5m\"\n  },\n  \"members\": [{\"name\": \"a\", \"runtime\": {\"kind\": \"external\"}}]\n}",
-			`team.json: unknown field "settings.aproval_deadline" at 4:5 (did you mean "approval_deadline"?)`},
+		{"a setting mistyped", "{\n  \"name\": \"t\",\n  \"settings\": {\n    \"approval_dedline\": \"5m\"\n  },\n  \"members\": [{\"name\": \"a\", \"runtime\": {\"kind\": \"external\"}}]\n}",
+			`team.json: unknown field "settings.approval_dedline" at 4:5 (did you mean "approval_deadline"?)`},
 		{"a member's field", "{\"name\": \"t\", \"members\": [\n {\"name\": \"a\", \"rol\": \"x\", \"runtime\": {\"kind\": \"external\"}}]}",
 			`team.json: unknown field "members[0].rol" at 2:16 (did you mean "role"?)`},
 		{"deep in a step", "{\"name\": \"t\", \"members\": [{\"name\": \"a\", \"runtime\": {\"kind\": \"script\", \"steps\": [{\"wiat\": \"1s\"}]}}]}",

@@ -7,11 +7,11 @@ func TestNearest(t *testing.T) {
 	for _, c := range []struct{ word, want string }{
 		{"statsu", "status"}, // a swap
 		{"stauts", "status"}, // a swap
-		{"aproval_deadline", "approval_deadline"},
+		{"approval_dedline", "approval_deadline"},
 		{"aprove", "approve"},
 		{"memebrs", "members"},
 		{"Status", "status"}, // case alone
-		{"nmae", "name"},
+		{"naem", "name"},
 		{"status", ""}, // known: nothing to suggest
 		{"frobnicate", ""},
 		{"x", ""},
