@@ -57,7 +57,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Team is team.json.
 type Team struct {
-	Name     string       `json:"name"`
+	// Schema names the JSON Schema an editor checks the file against
+	// (docs/team.schema.json); huddle ignores it.
+	Schema   string       `json:"$schema,omitempty"`
+	Name     string       `json:"name" jsonschema:"required"`
 	Members  []MemberSpec `json:"members"`
 	Settings Settings     `json:"settings"`
 	// Desk marks a desk (desk.go): its members are the agent sessions
@@ -106,7 +109,7 @@ func (s Settings) Shutdown() time.Duration {
 
 // MemberSpec is one member of team.json.
 type MemberSpec struct {
-	Name    string      `json:"name"`
+	Name    string      `json:"name" jsonschema:"required"`
 	Role    string      `json:"role"`
 	Runtime RuntimeSpec `json:"runtime"`
 	Dir     string      `json:"dir,omitempty"`
@@ -179,15 +182,15 @@ func (m MemberSpec) PolicyPath(teamDir string) string {
 
 // RuntimeSpec says how a member runs.
 type RuntimeSpec struct {
-	Kind string `json:"kind"`
+	Kind string `json:"kind" jsonschema:"required,enum=script,enum=exec,enum=external,enum=llm"`
 	// script
 	Steps      []Step `json:"steps,omitempty"`
-	OnShutdown string `json:"on_shutdown,omitempty"` // approve | reject_while_working
+	OnShutdown string `json:"on_shutdown,omitempty" jsonschema:"enum=approve,enum=reject_while_working"` // approve | reject_while_working
 	Seed       int64  `json:"seed,omitempty"`
 	// exec
 	Command []string `json:"command,omitempty"`
 	// llm
-	Provider  string   `json:"provider,omitempty"` // openai | anthropic
+	Provider  string   `json:"provider,omitempty" jsonschema:"enum=openai,enum=anthropic"` // openai | anthropic
 	BaseURL   string   `json:"base_url,omitempty"`
 	Model     string   `json:"model,omitempty"`
 	APIKeyEnv string   `json:"api_key_env,omitempty"` // the NAME of the variable; its value is never stored

@@ -240,7 +240,8 @@ var commands = []command{
 		name: "validate", synopsis: "PATH [--json]",
 		summary: "check the IPC setup of a Puruto repo, a team or a config file",
 		about: "Check the IPC setup at PATH as Puruto's validate.py does, with huddle's additions:\n" +
-			"  a directory with team.json  every member's IPC config, and allowlists against the roster\n" +
+			"  a directory with team.json  team.json itself, every member's IPC config, and allowlists\n" +
+			"                              against the roster (PATH may name the team.json too)\n" +
 			"  another directory           a Puruto repo: .puruto-ipc.json, the /call skill, a runtime\n" +
 			"  a file                      an IPC config (a .puruto-ipc.json also needs its skill and runtime)\n" +
 			"Huddle is the runtime when the /call skill runs `huddle call` (what 'huddle init --ipc' writes);\n" +

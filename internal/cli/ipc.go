@@ -40,9 +40,13 @@ func runValidate(cl *cmdline, asJSON bool) int {
 		return cl.usageError("%v", err)
 	}
 	var r ipc.Report
-	if info.IsDir() && isFile(team.ConfigPath(path)) {
+	switch {
+	case info.IsDir() && isFile(team.ConfigPath(path)):
 		r = team.ValidateIPC(path)
-	} else {
+	case !info.IsDir() && filepath.Base(path) == filepath.Base(team.ConfigPath(".")):
+		// A team.json is its team's, never an IPC config.
+		r = team.ValidateIPC(filepath.Dir(path))
+	default:
 		r = ipc.Validate(path)
 	}
 	if asJSON {

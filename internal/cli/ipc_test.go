@@ -471,6 +471,27 @@ func TestCLIValidateTheDemoTeam(t *testing.T) {
 	}
 }
 
+// TestCLIValidateATypoInTeamJSON: validate on a team directory, or on its
+// team.json, says a mistyped key with its place and the key meant, and
+// exits 1 (the file was read as an IPC config and passed before).
+func TestCLIValidateATypoInTeamJSON(t *testing.T) {
+	dir := demoTeam(t)
+	p := filepath.Join(dir, "team.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.Replace(b, []byte(`"approval_deadline"`), []byte(`"approval_dedline"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, p} {
+		r := huddle(t, "validate", path)
+		if r.code != exitFail || !regexp.MustCompile(`error +invalid-team +team.json: unknown field "settings.approval_dedline" at \d+:\d+ \(did you mean "approval_deadline"\?\)`).MatchString(r.stdout) {
+			t.Fatalf("validate %s: exit %d\n%s%s", path, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 // chainJSON is a chain as `huddle traces --json` prints it: the test reads
 // the output through its own copy of the wire shape, so a change to that
 // shape fails here.
