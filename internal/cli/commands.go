@@ -107,22 +107,24 @@ var commands = []command{
 		flags:   showFlags,
 	},
 	{
-		name: "approve", synopsis: "ID [--feedback TEXT] [--session] " + storeSynopsis, teamDir: true, store: true,
+		name: "approve", synopsis: "ID... [--feedback TEXT] [--session] " + storeSynopsis, teamDir: true, store: true,
 		summary: "approve a teammate's plan, or allow its agent's permission",
 		about: "Approve a teammate's pending plan, or allow a pending permission, as the lead; the\n" +
 			"teammate is told at once (when the team next starts, if it is not running). A permission\n" +
 			"is allowed once; with --session, what its rule covers (huddle requests shows it) is\n" +
 			"allowed for the rest of the member's session without asking.\n" +
-			"The first decision wins: if the request was resolved already, says by whom and exits 1.",
+			"Several IDs are decided in turn, a line each. The first decision wins: a request\n" +
+			"resolved already is said, with by whom, and the others still go in; exit 1 then.",
 		flags: approveFlags,
 	},
 	{
-		name: "reject", synopsis: "ID --feedback TEXT " + storeSynopsis, teamDir: true, store: true,
+		name: "reject", synopsis: "ID... --feedback TEXT " + storeSynopsis, teamDir: true, store: true,
 		summary: "reject a teammate's plan, or deny a permission, with feedback",
 		about: "Reject a teammate's pending plan (or deny a permission) as the lead, saying what to\n" +
 			"change or why not; the teammate is told at once (when the team next starts, if it is\n" +
-			"not running) and revises, or its agent reads why. The first\n" +
-			"decision wins: if the request was resolved already, says by whom and exits 1.",
+			"not running) and revises, or its agent reads why. Several IDs all get the same\n" +
+			"feedback, a line each. The first decision wins: a request resolved already is said,\n" +
+			"with by whom, and the others still go in; exit 1 then.",
 		flags: rejectFlags,
 	},
 	{

@@ -536,23 +536,39 @@ func approveFlags(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// allowForSession is approve --session: a permission allowed, with its
-// rule, for the rest of the member's session.
+// allowForSession is approve --session: permissions allowed, with their
+// rules, for the rest of their members' sessions.
 func allowForSession(cl *cmdline) int {
-	if code, ok := cl.wantArgs(1, 1, "a request ID"); !ok {
+	return cl.eachRequest(func(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
+		return team.AllowForSession(ctx, st, id, protocol.Lead)
+	})
+}
+
+// eachRequest decides every request ID the command names, in order, with
+// decide: an ID that is no ID refuses them all before any is decided; a
+// decision that fails is said on its line and the others still go in
+// (exit 1 then).
+func (cl *cmdline) eachRequest(decide func(ctx context.Context, st store.Store, id string) (*protocol.Request, error)) int {
+	if code, ok := cl.wantArgs(1, -1, "a request ID"); !ok {
 		return code
 	}
-	id := cl.args[0]
-	if err := protocol.ValidateID(id); err != nil {
-		return cl.usageError("%v", err)
+	for _, id := range cl.args {
+		if err := protocol.ValidateID(id); err != nil {
+			return cl.usageError("%v", err)
+		}
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		r, err := team.AllowForSession(ctx, st, id, protocol.Lead)
-		if err != nil {
-			return cl.fail(err)
+		code := exitOK
+		notice := notRunning(ctx, st)
+		for _, id := range cl.args {
+			r, err := decide(ctx, st, id)
+			if err != nil {
+				code = cl.fail(err)
+				continue
+			}
+			printDecided(cl, r, notice)
 		}
-		printDecided(cl, r, notRunning(ctx, st))
-		return exitOK
+		return code
 	})
 }
 
@@ -561,25 +577,14 @@ func rejectFlags(fs *flag.FlagSet) runFunc {
 	return func(cl *cmdline) int { return decide(cl, false, *feedback) }
 }
 
-// decide is approve and reject: the lead's decision on a plan.
+// decide is approve and reject: the lead's decision on plans and
+// permissions, one or several.
 func decide(cl *cmdline, approve bool, feedback string) int {
-	if code, ok := cl.wantArgs(1, 1, "a request ID"); !ok {
-		return code
-	}
-	id := cl.args[0]
-	if err := protocol.ValidateID(id); err != nil {
-		return cl.usageError("%v", err)
-	}
 	if !approve && strings.TrimSpace(feedback) == "" {
 		return cl.usageError("--feedback is required: say what to change, or why not")
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		r, err := team.Decide(ctx, st, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
-		if err != nil {
-			return cl.fail(err)
-		}
-		printDecided(cl, r, notRunning(ctx, st))
-		return exitOK
+	return cl.eachRequest(func(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
+		return team.Decide(ctx, st, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
 	})
 }
 

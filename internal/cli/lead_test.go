@@ -536,11 +536,25 @@ func TestCLIApproveAndReject(t *testing.T) {
 		on.huddle(t, "reject", "pl-cccccccccccc").wantError(t, exitUsage, "--feedback", "reject without feedback")
 		on.huddle(t, "reject", "pl-cccccccccccc", "--feedback", "  ").wantError(t, exitUsage, "--feedback", "reject with blank feedback")
 		on.huddle(t, "approve").wantError(t, exitUsage, "ID is required", "approve")
-		on.huddle(t, "approve", "pl-cccccccccccc", "pl-bbbbbbbbbbbb").wantError(t, exitUsage, "unexpected argument", "approve two")
+		on.huddle(t, "approve", "pl-cccccccccccc", "../x").wantError(t, exitUsage, "../x", "approve a good and a bad id")
 		on.huddle(t, "approve", "pl-000000000404").wantError(t, exitFail, "no request pl-000000000404", "approve unknown")
 		untouched("refused decisions")
 		if rec := on.request(t, "pl-cccccccccccc"); rec.Status != protocol.RequestPending {
 			t.Fatalf("pl-cccccccccccc = %s, want still pending", rec.Status)
+		}
+
+		// Several at once: each decided in turn, a line each; one that
+		// fails is said and the others still go in.
+		storePlan(t, on.st, "pl-dddddddddddd", "auditor")
+		r := on.huddle(t, "approve", "pl-cccccccccccc", "pl-aaaaaaaaaaaa", "pl-dddddddddddd", "--feedback", "both")
+		if r.code != exitFail || strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, "approved pl-cccccccccccc: data's plan") ||
+			!strings.Contains(r.stdout, "approved pl-dddddddddddd: auditor's plan") || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "pl-aaaaaaaaaaaa") {
+			t.Fatalf("approve three, one decided already: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+		}
+		for _, id := range []string{"pl-cccccccccccc", "pl-dddddddddddd"} {
+			if rec := on.request(t, id); rec.Status != protocol.RequestApproved || rec.Feedback != "both" {
+				t.Fatalf("%s after approve of several: %+v", id, rec)
+			}
 		}
 
 		// Only the teammate answers a shutdown request.

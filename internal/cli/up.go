@@ -37,6 +37,11 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	if !cl.remote() && members != "" {
 		return cl.usageError("--members goes with --store")
 	}
+	if !cl.remote() {
+		if rs, err := team.ProbeRuntime(cl.dir); err == nil && rs.Running {
+			return cl.exit(exitFail, "the team in %s already runs (pid %d): open it with 'huddle attach --dir %s'", cl.dir, rs.Last.PID, cl.dir)
+		}
+	}
 	if !headless && !isTerminal(cl.stdout) {
 		return cl.exit(exitUsage, "stdout is not a terminal (use 'huddle up --headless' for JSON events)")
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -153,5 +154,26 @@ func TestUINeedsATerminal(t *testing.T) {
 		if !strings.Contains(r.stderr, "not a terminal") {
 			t.Errorf("huddle %v: %q does not say why", args, r.stderr)
 		}
+	}
+}
+
+// TestUpOnARunningTeamSaysAttach: a second huddle up on a team that runs
+// says it runs, by which pid, and how to open it, in one line, exit 1,
+// on a terminal or not, and takes nothing from the first.
+func TestUpOnARunningTeamSaysAttach(t *testing.T) {
+	dir := demoTeam(t)
+	first := startUp(t, dir)
+	testkit.WaitFor(t, 10*time.Second, "team_started", func() bool {
+		return first.saw(func(e map[string]any) bool { return e["event"] == "team_started" })
+	})
+	want := fmt.Sprintf("huddle: up: the team in %s already runs (pid %d): open it with 'huddle attach --dir %s'\n", dir, first.cmd.Process.Pid, dir)
+	for _, args := range [][]string{{"up", "--headless", "--dir", dir}, {"up", "--dir", dir}} {
+		r := huddle(t, args...)
+		if r.code != exitFail || r.stderr != want {
+			t.Fatalf("huddle %v on a running team: exit %d, stderr %q; want %q", args, r.code, r.stderr, want)
+		}
+	}
+	if rs, err := team.ProbeRuntime(dir); err != nil || !rs.Running || rs.Last.PID != first.cmd.Process.Pid {
+		t.Fatalf("the first runtime after a second up: %+v %v", rs, err)
 	}
 }
