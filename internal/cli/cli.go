@@ -37,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return help(args[1:], stdout, stderr)
 	case "--version", "-version":
 		return lookup("version").execute(args[1:], stdout, stderr)
+	case completeCommand:
+		return runComplete(args[1:], stdout)
 	}
 	if c := lookup(args[0]); c != nil {
 		return c.execute(args[1:], stdout, stderr)

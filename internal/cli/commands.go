@@ -303,7 +303,7 @@ var commands = []command{
 	},
 	{
 		name: "completion", synopsis: "bash|zsh|fish",
-		summary: "print a shell completion script for huddle's commands and flags",
+		summary: "print a shell completion script: commands, flags, members and request ids",
 		about:   completionAbout,
 		flags:   completionFlags,
 	},

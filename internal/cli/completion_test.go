@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"os"
 	"os/exec"
@@ -9,6 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"huddle/protocol"
+	"huddle/store/filestore"
+	"huddle/team"
 )
 
 // TestCompletionNamesEveryCommandAndFlag: each shell's script names every
@@ -106,5 +111,63 @@ func TestBashCompletionCompletes(t *testing.T) {
 	}
 	if got := complete("huddle", "help", "dead"); got != "deadletters" {
 		t.Errorf("huddle help dead<tab>: %q", got)
+	}
+}
+
+// TestBashCompletesTheTeamsWords: the bash script, run by bash as it runs
+// on a tab, offers the team's members where a MEMBER goes, its pending
+// request ids to approve (every live id to show), in the --dir the line
+// names, and nothing where no team is.
+func TestBashCompletesTheTeamsWords(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	script := filepath.Join(t.TempDir(), "huddle.bash")
+	if err := os.WriteFile(script, []byte(mustHuddle(t, "completion", "bash").stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := demoTeam(t)
+	st, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	storePlan(t, st, "pl-aaaaaaaaaaaa", "reservas")
+	storePlan(t, st, "pl-bbbbbbbbbbbb", "finanzas")
+	if _, err := team.Decide(context.Background(), st, "pl-bbbbbbbbbbbb", protocol.EventApprove, "", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(line ...string) []string {
+		t.Helper()
+		cmd := exec.Command(bash, "-c", `source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _huddle; printf '%s\n' "${COMPREPLY[@]}"`, script)
+		cmd.Args = append(cmd.Args, line...)
+		cmd.Dir = filepath.Dir(dir) // .huddle is the default --dir there
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(huddleBinary(t))+string(os.PathListSeparator)+os.Getenv("PATH"), "HUDDLE_DIR=")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash completion of %q: %v", line, err)
+		}
+		got := strings.Fields(string(out))
+		slices.Sort(got)
+		return got
+	}
+	for _, c := range []struct {
+		line []string
+		want []string
+	}{
+		{[]string{"huddle", "send", ""}, []string{"auditor", "data", "finanzas", "reservas"}},
+		{[]string{"huddle", "logs", "fi"}, []string{"finanzas"}},
+		{[]string{"huddle", "send", "data", ""}, []string{".huddle"}}, // TEXT: files, not members
+		{[]string{"huddle", "approve", ""}, []string{"pl-aaaaaaaaaaaa"}},
+		{[]string{"huddle", "approve", "pl-aaaaaaaaaaaa", "--feedback", "ok", ""}, []string{"pl-aaaaaaaaaaaa"}},
+		{[]string{"huddle", "show", ""}, []string{"pl-aaaaaaaaaaaa", "pl-bbbbbbbbbbbb"}},
+		{[]string{"huddle", "shutdown", "--dir", dir, ""}, []string{"auditor", "data", "finanzas", "reservas"}},
+		{[]string{"huddle", "send", "--dir", t.TempDir(), ""}, nil},
+		{[]string{"huddle", "claude", "st"}, []string{"status"}},
+	} {
+		if got := complete(c.line...); !slices.Equal(got, c.want) {
+			t.Errorf("%q: got %q, want %q", c.line, got, c.want)
+		}
 	}
 }
