@@ -33,8 +33,11 @@ var allowedImports = map[string][]string{
 	"claudeteam":   {"protocol", "teamdir", "team", "team/view"},
 	"replay":       {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
 	"agents":       {"protocol", "team", "store/filestore"},
-	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store"},
-	"internal/cli": {"internal/suggest", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
+	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify"},
+	// What a person is told of (a request waits, a member crashed), on
+	// the terminal, the desktop and a webhook.
+	"notify": {"protocol", "team/view"},
+	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
 	".":            {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"huddle/notify"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/team/view"
@@ -71,6 +72,20 @@ type Options struct {
 	// Controls, when set, make the UI read-only (a replay): the footer
 	// offers them instead of the keys that act on the team.
 	Controls []key.Binding
+	// Notify says what a person is told of besides the screen: on the
+	// terminal (a desktop notification sequence and the bell) and through
+	// its channels, each request and crash once.
+	Notify Notify
+}
+
+// Notify is what the UI tells a person of (notify.Event), and where.
+type Notify struct {
+	// Kinds are what is told: nil, every kind (notify.AllKinds); empty,
+	// nothing.
+	Kinds []string
+	// Channels are where it is told besides the terminal (a desktop's
+	// notifications, a webhook), by a notify.Sender Run starts.
+	Channels []notify.Channel
 }
 
 // common is what the root model shares with its panes: they read it, only
@@ -119,6 +134,10 @@ type Model struct {
 	footer   string
 	runsTeam bool
 	controls []key.Binding // a read-only UI's keys (Options.Controls)
+	// notes hands out what to tell a person of (Options.Notify); sender
+	// takes it to the channels, when Run started one.
+	notes  *notify.Watcher
+	sender *notify.Sender
 
 	width, height int
 	right         pane // the pane the right column shows: requests, traces or messages
@@ -167,6 +186,12 @@ func New(opts Options) *Model {
 		m.member.noFeed = opts.NoFeed
 	}
 	m.member.source = opts.Lines
+	if kinds := opts.Notify.Kinds; !m.readOnly {
+		if kinds == nil {
+			kinds = notify.AllKinds()
+		}
+		m.notes = notify.NewWatcher(kinds)
+	}
 	return m
 }
 
@@ -265,8 +290,13 @@ func (m *Model) applySnapshot(s view.Snapshot) tea.Cmd {
 		m.flash, m.flashBad = fmt.Sprintf("%s refused to shut down (%s): %s", r.To, r.ID, team.Printable(r.ResponseReason)), true
 	}
 	fresh := m.requests.announce()
-	if fresh {
-		cmds = append(cmds, tea.Raw("\a"))
+	if m.notes != nil {
+		for _, e := range m.notes.New(s) {
+			cmds = append(cmds, tea.Raw(notify.Terminal(e)))
+			if m.sender != nil {
+				m.sender.Notify(e)
+			}
+		}
 	}
 	if m.focus == paneRoster {
 		// The roster's rows may have moved under the card (show gathers

@@ -381,12 +381,16 @@ func TestNewRequestRingsAndTitles(t *testing.T) {
 	_, cmd := m.Update(SnapshotMsg(busySnapshot(t)))
 	bell := false
 	for _, msg := range run(cmd) {
-		if raw, ok := msg.(tea.RawMsg); ok && raw.Msg == "\a" {
-			bell = true
+		if raw, ok := msg.(tea.RawMsg); ok {
+			seq := raw.Msg.(string)
+			if !strings.HasSuffix(seq, "\a") {
+				t.Fatalf("a notification without the bell: %q", seq)
+			}
+			bell = bell || strings.HasPrefix(seq, "\x1b]9;huddle: plan from ") && strings.Contains(seq, "\x1b]777;notify;huddle: plan from ")
 		}
 	}
 	if !bell {
-		t.Fatal("no bell for a new pending request")
+		t.Fatal("no notification (and bell) for a new pending request")
 	}
 	v := m.View()
 	if v.WindowTitle != "huddle (1 pending)" {

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"huddle/notify"
 	"huddle/store"
 	"huddle/team/view"
 )
@@ -67,6 +68,9 @@ type RunOptions struct {
 	// NoRuntime says no runtime runs the team: a desk
 	// (view.ObserveOptions.NoRuntime).
 	NoRuntime bool
+	// Notify says what a person is told of, and where besides the
+	// terminal (Options.Notify).
+	Notify Notify
 }
 
 // Run opens the UI on the team in opts.Store (or what opts.Connect feeds)
@@ -87,7 +91,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: opts.RunsTeam, Lines: opts.Lines, Actions: opts.Actions, NoFeed: opts.NoFeed})
+	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: opts.RunsTeam, Lines: opts.Lines, Actions: opts.Actions, NoFeed: opts.NoFeed, Notify: opts.Notify})
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FPS)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))
@@ -96,6 +100,13 @@ func Run(ctx context.Context, opts RunOptions) error {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
 	}
 	p := tea.NewProgram(m, progOpts...)
+	if len(opts.Notify.Channels) > 0 {
+		sender := notify.Start(ctx, opts.Notify.Channels, func(warning string) {
+			p.Send(ActionDoneMsg{Text: warning, Err: errors.New(warning)})
+		})
+		defer sender.Close()
+		m.sender = sender
+	}
 	connect := opts.Connect
 	if connect == nil {
 		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {

@@ -55,12 +55,14 @@ func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
 
 // attachStore is huddle attach --store: the UI on the team in the store,
 // which another process (huddle up --store, on any machine) runs.
-func attachStore(cl *cmdline) int {
+func attachStore(cl *cmdline, notes tui.Notify) int {
 	return cl.withStore(func(ctx context.Context, st store.Store) int {
 		if _, err := team.LoadFrom(ctx, st); err != nil {
 			return cl.fail(err)
 		}
-		if err := tui.Run(ctx, storeRunOptions(ctx, st, cl.storeName())); err != nil {
+		ui := storeRunOptions(ctx, st, cl.storeName())
+		ui.Notify = notes
+		if err := tui.Run(ctx, ui); err != nil {
 			return cl.fail(err)
 		}
 		return exitOK

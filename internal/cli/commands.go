@@ -44,7 +44,7 @@ var commands = []command{
 		flags: initFlags,
 	},
 	{
-		name: "up", synopsis: "[--dir D] [--headless] [--auto-approve] [--store URL [--nats-creds F] [--members a,b]]", teamDir: true, store: true,
+		name: "up", synopsis: "[--dir D] [--headless] [--auto-approve] [--store URL [--nats-creds F] [--members a,b]] " + notifySynopsis, teamDir: true, store: true,
 		summary: "run the team in --dir with the UI (or --headless: JSON events)",
 		about: "Run the team of the team directory in this process and show it in the UI: its members'\n" +
 			"status, their messages and the plans that wait for the lead. One process runs a team at\n" +
@@ -53,18 +53,18 @@ var commands = []command{
 			"With --store, the team is kept in the store and may span machines: this process runs\n" +
 			"the --members listed (default: every one no other process runs), and the lead when no\n" +
 			"other process runs it; --dir keeps only this machine's files. The UI shows the whole\n" +
-			"team in the store (huddle attach --store shows it from any other machine).",
+			"team in the store (huddle attach --store shows it from any other machine).\n" + notifyAbout,
 		flags: upFlags,
 	},
 	{
-		name: "attach", synopsis: storeSynopsis, teamDir: true, store: true,
+		name: "attach", synopsis: storeSynopsis + " " + notifySynopsis, teamDir: true, store: true,
 		summary: "open the UI on a team that another process runs",
 		about: "Open the UI on the team directory of a team that another process runs (huddle up,\n" +
 			"e.g. with --headless). It shows the team as it is and starts nothing; quitting the UI\n" +
 			"leaves the team running. Needs a terminal.\n" +
 			"With --store, open it on the team kept in the store, from any machine: the processes of\n" +
 			"huddle up --store run it wherever they are, and the keys (approve, reject, send, shutdown)\n" +
-			"act on the store. A member not seen within 15s that should be running shows lost.",
+			"act on the store. A member not seen within 15s that should be running shows lost.\n" + notifyAbout,
 		flags: attachFlags,
 	},
 	{
@@ -227,9 +227,9 @@ var commands = []command{
 		flags:   claudeFlags,
 	},
 	{
-		name: "desk", synopsis: "[--desk DESK] [--settings [--codex]]",
+		name: "desk", synopsis: "[--desk DESK] [--settings [--codex]] " + notifySynopsis,
 		summary: "the desk: your own Claude Code and Codex sessions' permission prompts, decided on one screen",
-		about:   deskAbout,
+		about:   deskAbout + "\n" + notifyAbout,
 		flags:   deskFlags,
 	},
 	{

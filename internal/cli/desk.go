@@ -73,6 +73,7 @@ func deskFlags(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&dir, "desk", "", "the desk `directory` (default: DESK in the user's configuration directory)")
 	fs.BoolVar(&settings, "settings", false, "print the hook for Claude Code's settings.json and exit")
 	fs.BoolVar(&codex, "codex", false, "with --settings: the hook for Codex's hooks.json")
+	no := addNotifyFlags(fs)
 	return func(cl *cmdline) int {
 		if code, ok := cl.wantArgs(0, 0, ""); !ok {
 			return code
@@ -92,7 +93,7 @@ func deskFlags(fs *flag.FlagSet) runFunc {
 			return cl.printJSON(hookSettings(agent, desk, dir != ""))
 		}
 		cl.dir = desk
-		return runAttach(cl)
+		return runAttach(cl, no)
 	}
 }
 

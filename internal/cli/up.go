@@ -27,11 +27,16 @@ func upFlags(fs *flag.FlagSet) runFunc {
 	headless := fs.Bool("headless", false, "print one JSON event per line on stdout instead of the UI")
 	auto := fs.Bool("auto-approve", false, "approve every teammate's plan as it arrives, without the lead")
 	members := fs.String("members", "", "with --store, run only these members (`a,b`; default: every one no other process runs), and the lead when no other process runs it; --dir then keeps only this machine's files")
-	return func(cl *cmdline) int { return runUp(cl, *headless, *auto, *members) }
+	no := addNotifyFlags(fs)
+	return func(cl *cmdline) int { return runUp(cl, *headless, *auto, *members, no) }
 }
 
-func runUp(cl *cmdline, headless, auto bool, members string) int {
+func runUp(cl *cmdline, headless, auto bool, members string, no *notifyOpts) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	notes, code, ok := no.resolve(cl)
+	if !ok {
 		return code
 	}
 	if !cl.remote() && members != "" {
@@ -82,6 +87,7 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 		ui.Footer = "running the team in the store " + cl.storeName() + " (this machine's files in " + cl.dir + ")"
 	}
 	if !headless {
+		ui.Notify = notes
 		if err := runUnderUI(ctx, st, cl.dir, opts, ui); err != nil {
 			return cl.fail(err)
 		}
@@ -94,6 +100,11 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 		defer mu.Unlock()
 		_ = enc.Encode(e) // a reader that went away must not stop the team
 	}
+	stopNotes, err := notifyHeadless(ctx, st, notes, func(w string) { opts.OnEvent(supervisor.Event{"event": "warning", "warning": w}) })
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer stopNotes()
 	if err := supervisor.Run(ctx, st, cl.dir, opts); err != nil {
 		return cl.fail(err)
 	}
@@ -120,18 +131,23 @@ func runUnderUI(ctx context.Context, st store.Store, dir string, opts supervisor
 }
 
 func attachFlags(fs *flag.FlagSet) runFunc {
-	return runAttach // --dir, or --store and --nats-creds
+	no := addNotifyFlags(fs)
+	return func(cl *cmdline) int { return runAttach(cl, no) } // --dir, or --store and --nats-creds
 }
 
-func runAttach(cl *cmdline) int {
+func runAttach(cl *cmdline, no *notifyOpts) int {
 	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+		return code
+	}
+	notes, code, ok := no.resolve(cl)
+	if !ok {
 		return code
 	}
 	if !isTerminal(cl.stdout) {
 		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle up --headless' prints events instead)")
 	}
 	if cl.remote() {
-		return attachStore(cl)
+		return attachStore(cl, notes)
 	}
 	t, err := team.Load(cl.dir)
 	if err != nil {
@@ -147,6 +163,7 @@ func runAttach(cl *cmdline) int {
 	if t.Desk { // its members are a person's sessions: no runtime, no inbox read
 		ui.NoRuntime, ui.Actions = true, tui.DeskActions(tui.StoreLead(ctx, ui.Store))
 	}
+	ui.Notify = notes
 	if err := tui.Run(ctx, ui); err != nil {
 		return cl.fail(err)
 	}
