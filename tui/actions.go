@@ -123,6 +123,12 @@ const actTimeout = 30 * time.Second
 // keeps, each under its own deadline; ctx ends them. R asks the runtime
 // holding the member's lease, on any machine.
 func StoreLead(ctx context.Context, st store.Store) Lead {
+	return StoreLeadAs(ctx, st, protocol.Lead)
+}
+
+// StoreLeadAs is StoreLead with its decisions recorded as by's (an SSH
+// session's key: "lead:alice"); what it sends is still the lead's.
+func StoreLeadAs(ctx context.Context, st store.Store, by string) Lead {
 	withTeam := func(f func(ctx context.Context, t *team.Team) error) error {
 		ctx, cancel := context.WithTimeout(ctx, actTimeout)
 		defer cancel()
@@ -136,12 +142,12 @@ func StoreLead(ctx context.Context, st store.Store) Lead {
 		Decide: func(id string, ev protocol.RequestEvent, feedback string) (*protocol.Request, error) {
 			ctx, cancel := context.WithTimeout(ctx, actTimeout)
 			defer cancel()
-			return team.Decide(ctx, st, id, ev, feedback, protocol.Lead)
+			return team.Decide(ctx, st, id, ev, feedback, by)
 		},
 		AllowForSession: func(id string) (*protocol.Request, error) {
 			ctx, cancel := context.WithTimeout(ctx, actTimeout)
 			defer cancel()
-			return team.AllowForSession(ctx, st, id, protocol.Lead)
+			return team.AllowForSession(ctx, st, id, by)
 		},
 		RequestShutdown: func(member, reason string) (r *protocol.Request, err error) {
 			err = withTeam(func(ctx context.Context, t *team.Team) error {
@@ -292,3 +298,20 @@ func (deskActions) RefusesShutdown() string {
 func (deskActions) RefusesMessage() string {
 	return "a desk member's session reads only the desk's answers, not messages"
 }
+
+// WatchOnly is what the keys do for someone who may see the team but not
+// act on it (a read-only SSH key): every key that would act says why, at
+// once, and the footer leaves them out.
+func WatchOnly(why string) Actions { return watchOnly(why) }
+
+type watchOnly string
+
+func (w watchOnly) Approve(string) (string, error)        { return "", errors.New(string(w)) }
+func (w watchOnly) Reject(string, string) (string, error) { return "", errors.New(string(w)) }
+func (w watchOnly) Shutdown(string) (string, error)       { return "", errors.New(string(w)) }
+func (w watchOnly) Send(string, string) (string, error)   { return "", errors.New(string(w)) }
+func (w watchOnly) Broadcast(string) (string, error)      { return "", errors.New(string(w)) }
+func (w watchOnly) Restart(string) (string, error)        { return "", errors.New(string(w)) }
+func (w watchOnly) Refuses(*protocol.Request) string      { return string(w) }
+func (w watchOnly) RefusesShutdown() string               { return string(w) }
+func (w watchOnly) RefusesMessage() string                { return string(w) }

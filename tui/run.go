@@ -76,12 +76,32 @@ type RunOptions struct {
 // Run opens the UI on the team in opts.Store (or what opts.Connect feeds)
 // until the person quits or ctx ends.
 func Run(ctx context.Context, opts RunOptions) error {
-	kept := opts.Store
-	if kept == nil && opts.Connect == nil {
-		return errors.New("ui: no store to observe")
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	p, stop, err := NewProgram(ctx, opts)
+	if err != nil {
+		return err
+	}
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil // stopped by a signal: a clean stop
+	}
+	cancel()
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// NewProgram is the UI Run runs, as a program the caller runs (an SSH
+// session, whose input, output and window sizes extra gives), already fed
+// by its observer. stop, once the program has ended and ctx is done, stops
+// the feed and what the UI started.
+func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption) (p *tea.Program, stop func() error, err error) {
+	kept := opts.Store
+	if kept == nil && opts.Connect == nil {
+		return nil, nil, errors.New("ui: no store to observe")
+	}
 	footer := "attached to " + opts.Dir
 	if opts.RunsTeam {
 		footer = "running the team in " + opts.Dir
@@ -99,12 +119,13 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if opts.Output != nil {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
 	}
-	p := tea.NewProgram(m, progOpts...)
+	p = tea.NewProgram(m, append(progOpts, extra...)...)
+	closeSender := func() {}
 	if len(opts.Notify.Channels) > 0 {
 		sender := notify.Start(ctx, opts.Notify.Channels, func(warning string) {
 			p.Send(ActionDoneMsg{Text: warning, Err: errors.New(warning)})
 		})
-		defer sender.Close()
+		closeSender = sender.Close
 		m.sender = sender
 	}
 	connect := opts.Connect
@@ -113,18 +134,15 @@ func Run(ctx context.Context, opts RunOptions) error {
 			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime}, send)
 		}
 	}
-	stop, err := connect(ctx, p.Send)
+	stopFeed, err := connect(ctx, p.Send)
 	if err != nil {
-		return err
+		closeSender()
+		m.Close()
+		return nil, nil, err
 	}
-	_, err = p.Run()
-	m.Close()
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		err = nil // stopped by a signal: a clean stop
-	}
-	cancel()
-	if serr := stop(); err == nil {
-		err = serr
-	}
-	return err
+	return p, func() error {
+		m.Close()
+		closeSender()
+		return stopFeed()
+	}, nil
 }

@@ -213,6 +213,12 @@ var commands = []command{
 		flags: brokerFlags,
 	},
 	{
+		name: "ssh", synopsis: "--authorized-keys FILE [--read-only-keys FILE] [--addr ADDRESS] [--host-key FILE] " + storeSynopsis, teamDir: true, store: true,
+		summary: "serve the team's screen over SSH: approve from a phone or another machine",
+		about:   sshAbout,
+		flags:   sshFlags,
+	},
+	{
 		name: "traces", synopsis: storeSynopsis + " [--correlation ID] [--json]", teamDir: true, store: true,
 		summary: "show the invocation chains as trees, newest first",
 		about: "Show the invocation chains of the team's traces.jsonl, newest first: a header per chain,\n" +
