@@ -23,9 +23,9 @@ var allowedImports = map[string][]string{
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	// What a team is, its records and the lead's operations, on a store.
-	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch"},
+	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "worktree"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
-	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv"},
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv", "worktree"},
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
@@ -33,8 +33,8 @@ var allowedImports = map[string][]string{
 	"claudeteam":   {"protocol", "teamdir", "team", "team/view"},
 	"replay":       {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
 	"agents":       {"protocol", "team", "store/filestore"},
-	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store"},
-	"internal/cli": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
+	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "worktree"},
+	"internal/cli": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
 	".":            {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream
@@ -54,6 +54,9 @@ var allowedImports = map[string][]string{
 	// Claude Code's permission rule language: which uses of a tool a
 	// member's rules allow, ask about or deny.
 	"permit": {},
+	// A coding teammate's git worktree and branch, git driven as a
+	// process: worktrees, diffs, merges, conflicts, sizes.
+	"worktree": {},
 	// Processes found by a variable of their environment (/proc).
 	"internal/procenv": {},
 	// Certificates for tests of TLS connections.

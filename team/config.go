@@ -63,6 +63,10 @@ type Team struct {
 	// Desk marks a desk (desk.go): its members are the agent sessions
 	// that ask through a hook, and team.json need list none.
 	Desk bool `json:"desk,omitempty"`
+	// WorkspaceDefaults is team.json's "workspace": where every coding
+	// teammate works, unless its own "workspace" says otherwise
+	// (workspace.go).
+	WorkspaceDefaults *WorkspaceSpec `json:"workspace,omitempty"`
 }
 
 // Settings are team-wide deadlines.
@@ -122,6 +126,9 @@ type MemberSpec struct {
 	// asking, in Claude Code's rule language: deny wins, then ask, then
 	// allow; what no rule covers is asked.
 	Permissions *permit.Rules `json:"permissions,omitempty"`
+	// Workspace overrides the team's workspace for this member
+	// (workspace.go).
+	Workspace *WorkspaceSpec `json:"workspace,omitempty"`
 }
 
 // ActionSpec is how a scripted member answers one action: a reply summary,
@@ -393,7 +400,7 @@ func (t *Team) Validate() error {
 			}
 		}
 	}
-	return nil
+	return t.checkWorkspaces()
 }
 
 // validateMembers checks every member's name (valid, not taken twice) and

@@ -211,6 +211,12 @@ var commands = []command{
 		flags: brokerFlags,
 	},
 	{
+		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D]", teamDir: true,
+		summary: "list the coding teammates' git worktrees (size, ahead/behind, in use); prune the orphans",
+		about:   worktreesAbout,
+		flags:   worktreesFlags,
+	},
+	{
 		name: "traces", synopsis: storeSynopsis + " [--correlation ID] [--json]", teamDir: true, store: true,
 		summary: "show the invocation chains as trees, newest first",
 		about: "Show the invocation chains of the team's traces.jsonl, newest first: a header per chain,\n" +
