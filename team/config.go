@@ -76,6 +76,20 @@ type Settings struct {
 	// PermissionDeadline is how long an agent's permission request waits
 	// for the lead before it is denied (default: the approval deadline).
 	PermissionDeadline Duration `json:"permission_deadline,omitempty"`
+	// ReviewDeadline is how long a coding teammate's change waits for the
+	// lead's review before it expires (default 24h): nothing is merged.
+	ReviewDeadline Duration `json:"review_deadline,omitempty"`
+}
+
+// DefaultReviewDeadline is how long a review waits by default.
+const DefaultReviewDeadline = 24 * time.Hour
+
+// Review returns the review deadline.
+func (s Settings) Review() time.Duration {
+	if s.ReviewDeadline == 0 {
+		return DefaultReviewDeadline
+	}
+	return time.Duration(s.ReviewDeadline)
 }
 
 // Defaults for Settings: a plan waits 10 min for the lead, a shutdown 2 min.

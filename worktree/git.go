@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Repo is one git repository, named by any directory inside it.
@@ -189,4 +190,39 @@ func (r *Repo) identity(ctx context.Context, author string) []string {
 		env = append(env, "GIT_COMMITTER_NAME="+author, "GIT_COMMITTER_EMAIL=huddle@localhost")
 	}
 	return env
+}
+
+// AdminDir is the git directory of the worktree at path: where git keeps
+// its HEAD and index, and huddle its own notes of it (they go with it).
+func AdminDir(ctx context.Context, path string) (string, error) {
+	out, err := git(ctx, path, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Upstream is the branch branch tracks ("" when none): its base.
+func (r *Repo) Upstream(ctx context.Context, branch string) string {
+	out, err := git(ctx, r.Dir, "rev-parse", "--abbrev-ref", branch+"@{upstream}")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Lock holds the repository's lock for huddle's writes (a worktree made or
+// removed, a branch's config, a merge), across processes: git refuses a
+// second writer of .git/config, and a review's merge must be one at a
+// time. It returns the release.
+func (r *Repo) Lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(r.Common, "huddle.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", r.Dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", r.Dir, err)
+	}
+	return func() { f.Close() }, nil
 }

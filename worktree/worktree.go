@@ -110,6 +110,11 @@ func (r *Repo) CheckedOut(ctx context.Context, branch string) (*Entry, error) {
 // be free: an existing directory that is not this worktree is an error,
 // and nothing is overwritten.
 func (r *Repo) Ensure(ctx context.Context, path, branch, base string) (bool, error) {
+	unlock, err := r.Lock()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	e, err := r.At(ctx, path)
 	if err != nil {
 		return false, err
@@ -200,6 +205,11 @@ func (r *Repo) Tracks(ctx context.Context, prefix string) (map[string]Track, err
 // would be lost). A worktree already gone, or a branch already deleted,
 // is no error.
 func (r *Repo) Remove(ctx context.Context, path, branch string) error {
+	unlock, err := r.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	e, err := r.At(ctx, path)
 	if err != nil {
 		return err

@@ -133,8 +133,8 @@ func (mt *mate) startProcess() error {
 		mt.startErr = fmt.Errorf("start %q: %w", argv[0], err)
 		return nil
 	}
-	mt.proc = p
 	mt.mu.Lock()
+	mt.proc = p
 	mt.rec.PID = cmd.Process.Pid
 	mt.mu.Unlock()
 	mt.onMessage = mt.sendToProcess
