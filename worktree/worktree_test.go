@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,5 +221,83 @@ func TestRemoveAndSize(t *testing.T) {
 	}
 	if err := r.Remove(ctx, wt, "huddle/t/a"); err != nil {
 		t.Fatalf("removing it twice: %v", err)
+	}
+}
+
+// TestDiffParsedAndConflictsFound: a real diff with a change, a new file,
+// a deletion, a rename and a binary parses into its files with their
+// counts and line numbers; merge-tree finds a conflict touching nothing,
+// and WorkTree sees uncommitted work without touching the index.
+func TestDiffParsedAndConflictsFound(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	r := open(t, repo)
+	write(t, filepath.Join(repo, "gone.txt"), "bye\n")
+	write(t, filepath.Join(repo, "old.txt"), strings.Repeat("same line\n", 20))
+	run(t, repo, "git", "add", ".")
+	run(t, repo, "git", "commit", "--quiet", "-m", "more")
+	wt := filepath.Join(t.TempDir(), "a")
+	if _, err := r.Ensure(ctx, wt, "huddle/t/a", "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(wt, "a.txt"), "one\nTWO\nthree\n")
+	write(t, filepath.Join(wt, "new.txt"), "fresh\n")
+	write(t, filepath.Join(wt, "bin.dat"), "\x00\x01\x02")
+	run(t, wt, "git", "rm", "--quiet", "gone.txt")
+	run(t, wt, "git", "mv", "old.txt", "renamed.txt")
+	tree, err := WorkTree(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := run(t, wt, "git", "diff", "--cached", "--name-only"); strings.Contains(st, "new.txt") {
+		t.Fatal("WorkTree touched the worktree's index")
+	}
+	d, err := r.Diff(ctx, "main", tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := ParseDiff(d)
+	got := map[string]FileDiff{}
+	for _, f := range files {
+		got[f.Path] = f
+	}
+	if f := got["a.txt"]; f.Status != "modified" || f.Added != 1 || f.Deleted != 1 || len(f.Hunks) != 1 {
+		t.Fatalf("a.txt: %+v", f)
+	} else if h := f.Hunks[0]; h.OldStart != 1 || h.Lines[1] != (Line{Kind: '-', Text: "two", Old: 2}) || h.Lines[2] != (Line{Kind: '+', Text: "TWO", New: 2}) {
+		t.Fatalf("a.txt's hunk: %+v", h)
+	}
+	if f := got["new.txt"]; f.Status != "added" || f.Added != 1 {
+		t.Errorf("new.txt: %+v", f)
+	}
+	if f := got["gone.txt"]; f.Status != "deleted" || f.Deleted != 1 {
+		t.Errorf("gone.txt: %+v", f)
+	}
+	if f := got["renamed.txt"]; f.Status != "renamed" || f.OldPath != "old.txt" {
+		t.Errorf("renamed.txt: %+v", f)
+	}
+	if f := got["bin.dat"]; !f.Binary {
+		t.Errorf("bin.dat: %+v", f)
+	}
+	if len(files) != 5 {
+		t.Errorf("%d files: %+v", len(files), files)
+	}
+
+	// main changes the same line: merge-tree names a.txt, main untouched.
+	head, _, err := r.Snapshot(ctx, wt, "work", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(repo, "a.txt"), "one\nDOS\nthree\n")
+	run(t, repo, "git", "commit", "--quiet", "-am", "main's two")
+	before := run(t, repo, "git", "rev-parse", "main")
+	if _, conflicts, err := r.Conflicts(ctx, "main", head); err != nil || !slices.Equal(conflicts, []string{"a.txt"}) {
+		t.Fatalf("Conflicts = %v, %v", conflicts, err)
+	}
+	var ce *ConflictError
+	if _, err := r.Merge(ctx, "main", head, ModeMerge, wt, "m", "lead"); !errors.As(err, &ce) || !slices.Equal(ce.Files, []string{"a.txt"}) {
+		t.Fatalf("Merge over a conflict: %v", err)
+	}
+	if run(t, repo, "git", "rev-parse", "main") != before || run(t, repo, "git", "status", "--porcelain") != "" {
+		t.Fatal("a conflicting merge touched main")
 	}
 }

@@ -126,6 +126,24 @@ var commands = []command{
 		flags: rejectFlags,
 	},
 	{
+		name: "review", synopsis: "ID [--json] [--changes TEXT [--comment PATH:LINE:TEXT]...] [--discard [--yes]] " + storeSynopsis, teamDir: true, store: true,
+		summary: "show a coding teammate's change (review ID), send it back with changes, or discard it",
+		about:   reviewAbout,
+		flags:   reviewFlags,
+	},
+	{
+		name: "merge", synopsis: "ID " + storeSynopsis, teamDir: true, store: true,
+		summary: "merge a reviewed change into its base branch",
+		about:   mergeAbout,
+		flags:   mergeFlags,
+	},
+	{
+		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D]", teamDir: true,
+		summary: "print what a coding teammate's worktree changed against its base",
+		about:   diffAbout,
+		flags:   diffFlags,
+	},
+	{
 		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--wait [--timeout D]] " + storeSynopsis, teamDir: true, store: true,
 		summary: "ask a teammate to shut down",
 		about: "Ask a teammate to shut down and print the request id. The teammate answers: it may\n" +

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os/signal"
-	"syscall"
 	"text/tabwriter"
 
 	"huddle/team"
@@ -32,7 +30,7 @@ func worktreesFlags(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return cl.exit(exitFail, "%v", err)
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		ctx, stop := signalContext()
 		defer stop()
 		verb := ""
 		if len(cl.args) > 0 {

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"huddle/internal/testkit/files"
+	"huddle/team"
 )
 
 // gitRepo makes a real repository on main with one commit.
@@ -136,4 +140,47 @@ func TestWorktreesBadWorkspace(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "team.json"), `{"name":"crew","members":[{"name":"a","role":"r","runtime":{"kind":"exec","command":["true"]}}],
 "workspace":{"worktree":true}}`)
 	huddle(t, "worktrees", "--dir", dir).wantError(t, exitFail, `workspace.repo is required`, "worktrees")
+}
+
+// TestDiffReviewMerge: huddle diff shows a coder's uncommitted edit in its
+// worktree; huddle review shows the review's stat and diff; a comment
+// without --changes is a usage error; huddle merge merges it into main
+// and a second merge says who won.
+func TestDiffReviewMerge(t *testing.T) {
+	repo := gitRepo(t)
+	dir := worktreeTeam(t, repo, "alice")
+	wt := filepath.Join(dir, "worktrees", "crew", "alice")
+	gitIn(t, repo, "worktree", "add", "--quiet", "--track", "-b", "huddle/crew/alice", wt, "main")
+	writeFile(t, filepath.Join(wt, "a.txt"), "one\ntwo\n")
+
+	stat := huddle(t, "diff", "alice", "--stat", "--dir", dir).wantOK(t, "diff --stat")
+	if !strings.Contains(stat.stdout, "modified  a.txt  +1  -0") || !strings.Contains(stat.stdout, "1 file(s), +1 -0") {
+		t.Fatalf("diff --stat:\n%s", stat.stdout)
+	}
+	if d := huddle(t, "diff", "alice", "--dir", dir).wantOK(t, "diff"); !strings.Contains(d.stdout, "+two") {
+		t.Fatalf("diff:\n%s", d.stdout)
+	}
+	huddle(t, "diff", "bob", "--dir", dir).wantError(t, exitFail, `no member "bob"`, "diff bob")
+
+	st := files.Open(t, dir)
+	tm, err := team.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := tm.Workspace(dir, "alice")
+	r, err := team.OpenReview(context.Background(), st, tm, ws, "", "done: two")
+	if err != nil || r == nil {
+		t.Fatalf("OpenReview: %v %v", r, err)
+	}
+	show := huddle(t, "review", r.ID, "--dir", dir).wantOK(t, "review")
+	if !strings.Contains(show.stdout, "huddle/crew/alice → main") || !strings.Contains(show.stdout, "+two") || !strings.Contains(show.stdout, "1 file(s), +1 -0") {
+		t.Fatalf("review:\n%s", show.stdout)
+	}
+	huddle(t, "review", r.ID, "--comment", "a.txt:2:why", "--dir", dir).wantError(t, exitUsage, "--comment goes with --changes", "review --comment")
+	huddle(t, "review", r.ID, "--comment", "nonsense", "--changes", "x", "--dir", dir).wantError(t, exitUsage, "want PATH:LINE:TEXT", "review --comment nonsense")
+	m := huddle(t, "merge", r.ID, "--dir", dir).wantOK(t, "merge")
+	if !strings.Contains(m.stdout, "merged: huddle/crew/alice into main") || gitIn(t, repo, "show", "main:a.txt") != "one\ntwo" {
+		t.Fatalf("merge: %s; main's a.txt %q", m.stdout, gitIn(t, repo, "show", "main:a.txt"))
+	}
+	huddle(t, "merge", r.ID, "--dir", dir).wantError(t, exitFail, "already merged by lead", "merge again")
 }

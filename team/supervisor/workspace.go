@@ -219,3 +219,46 @@ func inside(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
+
+// turnEnded is a worktree teammate's turn ending (it went idle): when its
+// latest plan is approved, its change goes to the lead as a review (or is
+// merged at once with auto_merge). A turn that changed nothing opens none.
+func (mt *mate) turnEnded(summary string) {
+	if mt.ws == nil {
+		return
+	}
+	rt := mt.rt
+	mt.mu.Lock()
+	plan := mt.lastPlan
+	mt.mu.Unlock()
+	if plan == "" {
+		return
+	}
+	p, err := rt.sh.loadRequest(plan)
+	if err != nil || p.Status != protocol.RequestApproved {
+		return // work before an approved plan is not put to review
+	}
+	if !strings.HasPrefix(summary, "done: ") {
+		summary = p.Plan // an llm member's "waiting for messages" says nothing of the change
+	}
+	ctx, cancel := context.WithTimeout(rt.ctx, time.Minute)
+	defer cancel()
+	r, err := team.OpenReview(ctx, rt.st, rt.team, mt.ws, plan, summary)
+	if err != nil {
+		rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": "review: " + err.Error()})
+		return
+	}
+	if r == nil {
+		return
+	}
+	rt.emit(Event{"event": "request_opened", "id": r.ID, "kind": string(r.Kind), "from": r.From, "to": r.To})
+	if !r.Review.Auto {
+		return
+	}
+	m, err := team.Merge(ctx, rt.st, r.ID, "huddle (auto_merge)")
+	if err != nil {
+		rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": "auto_merge: " + err.Error()})
+		return
+	}
+	rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(m.Request.Status), "by": m.Request.ResolvedBy})
+}

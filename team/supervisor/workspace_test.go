@@ -320,3 +320,94 @@ func TestSetupRunsOnlyOnceApproved(t *testing.T) {
 		t.Fatalf("alice started %d times; the refused setup must keep her from starting", n)
 	}
 }
+
+// pendingReview waits for member's pending review other than not.
+func pendingReview(t *testing.T, k *teamkit.Kept, member, not string) *protocol.Request {
+	t.Helper()
+	var found *protocol.Request
+	testkit.WaitFor(t, 20*time.Second, member+"'s review", func() bool {
+		for _, r := range k.Requests() {
+			if r.Kind == protocol.KindReview && r.From == member && r.Status == protocol.RequestPending && r.ID != not {
+				found = &r
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// TestReviewChangesMergeAndConflict: two coders edit a.txt's same line in
+// their worktrees; each turn's end opens a review of its branch, linked to
+// its plan. Alice's is sent back with a line comment, which reaches her as
+// her next turn; her revision is a new review, merged into main by
+// fast-forward. Bob's then conflicts: it ends changes_requested naming
+// a.txt, main is untouched by it, and bob is asked to resolve it on his
+// branch.
+func TestReviewChangesMergeAndConflict(t *testing.T) {
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	teamkit.WriteTeam(t, dir, coders(t, repo, team.WorkspaceSpec{}, "alice", "bob"))
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	ctx := context.Background()
+	approvePlan(t, k, "alice")
+	approvePlan(t, k, "bob")
+	first := pendingReview(t, k, "alice", "")
+	rv := first.Review
+	if rv.Branch != "huddle/crew/alice" || rv.Base != "main" || rv.Files != 1 || rv.Added != 1 || rv.Deleted != 0 || rv.Plan == "" {
+		t.Fatalf("alice's review: %+v", rv)
+	}
+	if p := k.Request(rv.Plan); p == nil || p.Kind != protocol.KindPlan || p.Status != protocol.RequestApproved {
+		t.Fatalf("the review's plan %s: %+v", rv.Plan, p)
+	}
+	if got := gitRun(t, repo, "log", "-1", "--format=%an %s", rv.Head); got != "alice alice: alice" {
+		t.Errorf("the reviewed commit: %q", got)
+	}
+	diff, err := team.ReviewDiff(ctx, first)
+	if err != nil || !strings.Contains(string(diff), "+alice") {
+		t.Fatalf("review diff: %v\n%s", err, diff)
+	}
+
+	if _, err := team.RequestChanges(ctx, k.St, first.ID, "say hello too", []team.Comment{{Path: "a.txt", Line: 2, Text: "lowercase is fine"}}, protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	second := pendingReview(t, k, "alice", first.ID)
+	if got := readFile(filepath.Join(dir, "worktrees", "crew", "alice", "a.txt")); !strings.Contains(got, "a.txt:2: lowercase is fine") || !strings.Contains(got, "say hello too") {
+		t.Fatalf("alice's revision does not carry the feedback and the comment: %q", got)
+	}
+	if r := k.Request(first.ID); r.Status != protocol.RequestChangesRequested || !strings.Contains(r.Feedback, "a.txt:2: lowercase is fine") {
+		t.Fatalf("the first review: %s %q", r.Status, r.Feedback)
+	}
+	m, err := team.Merge(ctx, k.St, second.ID, protocol.Lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.How != "fast-forward" || m.Request.Status != protocol.RequestMerged || gitRun(t, repo, "rev-parse", "main") != second.Review.Head {
+		t.Fatalf("merge: %+v %s; main at %s", m.Merged, m.Request.Status, gitRun(t, repo, "rev-parse", "main"))
+	}
+	if got := readFile(filepath.Join(repo, "a.txt")); !strings.HasPrefix(got, "base\nalice\n") {
+		t.Fatalf("main's a.txt after the merge: %q", got)
+	}
+
+	bobs := pendingReview(t, k, "bob", "")
+	before := gitRun(t, repo, "rev-parse", "main")
+	_, err = team.Merge(ctx, k.St, bobs.ID, protocol.Lead)
+	if err == nil || !strings.Contains(err.Error(), "conflicts in a.txt") {
+		t.Fatalf("bob's merge: %v", err)
+	}
+	if r := k.Request(bobs.ID); r.Status != protocol.RequestChangesRequested || !strings.Contains(r.Feedback, "a.txt") || !strings.Contains(r.Feedback, "git merge main") {
+		t.Fatalf("bob's review after the conflict: %s %q", r.Status, r.Feedback)
+	}
+	if gitRun(t, repo, "rev-parse", "main") != before || gitRun(t, repo, "status", "--porcelain") != "" {
+		t.Fatal("a conflicting merge moved or dirtied main")
+	}
+	testkit.WaitFor(t, 20*time.Second, "bob asked to resolve the conflict", func() bool {
+		for _, msg := range k.MessagesTo(t, "bob") {
+			if msg.From == protocol.Lead && strings.Contains(msg.Content, "conflicts with main in a.txt") {
+				return true
+			}
+		}
+		return false
+	})
+}
