@@ -168,7 +168,7 @@ func (p *requestsPane) ShortHelp() []key.Binding {
 }
 
 func (p *requestsPane) FullHelp() [][]key.Binding {
-	return [][]key.Binding{p.keys.listHelp(), p.keys.actionHelp()}
+	return [][]key.Binding{p.keys.listHelp(), append(p.keys.actionHelp(), p.keys.Diff)}
 }
 
 func (p *requestsPane) Render(w, h int) string {

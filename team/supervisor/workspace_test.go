@@ -33,8 +33,11 @@ func runCoder() int {
 	act(protocol.ExecLine{Kind: "send", To: protocol.Lead, Content: "cwd=" + cwd})
 	act(protocol.ExecLine{Kind: "plan", Plan: "write my name into a.txt"})
 	edit := func(line string) {
-		b, _ := os.ReadFile("a.txt")
-		_ = os.WriteFile("a.txt", append(b, line+"\n"...), 0o600)
+		// Once: an approval the last run's process was handed before a
+		// crash is handed to this one again (at least once).
+		if b, _ := os.ReadFile("a.txt"); !strings.Contains(string(b), line+"\n") {
+			_ = os.WriteFile("a.txt", append(b, line+"\n"...), 0o600)
+		}
 		act(protocol.ExecLine{Kind: "status", Status: string(protocol.MemberIdle), Activity: "done: " + line})
 	}
 	sc := bufio.NewScanner(os.Stdin)
