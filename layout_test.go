@@ -23,9 +23,9 @@ var allowedImports = map[string][]string{
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	// What a team is, its records and the lead's operations, on a store.
-	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "internal/suggest"},
+	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "internal/suggest", "worktree"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
-	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv"},
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv", "worktree"},
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
@@ -33,11 +33,11 @@ var allowedImports = map[string][]string{
 	"claudeteam":   {"protocol", "teamdir", "team", "team/view"},
 	"replay":       {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
 	"agents":       {"protocol", "team", "store/filestore"},
-	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify"},
+	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
 	// What a person is told of (a request waits, a member crashed), on
 	// the terminal, the desktop and a webhook.
 	"notify": {"protocol", "team/view"},
-	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore"},
+	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
 	".":            {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream
@@ -59,6 +59,9 @@ var allowedImports = map[string][]string{
 	"permit": {},
 	// The known word a mistyped one was meant to be ("did you mean").
 	"internal/suggest": {},
+	// A coding teammate's git worktree and branch, git driven as a
+	// process: worktrees, diffs, merges, conflicts, sizes.
+	"worktree": {},
 	// Processes found by a variable of their environment (/proc).
 	"internal/procenv": {},
 	// Certificates for tests of TLS connections.

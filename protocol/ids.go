@@ -55,35 +55,24 @@ func newULID(now time.Time) string {
 	return string(out[:])
 }
 
-// Request id prefixes by kind.
-const (
-	shutdownPrefix   = "sd-"
-	planPrefix       = "pl-"
-	permissionPrefix = "pm-"
-)
-
-// NewRequestID returns a fresh random request id for kind: "sd-", "pl-" or
-// "pm-" followed by 12 hex digits from crypto/rand.
+// NewRequestID returns a fresh random request id for kind: its prefix
+// ("sd-", "pl-", "pm-", "su-", "rv-") followed by 12 hex digits from
+// crypto/rand.
 func NewRequestID(kind RequestKind) string {
-	switch kind {
-	case KindShutdown:
-		return shutdownPrefix + randHex(6)
-	case KindPermission:
-		return permissionPrefix + randHex(6)
+	rule, ok := kindRules[kind]
+	if !ok {
+		rule = kindRules[KindPlan]
 	}
-	return planPrefix + randHex(6)
+	return rule.prefix + randHex(6)
 }
 
 // KindOfID is the kind a request id's prefix names ("" for none): what a
 // decision alone says of a request whose record does not read.
 func KindOfID(id string) RequestKind {
-	switch {
-	case strings.HasPrefix(id, shutdownPrefix):
-		return KindShutdown
-	case strings.HasPrefix(id, planPrefix):
-		return KindPlan
-	case strings.HasPrefix(id, permissionPrefix):
-		return KindPermission
+	for _, k := range Kinds {
+		if strings.HasPrefix(id, kindRules[k].prefix) {
+			return k
+		}
 	}
 	return ""
 }

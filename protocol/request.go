@@ -16,11 +16,57 @@ const (
 	// KindPermission asks the lead whether a teammate's agent may use a
 	// tool once (its Permission says which, with what input).
 	KindPermission RequestKind = "permission"
+	// KindSetup asks the lead to approve a workspace's setup and teardown
+	// script before it runs (its Setup says which, by its sha256).
+	KindSetup RequestKind = "setup"
+	// KindReview puts a teammate's finished change on its branch to the
+	// lead: merged into the base, sent back with changes requested, or
+	// discarded (its Review says which branch, from which commit to which).
+	KindReview RequestKind = "review"
 )
 
-// Known reports whether k is one of the three kinds.
+// Kinds lists every kind.
+var Kinds = []RequestKind{KindShutdown, KindPlan, KindPermission, KindSetup, KindReview}
+
+// kindRule is what one kind of request is, as data: the prefix of its ids
+// and the final state each event leads its pending to. Every kind shares
+// the rest (one record, one exclusive decision, first resolver wins:
+// docs/decisions/0013); what differs between kinds is this table, not a
+// type of each.
+type kindRule struct {
+	prefix string
+	next   map[RequestEvent]RequestStatus
+}
+
+// handshake is the two-party pattern of s10: approve, reject, the
+// deadline, a cancel.
+var handshake = map[RequestEvent]RequestStatus{
+	EventApprove: RequestApproved, EventReject: RequestRejected,
+	EventDeadline: RequestExpired, EventCancel: RequestCancelled,
+}
+
+var kindRules = map[RequestKind]kindRule{
+	KindShutdown: {prefix: "sd-", next: handshake},
+	KindPlan:     {prefix: "pl-", next: handshake},
+	// An expired permission is denied: the agent must not wait on it.
+	KindPermission: {prefix: "pm-", next: map[RequestEvent]RequestStatus{
+		EventApprove: RequestAllowed, EventReject: RequestDenied,
+		EventDeadline: RequestDenied, EventCancel: RequestCancelled,
+	}},
+	KindSetup: {prefix: "su-", next: handshake},
+	// A review's approve merges, its reject asks for changes, and only
+	// a review can be discarded. Cancelled: a newer review of the same
+	// branch replaced it.
+	KindReview: {prefix: "rv-", next: map[RequestEvent]RequestStatus{
+		EventApprove: RequestMerged, EventReject: RequestChangesRequested, EventDiscard: RequestDiscarded,
+		EventDeadline: RequestExpired, EventCancel: RequestCancelled,
+	}},
+}
+
+// Known reports whether k is one of the kinds.
 func (k RequestKind) Known() bool {
-	return k == KindShutdown || k == KindPlan || k == KindPermission
+	_, ok := kindRules[k]
+	return ok
 }
 
 // RequestStatus is a state of the request state machine (docs/ARCHITECTURE.md, "State machines").
@@ -36,10 +82,15 @@ const (
 	// rejected: what the agent asked to do, it may or may not.
 	RequestAllowed RequestStatus = "allowed"
 	RequestDenied  RequestStatus = "denied"
+	// A review's ends: its change merged into the base, sent back to the
+	// teammate with the lead's changes, or thrown away.
+	RequestMerged           RequestStatus = "merged"
+	RequestChangesRequested RequestStatus = "changes_requested"
+	RequestDiscarded        RequestStatus = "discarded"
 )
 
 // RequestStatuses lists every state, pending first.
-var RequestStatuses = []RequestStatus{RequestPending, RequestApproved, RequestRejected, RequestExpired, RequestCancelled, RequestAllowed, RequestDenied}
+var RequestStatuses = []RequestStatus{RequestPending, RequestApproved, RequestRejected, RequestExpired, RequestCancelled, RequestAllowed, RequestDenied, RequestMerged, RequestChangesRequested, RequestDiscarded}
 
 // IsTerminal reports whether s is final: every state but pending.
 func (s RequestStatus) IsTerminal() bool { return s != RequestPending && s.Known() }
@@ -62,10 +113,12 @@ const (
 	EventReject   RequestEvent = "reject"
 	EventDeadline RequestEvent = "deadline"
 	EventCancel   RequestEvent = "cancel"
+	// EventDiscard throws a review's change away (reviews only).
+	EventDiscard RequestEvent = "discard"
 )
 
 // RequestEvents lists every event.
-var RequestEvents = []RequestEvent{EventApprove, EventReject, EventDeadline, EventCancel}
+var RequestEvents = []RequestEvent{EventApprove, EventReject, EventDeadline, EventCancel, EventDiscard}
 
 // AnswerEvent is the event an answer that approves or not stands for: the
 // approve field of a plan_approval_response or a shutdown_response.
@@ -76,17 +129,19 @@ func AnswerEvent(approve bool) RequestEvent {
 	return EventReject
 }
 
-// IsAnswer reports whether ev is an answer to a request (approve or
-// reject), as opposed to what huddle decides (deadline, cancel).
-func (ev RequestEvent) IsAnswer() bool { return ev == EventApprove || ev == EventReject }
+// IsAnswer reports whether ev is an answer to a request (approve, reject,
+// a review's discard), as opposed to what huddle decides (deadline,
+// cancel).
+func (ev RequestEvent) IsAnswer() bool {
+	return ev == EventApprove || ev == EventReject || ev == EventDiscard
+}
 
 // ErrTerminal is wrapped by every refused transition out of a final state.
 var ErrTerminal = errors.New("request is already final")
 
 // Next is the request state machine: the state that event ev leads a
 // request of kind k to from s, or an error when the transition is illegal.
-// Only pending moves; a permission's answers are allowed and denied, and
-// an expired permission is denied (the agent must not wait on it).
+// Only pending moves, and only by an event its kind knows (kindRules).
 func (s RequestStatus) Next(k RequestKind, ev RequestEvent) (RequestStatus, error) {
 	if !s.Known() {
 		return s, fmt.Errorf("unknown request status %q", s)
@@ -94,21 +149,17 @@ func (s RequestStatus) Next(k RequestKind, ev RequestEvent) (RequestStatus, erro
 	if s.IsTerminal() {
 		return s, fmt.Errorf("%w: %s", ErrTerminal, s)
 	}
-	switch {
-	case k == KindPermission && ev == EventApprove:
-		return RequestAllowed, nil
-	case k == KindPermission && (ev == EventReject || ev == EventDeadline):
-		return RequestDenied, nil
+	rule, ok := kindRules[k]
+	if !ok {
+		rule = kindRules[KindPlan] // a record whose kind does not read is refused by Validate
 	}
-	switch ev {
-	case EventApprove:
-		return RequestApproved, nil
-	case EventReject:
-		return RequestRejected, nil
-	case EventDeadline:
-		return RequestExpired, nil
-	case EventCancel:
-		return RequestCancelled, nil
+	if next, ok := rule.next[ev]; ok {
+		return next, nil
+	}
+	for _, e := range RequestEvents {
+		if e == ev {
+			return s, fmt.Errorf("a %s request cannot %s", k, ev)
+		}
 	}
 	return s, fmt.Errorf("unknown request event %q", ev)
 }
@@ -150,6 +201,11 @@ type Request struct {
 	Scope string `json:"scope,omitempty"`
 	Rule  string `json:"rule,omitempty"`
 
+	// Setup is the script a setup request asks to run; Review the change
+	// a review request puts to the lead.
+	Setup  *Setup  `json:"setup,omitempty"`
+	Review *Review `json:"review,omitempty"`
+
 	Approve        *bool      `json:"approve,omitempty"`
 	Feedback       string     `json:"feedback,omitempty"`
 	ResponseReason string     `json:"response_reason,omitempty"`
@@ -168,7 +224,7 @@ func (r *Request) Validate() error {
 		return fmt.Errorf("request: id: %w", err)
 	}
 	if !r.Kind.Known() {
-		return fail("kind %q: want shutdown, plan or permission", clip(string(r.Kind), 64))
+		return fail("kind %q: want shutdown, plan, permission, setup or review", clip(string(r.Kind), 64))
 	}
 	if err := ValidateName(r.From); err != nil {
 		return fail("from: %v", err)
@@ -190,6 +246,12 @@ func (r *Request) Validate() error {
 	}
 	if r.Kind == KindPermission && (r.Permission == nil || r.Permission.Tool == "") {
 		return fail("permission.tool is required")
+	}
+	if r.Kind == KindSetup && (r.Setup == nil || r.Setup.SHA256 == "") {
+		return fail("setup.sha256 is required")
+	}
+	if r.Kind == KindReview && (r.Review == nil || r.Review.Branch == "" || r.Review.Head == "") {
+		return fail("review.branch and review.head are required")
 	}
 	if r.Scope != "" && r.Scope != ScopeOnce && r.Scope != ScopeSession {
 		return fail("scope %q: want %s or %s", clip(r.Scope, 64), ScopeOnce, ScopeSession)
@@ -217,7 +279,7 @@ func (r *Request) Apply(ev RequestEvent, by string, at time.Time, note string) e
 	switch ev {
 	case EventApprove:
 		r.Approve = Bool(true)
-	case EventReject:
+	case EventReject, EventDiscard:
 		r.Approve = Bool(false)
 	}
 	return nil
@@ -261,3 +323,35 @@ const (
 	ScopeOnce    = "once"
 	ScopeSession = "session"
 )
+
+// Setup is a workspace's setup and teardown, as the lead approves them:
+// the script's text, its sha256 (what the approval is remembered by) and
+// the worktree it would run in first.
+type Setup struct {
+	Script   string `json:"script"`
+	SHA256   string `json:"sha256"`
+	Worktree string `json:"worktree,omitempty"`
+}
+
+// Review is a teammate's change put to the lead: its branch, the base it
+// would be merged into, the commit the branch forked from (BaseCommit)
+// and the one reviewed (Head: what a merge merges, however the branch
+// moves after), where the worktree and repository are, the plan it
+// carries out, and the diff's size.
+type Review struct {
+	Branch     string `json:"branch"`
+	Base       string `json:"base"`
+	BaseCommit string `json:"base_commit"`
+	Head       string `json:"head"`
+	Repo       string `json:"repo"`
+	Worktree   string `json:"worktree"`
+	Plan       string `json:"plan,omitempty"` // the plan request's id
+	Summary    string `json:"summary,omitempty"`
+	Files      int    `json:"files"`
+	Added      int    `json:"added"`
+	Deleted    int    `json:"deleted"`
+	// Merge is how it reaches Base (team.json's workspace "merge"); Auto:
+	// its auto_merge merges it without the lead.
+	Merge string `json:"merge,omitempty"`
+	Auto  bool   `json:"auto,omitempty"`
+}

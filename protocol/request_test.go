@@ -14,11 +14,11 @@ import (
 
 func TestRequestStatusAndEventLists(t *testing.T) {
 	// docs/ARCHITECTURE.md, "State machines": the lists the exhaustive tables below iterate over.
-	wantS := []protocol.RequestStatus{"pending", "approved", "rejected", "expired", "cancelled", "allowed", "denied"}
+	wantS := []protocol.RequestStatus{"pending", "approved", "rejected", "expired", "cancelled", "allowed", "denied", "merged", "changes_requested", "discarded"}
 	if !slices.Equal(protocol.RequestStatuses, wantS) {
 		t.Errorf("RequestStatuses = %v, want %v", protocol.RequestStatuses, wantS)
 	}
-	wantE := []protocol.RequestEvent{"approve", "reject", "deadline", "cancel"}
+	wantE := []protocol.RequestEvent{"approve", "reject", "deadline", "cancel", "discard"}
 	if !slices.Equal(protocol.RequestEvents, wantE) {
 		t.Errorf("RequestEvents = %v, want %v", protocol.RequestEvents, wantE)
 	}
@@ -29,7 +29,7 @@ func TestRequestStatusAndEventLists(t *testing.T) {
 // each to its own final state.
 func TestAnswerEvents(t *testing.T) {
 	for _, ev := range protocol.RequestEvents {
-		want := ev == protocol.EventApprove || ev == protocol.EventReject
+		want := ev == protocol.EventApprove || ev == protocol.EventReject || ev == protocol.EventDiscard
 		if ev.IsAnswer() != want {
 			t.Errorf("%s.IsAnswer() = %v, want %v", ev, ev.IsAnswer(), want)
 		}
@@ -58,7 +58,16 @@ func TestRequestStatusNextExhaustive(t *testing.T) {
 		protocol.EventCancel:   protocol.RequestCancelled,
 	}
 	legalFor := map[protocol.RequestKind]map[protocol.RequestEvent]protocol.RequestStatus{
-		protocol.KindPlan: plan, protocol.KindShutdown: plan,
+		protocol.KindPlan: plan, protocol.KindShutdown: plan, protocol.KindSetup: plan,
+		// A review merges, asks for changes or is discarded; only it can
+		// be discarded.
+		protocol.KindReview: {
+			protocol.EventApprove:  protocol.RequestMerged,
+			protocol.EventReject:   protocol.RequestChangesRequested,
+			protocol.EventDiscard:  protocol.RequestDiscarded,
+			protocol.EventDeadline: protocol.RequestExpired,
+			protocol.EventCancel:   protocol.RequestCancelled,
+		},
 		protocol.KindPermission: {
 			protocol.EventApprove:  protocol.RequestAllowed,
 			protocol.EventReject:   protocol.RequestDenied,
@@ -107,7 +116,7 @@ func TestRequestStatusNextExhaustive(t *testing.T) {
 
 func TestRequestStatusIsTerminal(t *testing.T) {
 	want := map[protocol.RequestStatus]bool{
-		"pending": false, "approved": true, "rejected": true, "expired": true, "cancelled": true, "allowed": true, "denied": true,
+		"pending": false, "approved": true, "rejected": true, "expired": true, "cancelled": true, "allowed": true, "denied": true, "merged": true, "changes_requested": true, "discarded": true,
 		"": false, "bogus": false,
 	}
 	for s, w := range want {
@@ -236,6 +245,9 @@ func TestRequestApplyIllegalChangesNothing(t *testing.T) {
 		return r
 	}
 	for _, first := range protocol.RequestEvents {
+		if first == protocol.EventDiscard {
+			continue // a plan cannot be discarded (TestRequestStatusNextExhaustive)
+		}
 		for _, second := range protocol.RequestEvents {
 			r := resolved(first)
 			before := cloneRequest(r)
@@ -315,8 +327,8 @@ func TestRequestValidate(t *testing.T) {
 		{"id empty", func(r *protocol.Request) { r.ID = "" }, "request: id: id is empty", true},
 		{"id path", func(r *protocol.Request) { r.ID = "../x" }, "request: id: invalid id", false},
 		{"id slash", func(r *protocol.Request) { r.ID = "a/b" }, "request: id: invalid id", false},
-		{"kind empty", func(r *protocol.Request) { r.Kind = "" }, p + `kind "": want shutdown, plan or permission`, true},
-		{"kind unknown", func(r *protocol.Request) { r.Kind = "vacation" }, p + `kind "vacation": want shutdown, plan or permission`, true},
+		{"kind empty", func(r *protocol.Request) { r.Kind = "" }, p + `kind "": want shutdown, plan, permission, setup or review`, true},
+		{"kind unknown", func(r *protocol.Request) { r.Kind = "vacation" }, p + `kind "vacation": want shutdown, plan, permission, setup or review`, true},
 		{"from empty", func(r *protocol.Request) { r.From = "" }, p + "from: name is empty", true},
 		{"from invalid", func(r *protocol.Request) { r.From = "../x" }, p + "from: invalid name", false},
 		{"to empty", func(r *protocol.Request) { r.To = "" }, p + "to: name is empty", true},

@@ -75,10 +75,11 @@ func ApplyDecision(r *protocol.Request, d Decision) error {
 	return nil
 }
 
-// answersWithFeedback reports whether the lead's answer to a request of
-// kind k is feedback (a plan's, a permission's) rather than a reason.
+// answersWithFeedback reports whether the answer to a request of kind k
+// is the lead's feedback (every kind's but a shutdown's, which its
+// teammate answers with a reason).
 func answersWithFeedback(k protocol.RequestKind) bool {
-	return k == protocol.KindPlan || k == protocol.KindPermission
+	return k != protocol.KindShutdown
 }
 
 // DecisionOf is the decision a final record says: the event that leads from

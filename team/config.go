@@ -66,6 +66,10 @@ type Team struct {
 	// Desk marks a desk (desk.go): its members are the agent sessions
 	// that ask through a hook, and team.json need list none.
 	Desk bool `json:"desk,omitempty"`
+	// WorkspaceDefaults is team.json's "workspace": where every coding
+	// teammate works, unless its own "workspace" says otherwise
+	// (workspace.go).
+	WorkspaceDefaults *WorkspaceSpec `json:"workspace,omitempty"`
 }
 
 // Settings are team-wide deadlines.
@@ -75,6 +79,20 @@ type Settings struct {
 	// PermissionDeadline is how long an agent's permission request waits
 	// for the lead before it is denied (default: the approval deadline).
 	PermissionDeadline Duration `json:"permission_deadline,omitempty"`
+	// ReviewDeadline is how long a coding teammate's change waits for the
+	// lead's review before it expires (default 24h): nothing is merged.
+	ReviewDeadline Duration `json:"review_deadline,omitempty"`
+}
+
+// DefaultReviewDeadline is how long a review waits by default.
+const DefaultReviewDeadline = 24 * time.Hour
+
+// Review returns the review deadline.
+func (s Settings) Review() time.Duration {
+	if s.ReviewDeadline == 0 {
+		return DefaultReviewDeadline
+	}
+	return time.Duration(s.ReviewDeadline)
 }
 
 // Defaults for Settings: a plan waits 10 min for the lead, a shutdown 2 min.
@@ -125,6 +143,9 @@ type MemberSpec struct {
 	// asking, in Claude Code's rule language: deny wins, then ask, then
 	// allow; what no rule covers is asked.
 	Permissions *permit.Rules `json:"permissions,omitempty"`
+	// Workspace overrides the team's workspace for this member
+	// (workspace.go).
+	Workspace *WorkspaceSpec `json:"workspace,omitempty"`
 }
 
 // ActionSpec is how a scripted member answers one action: a reply summary,
@@ -399,7 +420,7 @@ func (t *Team) Validate() error {
 			}
 		}
 	}
-	return nil
+	return t.checkWorkspaces()
 }
 
 // validateMembers checks every member's name (valid, not taken twice) and

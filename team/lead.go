@@ -50,6 +50,9 @@ func decide(ctx context.Context, st store.Store, id string, res Resolution) (*pr
 	if err != nil {
 		return nil, err
 	}
+	if r.Kind == protocol.KindSetup {
+		return r, nil // the runtime awaits the record itself (awaitSetup): no teammate reads a line of it
+	}
 	if err := st.Append(ctx, r.From, decisionMessage(r, ev, feedback)); err != nil {
 		return r, toldFailed(r, err)
 	}
@@ -147,11 +150,16 @@ func checkDecision(id string, ev protocol.RequestEvent, feedback, by string) (st
 	return by, nil
 }
 
-// checkDecidable refuses to decide anything but a plan or a permission (a
-// shutdown request is answered by its teammate), and a session scope for
-// anything but a permission with a rule to allow.
+// checkDecidable refuses to decide anything but a plan, a permission or
+// a workspace's setup (a shutdown request is answered by its teammate, a
+// review by ReviewDecide), and a session scope for anything but a
+// permission with a rule to allow.
 func checkDecidable(r *protocol.Request, res Resolution) error {
-	if r.Kind != protocol.KindPlan && r.Kind != protocol.KindPermission {
+	switch r.Kind {
+	case protocol.KindPlan, protocol.KindPermission, protocol.KindSetup:
+	case protocol.KindReview:
+		return fmt.Errorf("request %s is a review: merge it, ask for changes or discard it (huddle merge, huddle review)", r.ID)
+	default:
 		return fmt.Errorf("request %s is a %s request: only its teammate answers it", r.ID, r.Kind)
 	}
 	if res.Scope == protocol.ScopeSession && (r.Kind != protocol.KindPermission || r.Rule == "") {

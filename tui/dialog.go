@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"huddle/team"
 )
 
 type dialogKind int
@@ -21,6 +23,9 @@ const (
 	dialogFilter
 	dialogHelp
 	dialogQuit
+	dialogComment // a note on the diff view's line
+	dialogChanges // a review sent back with feedback
+	dialogDiscard // a review's change thrown away, what it loses named
 )
 
 // dialog is the one open dialog: it takes every key until it closes.
@@ -69,6 +74,16 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 			m.dialog = nil
 		}
 		return nil
+	case dialogDiscard:
+		switch k.String() {
+		case "y":
+			m.dialog = nil
+			m.flash, m.flashBad = "discarding "+d.target+"…", false
+			return m.discard(d.target)
+		case "n", "esc":
+			m.dialog = nil
+		}
+		return nil
 	}
 	switch k.String() {
 	case "esc":
@@ -96,6 +111,28 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 			m.dialog = nil
 			m.flash, m.flashBad = "rejecting "+d.target+"…", false
 			return m.reject(d.target, text)
+		case dialogComment:
+			if text == "" {
+				d.err = "type a comment first"
+				return nil
+			}
+			m.dialog = nil
+			if m.diff != nil && m.diff.addComment(text) {
+				m.flash, m.flashBad = fmt.Sprintf("%d comment(s): r sends them with your changes", len(m.diff.comments)), false
+			}
+			return nil
+		case dialogChanges:
+			var comments []team.Comment
+			if m.diff != nil && m.diff.id == d.target {
+				comments = m.diff.comments
+			}
+			if text == "" && len(comments) == 0 {
+				d.err = "say what to change, or comment on a line first (c)"
+				return nil
+			}
+			m.dialog = nil
+			m.flash, m.flashBad = "sending "+d.target+" back…", false
+			return m.requestChanges(d.target, text, comments)
 		case dialogMessage, dialogBroadcast:
 			if text == "" {
 				d.err = "type a message first"
@@ -132,6 +169,16 @@ func (m *Model) dialogBox(w int) string {
 			"",
 			st.Key.Render("y/q") + " stop and quit  " + st.Key.Render("n/esc") + " stay",
 		}
+	case dialogDiscard:
+		body = []string{st.Title.Render("Discard " + d.target + "?")}
+		if d.title == "" {
+			body = append(body, "Its branch holds no commit its base does not.")
+		} else {
+			body = append(body, st.Danger.Render("It takes these commits off the branch:"))
+			body = append(body, strings.Split(d.title, "\n")...)
+			body = append(body, st.Muted.Render("(the old tip stays under refs/huddle/discarded/)"))
+		}
+		body = append(body, "", st.Key.Render("y")+" discard  "+st.Key.Render("n/esc")+" keep it")
 	case dialogShutdown:
 		body = []string{
 			st.Title.Render("Shut down " + d.target + "?"),

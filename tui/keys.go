@@ -15,6 +15,9 @@ type KeyMap struct {
 	Approve, Reject, AllowSession key.Binding
 	Shutdown, Message, Broadcast  key.Binding
 	Restart                       key.Binding
+	// Diff opens a review's change, or a plan's work so far, in the
+	// diff view (its own keys: diffview.go).
+	Diff                          key.Binding
 	Filter, Help, Quit, ForceQuit key.Binding
 }
 
@@ -46,6 +49,7 @@ func DefaultKeyMap() KeyMap {
 		Message:      b("m", "message member", "m"),
 		Broadcast:    b("b", "broadcast", "b"),
 		Restart:      b("R", "restart member", "R"),
+		Diff:         b("v", "diff of a review, a plan's work", "v"),
 		Filter:       b("/", "filter", "/"),
 		Help:         b("?", "help", "?"),
 		Quit:         b("q", "quit", "q"),

@@ -152,6 +152,10 @@ type Model struct {
 	// roster's cursor.
 	member *memberView
 
+	// diff, when open, fills the screen with a change: a review's, or a
+	// plan's work so far (diffview.go).
+	diff *diffView
+
 	dialog   *dialog
 	flash    string
 	flashBad bool
@@ -228,6 +232,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.member.appended(msg)
 	case historyMsg:
 		m.member.historyRead(msg)
+	case diffLoadedMsg:
+		m.diffLoaded(msg)
+	case unmergedMsg:
+		m.unmergedRead(msg)
 	case ActionDoneMsg:
 		m.flash, m.flashBad = msg.Text, msg.Err != nil
 		if msg.Err != nil {
@@ -279,7 +287,13 @@ func (m *Model) applySnapshot(s view.Snapshot) tea.Cmd {
 	}
 
 	var cmds []tea.Cmd
-	if d := m.dialog; d != nil && d.kind == dialogReject {
+	if v := m.diff; v != nil && v.id != "" {
+		if r := m.requests.byID(v.id); r != nil && r.Status.IsTerminal() && !strings.HasSuffix(v.title, string(r.Status)) {
+			v.title = strings.TrimSuffix(v.title, string(protocol.RequestPending)) + string(r.Status)
+			m.flash, m.flashBad = fmt.Sprintf("%s is %s by %s", r.ID, r.Status, r.ResolvedBy), r.Status != protocol.RequestMerged
+		}
+	}
+	if d := m.dialog; d != nil && (d.kind == dialogReject || d.kind == dialogChanges || d.kind == dialogDiscard) {
 		if r := m.requests.byID(d.target); r != nil && r.Status.IsTerminal() {
 			m.dialog = nil
 			m.flash, m.flashBad = fmt.Sprintf("%s was resolved by %s (%s) while the dialog was open", r.ID, r.ResolvedBy, r.Status), true
@@ -377,7 +391,15 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.dialog != nil {
 		return m.dialogKey(k)
 	}
+	if m.diff != nil {
+		return m.diffKey(k)
+	}
 	km := m.keys
+	if r := m.selectedRequest(); r != nil && m.focus == paneRequests && !m.readOnly {
+		if cmd, ok := m.reviewKey(k, r); ok {
+			return cmd
+		}
+	}
 	switch {
 	case key.Matches(k, km.Quit):
 		if work := m.workGoingOn(); m.runsTeam && work != "" {

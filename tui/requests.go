@@ -168,7 +168,7 @@ func (p *requestsPane) ShortHelp() []key.Binding {
 }
 
 func (p *requestsPane) FullHelp() [][]key.Binding {
-	return [][]key.Binding{p.keys.listHelp(), p.keys.actionHelp()}
+	return [][]key.Binding{p.keys.listHelp(), append(p.keys.actionHelp(), p.keys.Diff)}
 }
 
 func (p *requestsPane) Render(w, h int) string {
@@ -270,6 +270,12 @@ func (p *requestsPane) detail(w int) []string {
 		out = append(out, l)
 	}
 	out = append(out, p.permission(r, w)...)
+	if r.Setup != nil {
+		out = append(out, p.section("setup script (sha256 "+r.Setup.SHA256[:min(12, len(r.Setup.SHA256))]+"…, in "+r.Setup.Worktree+")", r.Setup.Script, w)...)
+	}
+	if rv := r.Review; rv != nil {
+		out = append(out, p.section("change", fmt.Sprintf("%s → %s: %d file(s), +%d -%d (%s..%s)\nplan %s\n%s", rv.Branch, rv.Base, rv.Files, rv.Added, rv.Deleted, short(rv.BaseCommit), short(rv.Head), dashIf(rv.Plan), rv.Summary), w)...)
+	}
 	out = append(out, p.section("plan", r.Plan, w)...)
 	out = append(out, p.section("reason", r.Reason, w)...)
 	out = append(out, p.section("feedback", r.Feedback, w)...)
@@ -353,4 +359,14 @@ func (p *requestsPane) permission(r *protocol.Request, w int) []string {
 		out = append(out, p.section("the agent suggests", string(pm.Suggestions), w)...)
 	}
 	return out
+}
+
+// short is a commit's first 8 hex digits.
+func short(sha string) string { return sha[:min(8, len(sha))] }
+
+func dashIf(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }

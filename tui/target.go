@@ -61,7 +61,7 @@ func (m *Model) undecidable(r *protocol.Request) string {
 		return fmt.Sprintf("%s is already %s by %s", r.ID, r.Status, r.ResolvedBy)
 	case r.Kind == protocol.KindShutdown:
 		return fmt.Sprintf("%s asks %s to shut down: only %s answers it", r.ID, r.To, r.To)
-	case r.Kind != protocol.KindPlan && r.Kind != protocol.KindPermission:
+	case r.Kind != protocol.KindPlan && r.Kind != protocol.KindPermission && r.Kind != protocol.KindSetup:
 		return fmt.Sprintf("%s is a %s request: the UI answers plans", r.ID, r.Kind)
 	case !r.Deadline.IsZero() && !m.snap.Down && !m.now().Before(r.Deadline):
 		return fmt.Sprintf("%s passed its deadline at %s: it expires, nothing was decided", r.ID, r.Deadline.Local().Format("15:04:05"))

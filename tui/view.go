@@ -39,6 +39,9 @@ func (m *Model) render() string {
 	if w < 40 || h < 12 {
 		return fit(fmt.Sprintf("huddle needs at least 40×12 (this is %d×%d)", w, h), w)
 	}
+	if m.diff != nil {
+		return m.renderDiff(w, h)
+	}
 	bodyH := h - 3
 	leftW := clamp(w/3, 26, 44)
 	rightW := w - leftW
@@ -66,6 +69,25 @@ func (m *Model) render() string {
 	}
 	b.WriteString(m.helpLine(w))
 	b.WriteByte('\n')
+	b.WriteString(m.statusLine(w))
+	screen := b.String()
+	if m.dialog != nil {
+		screen = m.overlay(screen, m.dialogBox(w), w, h)
+	}
+	return screen
+}
+
+// renderDiff lays out the diff view: the header, the view, the status
+// line, and the dialog over them.
+func (m *Model) renderDiff(w, h int) string {
+	var b strings.Builder
+	b.Grow(w * h * 2)
+	b.WriteString(m.header(w))
+	b.WriteByte('\n')
+	for _, l := range m.diff.Render(w, h-2) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	b.WriteString(m.statusLine(w))
 	screen := b.String()
 	if m.dialog != nil {

@@ -34,8 +34,10 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 			}
 			return view.FollowStore(st, member, k, viewLines)
 		},
-		Store:   st,
-		Actions: tui.LeadActions(tui.StoreLead(ctx, st)),
+		Store: st,
+		// Reviews read the repositories on this machine: the worktrees'
+		// paths are those the runtime that made them recorded.
+		Actions: tui.Reviews(tui.LeadActions(tui.StoreLead(ctx, st)), tui.StoreReviews(ctx, st, ".")),
 	}
 }
 
@@ -49,7 +51,7 @@ func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
 	}
 	// The observer stops its watches as the UI ends; the lead's
 	// operations start none: closing has nothing to fail on.
-	ui := tui.RunOptions{Dir: dir, Store: st, Actions: tui.LeadActions(tui.StoreLead(ctx, st))}
+	ui := tui.RunOptions{Dir: dir, Store: st, Actions: tui.Reviews(tui.LeadActions(tui.StoreLead(ctx, st)), tui.StoreReviews(ctx, st, dir))}
 	return ui, func() { _ = st.Close() }, nil
 }
 

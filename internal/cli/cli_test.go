@@ -219,7 +219,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		c.flags(fs)
 		fs.VisitAll(func(f *flag.Flag) {
 			// A one-letter flag (logs -f) has one dash.
-			if !regexp.MustCompile(`(?m)^  ` + dashed(f.Name) + `( [A-Z][A-Z,=]*)?\n      \S`).MatchString(help.stdout) {
+			if !regexp.MustCompile(`(?m)^  ` + dashed(f.Name) + `( [A-Z][A-Z,=:.]*)?\n      \S`).MatchString(help.stdout) {
 				t.Errorf("huddle help %s does not describe --%s:\n%s", c.name, f.Name, help.stdout)
 			}
 		})

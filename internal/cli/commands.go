@@ -18,6 +18,9 @@ type command struct {
 	// (store.go: cl.storeURL, cl.natsCreds, openStore); a teamDir command
 	// without a --store flag refuses them and $HUDDLE_STORE.
 	store bool
+	// local, for a teamDir command that is not a store's, says why: what
+	// it reads is this machine's alone (a teammate's git worktree).
+	local string
 	// flags defines the command's own flags on fs (--dir is added for a
 	// teamDir command) and returns its run, which reads their values.
 	flags func(fs *flag.FlagSet) runFunc
@@ -128,6 +131,24 @@ var commands = []command{
 		flags: rejectFlags,
 	},
 	{
+		name: "review", synopsis: "ID [--json] [--changes TEXT [--comment PATH:LINE:TEXT]...] [--discard [--yes]] " + storeSynopsis, teamDir: true, store: true,
+		summary: "show a coding teammate's change (review ID), send it back with changes, or discard it",
+		about:   reviewAbout,
+		flags:   reviewFlags,
+	},
+	{
+		name: "merge", synopsis: "ID " + storeSynopsis, teamDir: true, store: true,
+		summary: "merge a reviewed change into its base branch",
+		about:   mergeAbout,
+		flags:   mergeFlags,
+	},
+	{
+		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D]", teamDir: true, local: "a worktree is on the machine that runs its member",
+		summary: "print what a coding teammate's worktree changed against its base",
+		about:   diffAbout,
+		flags:   diffFlags,
+	},
+	{
 		name: "shutdown", synopsis: "MEMBER [--reason TEXT] [--wait [--timeout D]] " + storeSynopsis, teamDir: true, store: true,
 		summary: "ask a teammate to shut down",
 		about: "Ask a teammate to shut down and print the request id. The teammate answers: it may\n" +
@@ -217,6 +238,12 @@ var commands = []command{
 		summary: "serve the team's screen over SSH: approve from a phone or another machine",
 		about:   sshAbout,
 		flags:   sshFlags,
+	},
+	{
+		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D]", teamDir: true, local: "worktrees are on the machine that runs their members",
+		summary: "list the coding teammates' git worktrees (size, ahead/behind, in use); prune the orphans",
+		about:   worktreesAbout,
+		flags:   worktreesFlags,
 	},
 	{
 		name: "traces", synopsis: storeSynopsis + " [--correlation ID] [--json]", teamDir: true, store: true,

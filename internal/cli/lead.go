@@ -807,6 +807,10 @@ func requestWhat(r *protocol.Request) string {
 		what = r.Permission.Summary
 	case r.Plan != "":
 		what = r.Plan
+	case r.Setup != nil:
+		what = "run in " + r.Setup.Worktree + ": " + strings.Join(strings.Fields(r.Setup.Script), " ")
+	case r.Review != nil:
+		what = fmt.Sprintf("%s → %s: %d file(s), +%d -%d", r.Review.Branch, r.Review.Base, r.Review.Files, r.Review.Added, r.Review.Deleted)
 	}
 	what, _, _ = strings.Cut(strings.TrimSpace(what), "\n")
 	what = team.Printable(what)

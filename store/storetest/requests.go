@@ -525,3 +525,78 @@ func testPermissionAllowedForTheSession(t *testing.T, open Opener) {
 		t.Errorf("FromDecision of a permission's deadline = %+v, %v", fr, ok)
 	}
 }
+
+// testReviewRace: a review is merged, sent back and discarded at one
+// instant by resolvers on two handles; exactly one wins, each other one
+// is told the winner and its final state (merged, changes_requested or
+// discarded), the record says the winner's, and an archived review still
+// refuses a late merge.
+func testReviewRace(t *testing.T, open Opener) {
+	ctx := ctxOf(t)
+	handles := []store.Store{open(t), open(t)}
+	r := protocol.NewRequest(protocol.KindReview, protocol.NewRequestID(protocol.KindReview), "alice", protocol.Lead, time.Now(), time.Hour)
+	r.Review = &protocol.Review{Branch: "huddle/crew/alice", Base: "main", BaseCommit: "1111", Head: "2222", Files: 1, Added: 3}
+	if err := handles[0].CreateRequest(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	events := []protocol.RequestEvent{protocol.EventApprove, protocol.EventApprove, protocol.EventReject, protocol.EventDiscard}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		won    []protocol.RequestEvent
+		by     []string
+		losers []*store.AlreadyError
+		others []error
+	)
+	start := make(chan struct{})
+	for i, ev := range events {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			who := fmt.Sprintf("lead-%d", i)
+			_, err := handles[i%2].Decide(ctx, r.ID, store.Decision{Event: ev, By: who, Text: string(ev)})
+			mu.Lock()
+			defer mu.Unlock()
+			var already *store.AlreadyError
+			switch {
+			case err == nil:
+				won, by = append(won, ev), append(by, who)
+			case errors.As(err, &already):
+				losers = append(losers, already)
+			default:
+				others = append(others, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(won) != 1 || len(others) != 0 || len(losers) != len(events)-1 {
+		t.Fatalf("winners %v, losers %d, other errors %v", won, len(losers), others)
+	}
+	want, _ := protocol.RequestPending.Next(protocol.KindReview, won[0])
+	for _, l := range losers {
+		if l.By != by[0] || l.Status != want {
+			t.Fatalf("a loser was told %s %s, not %s %s", l.By, l.Status, by[0], want)
+		}
+	}
+	for _, h := range handles {
+		got, err := h.Request(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != want || got.ResolvedBy != by[0] || got.Review == nil || got.Review.Head != "2222" {
+			t.Fatalf("record after the race: %+v", got)
+		}
+	}
+	if err := handles[0].Archive(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	var already *store.AlreadyError
+	if _, err := handles[1].Decide(ctx, r.ID, store.Decision{Event: protocol.EventApprove, By: "late"}); !errors.As(err, &already) || already.Status != want {
+		t.Fatalf("a merge after the archive: %v", err)
+	}
+	if _, err := handles[0].Decide(ctx, "pl-0123456789ab", store.Decision{Event: protocol.EventDiscard, By: "x"}); err == nil {
+		t.Fatal("a discard of a request that is no review (and does not exist) was accepted")
+	}
+}

@@ -42,6 +42,7 @@ func Run(t *testing.T, f Factory) {
 		{"ArchiveTakesFinalOutOfLive", testArchive},
 		{"RescheduleMovesAPendingDeadline", testReschedule},
 		{"PermissionAllowedForTheSession", testPermissionAllowedForTheSession},
+		{"ReviewRacingMergersOneWinner", testReviewRace},
 		{"InvalidNamesRefused", testInvalidNames},
 		{"DeadLetters", testDeadLetters},
 		{"WatchDeadLettersTellsEachOne", testWatchDeadLetters},

@@ -133,8 +133,8 @@ func (mt *mate) startProcess() error {
 		mt.startErr = fmt.Errorf("start %q: %w", argv[0], err)
 		return nil
 	}
-	mt.proc = p
 	mt.mu.Lock()
+	mt.proc = p
 	mt.rec.PID = cmd.Process.Pid
 	mt.mu.Unlock()
 	mt.onMessage = mt.sendToProcess
@@ -587,8 +587,12 @@ func (mt *mate) execStatus(l protocol.ExecLine) error {
 	if mt.status() == protocol.MemberAwaitingApproval && st != protocol.MemberAwaitingApproval {
 		return fmt.Errorf("status: %s is awaiting approval; it cannot report %s", mt.spec.Name, st)
 	}
+	cur := mt.status()
 	if err := mt.setStatus(st, l.Activity); err != nil {
 		return fmt.Errorf("status: %v", err)
+	}
+	if st == protocol.MemberIdle && cur == protocol.MemberWorking {
+		mt.turnEnded(l.Activity)
 	}
 	return nil
 }

@@ -440,8 +440,12 @@ func (e *llmEnv) Activity(text string) {
 		return // stopping or over
 	}
 	same := func(rec *protocol.Member) bool { return rec.Status == cur }
-	if _, err := mt.setStatusIf(same, next, text); err != nil {
+	moved, err := mt.setStatusIf(same, next, text)
+	if err != nil {
 		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": err.Error()})
+	}
+	if moved && cur == protocol.MemberWorking && next == protocol.MemberIdle {
+		mt.turnEnded(text)
 	}
 }
 

@@ -77,6 +77,16 @@ type mate struct {
 	// finished is closed when the run goroutine has recorded how the run
 	// ended (finish): only then may a restart replace the mate.
 	finished chan struct{}
+	// ws is the member's workspace when it works in a worktree
+	// (workspace.go); gated says its process or loop starts, and its inbox
+	// is consumed (consumeLater), only once its setup has run.
+	ws           *team.Workspace
+	gated        bool
+	consumeLater bool
+	// started is closed once what runs the teammate has started: a gated
+	// teammate's inbox handler waits for it (a restart's consumer runs
+	// already), so no message reaches a process not there yet.
+	started chan struct{}
 }
 
 // spawnedMate is a teammate spawned and not launched yet: its record is
@@ -102,7 +112,7 @@ func (rt *Runtime) run(ctx context.Context, spec team.MemberSpec, consume bool) 
 // whichever mate runs the member now (a restart replaces it). A member
 // huddle does not run spawns nothing (no mate).
 func (rt *Runtime) spawn(ctx context.Context, spec team.MemberSpec, consume bool) (spawnedMate, error) {
-	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{}), replaced: make(chan struct{}), finished: make(chan struct{})}
+	mt := &mate{rt: rt, spec: spec, wake: make(chan struct{}, 1), stop: make(chan struct{}), replaced: make(chan struct{}), finished: make(chan struct{}), started: make(chan struct{})}
 	mt.activity.Store("")
 	prev := rt.previous(spec.Name)
 	mt.rec = protocol.Member{Name: spec.Name, Role: spec.Role, Runtime: spec.Runtime.Kind, Status: protocol.MemberStarting, Since: time.Now().UTC(), PID: os.Getpid(), RunID: protocol.NewCorrelationID()[5:]}
@@ -140,22 +150,70 @@ func (rt *Runtime) spawn(ctx context.Context, spec team.MemberSpec, consume bool
 	mt.firstMove = &first
 	mt.writeMu.Unlock()
 	rt.emit(Event{"event": "member_status", "member": spec.Name, "status": string(protocol.MemberStarting)})
-	if spec.Runtime.Kind == team.RuntimeScript {
-		mt.answerShutdown = mt.scriptAnswer
-	} else if spec.Runtime.Kind == team.RuntimeLLM {
-		mt.startThinker()
-	} else if err := mt.startProcess(); err != nil {
-		return spawnedMate{}, err
-	} else if mt.proc != nil {
-		mt.collectReplay(prev)
+	if ws, ok := rt.team.Workspace(rt.dir, spec.Name); ok && spec.Runtime.Kind != team.RuntimeScript {
+		// The worktree is made or found before anything starts in it; a
+		// member that cannot have it crashes saying why, the team goes on.
+		if mt.gated, mt.startErr = rt.prepareWorkspace(ctx, mt, ws); mt.startErr != nil {
+			mt.gated = false
+		}
 	}
+	if mt.gated {
+		mt.consumeLater = consume
+		return spawnedMate{mt: mt, prev: prev}, nil
+	}
+	if err := mt.startRun(prev); err != nil {
+		return spawnedMate{}, err
+	}
+	close(mt.started)
 	if consume {
-		name := spec.Name
-		if err := rt.sh.consume(name, func(ctx context.Context, d store.Delivery) error { return rt.mate(name).handle(ctx, d) }); err != nil {
+		if err := mt.consume(); err != nil {
 			return spawnedMate{mt: mt, prev: prev}, err
 		}
 	}
 	return spawnedMate{mt: mt, prev: prev}, nil
+}
+
+// startRun starts what runs the teammate: its process or its loop (a
+// script needs neither). One that could not start says so when it runs.
+func (mt *mate) startRun(prev *protocol.Member) error {
+	ready := mt.startErr == nil // else its run says why it could not start
+	switch {
+	case mt.spec.Runtime.Kind == team.RuntimeScript:
+		mt.answerShutdown = mt.scriptAnswer
+	case ready && mt.spec.Runtime.Kind == team.RuntimeLLM:
+		mt.startThinker()
+	case ready:
+		if err := mt.startProcess(); err != nil {
+			return err
+		}
+		if mt.proc != nil {
+			mt.collectReplay(prev)
+		}
+	}
+	return nil
+}
+
+// consume starts the consumer of the member's inbox, which hands each
+// message to whichever mate runs the member now (a restart replaces it).
+func (mt *mate) consume() error {
+	rt, name := mt.rt, mt.spec.Name
+	return rt.sh.consume(name, func(ctx context.Context, d store.Delivery) error { return rt.mate(name).handle(ctx, d) })
+}
+
+// ungate runs a gated teammate's setup, then starts it and its inbox's
+// consumer as spawn would have.
+func (mt *mate) ungate(ctx context.Context, prev *protocol.Member) error {
+	if err := mt.awaitSetup(ctx); err != nil {
+		return err
+	}
+	if err := mt.startRun(prev); err != nil {
+		return err
+	}
+	close(mt.started)
+	if mt.consumeLater {
+		return mt.consume()
+	}
+	return nil
 }
 
 // previous is the record member name's last run left, nil if none (or
@@ -185,12 +243,16 @@ func (rt *Runtime) launch(ctx context.Context, sm spawnedMate) {
 		defer rt.wg.Done()
 		defer close(mt.finished)
 		var err error
-		switch spec.Runtime.Kind {
-		case team.RuntimeScript:
+		if mt.gated {
+			err = mt.ungate(ctx, prev)
+		}
+		switch {
+		case err != nil:
+		case spec.Runtime.Kind == team.RuntimeScript:
 			err = mt.runScript(ctx, prev)
-		case team.RuntimeExec:
+		case spec.Runtime.Kind == team.RuntimeExec:
 			err = mt.runExec(ctx)
-		case team.RuntimeLLM:
+		case spec.Runtime.Kind == team.RuntimeLLM:
 			err = mt.runLLM(ctx)
 		}
 		mt.finish(err)
@@ -317,6 +379,13 @@ func (mt *mate) count(f func(c *protocol.Counters)) {
 
 // handle is the teammate's inbox handler.
 func (mt *mate) handle(ctx context.Context, d store.Delivery) error {
+	select {
+	case <-mt.started:
+	case <-mt.replaced:
+		return mt.rt.mate(mt.spec.Name).handle(ctx, d) // a restart runs it now
+	case <-ctx.Done():
+		return ctx.Err() // not committed: the next run is given it
+	}
 	mt.rt.delivered(mt.spec.Name, d)
 	mt.count(func(c *protocol.Counters) { c.Received++ })
 	return mt.dispatch(ctx, d)

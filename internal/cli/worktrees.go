@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"huddle/team"
+)
+
+const worktreesAbout = "List the team's git worktrees, one per coding teammate whose workspace in team.json has\n" +
+	"\"worktree\": true (docs/worktrees.md): member, branch, commits ahead of and behind its base, its\n" +
+	"size, and whether a member of team.json still works in it (an orphan does not). The total and\n" +
+	"the workspace's max_disk close the list.\n" +
+	"'prune' removes the orphans. What one would lose (commits its base does not hold, files no\n" +
+	"commit holds) is named, and nothing is removed without --yes.\n" +
+	"'finish MEMBER' removes MEMBER's worktree and branch the same way, after its teardown script\n" +
+	"(when the lead approved it): the way a worktree ends by hand."
+
+func worktreesFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	yes := fs.Bool("yes", false, "prune, finish: remove even what holds unmerged work (named first)")
+	return func(cl *cmdline) int {
+		if err := requireTeam(cl.dir); err != nil {
+			return cl.exit(exitFail, "%v", err)
+		}
+		t, err := team.Load(cl.dir)
+		if err != nil {
+			return cl.exit(exitFail, "%v", err)
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		verb := ""
+		if len(cl.args) > 0 {
+			verb = cl.args[0]
+		}
+		switch verb {
+		case "", "list":
+			if code, ok := cl.wantArgs(0, 1, ""); !ok {
+				return code
+			}
+			if *yes {
+				return cl.usageError("--yes goes with prune or finish")
+			}
+			return listWorktrees(ctx, cl, t, *asJSON)
+		case "prune":
+			if code, ok := cl.wantArgs(1, 1, ""); !ok {
+				return code
+			}
+			return removeWorktrees(ctx, cl, t, "", *yes, *asJSON)
+		case "finish":
+			if code, ok := cl.wantArgs(2, 2, "MEMBER"); !ok {
+				return code
+			}
+			return removeWorktrees(ctx, cl, t, cl.args[1], *yes, *asJSON)
+		}
+		return cl.usageError("unknown %q: want list, prune or finish MEMBER", verb)
+	}
+}
+
+func listWorktrees(ctx context.Context, cl *cmdline, t *team.Team, asJSON bool) int {
+	l, err := team.ListWorktrees(ctx, t, cl.dir, false)
+	if err != nil && l == nil {
+		return cl.exit(exitFail, "%v", err)
+	}
+	if err != nil {
+		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(err.Error()))
+	}
+	if asJSON {
+		if err := writeJSON(cl.stdout, l); err != nil {
+			return cl.exit(exitFail, "%v", err)
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(cl.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEMBER\tBRANCH\tBASE\tAHEAD\tBEHIND\tSIZE\tUSED\tPATH")
+	for _, w := range l.Worktrees {
+		used := "yes"
+		switch {
+		case w.Missing:
+			used = "gone"
+		case !w.InUse:
+			used = "orphan"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", w.Member, w.Branch, dash(w.Base), w.Ahead, w.Behind, team.FormatSize(w.Size), used, w.Path)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(cl.stdout, diskLine(l))
+	return exitOK
+}
+
+// diskLine says what the worktrees take, against the limit.
+func diskLine(l *team.WorktreeList) string {
+	s := fmt.Sprintf("%d worktree(s), %s", len(l.Worktrees), team.FormatSize(l.Total))
+	if l.Limit > 0 {
+		s += " of max_disk " + team.FormatSize(l.Limit)
+		if l.Over() {
+			s += ": OVER THE LIMIT (huddle worktrees prune, or finish the worktrees done with)"
+		}
+	}
+	return s
+}
+
+// removeWorktrees removes the orphans (member ""), or member's worktree:
+// what holds work is named, and removed only with yes.
+func removeWorktrees(ctx context.Context, cl *cmdline, t *team.Team, member string, yes, asJSON bool) int {
+	l, err := team.ListWorktrees(ctx, t, cl.dir, true)
+	if err != nil && l == nil {
+		return cl.exit(exitFail, "%v", err)
+	}
+	var pick []team.WorktreeInfo
+	for _, w := range l.Worktrees {
+		if (member == "" && !w.InUse) || (member != "" && w.Member == member) {
+			pick = append(pick, w)
+		}
+	}
+	if member != "" && len(pick) == 0 {
+		return cl.exit(exitFail, "%s has no worktree of team %s", member, t.Name)
+	}
+	if len(pick) == 0 {
+		fmt.Fprintln(cl.stdout, "no orphaned worktree")
+		return exitOK
+	}
+	var refused int
+	var removed []team.WorktreeInfo
+	for i := range pick {
+		w := &pick[i]
+		if loses := w.Loses(); loses != "" && !yes {
+			fmt.Fprintf(cl.stderr, "huddle: %s: %s (%s) holds %s: not removed (--yes removes it)\n", cl.name, w.Path, w.Branch, loses)
+			refused++
+			continue
+		}
+		if member != "" {
+			if ws, ok := t.Workspace(cl.dir, member); ok {
+				switch err := team.Teardown(ctx, cl.dir, ws); {
+				case errors.Is(err, team.ErrScriptNotApproved):
+					fmt.Fprintf(cl.stderr, "huddle: %s: warning: teardown not run: the lead never approved the workspace's scripts\n", cl.name)
+				case err != nil:
+					return cl.exit(exitFail, "%v", err)
+				}
+			}
+		}
+		if err := team.RemoveWorktree(ctx, w); err != nil {
+			return cl.exit(exitFail, "%s: %v", w.Path, err)
+		}
+		removed = append(removed, *w)
+		if !asJSON {
+			fmt.Fprintf(cl.stdout, "removed %s (%s, %s)\n", w.Path, w.Branch, team.FormatSize(w.Size))
+		}
+	}
+	if asJSON {
+		if removed == nil {
+			removed = []team.WorktreeInfo{}
+		}
+		_ = writeJSON(cl.stdout, map[string]any{"removed": removed, "refused": refused})
+	}
+	if refused > 0 {
+		return exitFail
+	}
+	return exitOK
+}
