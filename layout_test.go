@@ -29,14 +29,14 @@ var allowedImports = map[string][]string{
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
-	"team/serve":   {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "store", "team", "team/supervisor"},
-	"claudeteam":   {"protocol", "teamdir", "team", "team/view"},
-	"replay":       {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
-	"agents":       {"protocol", "team", "store/filestore"},
-	"tui":          {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
+	"team/serve": {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "store", "team", "team/supervisor"},
+	"claudeteam": {"protocol", "teamdir", "team", "team/view"},
+	"replay":     {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
+	"agents":     {"protocol", "team", "store/filestore"},
+	"tui":        {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
 	// What a person is told of (a request waits, a member crashed), on
 	// the terminal, the desktop and a webhook.
-	"notify": {"protocol", "team/view"},
+	"notify":       {"protocol", "team/view"},
 	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
 	".":            {"internal/cli"},
 
