@@ -36,7 +36,7 @@ func (p *deadLettersPane) refilter() {
 	rows := p.list.rows[:0]
 	for i := len(p.snap.DeadLetters) - 1; i >= 0; i-- {
 		d := &p.snap.DeadLetters[i]
-		if p.list.matches(d.Member, d.By, d.Source, d.Reason, d.Type) {
+		if p.list.matches(d.Member, d.By, d.Source, d.Reason, d.Type, d.MessageID) {
 			rows = append(rows, i)
 		}
 	}
@@ -124,3 +124,5 @@ func (p *deadLettersPane) detail(w int) []string {
 	out = append(out, p.section("why", d.Reason, w)...)
 	return append(out, p.section("what was refused", d.Raw, w)...)
 }
+
+func (p *deadLettersPane) counts() (int, int) { return len(p.list.rows), len(p.snap.DeadLetters) }

@@ -27,11 +27,11 @@ func TestFlowEachPaneDecidesWhatItDraws(t *testing.T) {
 		decides bool
 		shows   string // what the screen shows once the keys are taken
 	}{
-		{"requests", nil, true, "[2 Requests]"},
+		{"requests", nil, true, "[2 Requests"},
 		{"roster", []string{"1", "j"}, true, "Member finanzas"},
 		{"member view with its log", []string{"1", "j", "l"}, true, "(l: the card)"},
-		{"traces", []string{"3"}, false, "[3 Traces]"},
-		{"messages", []string{"4"}, false, "[4 Messages]"},
+		{"traces", []string{"3"}, false, "[3 Traces"},
+		{"messages", []string{"4"}, false, "[4 Messages"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -148,6 +148,14 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 	var cmd tea.Cmd
 	d.input, cmd = d.input.Update(k)
 	d.err = ""
+	if d.kind == dialogFilter {
+		// Live: the rows follow every key; enter keeps the filter, esc
+		// clears it.
+		if f := strings.TrimSpace(d.input.Value()); f != m.focused().filter() {
+			m.focused().setFilter(f)
+			m.focused().home()
+		}
+	}
 	return cmd
 }
 

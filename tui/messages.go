@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"huddle/protocol"
 	"huddle/team"
@@ -47,7 +48,7 @@ func (p *messagesPane) refresh() {
 func (p *messagesPane) refilter() {
 	rows := p.list.rows[:0]
 	for i, mv := range p.snap.Messages {
-		if p.list.matches(mv.Msg.From, mv.Msg.To, mv.Inbox) {
+		if p.list.matches(mv.Msg.From, mv.Msg.To, mv.Inbox, ansi.Strip(p.messageText(&mv.Msg))) {
 			rows = append(rows, i)
 		}
 	}
@@ -165,3 +166,5 @@ func (p *messagesPane) detail(w int) []string {
 	out := []string{p.styles.Title.Render(fmt.Sprintf("%s in the inbox of %s at offset %d", mv.Msg.ID, mv.Inbox, mv.Offset))}
 	return append(out, wrapText(string(b), w)...)
 }
+
+func (p *messagesPane) counts() (int, int) { return len(p.list.rows), len(p.snap.Messages) }

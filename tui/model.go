@@ -28,6 +28,9 @@ const (
 
 var paneNames = [paneCount]string{"Roster", "Requests", "Traces", "Messages", "Dead letters"}
 
+// paneShortNames stand for paneNames in a title too narrow for them.
+var paneShortNames = [paneCount]string{"Roster", "Req", "Traces", "Msgs", "Dead"}
+
 // SnapshotMsg carries a new fold of the team directory.
 type SnapshotMsg view.Snapshot
 
@@ -122,6 +125,8 @@ type component interface {
 	filter() string
 	// setFilter sets the filter and rebuilds the rows.
 	setFilter(f string)
+	// counts are the rows the filter lets through and all there are.
+	counts() (shown, all int)
 	// home puts the cursor where a fresh list starts.
 	home()
 	details() *details

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"huddle/internal/testkit/dirrecords"
 	"huddle/protocol"
@@ -128,7 +129,7 @@ func TestPanesSwitchWithTabAndDigits(t *testing.T) {
 		t.Fatalf("roster focus should show reservas's card on the right:\n%s", m.View().Content)
 	}
 	send(m, "esc")
-	if m.focus != paneTraces || !strings.Contains(m.View().Content, "[3 Traces]") {
+	if m.focus != paneTraces || !strings.Contains(m.View().Content, "[3 Traces") {
 		t.Fatalf("esc on the roster should go back to traces: focus=%v", m.focus)
 	}
 }
@@ -442,5 +443,41 @@ func TestRemoteSpansAreMarked(t *testing.T) {
 	}
 	if strings.Count(out, "⇄") != 1 {
 		t.Fatalf("local calls are marked remote too:\n%s", out)
+	}
+}
+
+// TestFilterIsLiveOverTheTextOnScreen: the filter narrows the rows as it
+// is typed, matches what a row says (a message's words, a plan's text), not
+// only names and ids, underlines the match, counts "n of m" in the title,
+// keeps what enter leaves and goes with esc.
+func TestFilterIsLiveOverTheTextOnScreen(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	send(m, "4", "/")
+	typeText(m, "led")
+	if n := len(m.messages.list.rows); n != 1 {
+		t.Fatalf("while typing /led: %d messages, want the ledger's", n)
+	}
+	screen := m.View().Content
+	if !strings.Contains(ansi.Strip(screen), "4 Messages /led 1 of 3") || !strings.Contains(screen, markOn+"led"+markOff+"ger closed") {
+		t.Fatalf("the live filter's title or mark:\n%s", screen)
+	}
+	typeText(m, "gerx")
+	if n := len(m.messages.list.rows); n != 0 || !strings.Contains(ansi.Strip(m.View().Content), "no message matches the filter") {
+		t.Fatalf("/ledgerx: %d messages", n)
+	}
+	send(m, "backspace", "enter")
+	if m.dialog != nil || m.messages.filter() != "ledger" || len(m.messages.list.rows) != 1 {
+		t.Fatalf("enter keeps the filter: dialog %v, filter %q, %d rows", m.dialog, m.messages.filter(), len(m.messages.list.rows))
+	}
+	send(m, "/", "esc")
+	if m.messages.filter() != "" || len(m.messages.list.rows) != 3 || !strings.Contains(ansi.Strip(m.View().Content), "4 Messages (3)") {
+		t.Fatalf("esc clears it: %q, %d rows", m.messages.filter(), len(m.messages.list.rows))
+	}
+	// A plan's text, in the requests.
+	send(m, "2", "/")
+	typeText(m, "revised after")
+	if n := len(m.requests.list.rows); n != 1 || m.requests.selected().ID != "pl-5f1c9a2b7e31" {
+		t.Fatalf("/revised after, over the plans: %d requests", n)
 	}
 }

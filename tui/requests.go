@@ -109,7 +109,7 @@ func (p *requestsPane) pendingSet() map[string]bool {
 func (p *requestsPane) refilter() {
 	rows := p.list.rows[:0]
 	for i, r := range p.snap.Requests {
-		if p.list.matches(r.ID, r.From, r.To, string(r.Kind), string(r.Status)) {
+		if p.list.matches(r.ID, r.From, r.To, string(r.Kind), string(r.Status), r.Plan, r.Reason, r.Feedback, r.ResponseReason, r.ResolvedBy, permissionText(&r)) {
 			rows = append(rows, i)
 		}
 	}
@@ -370,3 +370,14 @@ func dashIf(s string) string {
 	}
 	return s
 }
+
+// permissionText is what a permission asks for, as its row and details
+// say it ("" for another kind).
+func permissionText(r *protocol.Request) string {
+	if r.Permission == nil {
+		return ""
+	}
+	return r.Permission.Tool + " " + r.Permission.Summary
+}
+
+func (p *requestsPane) counts() (int, int) { return len(p.list.rows), len(p.snap.Requests) }

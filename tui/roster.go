@@ -31,7 +31,7 @@ func (p *rosterPane) refresh() {
 func (p *rosterPane) refilter() {
 	rows := p.list.rows[:0]
 	for i, mv := range p.snap.Members {
-		if p.list.matches(mv.Record.Name, mv.Spec.Name, mv.Spec.Role, string(mv.Record.Status)) {
+		if p.list.matches(mv.Record.Name, mv.Spec.Name, mv.Spec.Role, string(mv.Record.Status), mv.Record.Activity, mv.Record.Error, mv.Record.LastLog) {
 			rows = append(rows, i)
 		}
 	}
@@ -150,3 +150,5 @@ func tokens(c protocol.Counters) string {
 	}
 	return s
 }
+
+func (p *rosterPane) counts() (int, int) { return len(p.list.rows), len(p.snap.Members) }

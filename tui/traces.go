@@ -99,11 +99,11 @@ func (p *tracesPane) refresh() {
 // id or one of its calls matches, and it is kept whole.
 func (p *tracesPane) keeps(c *trace.Chain) bool {
 	f := p.list.filter
-	if f == "" || strings.Contains(c.CorrelationID, f) {
+	if f == "" || match(f, c.CorrelationID) {
 		return true
 	}
 	for _, r := range c.Rows {
-		if p.list.matches(r.Call.Caller, r.Call.Target, r.Call.Action, r.Call.ErrorCode, r.Call.RequestID) {
+		if p.list.matches(r.Call.Caller, r.Call.Target, r.Call.Action, r.Call.ErrorCode, r.Call.RequestID, r.Call.Prompt, r.Call.Status, r.Call.ErrorMessage, r.Call.ErrorReason, r.Call.Result) {
 			return true
 		}
 	}
@@ -397,3 +397,6 @@ func (p *tracesPane) detail(w int) []string {
 	out = append(out, p.section("prompt", call.Prompt, w)...)
 	return append(out, p.section("result", call.Result, w)...)
 }
+
+// counts are chains, not calls: the rows a chain folds into are its.
+func (p *tracesPane) counts() (int, int) { return p.shown.Len(), p.snap.Chains.Len() }

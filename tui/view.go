@@ -45,7 +45,7 @@ func (m *Model) render() string {
 	bodyH := h - 3
 	leftW := clamp(w/3, 26, 44)
 	rightW := w - leftW
-	left := m.frame(m.paneTitle(paneRoster), m.roster.Render(leftW-2, bodyH-2), leftW, bodyH, m.focus == paneRoster)
+	left := m.frame(m.paneTitle(paneRoster), markedLines(m.roster.Render(leftW-2, bodyH-2), m.roster.filter()), leftW, bodyH, m.focus == paneRoster)
 	var right []string
 	switch {
 	case m.member.open:
@@ -56,7 +56,7 @@ func (m *Model) render() string {
 		// nothing else takes their place.
 		right = m.frame(m.styles.Title.Render("Member"), m.styles.Muted.Render("no member selected"), rightW, bodyH, false)
 	default:
-		right = m.frame(m.tabs(), m.shown().Render(rightW-2, bodyH-2), rightW, bodyH, m.focus != paneRoster)
+		right = m.frame(m.tabs(rightW-6), markedLines(m.shown().Render(rightW-2, bodyH-2), m.shown().filter()), rightW, bodyH, m.focus != paneRoster)
 	}
 	var b strings.Builder
 	b.Grow(w * h * 2)
@@ -139,27 +139,52 @@ func (m *Model) frame(title, inside string, w, h int, focused bool) []string {
 	return out
 }
 
-func (m *Model) paneTitle(p pane) string {
-	t := fmt.Sprintf("%d %s", p+1, paneNames[p])
-	if f := m.panes[p].filter(); f != "" {
-		t += " /" + f
+// paneTitle is a pane's number, name and how many rows it has ("5 Dead
+// letters (2)"), or with a filter how many of them it shows ("4 Messages
+// /ledger 3 of 12").
+func (m *Model) paneTitle(p pane) string { return m.paneTitleNamed(p, paneNames[p]) }
+
+func (m *Model) paneTitleNamed(p pane, name string) string {
+	t := fmt.Sprintf("%d %s", p+1, name)
+	shown, all := m.panes[p].counts()
+	switch f := m.panes[p].filter(); {
+	case f != "":
+		t += fmt.Sprintf(" /%s %d of %d", f, shown, all)
+	case all > 0:
+		t += fmt.Sprintf(" (%d)", all)
 	}
 	return t
 }
 
-// tabs is the title of the right column: its three panes, the shown one lit.
-func (m *Model) tabs() string {
-	var parts []string
-	for p := paneRequests; p < paneCount; p++ {
-		t := m.paneTitle(p)
-		if p == m.right {
-			t = m.styles.Title.Render("[" + t + "]")
-		} else {
-			t = m.styles.Muted.Render(t)
+// tabs is the title of the right column: its panes, the shown one lit,
+// in w columns: the other panes' names shortened, then their counts left
+// out, where the whole names do not fit.
+func (m *Model) tabs(w int) string {
+	for _, short := range []bool{false, true} {
+		for _, counts := range []bool{true, false} {
+			var parts []string
+			for p := paneRequests; p < paneCount; p++ {
+				name := paneNames[p]
+				if short && p != m.right {
+					name = paneShortNames[p]
+				}
+				t := m.paneTitleNamed(p, name)
+				if !counts && p != m.right {
+					t = fmt.Sprintf("%d %s", p+1, name)
+				}
+				if p == m.right {
+					t = m.styles.Title.Render("[" + t + "]")
+				} else {
+					t = m.styles.Muted.Render(t)
+				}
+				parts = append(parts, t)
+			}
+			if line := strings.Join(parts, " "); ansi.StringWidth(line) <= w || (short && !counts) {
+				return line
+			}
 		}
-		parts = append(parts, t)
 	}
-	return strings.Join(parts, " ")
+	return ""
 }
 
 // highlight draws the cursor row of pane p: selected when p has focus,
