@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -61,6 +62,7 @@ type Agent struct {
 	tools  []ToolSpec
 	work   map[string]bool // enabled work tools
 	dir    string          // cfg.Dir with its symlinks resolved
+	root   *os.Root        // dir, opened once: every file tool goes through it
 
 	mu      sync.Mutex
 	pending []string      // delivered, not yet in the conversation
@@ -121,6 +123,11 @@ func NewAgent(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("llm: work dir: %w", err)
 		}
 		a.dir = real
+		// Opened once, so the directory itself cannot be swapped under a
+		// running member; it is closed with the Agent (os.Root's cleanup).
+		if a.root, err = os.OpenRoot(real); err != nil {
+			return nil, fmt.Errorf("llm: work dir: %w", err)
+		}
 	}
 	a.tools = a.toolSpecs()
 	a.system = a.systemPrompt()
