@@ -19,7 +19,7 @@ var allowedImports = map[string][]string{
 	"teamdir":       {"protocol"},
 	"inbox":         {"protocol", "teamdir"},
 	"ipc/trace":     {"protocol", "teamdir"},
-	"llm":           {"protocol"},
+	"llm":           {"protocol", "internal/sandbox"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	// What a team is, its records and the lead's operations, on a store.
@@ -56,6 +56,8 @@ var allowedImports = map[string][]string{
 	"permit": {},
 	// Processes found by a variable of their environment (/proc).
 	"internal/procenv": {},
+	// A command confined to one directory: an llm teammate's bash.
+	"internal/sandbox": {},
 	// Certificates for tests of TLS connections.
 	"internal/testtls": {},
 	// Loopback fakes of the Anthropic Messages and OpenAI Responses APIs

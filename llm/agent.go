@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"huddle/internal/sandbox"
 )
 
 // KnownTools are the work tools a member may enable.
@@ -37,6 +39,13 @@ type Config struct {
 	ToolTimeout  time.Duration // bash and other tools (0: 60s)
 	OutputCap    int           // bytes of a tool result kept (0: 16 KiB)
 	MaxFile      int           // bytes write_file and edit_file may leave in a file (0: 1 MiB)
+	// SandboxOff runs bash unconfined (team.json "sandbox": "off"); else
+	// it runs in internal/sandbox, and is refused where the kernel offers
+	// no Landlock.
+	SandboxOff bool
+	// Kernel is what the kernel offers the sandbox (nil: sandbox.Probe);
+	// tests force what a kernel lacks.
+	Kernel func() sandbox.Kernel
 }
 
 // Backoff is the retry policy for 429, 5xx and transport failures.

@@ -3,13 +3,21 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"huddle/internal/sandbox"
+	"huddle/internal/testkit"
 )
 
 // TestSymlinkFlippedFromOutsideNeverEscapes races write_file and read_file
@@ -73,5 +81,196 @@ func TestSymlinkFlippedFromOutsideNeverEscapes(t *testing.T) {
 	t.Logf("%d tries: %d writes and %d reads escaped", tries, wrote, read)
 	if wrote > 0 || read > 0 {
 		t.Errorf("a symlink flipped from outside let %d of %d writes and %d of %d reads escape the member's directory", wrote, tries, read, tries)
+	}
+}
+
+// kernels are the two ways bash is confined on a kernel with Landlock:
+// in new PID and mount namespaces (a fresh /proc), and without them (no
+// /proc at all, orphans killed by the subreaper), as where the kernel
+// refuses a user namespaces.
+func kernels(t *testing.T) map[string]func() sandbox.Kernel {
+	t.Helper()
+	k := sandbox.Probe()
+	if k.Landlock < 1 {
+		t.Skip("this kernel offers no Landlock: bash is refused (TestBashRefusedWithoutLandlock)")
+	}
+	return map[string]func() sandbox.Kernel{
+		"namespaces":    func() sandbox.Kernel { return k },
+		"no-namespaces": func() sandbox.Kernel { return sandbox.Kernel{Landlock: k.Landlock} },
+	}
+}
+
+// runBash runs command through the bash tool.
+func runBash(t *testing.T, a *Agent, command string) (string, bool) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"command": command})
+	text, isErr, _ := a.runTool(context.Background(), call("b", "bash", string(args)))
+	return text, isErr
+}
+
+// TestBashWritesOnlyUnderItsDir: bash writes in the member's directory and
+// nowhere else, not in a directory of the same user nor in /tmp; it reads
+// the system's read-only paths (/etc/passwd among them, a decision:
+// docs/ARCHITECTURE.md, "Trust").
+func TestBashWritesOnlyUnderItsDir(t *testing.T) {
+	for name, kernel := range kernels(t) {
+		t.Run(name, func(t *testing.T) {
+			outside := t.TempDir()
+			keep := filepath.Join(outside, "keep")
+			if err := os.WriteFile(keep, []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tmp := filepath.Join(os.TempDir(), fmt.Sprintf("huddle-escape-%d", time.Now().UnixNano()))
+			t.Cleanup(func() { os.Remove(tmp) })
+			a := newToolAgent(t, func(c *Config) { c.Kernel = kernel })
+			text, _ := runBash(t, a, fmt.Sprintf(`echo in > inside.txt; mkdir -p sub && echo in > sub/f; `+
+				`echo out > %[1]s/escaped.txt; rm -f %[1]s/keep; mkdir %[1]s/d; echo out > %[2]s; `+
+				`echo t > "$TMPDIR/t" && echo tmp ok; cd / && head -2 /etc/passwd`, outside, tmp))
+			t.Logf("bash said: %s", text)
+			if b, err := os.ReadFile(filepath.Join(a.dir, "sub", "f")); err != nil || string(b) != "in\n" {
+				t.Errorf("a write inside: %q, %v", b, err)
+			}
+			if got := testkit.Tree(t, outside); len(got) != 2 || got["keep"] != 4 {
+				t.Errorf("bash changed a directory outside its own: %v", got)
+			}
+			if _, err := os.Stat(tmp); err == nil {
+				t.Errorf("bash wrote %s", tmp)
+			}
+			if !strings.Contains(text, "tmp ok") {
+				t.Errorf("bash could not write its TMPDIR: %q", text)
+			}
+			if !strings.Contains(text, "root:") {
+				t.Errorf("bash could not read /etc/passwd, a system path: %q", text)
+			}
+		})
+	}
+}
+
+// TestBashSeesNoOtherProcessEnviron: another process's environment, the
+// variable it was started with, is not readable from bash, by its pid
+// or by any pid.
+func TestBashSeesNoOtherProcessEnviron(t *testing.T) {
+	const secret = "other-process-SECRET-4242"
+	other := exec.Command("sleep", "1000")
+	other.Env = []string{"HUDDLE_OTHER_SECRET=" + secret}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	for name, kernel := range kernels(t) {
+		t.Run(name, func(t *testing.T) {
+			a := newToolAgent(t, func(c *Config) { c.Kernel = kernel })
+			text, _ := runBash(t, a, fmt.Sprintf(`cat /proc/%d/environ; cat /proc/$PPID/environ; `+
+				`for f in /proc/[0-9]*/environ; do cat "$f"; done; echo; echo listed`, other.Process.Pid))
+			if strings.Contains(text, secret) {
+				t.Errorf("bash read another process's environment: %q", text)
+			}
+			if !strings.Contains(text, "listed") {
+				t.Errorf("the command did not run to its end: %q", text)
+			}
+		})
+	}
+}
+
+// TestBashLeavesNoProcessBehind: what bash started in the background,
+// nohup'd, setsid'd or double-forked, is gone when the call returns.
+func TestBashLeavesNoProcessBehind(t *testing.T) {
+	for name, kernel := range kernels(t) {
+		t.Run(name, func(t *testing.T) {
+			// sleep's argument marks its processes: unique to this run.
+			n := time.Now().UnixNano() % 1e6
+			marks := []string{fmt.Sprintf("%d.1", 500000+n), fmt.Sprintf("%d.2", 500000+n), fmt.Sprintf("%d.3", 500000+n)}
+			t.Cleanup(func() { killMarked(marks) })
+			a := newToolAgent(t, func(c *Config) { c.Kernel = kernel })
+			text, isErr := runBash(t, a, fmt.Sprintf(`nohup sleep %s >/dev/null 2>&1 & setsid sleep %s >/dev/null 2>&1 & (sleep %s >/dev/null 2>&1 &); echo started`, marks[0], marks[1], marks[2]))
+			if isErr || !strings.Contains(text, "started") {
+				t.Fatalf("bash = %q", text)
+			}
+			if left := marked(marks); len(left) > 0 {
+				t.Errorf("processes outlived the call: %v", left)
+			}
+		})
+		t.Run(name+"/cancelled", func(t *testing.T) {
+			n := time.Now().UnixNano() % 1e6
+			marks := []string{fmt.Sprintf("%d.4", 500000+n), fmt.Sprintf("%d.5", 500000+n)}
+			t.Cleanup(func() { killMarked(marks) })
+			a := newToolAgent(t, func(c *Config) { c.Kernel = kernel })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan string, 1)
+			go func() {
+				args, _ := json.Marshal(map[string]string{"command": fmt.Sprintf(`nohup sleep %s >/dev/null 2>&1 & setsid sleep %s >/dev/null 2>&1 & wait`, marks[0], marks[1])})
+				text, _, _ := a.runTool(ctx, call("b", "bash", string(args)))
+				done <- text
+			}()
+			testkit.WaitFor(t, 30*time.Second, "both sleeps to run", func() bool { return len(marked(marks)) == 2 })
+			cancel()
+			<-done
+			if left := marked(marks); len(left) > 0 {
+				t.Errorf("processes outlived the cancelled call: %v", left)
+			}
+		})
+	}
+}
+
+// marked are the processes whose command line holds one of marks.
+func marked(marks []string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		for _, m := range marks {
+			if strings.Contains(string(b), "\x00"+m) {
+				out = append(out, e.Name()+" "+strings.ReplaceAll(string(b), "\x00", " "))
+			}
+		}
+	}
+	return out
+}
+
+func killMarked(marks []string) {
+	for _, p := range marked(marks) {
+		if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestBashRefusedWithoutLandlock: where the kernel offers no Landlock,
+// bash is refused in one line and runs nothing, unless the member's
+// sandbox is off.
+func TestBashRefusedWithoutLandlock(t *testing.T) {
+	none := func() sandbox.Kernel { return sandbox.Kernel{Namespaces: true} }
+	a := newToolAgent(t, func(c *Config) { c.Kernel = none })
+	text, isErr := runBash(t, a, "echo ran > ran.txt")
+	if !isErr || !strings.HasPrefix(text, "refused: bash runs only in a sandbox") || strings.Contains(text, "\n") {
+		t.Errorf("bash without Landlock = %q, want one line refusing it", text)
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "ran.txt")); err == nil {
+		t.Error("bash ran without Landlock")
+	}
+	off := newToolAgent(t, func(c *Config) { c.Kernel, c.SandboxOff = none, true })
+	if text, isErr := runBash(t, off, "echo ran > ran.txt"); isErr {
+		t.Errorf("bash with the sandbox off = %q", text)
+	}
+	if _, err := os.Stat(filepath.Join(off.dir, "ran.txt")); err != nil {
+		t.Errorf("bash with the sandbox off did not run: %v", err)
+	}
+}
+
+// TestBashHasNoCapability: bash keeps no capability, even when huddle runs
+// as root (whose capabilities Landlock does not take: loading a module
+// or rebooting).
+func TestBashHasNoCapability(t *testing.T) {
+	a := newToolAgent(t, func(c *Config) { c.Kernel = kernels(t)["namespaces"] })
+	text, _ := runBash(t, a, `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status`)
+	if n := strings.Count(text, "0000000000000000"); !strings.Contains(text, "CapEff") || n < 4 {
+		t.Errorf("bash's capabilities:\n%s", text)
+	}
+	if os.Geteuid() == 0 && !strings.Contains(text, "CapBnd:\t0000000000000000") {
+		t.Errorf("bash run by root keeps a bounding set:\n%s", text)
 	}
 }

@@ -5,7 +5,8 @@
 // work on files, each through the Env the team runtime gives it.
 //
 // llm knows nothing of inboxes or records: the runtime (package team)
-// implements Env. It imports only protocol of ours (docs/ARCHITECTURE.md, "Packages").
+// implements Env. It imports only protocol and internal/sandbox of ours
+// (docs/ARCHITECTURE.md, "Packages").
 package llm
 
 import (

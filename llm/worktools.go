@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"huddle/internal/sandbox"
 )
 
 // runWorkTool runs an enabled work tool, confined to the member's directory.
@@ -285,25 +287,26 @@ func (a *Agent) listFiles(path string) (string, bool) {
 	return w.String(), false
 }
 
-// bash runs command in the member's directory under the tool timeout, in a
-// process group of its own (killed whole on timeout), with a small
-// environment: the huddle process's own variables, among them the API key,
-// are not passed on.
+// bash runs command in the member's directory under the tool timeout, with
+// a small environment (huddle's own variables, the API key among them, are
+// not passed on): confined by internal/sandbox, and refused where the
+// kernel offers no Landlock, unless the member's sandbox is off. Either way
+// nothing it started outlives the call.
 func (a *Agent) bash(ctx context.Context, command string) (string, bool) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ToolTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", command)
-	cmd.Dir = a.dir
-	cmd.Env = bashEnv(a.dir)
-	cmd.Stdin = nil
 	var out capWriter
 	out.limit = a.cfg.OutputCap
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	var err error
+	if a.cfg.SandboxOff {
+		err = a.bashUnconfined(ctx, command, &out)
+	} else {
+		k := a.kernel()
+		if k.Landlock < 1 {
+			return fmt.Sprintf("refused: bash runs only in a sandbox, and %v; team.json \"sandbox\": \"off\" on this member runs it unconfined", sandbox.ErrNoLandlock), true
+		}
+		err = sandbox.Run(ctx, sandbox.Options{Dir: a.dir, Env: bashEnv(a.dir, false), Stdout: &out, Kernel: k}, "bash", "-c", command)
+	}
 	text := out.String()
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
@@ -318,9 +321,41 @@ func (a *Agent) bash(ctx context.Context, command string) (string, bool) {
 	return text, false
 }
 
-func bashEnv(dir string) []string {
+// kernel is what the kernel offers the sandbox.
+func (a *Agent) kernel() sandbox.Kernel {
+	if a.cfg.Kernel != nil {
+		return a.cfg.Kernel()
+	}
+	return sandbox.Probe()
+}
+
+// bashUnconfined runs command as huddle's user may (the member's sandbox
+// is off), in a process group of its own, killed whole when the call ends.
+func (a *Agent) bashUnconfined(ctx context.Context, command string, out *capWriter) error {
+	cmd := exec.CommandContext(ctx, "bash", "-c", command)
+	cmd.Dir = a.dir
+	cmd.Env = bashEnv(a.dir, true)
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group
+	}
+	return err
+}
+
+// bashEnv is bash's whole environment; tmpdir passes huddle's TMPDIR on
+// (the sandbox gives a temporary directory of its own).
+func bashEnv(dir string, tmpdir bool) []string {
 	env := []string{"HOME=" + dir, "TERM=dumb", "PWD=" + dir}
-	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TMPDIR", "USER"} {
+	keep := []string{"PATH", "LANG", "LC_ALL", "USER"}
+	if tmpdir {
+		keep = append(keep, "TMPDIR")
+	}
+	for _, k := range keep {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

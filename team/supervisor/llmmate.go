@@ -15,6 +15,7 @@ import (
 	"huddle/llm"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/team"
 	"huddle/teamdir"
 )
 
@@ -80,7 +81,8 @@ func (mt *mate) startThinker() {
 		Name: mt.spec.Name, Role: mt.spec.Role, Teammates: mt.teammates(),
 		System: spec.System, Prompt: spec.Prompt, Tools: spec.Tools, Dir: work,
 		PlanRequired: spec.PlanGate(), MaxTurns: spec.MaxTurns, MaxTokens: spec.MaxTokens,
-		Env: &llmEnv{mt: mt}, Transcript: mt.transcribe,
+		SandboxOff: spec.Sandbox == team.SandboxOff,
+		Env:        &llmEnv{mt: mt}, Transcript: mt.transcribe,
 	}
 	pc := llm.ProviderConfig{Provider: spec.Provider, BaseURL: spec.BaseURL, Model: spec.Model, APIKey: mt.llm.key}
 	build := mt.rt.opts.newThinker
