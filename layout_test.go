@@ -25,7 +25,7 @@ var allowedImports = map[string][]string{
 	// What a team is, its records and the lead's operations, on a store.
 	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
-	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv"},
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv", "internal/redact"},
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
@@ -58,6 +58,8 @@ var allowedImports = map[string][]string{
 	"internal/procenv": {},
 	// A command confined to one directory: an llm teammate's bash.
 	"internal/sandbox": {},
+	// The secrets huddle knows, taken out of what it writes and sends.
+	"internal/redact": {},
 	// Certificates for tests of TLS connections.
 	"internal/testtls": {},
 	// Loopback fakes of the Anthropic Messages and OpenAI Responses APIs

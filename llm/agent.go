@@ -43,6 +43,10 @@ type Config struct {
 	// it runs in internal/sandbox, and is refused where the kernel offers
 	// no Landlock.
 	SandboxOff bool
+	// Scrub takes the secrets huddle knows out of a text (nil: none): it
+	// is applied to every tool result before the model or the transcript
+	// sees it, and no variable of bash's environment is one it changes.
+	Scrub func(string) string
 	// Kernel is what the kernel offers the sandbox (nil: sandbox.Probe);
 	// tests force what a kernel lacks.
 	Kernel func() sandbox.Kernel
@@ -265,6 +269,7 @@ func (a *Agent) step(ctx context.Context, conv *conversation) (final bool, err e
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
+		text = a.scrub(text)
 		conv.msgs = append(conv.msgs, Message{Role: RoleTool, Text: text, ToolCallID: call.ID, IsError: isErr})
 		a.emit(conv, Entry{Kind: "tool_result", Tool: call.Name, CallID: call.ID, Text: text, IsError: isErr})
 		if stop {
@@ -385,6 +390,14 @@ func dropOldestToolResults(msgs []Message) int {
 		msgs[i].Text = droppedMarker
 	}
 	return n
+}
+
+// scrub is text with the secrets huddle knows taken out.
+func (a *Agent) scrub(text string) string {
+	if a.cfg.Scrub == nil {
+		return text
+	}
+	return a.cfg.Scrub(text)
 }
 
 func (a *Agent) emit(conv *conversation, e Entry) {

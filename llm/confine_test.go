@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	secretset "huddle/internal/redact"
 	"huddle/internal/sandbox"
 	"huddle/internal/testkit"
 )
@@ -272,5 +273,75 @@ func TestBashHasNoCapability(t *testing.T) {
 	}
 	if os.Geteuid() == 0 && !strings.Contains(text, "CapBnd:\t0000000000000000") {
 		t.Errorf("bash run by root keeps a bounding set:\n%s", text)
+	}
+}
+
+// TestBashReadsNoSecretOfHuddle: huddle's own environment (an API key, a
+// store URL with its token) reaches nothing bash prints: not its
+// environment, not huddle's /proc/PID/environ ($PPID, raw or base64),
+// not PID 1's.
+func TestBashReadsNoSecretOfHuddle(t *testing.T) {
+	const key = "sk-proj-HUDDLE-key-5e6f7a8b9c0d"
+	const token = "huddle-store-T0KEN-1a2b3c4d"
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	huddle := exec.Command(exe)
+	huddle.Env = append(os.Environ(), roleEnv+"=bash", "HUDDLE_LLM_TEST_DIR="+t.TempDir(),
+		"HUDDLE_LLM_TEST_COMMAND=env; base64 -w0 /proc/$PPID/environ; echo; base64 /proc/1/environ; cat /proc/self/environ; echo; echo end",
+		"OPENAI_API_KEY="+key, "HUDDLE_STORE=nats://"+token+"@127.0.0.1:4222/crew")
+	out, err := huddle.Output()
+	if err != nil {
+		t.Fatalf("the re-executed huddle: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "end") {
+		t.Fatalf("the command did not run to its end: %q", out)
+	}
+	if secretset.New(key, token).Holds(string(out)) {
+		t.Errorf("bash read huddle's secrets:\n%s", out)
+	}
+}
+
+// TestToolResultsAndBashEnvironmentHoldNoSecret: a secret huddle knows
+// is scrubbed from every tool result before the model and the transcript
+// see it, raw or base64 (read_file of a file holding it, bash's base64 of
+// it), and a variable of huddle's that holds one is not in bash's
+// environment.
+func TestToolResultsAndBashEnvironmentHoldNoSecret(t *testing.T) {
+	const secret = "ghp_HUDDLE-TOKEN-abcdef0123456789"
+	t.Setenv("USER", "user-"+secret)
+	secrets := secretset.New(secret, testKey)
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			f := newFakeServer(t, d,
+				d.tools(call("r1", "read_file", `{"path":"notes.txt"}`), call("b1", "bash", `{"command":"base64 notes.txt; env"}`)),
+				d.text("done"),
+			)
+			a, tr := newTestAgent(t, f, &fakeEnv{}, func(c *Config) { c.Scrub = secrets.String })
+			if err := os.WriteFile(filepath.Join(a.dir, "notes.txt"), []byte("the token: "+secret+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Answer(context.Background(), "r", "read the notes"); err != nil {
+				t.Fatal(err)
+			}
+			msgs := f.requests()[1].msgs
+			for _, id := range []string{"r1", "b1"} {
+				res := toolResult(t, msgs, id)
+				if secrets.Holds(res.Text) || !strings.Contains(res.Text, "[redacted]") {
+					t.Errorf("%s's result = %q, want the secret scrubbed", id, res.Text)
+				}
+			}
+			if env := toolResult(t, msgs, "b1").Text; !strings.Contains(env, "HOME=") || strings.Contains(env, "USER=") {
+				t.Errorf("bash's environment: %q, want USER, which holds a secret, left out", env)
+			}
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			for _, e := range tr.entries {
+				if b, _ := json.Marshal(e); secrets.Holds(string(b)) || secrets.Holds(e.Text) {
+					t.Errorf("a secret is in the transcript: %s", b)
+				}
+			}
+		})
 	}
 }

@@ -305,7 +305,7 @@ func (a *Agent) bash(ctx context.Context, command string) (string, bool) {
 		if k.Landlock < 1 {
 			return fmt.Sprintf("refused: bash runs only in a sandbox, and %v; team.json \"sandbox\": \"off\" on this member runs it unconfined", sandbox.ErrNoLandlock), true
 		}
-		err = sandbox.Run(ctx, sandbox.Options{Dir: a.dir, Env: bashEnv(a.dir, false), Stdout: &out, Kernel: k}, "bash", "-c", command)
+		err = sandbox.Run(ctx, sandbox.Options{Dir: a.dir, Env: a.bashEnv(false), Stdout: &out, Kernel: k}, "bash", "-c", command)
 	}
 	text := out.String()
 	switch {
@@ -334,7 +334,7 @@ func (a *Agent) kernel() sandbox.Kernel {
 func (a *Agent) bashUnconfined(ctx context.Context, command string, out *capWriter) error {
 	cmd := exec.CommandContext(ctx, "bash", "-c", command)
 	cmd.Dir = a.dir
-	cmd.Env = bashEnv(a.dir, true)
+	cmd.Env = a.bashEnv(true)
 	cmd.Stdout = out
 	cmd.Stderr = out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -347,16 +347,17 @@ func (a *Agent) bashUnconfined(ctx context.Context, command string, out *capWrit
 	return err
 }
 
-// bashEnv is bash's whole environment; tmpdir passes huddle's TMPDIR on
-// (the sandbox gives a temporary directory of its own).
-func bashEnv(dir string, tmpdir bool) []string {
-	env := []string{"HOME=" + dir, "TERM=dumb", "PWD=" + dir}
+// bashEnv is bash's whole environment: none of huddle's variables but
+// these few, and none that holds a secret; tmpdir passes huddle's TMPDIR
+// on (the sandbox gives a temporary directory of its own).
+func (a *Agent) bashEnv(tmpdir bool) []string {
+	env := []string{"HOME=" + a.dir, "TERM=dumb", "PWD=" + a.dir}
 	keep := []string{"PATH", "LANG", "LC_ALL", "USER"}
 	if tmpdir {
 		keep = append(keep, "TMPDIR")
 	}
 	for _, k := range keep {
-		if v, ok := os.LookupEnv(k); ok {
+		if v, ok := os.LookupEnv(k); ok && a.scrub(v) == v {
 			env = append(env, k+"="+v)
 		}
 	}

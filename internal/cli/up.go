@@ -43,6 +43,11 @@ func runUp(cl *cmdline, headless, auto bool, members string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
+	secrets, err := cl.storeSecrets()
+	if err != nil {
+		return cl.fail(err)
+	}
+	opts.Secrets = secrets
 	var ui tui.RunOptions
 	var st store.Store
 	if !cl.remote() {
