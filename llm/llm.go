@@ -127,7 +127,7 @@ type Entry struct {
 	Text     string          `json:"text,omitempty"`
 	Tool     string          `json:"tool,omitempty"`
 	CallID   string          `json:"call_id,omitempty"`
-	Args     json.RawMessage `json:"args,omitempty"` // tool_call: its arguments; model: the turn's tool calls
+	Args     json.RawMessage `json:"args,omitempty"` // tool_call: its arguments; model: the turn's tool calls, id and name
 	IsError  bool            `json:"is_error,omitempty"`
 	Usage    *Usage          `json:"usage,omitempty"`
 	Conv     string          `json:"conv,omitempty"` // "main", or the invocation request id it answers

@@ -156,18 +156,26 @@ func (a *Agent) openRegular(op, path string, flag int) (*os.File, string) {
 	return f, ""
 }
 
+// readFile returns the first OutputCap bytes of a file, and says how
+// large the file is when that is not all of it: the rest is never read.
 func (a *Agent) readFile(path string) (string, bool) {
 	f, msg := a.openRegular("read", path, os.O_RDONLY)
 	if msg != "" {
 		return msg, true
 	}
 	defer f.Close()
-	var w capWriter
-	w.limit = a.cfg.OutputCap
-	if _, err := io.Copy(&w, f); err != nil {
+	b, err := io.ReadAll(io.LimitReader(f, int64(a.cfg.OutputCap)+1))
+	if err != nil {
 		return a.fileErr("read", path, err), true
 	}
-	return w.String(), false
+	if len(b) <= a.cfg.OutputCap {
+		return string(b), false
+	}
+	size := int64(len(b))
+	if info, err := f.Stat(); err == nil && info.Size() > size {
+		size = info.Size()
+	}
+	return fmt.Sprintf("%s\n[truncated: %s holds %d bytes; read_file returns the first %d]", b[:a.cfg.OutputCap], path, size, a.cfg.OutputCap), false
 }
 
 func (a *Agent) writeFile(path, content string) (string, bool) {
