@@ -19,13 +19,13 @@ var allowedImports = map[string][]string{
 	"teamdir":       {"protocol"},
 	"inbox":         {"protocol", "teamdir"},
 	"ipc/trace":     {"protocol", "teamdir"},
-	"llm":           {"protocol"},
+	"llm":           {"protocol", "internal/sandbox"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	// What a team is, its records and the lead's operations, on a store.
 	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "internal/suggest", "worktree"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
-	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv", "worktree"},
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv", "worktree", "internal/redact"},
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
@@ -64,6 +64,10 @@ var allowedImports = map[string][]string{
 	"worktree": {},
 	// Processes found by a variable of their environment (/proc).
 	"internal/procenv": {},
+	// A command confined to one directory: an llm teammate's bash.
+	"internal/sandbox": {},
+	// The secrets huddle knows, taken out of what it writes and sends.
+	"internal/redact": {},
 	// Certificates for tests of TLS connections.
 	"internal/testtls": {},
 	// Loopback fakes of the Anthropic Messages and OpenAI Responses APIs

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"huddle/internal/sandbox"
 )
 
 // KnownTools are the work tools a member may enable.
@@ -36,6 +39,17 @@ type Config struct {
 	ToolTimeout  time.Duration // bash and other tools (0: 60s)
 	OutputCap    int           // bytes of a tool result kept (0: 16 KiB)
 	MaxFile      int           // bytes write_file and edit_file may leave in a file (0: 1 MiB)
+	// SandboxOff runs bash unconfined (team.json "sandbox": "off"); else
+	// it runs in internal/sandbox, and is refused where the kernel offers
+	// no Landlock.
+	SandboxOff bool
+	// Scrub takes the secrets huddle knows out of a text (nil: none): it
+	// is applied to every tool result before the model or the transcript
+	// sees it, and no variable of bash's environment is one it changes.
+	Scrub func(string) string
+	// Kernel is what the kernel offers the sandbox (nil: sandbox.Probe);
+	// tests force what a kernel lacks.
+	Kernel func() sandbox.Kernel
 }
 
 // Backoff is the retry policy for 429, 5xx and transport failures.
@@ -61,6 +75,7 @@ type Agent struct {
 	tools  []ToolSpec
 	work   map[string]bool // enabled work tools
 	dir    string          // cfg.Dir with its symlinks resolved
+	root   *os.Root        // dir, opened once: every file tool goes through it
 
 	mu      sync.Mutex
 	pending []string      // delivered, not yet in the conversation
@@ -121,6 +136,11 @@ func NewAgent(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("llm: work dir: %w", err)
 		}
 		a.dir = real
+		// Opened once, so the directory itself cannot be swapped under a
+		// running member; it is closed with the Agent (os.Root's cleanup).
+		if a.root, err = os.OpenRoot(real); err != nil {
+			return nil, fmt.Errorf("llm: work dir: %w", err)
+		}
 	}
 	a.tools = a.toolSpecs()
 	a.system = a.systemPrompt()
@@ -239,16 +259,32 @@ func (a *Agent) step(ctx context.Context, conv *conversation) (final bool, err e
 	if err != nil {
 		return false, err
 	}
-	conv.msgs = append(conv.msgs, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
+	// Arguments past what a tool call may send are refused unread, and
+	// the conversation keeps (and sends again every turn) only their size.
+	kept := make([]ToolCall, len(resp.ToolCalls))
+	for i, call := range resp.ToolCalls {
+		kept[i] = call
+		if len(call.Args) > a.maxArgs() {
+			kept[i].Args = elided(len(call.Args))
+		}
+	}
+	conv.msgs = append(conv.msgs, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: kept})
 	if len(resp.ToolCalls) == 0 {
 		return true, nil
 	}
-	for _, call := range resp.ToolCalls {
-		a.emit(conv, Entry{Kind: "tool_call", Tool: call.Name, CallID: call.ID, Args: call.Args})
-		text, isErr, stop := a.runTool(ctx, call)
+	for i, call := range resp.ToolCalls {
+		a.emit(conv, Entry{Kind: "tool_call", Tool: call.Name, CallID: call.ID, Args: kept[i].Args})
+		var text string
+		var isErr, stop bool
+		if n := len(call.Args); n > a.maxArgs() {
+			text, isErr = fmt.Sprintf("refused: the arguments of %s are %d bytes, over the %d a tool call may send (write a smaller file, or several)", call.Name, n, a.maxArgs()), true
+		} else {
+			text, isErr, stop = a.runTool(ctx, call)
+		}
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
+		text = a.capResult(a.scrub(text))
 		conv.msgs = append(conv.msgs, Message{Role: RoleTool, Text: text, ToolCallID: call.ID, IsError: isErr})
 		a.emit(conv, Entry{Kind: "tool_result", Tool: call.Name, CallID: call.ID, Text: text, IsError: isErr})
 		if stop {
@@ -315,15 +351,47 @@ func (a *Agent) turn(ctx context.Context, conv *conversation) (Response, error) 
 	}
 }
 
+// recordTurn records a model turn: its text and the tool calls it asks
+// for, each named by its id and tool; their arguments are recorded once,
+// in the tool_call entry that follows.
 func (a *Agent) recordTurn(conv *conversation, resp Response, took time.Duration) {
 	a.tokens.Add(resp.Usage.In + resp.Usage.Out)
 	a.cfg.Env.Usage(resp.Usage)
 	u := resp.Usage
 	e := Entry{Kind: "model", Text: resp.Text, Usage: &u, Turn: conv.turns, Duration: took.Milliseconds()}
 	if len(resp.ToolCalls) > 0 {
-		e.Args, _ = json.Marshal(resp.ToolCalls)
+		named := make([]namedCall, len(resp.ToolCalls))
+		for i, c := range resp.ToolCalls {
+			named[i] = namedCall{ID: c.ID, Name: c.Name}
+		}
+		e.Args, _ = json.Marshal(named)
 	}
 	a.emit(conv, e)
+}
+
+// namedCall is a tool call as a model entry records it.
+type namedCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// maxArgs is the most bytes of arguments a tool call may send: a whole
+// file of MaxFile, with room for its JSON escapes and the other fields.
+func (a *Agent) maxArgs() int { return a.cfg.MaxFile + a.cfg.MaxFile/4 + 4<<10 }
+
+// elided stands for n bytes of arguments refused unread.
+func elided(n int) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"elided": fmt.Sprintf("%d bytes of arguments, refused unread", n)})
+	return b
+}
+
+// capResult keeps a tool result to about OutputCap bytes, whatever tool
+// made it (a teammate's answer, a message), saying what it cut.
+func (a *Agent) capResult(text string) string {
+	if len(text) <= a.cfg.OutputCap+1<<10 {
+		return text
+	}
+	return fmt.Sprintf("%s\n[truncated: %d more bytes]", text[:a.cfg.OutputCap], len(text)-a.cfg.OutputCap)
 }
 
 // retryable: 429, 5xx, and no answer at all (status 0).
@@ -369,6 +437,14 @@ func dropOldestToolResults(msgs []Message) int {
 		msgs[i].Text = droppedMarker
 	}
 	return n
+}
+
+// scrub is text with the secrets huddle knows taken out.
+func (a *Agent) scrub(text string) string {
+	if a.cfg.Scrub == nil {
+		return text
+	}
+	return a.cfg.Scrub(text)
 }
 
 func (a *Agent) emit(conv *conversation, e Entry) {

@@ -645,3 +645,75 @@ func TestFileToolsRefuseAFileTooBig(t *testing.T) {
 		t.Errorf("the default MaxFile is %d, want 1 MiB", d.cfg.MaxFile)
 	}
 }
+
+// TestBigWriteRecordedOnceAndNotResent: a write_file of 32 MiB is refused
+// unread, saying why, and neither kept in the conversation (the next
+// request is small) nor recorded; a write under the limit is recorded
+// once, in its tool_call entry, not again in the model's.
+func TestBigWriteRecordedOnceAndNotResent(t *testing.T) {
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			huge := strings.Repeat("h", 32<<20)
+			fits := "FITS-" + strings.Repeat("f", 256<<10)
+			f := newFakeServer(t, d,
+				d.tools(call("w1", "write_file", mustJSON(map[string]string{"path": "huge.txt", "content": huge}))),
+				d.tools(call("w2", "write_file", mustJSON(map[string]string{"path": "fits.txt", "content": fits}))),
+				d.text("done"),
+			)
+			var size int
+			a, tr := newTestAgent(t, f, &fakeEnv{}, nil)
+			if _, err := a.Answer(context.Background(), "r", "write"); err != nil {
+				t.Fatal(err)
+			}
+			reqs := f.requests()
+			refused := toolResult(t, reqs[1].msgs, "w1")
+			if !refused.IsError || !strings.Contains(refused.Text, "refused") || !strings.Contains(refused.Text, "33554") {
+				t.Errorf("the 32 MiB write = %.200q, want refused, saying its size", refused.Text)
+			}
+			if _, err := os.Stat(filepath.Join(a.dir, "huge.txt")); err == nil {
+				t.Error("the 32 MiB write was written")
+			}
+			if n := len(reqs[1].raw); n > 64<<10 {
+				t.Errorf("the request after the refused write sent %d bytes: the content was kept in the conversation", n)
+			}
+			tr.mu.Lock()
+			var fitsCopies int
+			for _, e := range tr.entries {
+				b, _ := json.Marshal(e)
+				size += len(b)
+				fitsCopies += strings.Count(string(b), "FITS-")
+			}
+			tr.mu.Unlock()
+			t.Logf("transcript: %d bytes; the 256 KiB write recorded %d times; requests: %d, %d, %d bytes", size, fitsCopies, len(reqs[0].raw), len(reqs[1].raw), len(reqs[2].raw))
+			if size > 1<<20 {
+				t.Errorf("the transcript holds %d bytes: the refused content was recorded", size)
+			}
+			if fitsCopies != 1 {
+				t.Errorf("the 256 KiB write is recorded %d times, want once", fitsCopies)
+			}
+		})
+	}
+}
+
+// TestReadFileSaysTheSizeOfWhatItCut: read_file of a file larger than a
+// tool result returns its first bytes and says how large the file is,
+// without reading the rest (a 4 GiB sparse file).
+func TestReadFileSaysTheSizeOfWhatItCut(t *testing.T) {
+	a := newToolAgent(t, func(c *Config) { c.OutputCap = 1000 })
+	big := filepath.Join(a.dir, "big.bin")
+	fh, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteString(strings.Repeat("a", 2000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Truncate(4 << 30); err != nil {
+		t.Skip("no sparse file here:", err)
+	}
+	fh.Close()
+	text, isErr, _ := a.runTool(context.Background(), call("x", "read_file", `{"path":"big.bin"}`))
+	if isErr || !strings.HasPrefix(text, strings.Repeat("a", 1000)+"\n") || !strings.Contains(text, "big.bin holds 4294967296 bytes; read_file returns the first 1000") {
+		t.Errorf("read_file of 4 GiB = %.80q…%q", text, text[max(0, len(text)-120):])
+	}
+}

@@ -5,7 +5,8 @@
 // work on files, each through the Env the team runtime gives it.
 //
 // llm knows nothing of inboxes or records: the runtime (package team)
-// implements Env. It imports only protocol of ours (docs/ARCHITECTURE.md, "Packages").
+// implements Env. It imports only protocol and internal/sandbox of ours
+// (docs/ARCHITECTURE.md, "Packages").
 package llm
 
 import (
@@ -126,7 +127,7 @@ type Entry struct {
 	Text     string          `json:"text,omitempty"`
 	Tool     string          `json:"tool,omitempty"`
 	CallID   string          `json:"call_id,omitempty"`
-	Args     json.RawMessage `json:"args,omitempty"` // tool_call: its arguments; model: the turn's tool calls
+	Args     json.RawMessage `json:"args,omitempty"` // tool_call: its arguments; model: the turn's tool calls, id and name
 	IsError  bool            `json:"is_error,omitempty"`
 	Usage    *Usage          `json:"usage,omitempty"`
 	Conv     string          `json:"conv,omitempty"` // "main", or the invocation request id it answers

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"huddle/internal/sandbox"
 )
 
 // runWorkTool runs an enabled work tool, confined to the member's directory.
@@ -78,107 +80,138 @@ func (a *Agent) runWorkTool(ctx context.Context, call ToolCall) (string, bool) {
 	return fmt.Sprintf("unknown tool %q", call.Name), true
 }
 
-// resolve maps a path the model gave to a path inside the member's
-// directory, or refuses it: "..", an absolute path elsewhere, or a symlink
-// (anywhere on the way) that leads out.
-func (a *Agent) resolve(path string) (string, error) {
+// name maps a path the model gave to a name inside the member's directory,
+// for a.root: relative to it, or absolute under it (as configured or with
+// its symlinks resolved). The os.Root that opens it is the check: it
+// resolves each component from the directory's descriptor and refuses
+// whatever leads out, ".." or a symlink, even one flipped from outside
+// between two steps, so no path is checked first and used after.
+func (a *Agent) name(path string) (string, error) {
 	if path == "" {
 		return "", errors.New("refused: empty path")
 	}
-	var p string
-	if filepath.IsAbs(path) {
-		p = filepath.Clean(path)
-		// An absolute path is fine when it names the directory as
-		// configured, before its symlinks were resolved.
-		if rel, err := filepath.Rel(filepath.Clean(a.cfg.Dir), p); err == nil && isLocal(rel) {
-			p = filepath.Join(a.dir, rel)
+	p := filepath.Clean(path)
+	if filepath.IsAbs(p) {
+		rel, ok := under(filepath.Clean(a.cfg.Dir), p)
+		if !ok {
+			rel, ok = under(a.dir, p)
 		}
-	} else {
-		p = filepath.Join(a.dir, path)
+		if !ok {
+			return "", fmt.Errorf("refused: %s is outside your directory", path)
+		}
+		p = rel
 	}
-	if !within(a.dir, p) {
+	if !filepath.IsLocal(p) && p != "." {
 		return "", fmt.Errorf("refused: %s is outside your directory", path)
 	}
-	real, err := resolveExisting(p)
-	if err != nil {
-		return "", fmt.Errorf("refused: %s: %w", path, err)
-	}
-	if !within(a.dir, real) {
-		return "", fmt.Errorf("refused: %s leads outside your directory (a symlink)", path)
-	}
-	return real, nil
+	return p, nil
 }
 
-func isLocal(rel string) bool {
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
-}
-
-func within(dir, p string) bool {
+// under is p relative to dir, when p is dir or beneath it.
+func under(dir, p string) (string, bool) {
 	rel, err := filepath.Rel(dir, p)
-	return err == nil && isLocal(rel)
-}
-
-// resolveExisting resolves the symlinks of the longest part of p that
-// exists, and appends the rest (a file about to be written).
-func resolveExisting(p string) (string, error) {
-	rest := ""
-	cur := p
-	for {
-		real, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return "", err
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
+	if err != nil || (rel != "." && !filepath.IsLocal(rel)) {
+		return "", false
 	}
+	return rel, true
 }
 
-func (a *Agent) readFile(path string) (string, bool) {
-	p, err := a.resolve(path)
+// fileErr is what a tool says of a failed file operation on path: a
+// refusal when the path leads out of the directory or names no regular
+// file, else the failure, its paths relative to the directory.
+func (a *Agent) fileErr(op, path string, err error) string {
+	switch {
+	case strings.Contains(err.Error(), "path escapes from parent"):
+		return fmt.Sprintf("refused: %s leads outside your directory (.. or a symlink)", path)
+	case errors.Is(err, syscall.EISDIR):
+		return "refused: " + path + " is not a regular file"
+	case errors.Is(err, fs.ErrNotExist):
+		return "refused: " + path + ": no such file"
+	}
+	return op + " failed: " + relErr(a.dir, err)
+}
+
+// openRegular opens path in the member's directory with flag and checks,
+// on what it opened, that it is a regular file: a FIFO or a device would
+// block the loop or never end (O_NONBLOCK keeps the open itself from
+// waiting on one).
+func (a *Agent) openRegular(op, path string, flag int) (*os.File, string) {
+	name, err := a.name(path)
 	if err != nil {
-		return err.Error(), true
+		return nil, err.Error()
 	}
-	if msg := notRegular(p, path, false); msg != "" {
+	f, err := a.root.OpenFile(name, flag|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return nil, a.fileErr(op, path, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, a.fileErr(op, path, err)
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, "refused: " + path + " is not a regular file"
+	}
+	return f, ""
+}
+
+// readFile returns the first OutputCap bytes of a file, and says how
+// large the file is when that is not all of it: the rest is never read.
+func (a *Agent) readFile(path string) (string, bool) {
+	f, msg := a.openRegular("read", path, os.O_RDONLY)
+	if msg != "" {
 		return msg, true
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return "read failed: " + relErr(a.dir, err), true
-	}
 	defer f.Close()
-	var w capWriter
-	w.limit = a.cfg.OutputCap
-	if _, err := io.Copy(&w, f); err != nil {
-		return "read failed: " + relErr(a.dir, err), true
+	b, err := io.ReadAll(io.LimitReader(f, int64(a.cfg.OutputCap)+1))
+	if err != nil {
+		return a.fileErr("read", path, err), true
 	}
-	return w.String(), false
+	if len(b) <= a.cfg.OutputCap {
+		return string(b), false
+	}
+	size := int64(len(b))
+	if info, err := f.Stat(); err == nil && info.Size() > size {
+		size = info.Size()
+	}
+	return fmt.Sprintf("%s\n[truncated: %s holds %d bytes; read_file returns the first %d]", b[:a.cfg.OutputCap], path, size, a.cfg.OutputCap), false
 }
 
 func (a *Agent) writeFile(path, content string) (string, bool) {
 	if msg := a.tooBig("write", path, len(content)); msg != "" {
 		return msg, true
 	}
-	p, err := a.resolve(path)
+	name, err := a.name(path)
 	if err != nil {
 		return err.Error(), true
 	}
-	if msg := notRegular(p, path, true); msg != "" {
+	if parent := filepath.Dir(name); parent != "." {
+		if err := a.root.MkdirAll(parent, 0o755); err != nil {
+			return a.fileErr("write", path, err), true
+		}
+	}
+	// O_RDWR, not O_WRONLY: a FIFO opens without a reader, and is refused.
+	f, msg := a.openRegular("write", path, os.O_RDWR|os.O_CREATE)
+	if msg != "" {
 		return msg, true
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "write failed: " + relErr(a.dir, err), true
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		return "write failed: " + relErr(a.dir, err), true
+	if err := rewrite(f, content); err != nil {
+		return a.fileErr("write", path, err), true
 	}
 	return fmt.Sprintf("wrote %d bytes to %s", len(content), path), false
+}
+
+// rewrite makes f hold content and nothing else, and closes it.
+func rewrite(f *os.File, content string) error {
+	err := f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(content), 0)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // tooBig is why a write or an edit that would leave size bytes in path is
@@ -192,45 +225,57 @@ func (a *Agent) tooBig(op, path string, size int) string {
 }
 
 func (a *Agent) editFile(path, oldText, newText string) (string, bool) {
-	p, err := a.resolve(path)
-	if err != nil {
-		return err.Error(), true
-	}
 	if oldText == "" {
 		return "edit refused: old_text is empty", true
 	}
-	if msg := notRegular(p, path, false); msg != "" {
+	f, msg := a.openRegular("edit", path, os.O_RDWR)
+	if msg != "" {
 		return msg, true
 	}
-	b, err := os.ReadFile(p)
+	b, err := io.ReadAll(f)
 	if err != nil {
-		return "edit failed: " + relErr(a.dir, err), true
+		f.Close()
+		return a.fileErr("edit", path, err), true
 	}
-	switch n := strings.Count(string(b), oldText); n {
-	case 0:
-		return "edit refused: old_text not found in " + path, true
-	case 1:
-	default:
-		return fmt.Sprintf("edit refused: old_text occurs %d times in %s; give more context so it occurs once", n, path), true
+	out, msg := edited(string(b), path, oldText, newText)
+	if msg == "" {
+		msg = a.tooBig("edit", path, len(out))
 	}
-	out := strings.Replace(string(b), oldText, newText, 1)
-	if msg := a.tooBig("edit", path, len(out)); msg != "" {
+	if msg != "" {
+		f.Close()
 		return msg, true
 	}
-	if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
-		return "edit failed: " + relErr(a.dir, err), true
+	if err := rewrite(f, out); err != nil {
+		return a.fileErr("edit", path, err), true
 	}
 	return "edited " + path, false
 }
 
+// edited is text with the one occurrence of oldText replaced, or why not.
+func edited(text, path, oldText, newText string) (string, string) {
+	switch n := strings.Count(text, oldText); n {
+	case 0:
+		return "", "edit refused: old_text not found in " + path
+	case 1:
+		return strings.Replace(text, oldText, newText, 1), ""
+	default:
+		return "", fmt.Sprintf("edit refused: old_text occurs %d times in %s; give more context so it occurs once", n, path)
+	}
+}
+
 func (a *Agent) listFiles(path string) (string, bool) {
-	p, err := a.resolve(path)
+	name, err := a.name(path)
 	if err != nil {
 		return err.Error(), true
 	}
-	entries, err := os.ReadDir(p)
+	d, err := a.root.Open(name)
 	if err != nil {
-		return "list failed: " + relErr(a.dir, err), true
+		return a.fileErr("list", path, err), true
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return a.fileErr("list", path, err), true
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -250,25 +295,26 @@ func (a *Agent) listFiles(path string) (string, bool) {
 	return w.String(), false
 }
 
-// bash runs command in the member's directory under the tool timeout, in a
-// process group of its own (killed whole on timeout), with a small
-// environment: the huddle process's own variables, among them the API key,
-// are not passed on.
+// bash runs command in the member's directory under the tool timeout, with
+// a small environment (huddle's own variables, the API key among them, are
+// not passed on): confined by internal/sandbox, and refused where the
+// kernel offers no Landlock, unless the member's sandbox is off. Either way
+// nothing it started outlives the call.
 func (a *Agent) bash(ctx context.Context, command string) (string, bool) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ToolTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", command)
-	cmd.Dir = a.dir
-	cmd.Env = bashEnv(a.dir)
-	cmd.Stdin = nil
 	var out capWriter
 	out.limit = a.cfg.OutputCap
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	var err error
+	if a.cfg.SandboxOff {
+		err = a.bashUnconfined(ctx, command, &out)
+	} else {
+		k := a.kernel()
+		if k.Landlock < 1 {
+			return fmt.Sprintf("refused: bash runs only in a sandbox, and %v; team.json \"sandbox\": \"off\" on this member runs it unconfined", sandbox.ErrNoLandlock), true
+		}
+		err = sandbox.Run(ctx, sandbox.Options{Dir: a.dir, Env: a.bashEnv(false), Stdout: &out, Kernel: k}, "bash", "-c", command)
+	}
 	text := out.String()
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
@@ -283,30 +329,47 @@ func (a *Agent) bash(ctx context.Context, command string) (string, bool) {
 	return text, false
 }
 
-func bashEnv(dir string) []string {
-	env := []string{"HOME=" + dir, "TERM=dumb", "PWD=" + dir}
-	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TMPDIR", "USER"} {
-		if v, ok := os.LookupEnv(k); ok {
+// kernel is what the kernel offers the sandbox.
+func (a *Agent) kernel() sandbox.Kernel {
+	if a.cfg.Kernel != nil {
+		return a.cfg.Kernel()
+	}
+	return sandbox.Probe()
+}
+
+// bashUnconfined runs command as huddle's user may (the member's sandbox
+// is off), in a process group of its own, killed whole when the call ends.
+func (a *Agent) bashUnconfined(ctx context.Context, command string, out *capWriter) error {
+	cmd := exec.CommandContext(ctx, "bash", "-c", command)
+	cmd.Dir = a.dir
+	cmd.Env = a.bashEnv(true)
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group
+	}
+	return err
+}
+
+// bashEnv is bash's whole environment: none of huddle's variables but
+// these few, and none that holds a secret; tmpdir passes huddle's TMPDIR
+// on (the sandbox gives a temporary directory of its own).
+func (a *Agent) bashEnv(tmpdir bool) []string {
+	env := []string{"HOME=" + a.dir, "TERM=dumb", "PWD=" + a.dir}
+	keep := []string{"PATH", "LANG", "LC_ALL", "USER"}
+	if tmpdir {
+		keep = append(keep, "TMPDIR")
+	}
+	for _, k := range keep {
+		if v, ok := os.LookupEnv(k); ok && a.scrub(v) == v {
 			env = append(env, k+"="+v)
 		}
 	}
 	return env
-}
-
-// notRegular refuses a path that exists and is not a regular file: a FIFO
-// or a device would block the loop or never end. missingOK: a file about
-// to be created.
-func notRegular(p, path string, missingOK bool) string {
-	info, err := os.Stat(p)
-	switch {
-	case err != nil && missingOK && errors.Is(err, fs.ErrNotExist):
-		return ""
-	case err != nil:
-		return "refused: " + path + ": no such file"
-	case !info.Mode().IsRegular():
-		return "refused: " + path + " is not a regular file"
-	}
-	return ""
 }
 
 // relErr shows a file error with paths relative to the member's directory.

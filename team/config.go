@@ -220,10 +220,14 @@ type RuntimeSpec struct {
 	Tools     []string `json:"tools,omitempty"`
 	// PlanRequired gates write_file, edit_file and bash on an approved
 	// plan; unset, it is on for a member with any work tool (PlanGate).
-	PlanRequired *bool     `json:"plan_required,omitempty"`
-	MaxTurns     int       `json:"max_turns,omitempty"`
-	MaxTokens    int64     `json:"max_tokens,omitempty"`
-	Price        *LLMPrice `json:"price,omitempty"`
+	PlanRequired *bool `json:"plan_required,omitempty"`
+	// Sandbox is "on" (or unset): bash runs confined to the member's dir,
+	// refused where the kernel offers no Landlock; "off" runs it as
+	// huddle's user may (docs/llm-teams.md).
+	Sandbox   string    `json:"sandbox,omitempty"`
+	MaxTurns  int       `json:"max_turns,omitempty"`
+	MaxTokens int64     `json:"max_tokens,omitempty"`
+	Price     *LLMPrice `json:"price,omitempty"`
 }
 
 // LLMPrice is what a model costs, in dollars per million tokens.
@@ -239,6 +243,12 @@ func (p *LLMPrice) Cost(in, out int64) float64 {
 	}
 	return (float64(in)*p.InputPerMTok + float64(out)*p.OutputPerMTok) / 1e6
 }
+
+// Sandbox settings of an llm member.
+const (
+	SandboxOn  = "on"
+	SandboxOff = "off"
+)
 
 // PlanGate says whether an llm member's work waits for an approved plan:
 // as team.json says, or, unset, whenever it has a work tool.
@@ -450,6 +460,9 @@ func validateMembers(members []MemberSpec) (map[string]bool, error) {
 // policy, an exec member's command; only a target-only member may have no
 // runtime.
 func checkRuntime(where string, m MemberSpec) error {
+	if m.Runtime.Sandbox != "" && m.Runtime.Kind != RuntimeLLM {
+		return fmt.Errorf("%s: runtime.sandbox: only an llm member's bash runs in huddle's sandbox", where)
+	}
 	switch m.Runtime.Kind {
 	case RuntimeScript:
 		return checkScript(where, m.Runtime)
@@ -508,6 +521,11 @@ func checkLLM(where string, m MemberSpec) error {
 			return fmt.Errorf("%s: runtime.tools[%d]: %q listed twice", where, i, tool)
 		}
 		seen[tool] = true
+	}
+	switch rt.Sandbox {
+	case "", SandboxOn, SandboxOff:
+	default:
+		return fmt.Errorf("%s: runtime.sandbox %q: want on or off", where, rt.Sandbox)
 	}
 	if len(rt.Tools) > 0 && m.Dir == "" {
 		return fmt.Errorf("%s: dir is required for an llm member with work tools (they are confined to it)", where)

@@ -29,6 +29,13 @@ func TestParseLLMMember(t *testing.T) {
 	if !rt.PlanGate() {
 		t.Error("plan_required unset with work tools: the gate must be on")
 	}
+	if rt.Sandbox != "" {
+		t.Errorf("sandbox unset = %q", rt.Sandbox)
+	}
+	off, err := Parse([]byte(llmTeam("w", `,"provider":"openai","model":"m","tools":["bash"],"sandbox":"off"`)))
+	if err != nil || off.Members[0].Runtime.Sandbox != SandboxOff {
+		t.Errorf(`"sandbox": "off" parsed as %+v, %v`, off, err)
+	}
 	if got := rt.Price.Cost(1_000_000, 2_000_000); got != 33 {
 		t.Errorf("cost of 1M in, 2M out = %v, want 33", got)
 	}
@@ -69,6 +76,9 @@ func TestParseLLMErrorsNameMemberAndField(t *testing.T) {
 		{"negative max_tokens", llmTeam("", okRT+`,"max_tokens":-1`), []string{`member "coder"`, "runtime.max_tokens"}},
 		{"negative price", llmTeam("", okRT+`,"price":{"input_per_mtok":-1,"output_per_mtok":1}`), []string{`member "coder"`, "runtime.price"}},
 		{"max_turns of the wrong type", llmTeam("", okRT+`,"max_turns":"many"`), []string{`member "coder"`, "runtime"}},
+		{"unknown sandbox", llmTeam("w", okRT+`,"tools":["bash"],"sandbox":"none"`), []string{`member "coder"`, "runtime.sandbox", `"none"`, "on or off"}},
+		{"sandbox of the wrong type", llmTeam("w", okRT+`,"sandbox":false`), []string{`member "coder"`, "runtime"}},
+		{"sandbox on an exec member", `{"name":"t","members":[{"name":"coder","role":"r","runtime":{"kind":"exec","command":["x"],"sandbox":"off"}}]}`, []string{`member "coder"`, "runtime.sandbox", "llm"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Parse([]byte(tc.json)); err == nil {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +79,20 @@ func (cl *cmdline) readStoreFlags() (int, bool) {
 	// cl.exit scrubs them from every error line, whatever produced it.
 	cl.secrets = t.Secrets()
 	return 0, true
+}
+
+// storeSecrets are the credentials --store and --nats-creds hold: a
+// runtime scrubs them from what it writes and ships.
+func (cl *cmdline) storeSecrets() ([]string, error) {
+	secrets := slices.Clone(cl.secrets)
+	if cl.remote() && cl.natsCreds != "" {
+		creds, err := natsstore.CredsSecrets(cl.natsCreds)
+		if err != nil {
+			return nil, err
+		}
+		secrets = append(secrets, creds...)
+	}
+	return secrets, nil
 }
 
 // remote reports whether --store names the store the team is kept in

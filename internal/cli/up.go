@@ -53,6 +53,11 @@ func runUp(cl *cmdline, headless, auto bool, members string, no *notifyOpts) int
 	ctx, stop := signalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
+	secrets, err := cl.storeSecrets()
+	if err != nil {
+		return cl.fail(err)
+	}
+	opts.Secrets = secrets
 	var ui tui.RunOptions
 	var st store.Store
 	if !cl.remote() {

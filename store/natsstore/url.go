@@ -3,6 +3,7 @@ package natsstore
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
@@ -105,4 +106,29 @@ func scrub(err error, secrets []string) error {
 		return err
 	}
 	return &scrubbed{msg: msg, err: err}
+}
+
+// CredsSecrets are the credentials of a NATS credentials file: the user
+// JWT and the NKey seed, each the lines between a -----BEGIN and the
+// -----END that follows it, for a caller that scrubs its own output of
+// them.
+func CredsSecrets(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--nats-creds: %w", err)
+	}
+	var out []string
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "---") && strings.Contains(line, "BEGIN"):
+			in = true
+		case strings.HasPrefix(line, "---") && strings.Contains(line, "END"):
+			in = false
+		case in && line != "":
+			out = append(out, line)
+		}
+	}
+	return out, nil
 }

@@ -666,7 +666,7 @@ func (mt *mate) keepLastLogLine() {
 	if err != nil {
 		return
 	}
-	line := team.LastLine(path)
+	line := mt.rt.secrets.String(team.LastLine(path))
 	mt.mu.Lock()
 	mt.rec.LastLog = line
 	mt.mu.Unlock()

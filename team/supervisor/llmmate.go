@@ -1,20 +1,22 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"huddle/internal/redact"
 	"huddle/llm"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/team"
 	"huddle/teamdir"
 )
 
@@ -49,8 +51,9 @@ func newAgent(cfg llm.Config, pc llm.ProviderConfig) (Thinker, error) {
 type llmState struct {
 	thinker Thinker
 	// key is the provider key, read from the environment at start. It is
-	// kept only in memory and scrubbed from every line huddle writes for
-	// the member (its transcript, its error), in case a provider echoes it.
+	// kept only in memory; the runtime's secrets hold it, scrubbed from
+	// every line huddle writes for the member (its transcript, its error),
+	// in case a provider echoes it or a tool reads it.
 	key string
 	// ended is why the model loop ended (max_turns, max_tokens), once it
 	// has: the member then approves a shutdown itself.
@@ -80,7 +83,8 @@ func (mt *mate) startThinker() {
 		Name: mt.spec.Name, Role: mt.spec.Role, Teammates: mt.teammates(),
 		System: spec.System, Prompt: spec.Prompt, Tools: spec.Tools, Dir: work,
 		PlanRequired: spec.PlanGate(), MaxTurns: spec.MaxTurns, MaxTokens: spec.MaxTokens,
-		Env: &llmEnv{mt: mt}, Transcript: mt.transcribe,
+		SandboxOff: spec.Sandbox == team.SandboxOff,
+		Env:        &llmEnv{mt: mt}, Transcript: mt.transcribe, Scrub: mt.rt.secrets.String,
 	}
 	pc := llm.ProviderConfig{Provider: spec.Provider, BaseURL: spec.BaseURL, Model: spec.Model, APIKey: mt.llm.key}
 	build := mt.rt.opts.newThinker
@@ -274,17 +278,21 @@ func (mt *mate) answerLLM(ctx context.Context, req protocol.InvocationRequest) p
 }
 
 // transcribe appends one entry to members/<name>.transcript.jsonl, with
-// the key scrubbed; a line that cannot be written is said in the events.
+// every secret the runtime knows scrubbed from it; a line that cannot be
+// written is said in the events.
 func (mt *mate) transcribe(e llm.Entry) {
 	if e.TS.IsZero() {
 		e.TS = time.Now().UTC()
 	}
+	sec := mt.rt.secrets
+	e.Text, e.Tool, e.CallID = sec.String(e.Text), sec.String(e.Tool), sec.String(e.CallID)
+	e.Args = scrubJSON(sec, e.Args)
 	b, err := json.Marshal(e)
 	if err == nil {
 		var path string
 		path, err = teamdir.TranscriptPath(mt.rt.dir, mt.spec.Name)
 		if err == nil {
-			err = teamdir.AppendLine(path, append(mt.scrub(b), '\n'))
+			err = teamdir.AppendLine(path, append(b, '\n'))
 		}
 	}
 	if err != nil {
@@ -292,20 +300,54 @@ func (mt *mate) transcribe(e llm.Entry) {
 	}
 }
 
-// scrub replaces the member's key in b, should a provider have echoed it.
-func (mt *mate) scrub(b []byte) []byte {
-	if mt.llm == nil || mt.llm.key == "" {
-		return b
+// scrubJSON is raw with the secrets scrubbed from its strings, read with
+// their escapes undone (a secret JSON escaping would hide); raw itself when
+// it holds none.
+func scrubJSON(sec *redact.Set, raw json.RawMessage) json.RawMessage {
+	if sec.Empty() || len(raw) == 0 {
+		return raw
 	}
-	return bytes.ReplaceAll(b, []byte(mt.llm.key), []byte("[redacted]"))
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return json.RawMessage(strconv.Quote(sec.String(string(raw))))
+	}
+	changed := false
+	v = scrubValue(sec, v, &changed)
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`"` + redact.Mark + `"`)
+	}
+	return b
 }
 
-// scrubErr is err with the member's key scrubbed from its text.
+func scrubValue(sec *redact.Set, v any, changed *bool) any {
+	switch v := v.(type) {
+	case string:
+		out := sec.String(v)
+		*changed = *changed || out != v
+		return out
+	case []any:
+		for i := range v {
+			v[i] = scrubValue(sec, v[i], changed)
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = scrubValue(sec, e, changed)
+		}
+	}
+	return v
+}
+
+// scrubErr is err with every secret the runtime knows scrubbed from its
+// text.
 func (mt *mate) scrubErr(err error) error {
-	if mt.llm == nil || mt.llm.key == "" || !strings.Contains(err.Error(), mt.llm.key) {
+	if !mt.rt.secrets.Holds(err.Error()) {
 		return err
 	}
-	return errors.New(string(mt.scrub([]byte(err.Error()))))
+	return errors.New(mt.rt.secrets.String(err.Error()))
 }
 
 // llmEnv is what an llm teammate does in its team (llm.Env): each method

@@ -121,6 +121,15 @@ func (sh *shipper) ship(lines [][]byte) bool {
 	}
 	ctx, cancel := op()
 	defer cancel()
+	if !sh.rt.secrets.Empty() {
+		// An exec teammate's stderr is in its file as it wrote it: what
+		// leaves the machine is scrubbed.
+		scrubbed := make([][]byte, len(lines))
+		for i, l := range lines {
+			scrubbed[i] = sh.rt.secrets.Bytes(l)
+		}
+		lines = scrubbed
+	}
 	if err := sh.rt.st.AppendLog(ctx, sh.member, sh.kind, lines); err != nil {
 		if sh.held == 0 {
 			sh.rt.emit(Event{"event": "warning", "member": sh.member, "warning": fmt.Sprintf("%s lines not stored yet, offered again every %s: %v", sh.kind, retryLogsEvery, err)})

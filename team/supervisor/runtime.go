@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"huddle/internal/redact"
 	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/store"
@@ -46,6 +48,11 @@ type Options struct {
 	// renewed every third of it).
 	Holder   string
 	LeaseTTL time.Duration
+	// Secrets are what huddle knows besides the keys team.json names (a
+	// store URL's token, NATS credentials): with those keys, they are
+	// scrubbed from transcripts, shipped log lines, records' log lines and
+	// events, and from what an llm teammate's tools return to its model.
+	Secrets []string
 	// newThinker builds an llm teammate's loop (nil: the real llm.Agent);
 	// tests give a fake.
 	newThinker thinkerFactory
@@ -99,6 +106,9 @@ type Runtime struct {
 	lastRecs map[string]*protocol.Member
 	wg       sync.WaitGroup
 	evMu     sync.Mutex
+	// secrets is every secret the runtime knows (Options.Secrets, the keys
+	// team.json names), in every form it is scrubbed in.
+	secrets *redact.Set
 }
 
 // Run loads the team st keeps and runs it, with dir as this machine's
@@ -142,7 +152,7 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		opts.Tick = 500 * time.Millisecond
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), arch: newArchiver(), corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
+	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, secrets: knownSecrets(t, opts.Secrets), sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), arch: newArchiver(), corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
 	// What a consumer recovers from on its own (a damaged cursor journal)
 	// becomes an event.
 	if w, ok := st.(warner); ok {
@@ -355,10 +365,35 @@ func (rt *Runtime) emit(e Event) {
 	if rt.opts.OnEvent == nil {
 		return
 	}
+	if !rt.secrets.Empty() {
+		for k, v := range e {
+			switch v := v.(type) {
+			case string:
+				e[k] = rt.secrets.String(v)
+			case error:
+				e[k] = rt.secrets.String(v.Error())
+			}
+		}
+	}
 	e["ts"] = protocol.FormatTime(time.Now())
 	rt.evMu.Lock()
 	defer rt.evMu.Unlock()
 	rt.opts.OnEvent(e)
+}
+
+// knownSecrets are the secrets given and the values of the keys team.json
+// names: an llm member's api_key_env, an http target's.
+func knownSecrets(t *team.Team, given []string) *redact.Set {
+	all := slices.Clone(given)
+	for _, m := range t.Members {
+		if m.Runtime.Kind == team.RuntimeLLM && m.Runtime.APIKeyEnv != "" {
+			all = append(all, os.Getenv(m.Runtime.APIKeyEnv))
+		}
+		if m.Target != nil && m.Target.APIKeyEnv != "" {
+			all = append(all, os.Getenv(m.Target.APIKeyEnv))
+		}
+	}
+	return redact.New(all...)
 }
 
 // deadLetter records refused input from an inbox and says so in the events.
