@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -131,6 +132,8 @@ type Store struct {
 
 	mu   sync.Mutex
 	subs map[*subscription]bool
+	// warn hears what consumers recover from (SetWarn).
+	warn atomic.Pointer[func(member string, err error)]
 }
 
 var (
@@ -172,6 +175,17 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), scrub(err, t.secrets))
 	}
 	return s, nil
+}
+
+// SetWarn has fn told what a consumer started from now on recovers from
+// on its own (pulls or commits that fail while the server is away, and
+// their end): the runtime says it as an event.
+func (s *Store) SetWarn(fn func(member string, err error)) { s.warn.Store(&fn) }
+
+func (s *Store) warnOf(member string, err error) {
+	if fn := s.warn.Load(); fn != nil {
+		(*fn)(member, err)
+	}
 }
 
 // Team is the team the store holds.

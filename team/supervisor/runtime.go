@@ -143,8 +143,8 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), arch: newArchiver(), corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
-	// What a consumer recovers from on its own (a damaged cursor journal)
-	// becomes an event.
+	// What a consumer recovers from on its own (a damaged cursor journal,
+	// pulls or commits failing while NATS is away) becomes an event.
 	if w, ok := st.(warner); ok {
 		w.SetWarn(func(member string, err error) {
 			rt.emit(Event{"event": "warning", "member": member, "warning": err.Error()})
