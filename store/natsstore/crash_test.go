@@ -21,7 +21,7 @@ import (
 )
 
 // roleEnv names the process a test binary re-executed by these tests plays
-// (playRole): a broker the test kills -9.
+// (playRole): a broker or a consumer the test kills -9.
 const roleEnv = "HUDDLE_NATSSTORE_TEST_ROLE"
 
 // playRole plays role with what its variables say, until its stdin ends
@@ -31,6 +31,8 @@ func playRole(role string) int {
 	switch role {
 	case "broker":
 		err = playBroker(os.Getenv("ROLE_ADDR"), os.Getenv("ROLE_DATA"))
+	case "consumer":
+		err = playConsumer(os.Getenv("ROLE_URL"), os.Getenv("ROLE_ACK_WAIT"))
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -51,6 +53,29 @@ func playBroker(addr, data string) error {
 	fmt.Printf("listening %s\n", srv.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	srv.Shutdown()
+	return nil
+}
+
+// playConsumer consumes alice's inbox at url; its handler says "handling
+// CONTENT" and never returns: the process dies holding the message.
+func playConsumer(url, ackWait string) error {
+	wait, err := time.ParseDuration(ackWait)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	s, err := natsstore.Open(ctx, url, natsstore.Options{AckWait: wait})
+	if err != nil {
+		return err
+	}
+	if _, err := s.Consume(ctx, "alice", func(ctx context.Context, d store.Delivery) error {
+		fmt.Printf("handling %s\n", d.Msg.Content)
+		<-ctx.Done()
+		return ctx.Err()
+	}); err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
 	return nil
 }
 
@@ -223,5 +248,43 @@ func TestBrokerKilledUnderTrafficMarksEveryRepeat(t *testing.T) {
 	t.Logf("%d messages, %d handed out again, %d of them unmarked", total, again, len(unmarked))
 	if len(unmarked) > 0 {
 		t.Fatalf("%d of the %d messages handed out again came unmarked: %v", len(unmarked), again, unmarked)
+	}
+}
+
+// TestConsumerTakesOverAtOnceWhatAKilledOneHeld: a consumer process is
+// killed -9 while its handler holds alice's first message; the next
+// consumer of her inbox gets it at once, marked, then the next one, with
+// AckWait an hour: it does not wait for the server to give the dead
+// consumer's message up.
+func TestConsumerTakesOverAtOnceWhatAKilledOneHeld(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url := server.URL(fmt.Sprintf("t%d", teams.Add(1)))
+	s, err := natsstore.Open(ctx, url, natsstore.Options{AckWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Append(ctx, "alice", note(1), note(2)); err != nil {
+		t.Fatal(err)
+	}
+	dead := startChild(t, "consumer", "ROLE_URL="+url, "ROLE_ACK_WAIT=1h")
+	dead.line(t, "handling n1")
+	dead.kill9(t)
+
+	box := &inbox{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the new consumer got %q", box.String())
+		}
+	})
+	sub, err := s.Consume(ctx, "alice", box.handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	testkit.WaitFor(t, 20*time.Second, "n1 and n2 from the new consumer", func() bool { return strings.HasSuffix(box.String(), "n2") })
+	if got := box.String(); got != "n1* n2" {
+		t.Fatalf("after the consumer was killed: %q, want %q", got, "n1* n2")
 	}
 }

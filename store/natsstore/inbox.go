@@ -116,6 +116,10 @@ type consumer struct {
 	handed map[string]struct{}
 	order  []string
 	next   int
+	// unsure says the server may hold a message this consumer, or the one
+	// before it, was handed and never acknowledged: reclaim gives it back
+	// before the next pull.
+	unsure bool
 	// pause is the wait before the next try while pulls or acks fail (0
 	// while they work); the failure was said once, its end will be.
 	pause time.Duration
@@ -133,16 +137,29 @@ func (c *consumer) run(ctx context.Context) {
 	<-retained
 }
 
-// loop pulls one message at a time until ctx ends. A pull that fails
+// loop pulls one message at a time until ctx ends. It starts unsure: the
+// consumer before it may have died holding a message. A pull that fails
 // (the server away) is tried again after a pause that doubles while
 // failures last.
 func (c *consumer) loop(ctx context.Context) {
+	c.unsure = true
 	for ctx.Err() == nil {
+		if c.unsure {
+			if err := c.reclaim(ctx); err != nil {
+				if ctx.Err() == nil {
+					pause(ctx, c.failed("taking over what the inbox's last consumer held", err))
+				}
+				continue
+			}
+			c.unsure = false
+			c.working()
+		}
 		fctx, cancel := context.WithTimeout(ctx, fetchWait)
 		batch, err := c.cons.Fetch(1, jetstream.FetchContext(fctx))
 		if err != nil {
 			cancel()
 			if ctx.Err() == nil {
+				c.unsure = true
 				pause(ctx, c.failed("pulling", err))
 			}
 			continue
@@ -152,6 +169,7 @@ func (c *consumer) loop(ctx context.Context) {
 		}
 		cancel()
 		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			c.unsure = true
 			pause(ctx, c.failed("pulling", err))
 		}
 	}
@@ -175,6 +193,33 @@ func (c *consumer) working() {
 		c.pause = 0
 		c.s.warnOf(c.member, fmt.Errorf("the inbox of %s is consumed again", c.member))
 	}
+}
+
+// reclaim gives back at once a message the server holds handed out and
+// unacknowledged on member's consumer. One consumer runs a member at a
+// time (its lease says which), so such a message is one the consumer
+// before this one died holding (a kill -9), or one this one's ack was
+// lost for: the server would hand it out again only after AckWait. With
+// MaxAckPending 1 it is the last one handed out, and a nak on its ack
+// subject ($JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer
+// seq>.<timestamp>.<pending>; the server reads the two sequences) keeps
+// its count of deliveries: it comes back at once, marked, and MaxDeliver
+// still counts it.
+func (c *consumer) reclaim(ctx context.Context) error {
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := c.cons.Info(ictx)
+	if err != nil {
+		return err
+	}
+	if info.NumAckPending == 0 {
+		return nil
+	}
+	subject := fmt.Sprintf("$JS.ACK.%s.%s.1.%d.%d.0.0", c.s.n.inboxStream, durable(c.member), info.Delivered.Stream, info.Delivered.Consumer)
+	// The server answers once it has taken the nak in: the next pull finds
+	// the message.
+	_, err = c.s.nc.RequestWithContext(ictx, subject, []byte("-NAK"))
+	return err
 }
 
 // handle hands one message to the handler and commits it (a double ack,
@@ -251,13 +296,16 @@ func (c *consumer) nak(msg jetstream.Msg) { _ = msg.Nak() }
 
 // ack commits a message. When the server does not confirm it (the
 // connection lost, the broker killed), the message is handed out again,
-// marked (handed), once the server hands it out again. The failure is said once, until a commit works; what says what
+// marked (handed): at once if the server kept it as unacknowledged
+// (reclaim, before the next pull), else as soon as the server hands it out
+// again. The failure is said once, until a commit works; what says what
 // was committed.
 func (c *consumer) ack(what string, msg jetstream.Msg) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := msg.DoubleAck(ctx); err != nil {
-		c.failed(what, err) // the next pull waits, if it fails too
+		c.unsure = true
+		c.failed(what, err) // the next reclaim waits, if it fails too
 		return
 	}
 	c.commits.Add(1)

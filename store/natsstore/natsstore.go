@@ -27,8 +27,10 @@ type Options struct {
 	// system's roots.
 	CAFile string
 	// AckWait is how long a consumer's message may stay uncommitted before
-	// the server hands it out again (default 30 s): the bound on how long a
-	// message handed to a consumer that died waits.
+	// the server hands it out again (default 30 s). A consumer that starts,
+	// or whose pull or commit failed, takes back at once what was left
+	// unacknowledged (reclaim), so AckWait bounds only the wait of a
+	// message lost on its way to a consumer that goes on.
 	AckWait time.Duration
 	// MaxDeliver is how many times a message is handed out before it is
 	// dead-lettered instead (default 10): one message that kills its
