@@ -132,9 +132,16 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	// Whether the team was down is read before this runtime holds
 	// anything or writes a record of its own.
 	last, lastErr := runtimeBefore(ctx, st)
-	// One runtime per directory: on a team directory that flock is every
-	// member's lease (takeLeases).
-	unlock, err := teamdir.LockRuntime(dir)
+	// One runtime per team directory: its flock is every member's lease
+	// (takeLeases). The runtimes of a team in a store share the lock of
+	// the directory they keep this machine's files in, as each runs the
+	// members it holds the leases of, and keep a team directory's runtime
+	// out of it.
+	lock := teamdir.LockRuntime
+	if !local {
+		lock = teamdir.ShareRuntime
+	}
+	unlock, err := lock(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +162,8 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	if lastErr != nil {
 		rt.emit(Event{"event": "warning", "warning": "deadlines not resumed: " + lastErr.Error()})
 	}
-	// Under the lock no other runtime writes here: what a crash left goes.
+	// What a crash left goes: a temp file older than a minute is no
+	// writer's, another runtime's sharing the directory included.
 	rt.sweep()
 	var spawned []spawnedMate
 	var watch store.Subscription
@@ -256,12 +264,18 @@ func (rt *Runtime) spawnAll(ctx context.Context, specs []team.MemberSpec) ([]spa
 
 // loop is the runtime's own goroutine until ctx ends. It wakes only when
 // something is due: a restart asked or a request changed (the watch), the
-// next deadline (the alarm), the heartbeat.
+// next deadline (the alarm), the heartbeat of runtime.lock (a team
+// directory's; on a store the leases and the members' records say the
+// runtime is alive).
 func (rt *Runtime) loop(ctx context.Context) {
 	al := newAlarm()
 	defer al.t.Stop()
 	hb := newHeartbeat()
 	defer hb.t.Stop()
+	beat := hb.t.C
+	if !rt.local {
+		beat = nil
+	}
 	look := func() {
 		next := rt.expire()
 		al.arm(next)
@@ -281,7 +295,7 @@ func (rt *Runtime) loop(ctx context.Context) {
 			// maybe on another machine (watchStore).
 			rt.restartsAsked(rt.restartsTold())
 			rt.requestsChanged(rt.requestsTold(), al)
-		case <-hb.t.C:
+		case <-beat:
 			if err := teamdir.Heartbeat(rt.dir); err != nil {
 				rt.emit(Event{"event": "error", "error": err.Error()})
 			}
