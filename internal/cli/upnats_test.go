@@ -137,9 +137,9 @@ func (p *upOn) started(t *testing.T) (bool, error) {
 }
 
 // startUpOnWhenFree starts huddle up for members until it starts: again
-// while the leases of a killed one have not expired, or while its first
-// connection times out (a test machine loaded by parallel -race runs
-// answers a connect slower than the client's 2 s).
+// while its first connection times out (a test machine loaded by parallel
+// -race runs answers a connect slower than the client's 2 s), or a member
+// runs elsewhere. (It waits on its own for the leases of a killed one.)
 func startUpOnWhenFree(t *testing.T, url, members string) *upOn {
 	t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
@@ -350,6 +350,57 @@ func TestUpOnNATSPlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 	if c[0].Caller != "alice" || c[0].Target != "bob" || c[1].Caller != "bob" || c[1].Target != "alice" || c[1].Hop != 1 || c[0].Status != "ok" || c[1].Status != "ok" {
 		t.Fatalf("the chain:\n%s", out)
 	}
+}
+
+// TestUpOnNATSRestartedEarlyAfterKill9TakesItsMembers: huddle up --store,
+// running the whole team, is killed -9 and started again at once, in the
+// same directory, while the leases of the killed one still run. It takes
+// the lead and each member as their leases expire, with no help: messages
+// to all three are delivered by it.
+func TestUpOnNATSRestartedEarlyAfterKill9TakesItsMembers(t *testing.T) {
+	url := natsTeam(t)
+	st := openTeamStore(t, url, true)
+	dir := t.TempDir()
+	first := startUpWith(t, "up", "--headless", "--store", url, "--dir", dir)
+	if ok, err := first.started(t); !ok {
+		t.Fatalf("huddle up: %v", err)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-first.exited
+	again := startUpWith(t, "up", "--headless", "--store", url, "--dir", dir)
+	if ok, err := again.started(t); !ok {
+		t.Fatalf("huddle up again: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			select {
+			case err := <-again.exited:
+				t.Logf("the restarted runtime exited: %v", err)
+			default:
+			}
+			again.mu.Lock()
+			defer again.mu.Unlock()
+			for _, e := range again.events {
+				if e["event"] != "member_status" {
+					t.Logf("the restarted runtime: %v", e)
+				}
+			}
+		}
+	})
+	want := map[string][]string{}
+	for _, to := range []string{protocol.Lead, "alice", "bob"} {
+		want[to] = storetest.AppendN(t, st, "alice", to, "after the restart", 3)
+	}
+	testkit.WaitFor(t, 60*time.Second, "the messages to the lead, alice and bob delivered by the restarted runtime", func() bool {
+		for to, ids := range want {
+			if len(missing(ids, again.delivered(to))) > 0 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // TestUpOnNATSTwoRuntimesInOneDirectory: two huddle up --store --members

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,10 +37,12 @@ type Options struct {
 	// store's watch wake the runtime (team/supervisor/watch.go).
 	Tick time.Duration
 	// Members are the members this runtime runs, each under a lease; a
-	// listed member whose lease another runtime holds fails the start.
-	// Empty: every member whose lease is free. The lead runs here when its
-	// lease is free. (On a team directory the runtime's flock is every
-	// lease: one runtime runs them all.)
+	// listed member whose lease another runtime holds is awaited to the
+	// lease's end, and fails the start when its holder renews it. Empty:
+	// every member, each held elsewhere as soon as its lease ends. The
+	// lead runs here when its lease is free (without Members, as soon as
+	// it is). (On a team directory the runtime's flock is every lease: one
+	// runtime runs them all.)
 	Members []string
 	// Holder names this runtime in its leases (default "hostname:pid");
 	// LeaseTTL is how long a lease outlives its last renewal (default 10 s;
@@ -89,8 +92,12 @@ type Runtime struct {
 	// awaiting are the teammates awaiting a plan decision, by request id.
 	awaiting map[string]*mate
 	// leases are the members this runtime runs on a store, by name (the
-	// lead's included when it runs here); nil on a team directory.
-	leases map[string]*memberLease
+	// lead's included when it runs here), under leaseMu; nil on a team
+	// directory. claims are those it waits for (claimLeases's alone once
+	// the start is over).
+	leaseMu sync.Mutex
+	leases  map[string]*memberLease
+	claims  []*claim
 	// slots bound the teammates' record writes in flight (takeSlot).
 	slots chan struct{}
 	// lastRecs are the member records the start found (settleLastRun),
@@ -148,6 +155,15 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	if opts.Tick <= 0 {
 		opts.Tick = 500 * time.Millisecond
 	}
+	if !local {
+		if opts.Holder == "" {
+			host, _ := os.Hostname()
+			opts.Holder = host + ":" + strconv.Itoa(os.Getpid())
+		}
+		if opts.LeaseTTL <= 0 {
+			opts.LeaseTTL = DefaultLeaseTTL
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), arch: newArchiver(), corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
 	// What a consumer recovers from on its own (a damaged cursor journal,
@@ -156,6 +172,9 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		w.SetWarn(func(member string, err error) {
 			rt.emit(Event{"event": "warning", "member": member, "warning": err.Error()})
 		})
+	}
+	if !local {
+		rt.leases = map[string]*memberLease{}
 	}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	rt.inv.router.AppendSpan = rt.sh.appendSpan
@@ -167,6 +186,7 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	rt.sweep()
 	var spawned []spawnedMate
 	var watch store.Subscription
+	keeper := func() {}
 	fail := func(err error) (*Runtime, error) {
 		cancel()
 		if watch != nil {
@@ -177,6 +197,7 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		}
 		rt.wg.Wait()
 		_ = rt.sh.stopConsumers() // as above
+		keeper()
 		rt.releaseLeases()
 		unlock()
 		return nil, err
@@ -187,6 +208,9 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	if watch, err = rt.watchStore(ctx); err != nil {
 		return fail(err)
 	}
+	// The leases are kept from the first one taken: the start may await
+	// one (takeLeases) while it holds others.
+	keeper = rt.keepLeases()
 	if err := rt.takeLeases(); err != nil {
 		return fail(err)
 	}
@@ -221,12 +245,15 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		rt.launch(ctx, sm)
 	}
 	rt.emit(rt.started())
-	rt.wg.Add(1)
+	rt.wg.Add(2)
 	go func() {
 		defer rt.wg.Done()
 		rt.archiveLoop(ctx)
 	}()
-	keeper := rt.keepLeases()
+	go func() {
+		defer rt.wg.Done()
+		rt.claimLeases(ctx)
+	}()
 	go func() {
 		defer close(rt.done)
 		defer unlock()
