@@ -8,7 +8,9 @@
 //   - the rewrite discipline: temp file + fsync + rename (WriteFileAtomic;
 //     ReplaceFile without the fsync), and the decision file linked into place exclusively
 //     (LinkExclusive);
-//   - the runtime lock (LockRuntime), so one runtime runs a team at a time;
+//   - the runtime lock (LockRuntime), so one runtime runs a team at a time,
+//     shared by the runtimes of a team in a store that keep their local
+//     files here (ShareRuntime);
 //   - the one naming scheme of temp files (CreateTemp) and Sweep, which
 //     removes the temp files a crash leaves.
 //

@@ -74,11 +74,15 @@ func LockRuntime(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", p, err)
 	}
 	if err := flockExclusive(f); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another huddle runtime already runs the team in %s (pid %s)", dir, holderPID(p))
+		defer f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", p, err)
 		}
-		return nil, fmt.Errorf("lock %s: %w", p, err)
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil {
+			// Shared: runtimes of a team in a store (ShareRuntime).
+			return nil, fmt.Errorf("huddle runtimes of a team in a store keep this machine's files in %s: a team directory's runtime cannot run there meanwhile", dir)
+		}
+		return nil, fmt.Errorf("another huddle runtime already runs the team in %s (pid %s)", dir, holderPID(p))
 	}
 	rec := RuntimeRecord{PID: os.Getpid(), Started: time.Now().UTC()}
 	if err := writeRecord(f, rec); err != nil {
@@ -91,6 +95,30 @@ func LockRuntime(dir string) (unlock func(), err error) {
 		_ = writeRecord(f, rec) // informational: the release below is what counts
 		f.Close()
 	}, nil
+}
+
+// ShareRuntime takes the runtime lock of dir shared, for a runtime of a
+// team kept in a store, which keeps only this machine's files there (the
+// logs, transcripts and histories of the members it runs): any number of
+// those share dir, as each runs members no other runs (their leases say
+// which), while a team directory's runtime (LockRuntime), which needs dir
+// alone, is kept out, and keeps them out. It writes no record: the one in
+// runtime.lock is the team directory's. The lock is held until release is
+// called (or the process ends).
+func ShareRuntime(dir string) (release func(), err error) {
+	p := RuntimeLockPath(dir)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("a huddle runtime runs the team directory %s (pid %s): a runtime of a team in a store keeps its files elsewhere (--dir)", dir, holderPID(p))
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // flockExclusive takes f's exclusive lock without blocking on a runtime:

@@ -1,7 +1,9 @@
 package teamdir
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -86,5 +88,38 @@ func TestLockRuntimeReadsABarePID(t *testing.T) {
 	st, err := ProbeRuntime(dir)
 	if err != nil || st.Running || st.Last.PID != 4242 {
 		t.Fatalf("%+v %v", st, err)
+	}
+}
+
+// TestShareRuntimeKeepsATeamDirectorysRuntimeOut: runtimes of a team in a
+// store share the lock of their local directory, and write no record in
+// it; a team directory's runtime is refused there while they hold it, and
+// refuses them while it does, each in one line that says why.
+func TestShareRuntimeKeepsATeamDirectorysRuntimeOut(t *testing.T) {
+	dir := t.TempDir()
+	first, err := ShareRuntime(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := ShareRuntime(dir)
+	if err != nil {
+		t.Fatalf("a second runtime of a team in a store: %v", err)
+	}
+	if b, err := os.ReadFile(RuntimeLockPath(dir)); err != nil || len(b) != 0 {
+		t.Fatalf("runtime.lock while shared: %q %v", b, err)
+	}
+	if _, err := LockRuntime(dir); err == nil || !strings.Contains(err.Error(), "runtimes of a team in a store keep this machine's files in "+dir) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a team directory's runtime while shared: %v", err)
+	}
+	first()
+	second()
+	unlock, err := LockRuntime(dir)
+	if err != nil {
+		t.Fatalf("once they stopped: %v", err)
+	}
+	defer unlock()
+	want := fmt.Sprintf("a huddle runtime runs the team directory %s (pid %d)", dir, os.Getpid())
+	if _, err := ShareRuntime(dir); err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a runtime of a team in a store in a team directory that runs: %v, want %q…", err, want)
 	}
 }

@@ -54,9 +54,10 @@ var commands = []command{
 			"a time. With --headless, print one JSON event per line on stdout instead; then a\n" +
 			"terminal is not needed. Ctrl-C, SIGTERM or SIGHUP stops the team.\n" +
 			"With --store, the team is kept in the store and may span machines: this process runs\n" +
-			"the --members listed (default: every one no other process runs), and the lead when no\n" +
-			"other process runs it; --dir keeps only this machine's files. The UI shows the whole\n" +
-			"team in the store (huddle attach --store shows it from any other machine).\n" + notifyAbout,
+			"the --members listed (default: every member, those another process runs as soon as\n" +
+			"their leases end), and the lead when no other process runs it; --dir keeps only this\n" +
+			"machine's files, and may be shared by several of these. The UI shows the whole team\n" +
+			"in the store (huddle attach --store shows it from any other machine).\n" + notifyAbout,
 		flags: upFlags,
 	},
 	{

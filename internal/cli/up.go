@@ -26,7 +26,7 @@ func runtimeOptions(auto bool) supervisor.Options {
 func upFlags(fs *flag.FlagSet) runFunc {
 	headless := fs.Bool("headless", false, "print one JSON event per line on stdout instead of the UI")
 	auto := fs.Bool("auto-approve", false, "approve every teammate's plan as it arrives, without the lead")
-	members := fs.String("members", "", "with --store, run only these members (`a,b`; default: every one no other process runs), and the lead when no other process runs it; --dir then keeps only this machine's files")
+	members := fs.String("members", "", "with --store, run only these members (`a,b`; default: every member, those another process runs as soon as their leases end), and the lead when no other process runs it; --dir then keeps only this machine's files")
 	no := addNotifyFlags(fs)
 	return func(cl *cmdline) int { return runUp(cl, *headless, *auto, *members, no) }
 }

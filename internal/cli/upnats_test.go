@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,7 +73,14 @@ func startUpOn(t *testing.T, url, members string) *upOn {
 // line it prints is an event, in JSON.
 func startUpWith(t *testing.T, args ...string) *upOn {
 	t.Helper()
+	return startUpWithIn(t, "", args...)
+}
+
+// startUpWithIn is startUpWith in the working directory cwd ("": the test's).
+func startUpWithIn(t *testing.T, cwd string, args ...string) *upOn {
+	t.Helper()
 	cmd := exec.Command(huddleBinary(t), args...)
+	cmd.Dir = cwd
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,9 +137,9 @@ func (p *upOn) started(t *testing.T) (bool, error) {
 }
 
 // startUpOnWhenFree starts huddle up for members until it starts: again
-// while the leases of a killed one have not expired, or while its first
-// connection times out (a test machine loaded by parallel -race runs
-// answers a connect slower than the client's 2 s).
+// while its first connection times out (a test machine loaded by parallel
+// -race runs answers a connect slower than the client's 2 s), or a member
+// runs elsewhere. (It waits on its own for the leases of a killed one.)
 func startUpOnWhenFree(t *testing.T, url, members string) *upOn {
 	t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
@@ -339,5 +349,96 @@ func TestUpOnNATSPlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 	c := chains[0].Calls
 	if c[0].Caller != "alice" || c[0].Target != "bob" || c[1].Caller != "bob" || c[1].Target != "alice" || c[1].Hop != 1 || c[0].Status != "ok" || c[1].Status != "ok" {
 		t.Fatalf("the chain:\n%s", out)
+	}
+}
+
+// TestUpOnNATSRestartedEarlyAfterKill9TakesItsMembers: huddle up --store,
+// running the whole team, is killed -9 and started again at once, in the
+// same directory, while the leases of the killed one still run. It takes
+// the lead and each member as their leases expire, with no help: messages
+// to all three are delivered by it.
+func TestUpOnNATSRestartedEarlyAfterKill9TakesItsMembers(t *testing.T) {
+	url := natsTeam(t)
+	st := openTeamStore(t, url, true)
+	dir := t.TempDir()
+	first := startUpWith(t, "up", "--headless", "--store", url, "--dir", dir)
+	if ok, err := first.started(t); !ok {
+		t.Fatalf("huddle up: %v", err)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-first.exited
+	again := startUpWith(t, "up", "--headless", "--store", url, "--dir", dir)
+	if ok, err := again.started(t); !ok {
+		t.Fatalf("huddle up again: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			select {
+			case err := <-again.exited:
+				t.Logf("the restarted runtime exited: %v", err)
+			default:
+			}
+			again.mu.Lock()
+			defer again.mu.Unlock()
+			for _, e := range again.events {
+				if e["event"] != "member_status" {
+					t.Logf("the restarted runtime: %v", e)
+				}
+			}
+		}
+	})
+	want := map[string][]string{}
+	for _, to := range []string{protocol.Lead, "alice", "bob"} {
+		want[to] = storetest.AppendN(t, st, "alice", to, "after the restart", 3)
+	}
+	testkit.WaitFor(t, 60*time.Second, "the messages to the lead, alice and bob delivered by the restarted runtime", func() bool {
+		for to, ids := range want {
+			if len(missing(ids, again.delivered(to))) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestUpOnNATSTwoRuntimesInOneDirectory: two huddle up --store --members
+// processes in one working directory (both keep this machine's files in
+// its .huddle) run side by side, each its own members, as on two
+// machines; a team directory's runtime is refused there meanwhile, in one
+// line that says why.
+func TestUpOnNATSTwoRuntimesInOneDirectory(t *testing.T) {
+	url := natsTeam(t)
+	st := openTeamStore(t, url, true)
+	cwd := t.TempDir()
+	first := startUpWithIn(t, cwd, "up", "--headless", "--store", url, "--members", "lead,alice")
+	if ok, err := first.started(t); !ok {
+		t.Fatalf("the first huddle up: %v", err)
+	}
+	second := startUpWithIn(t, cwd, "up", "--headless", "--store", url, "--members", "bob")
+	if ok, err := second.started(t); !ok {
+		t.Fatalf("the second huddle up, in the same directory: %v", err)
+	}
+	toAlice := storetest.AppendN(t, st, "bob", "alice", "hello", 3)
+	toBob := storetest.AppendN(t, st, "alice", "bob", "hello", 3)
+	testkit.WaitFor(t, 30*time.Second, "alice's messages delivered by the first, bob's by the second", func() bool {
+		return len(missing(toAlice, first.delivered("alice"))) == 0 && len(missing(toBob, second.delivered("bob"))) == 0
+	})
+	if len(first.delivered("bob")) > 0 || len(second.delivered("alice")) > 0 {
+		t.Fatal("a runtime consumed the inbox of a member the other runs")
+	}
+
+	local := filepath.Join(cwd, ".huddle")
+	b, _ := json.Marshal(storeTeam)
+	if err := os.WriteFile(team.ConfigPath(local), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := testkit.Tree(t, local)
+	args := []string{"up", "--headless", "--dir", local}
+	r := huddle(t, args...)
+	r.wantError(t, exitFail, "a team in a store", args...)
+	if after := testkit.Tree(t, local); !maps.Equal(before, after) {
+		t.Fatalf("the refused runtime changed %s:\nbefore %v\nafter  %v", local, before, after)
 	}
 }

@@ -87,6 +87,14 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 	return s.run(ctx, c.run, nil), nil
 }
 
+// handedWindow is how many of the ids it handed out last a consumer
+// remembers, as the files consumer's dedupe set.
+const handedWindow = 1024
+
+// maxPause is the longest pause between two tries of a consumer whose
+// pulls or acks fail: ReconnectWait doubles up to it.
+const maxPause = 4 * time.Second
+
 type consumer struct {
 	s      *Store
 	member string
@@ -95,6 +103,26 @@ type consumer struct {
 	// commits counts the commits the server confirmed, so that an idle
 	// inbox costs its retention no request (retention.go).
 	commits atomic.Uint64
+
+	// The rest is the loop's alone.
+
+	// handed are the ids of the last handedWindow messages handed to h
+	// (order, a ring from next): one handed out again is a redelivery,
+	// whatever the server remembers. A broker killed -9 forgets the acks
+	// of its last tenth of a second or so (it writes a consumer's state
+	// at most ten times a second) and hands those messages out again as
+	// new; an ack lost with the connection leaves its message to come
+	// again.
+	handed map[string]struct{}
+	order  []string
+	next   int
+	// unsure says the server may hold a message this consumer, or the one
+	// before it, was handed and never acknowledged: reclaim gives it back
+	// before the next pull.
+	unsure bool
+	// pause is the wait before the next try while pulls or acks fail (0
+	// while they work); the failure was said once, its end will be.
+	pause time.Duration
 }
 
 // run pulls and delivers until ctx ends, and meanwhile removes from the
@@ -109,31 +137,97 @@ func (c *consumer) run(ctx context.Context) {
 	<-retained
 }
 
-// loop pulls one message at a time until ctx ends. A pull that fails (the
-// server away) is tried again after a pause.
+// loop pulls one message at a time until ctx ends. It starts unsure: the
+// consumer before it may have died holding a message. A pull that fails
+// (the server away) is tried again after a pause that doubles while
+// failures last.
 func (c *consumer) loop(ctx context.Context) {
+	c.unsure = true
 	for ctx.Err() == nil {
+		if c.unsure {
+			if err := c.reclaim(ctx); err != nil {
+				if ctx.Err() == nil {
+					pause(ctx, c.failed("taking over what the inbox's last consumer held", err))
+				}
+				continue
+			}
+			c.unsure = false
+			c.working()
+		}
 		fctx, cancel := context.WithTimeout(ctx, fetchWait)
 		batch, err := c.cons.Fetch(1, jetstream.FetchContext(fctx))
 		if err != nil {
 			cancel()
-			pause(ctx, c.s.opts.ReconnectWait)
+			if ctx.Err() == nil {
+				c.unsure = true
+				pause(ctx, c.failed("pulling", err))
+			}
 			continue
 		}
 		for msg := range batch.Messages() {
 			c.handle(ctx, msg)
 		}
 		cancel()
-		if batch.Error() != nil && ctx.Err() == nil && !errors.Is(batch.Error(), context.DeadlineExceeded) {
-			pause(ctx, c.s.opts.ReconnectWait)
+		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			c.unsure = true
+			pause(ctx, c.failed("pulling", err))
 		}
 	}
+}
+
+// failed says the first failure in a row and returns the wait before the
+// next try: ReconnectWait, doubling up to maxPause while failures last.
+func (c *consumer) failed(what string, err error) time.Duration {
+	if c.pause == 0 {
+		c.s.warnOf(c.member, fmt.Errorf("the inbox of %s: %s failed; tried again, backing off, until it works: %w", c.member, what, scrub(err, c.s.t.secrets)))
+		c.pause = c.s.opts.ReconnectWait
+	} else {
+		c.pause = min(2*c.pause, maxPause)
+	}
+	return c.pause
+}
+
+// working says that pulls and acks work again, once after failures.
+func (c *consumer) working() {
+	if c.pause != 0 {
+		c.pause = 0
+		c.s.warnOf(c.member, fmt.Errorf("the inbox of %s is consumed again", c.member))
+	}
+}
+
+// reclaim gives back at once a message the server holds handed out and
+// unacknowledged on member's consumer. One consumer runs a member at a
+// time (its lease says which), so such a message is one the consumer
+// before this one died holding (a kill -9), or one this one's ack was
+// lost for: the server would hand it out again only after AckWait. With
+// MaxAckPending 1 it is the last one handed out, and a nak on its ack
+// subject ($JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer
+// seq>.<timestamp>.<pending>; the server reads the two sequences) keeps
+// its count of deliveries: it comes back at once, marked, and MaxDeliver
+// still counts it.
+func (c *consumer) reclaim(ctx context.Context) error {
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := c.cons.Info(ictx)
+	if err != nil {
+		return err
+	}
+	if info.NumAckPending == 0 {
+		return nil
+	}
+	subject := fmt.Sprintf("$JS.ACK.%s.%s.1.%d.%d.0.0", c.s.n.inboxStream, durable(c.member), info.Delivered.Stream, info.Delivered.Consumer)
+	// The server answers once it has taken the nak in: the next pull finds
+	// the message.
+	_, err = c.s.nc.RequestWithContext(ictx, subject, []byte("-NAK"))
+	return err
 }
 
 // handle hands one message to the handler and commits it (a double ack,
 // confirmed by the server) once the handler returned nil or the message
 // was dead-lettered. A handler interrupted by the stop leaves it to the
-// next consumer: a nak, so it comes back at once, marked.
+// next consumer: a nak, so it comes back at once, marked. A message the
+// server hands out again, or whose id this consumer handed to its handler
+// lately (handed), is marked a redelivery.
 func (c *consumer) handle(ctx context.Context, msg jetstream.Msg) {
 	meta, err := msg.Metadata()
 	if err != nil {
@@ -154,7 +248,7 @@ func (c *consumer) handle(ctx context.Context, msg jetstream.Msg) {
 		c.reject(ctx, msg, source, seq, fmt.Sprintf("handed out %d times and never committed", meta.NumDelivered))
 		return
 	}
-	d := store.Delivery{Msg: m, Seq: seq, Redelivery: meta.NumDelivered > 1}
+	d := store.Delivery{Msg: m, Seq: seq, Redelivery: meta.NumDelivered > 1 || c.handedBefore(m.ID)}
 	var herr error
 	for attempt := range store.Retries {
 		if herr = c.h(ctx, d); herr == nil {
@@ -173,22 +267,49 @@ func (c *consumer) handle(ctx context.Context, msg jetstream.Msg) {
 		c.reject(ctx, msg, source, seq, "handler: "+herr.Error())
 		return
 	}
-	c.ack(msg)
+	c.ack("committing "+m.ID+" (it is handed out again, marked a redelivery)", msg)
+}
+
+// handedBefore reports whether id is among the ids handed out lately,
+// and remembers it as the latest.
+func (c *consumer) handedBefore(id string) bool {
+	if _, ok := c.handed[id]; ok {
+		return true
+	}
+	if c.handed == nil {
+		c.handed = map[string]struct{}{}
+	}
+	if len(c.order) < handedWindow {
+		c.order = append(c.order, id)
+	} else {
+		delete(c.handed, c.order[c.next])
+		c.order[c.next] = id
+		c.next = (c.next + 1) % handedWindow
+	}
+	c.handed[id] = struct{}{}
+	return false
 }
 
 // nak gives a message back at once, on a context of its own: the
 // consumer's has ended.
 func (c *consumer) nak(msg jetstream.Msg) { _ = msg.Nak() }
 
-// ack commits a message. When the ack cannot be confirmed (the connection
-// lost), the server hands the message out again after AckWait, marked:
-// at least once.
-func (c *consumer) ack(msg jetstream.Msg) {
+// ack commits a message. When the server does not confirm it (the
+// connection lost, the broker killed), the message is handed out again,
+// marked (handed): at once if the server kept it as unacknowledged
+// (reclaim, before the next pull), else as soon as the server hands it out
+// again. The failure is said once, until a commit works; what says what
+// was committed.
+func (c *consumer) ack(what string, msg jetstream.Msg) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if msg.DoubleAck(ctx) == nil {
-		c.commits.Add(1)
+	if err := msg.DoubleAck(ctx); err != nil {
+		c.unsure = true
+		c.failed(what, err) // the next reclaim waits, if it fails too
+		return
 	}
+	c.commits.Add(1)
+	c.working()
 }
 
 func (c *consumer) reject(ctx context.Context, msg jetstream.Msg, source string, seq int64, reason string) {
@@ -197,7 +318,7 @@ func (c *consumer) reject(ctx context.Context, msg jetstream.Msg, source string,
 		c.nak(msg) // not recorded: not committed either
 		return
 	}
-	c.ack(msg)
+	c.ack(fmt.Sprintf("committing message %d once dead-lettered", seq), msg)
 }
 
 // DeadLetter publishes one record to the team's dead-letter subject, its

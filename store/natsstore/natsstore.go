@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -26,8 +27,10 @@ type Options struct {
 	// system's roots.
 	CAFile string
 	// AckWait is how long a consumer's message may stay uncommitted before
-	// the server hands it out again (default 30 s): the bound on how long a
-	// message handed to a consumer that died waits.
+	// the server hands it out again (default 30 s). A consumer that starts,
+	// or whose pull or commit failed, takes back at once what was left
+	// unacknowledged (reclaim), so AckWait bounds only the wait of a
+	// message lost on its way to a consumer that goes on.
 	AckWait time.Duration
 	// MaxDeliver is how many times a message is handed out before it is
 	// dead-lettered instead (default 10): one message that kills its
@@ -131,6 +134,8 @@ type Store struct {
 
 	mu   sync.Mutex
 	subs map[*subscription]bool
+	// warn hears what consumers recover from (SetWarn).
+	warn atomic.Pointer[func(member string, err error)]
 }
 
 var (
@@ -172,6 +177,17 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), scrub(err, t.secrets))
 	}
 	return s, nil
+}
+
+// SetWarn has fn told what a consumer started from now on recovers from
+// on its own (pulls or commits that fail while the server is away, and
+// their end): the runtime says it as an event.
+func (s *Store) SetWarn(fn func(member string, err error)) { s.warn.Store(&fn) }
+
+func (s *Store) warnOf(member string, err error) {
+	if fn := s.warn.Load(); fn != nil {
+		(*fn)(member, err)
+	}
 }
 
 // Team is the team the store holds.

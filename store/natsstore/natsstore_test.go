@@ -18,6 +18,9 @@ import (
 var server *natsstore.Server
 
 func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(playRole(role))
+	}
 	dir, err := os.MkdirTemp("", "natsstore-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

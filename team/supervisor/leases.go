@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,8 +115,12 @@ type memberLease struct {
 }
 
 // takeLeases takes the lease of every member this runtime runs on a store:
-// those of Options.Members (one held elsewhere fails the start), else
-// every member whose lease is free; and the lead's when it is free.
+// those of Options.Members, else every member; and the lead's. A listed
+// member's lease held elsewhere is awaited to its end, once: taken then,
+// or, renewed by a holder that lives, it fails the start. Without
+// Members, a member (or the lead) held elsewhere is left to its holder
+// and taken as soon as its lease ends (claimLeases); with Members, the
+// lead's is taken only when free now.
 func (rt *Runtime) takeLeases() error {
 	if rt.local {
 		// On a team directory the runtime's flock is every lease: it runs
@@ -130,18 +134,10 @@ func (rt *Runtime) takeLeases() error {
 		}
 		return nil
 	}
-	if rt.opts.Holder == "" {
-		host, _ := os.Hostname()
-		rt.opts.Holder = host + ":" + strconv.Itoa(os.Getpid())
-	}
-	if rt.opts.LeaseTTL <= 0 {
-		rt.opts.LeaseTTL = DefaultLeaseTTL
-	}
 	listed, err := rt.listedMembers()
 	if err != nil {
 		return err
 	}
-	rt.leases = map[string]*memberLease{}
 	want := listed
 	if len(rt.opts.Members) == 0 {
 		want = rt.runnable()
@@ -157,21 +153,189 @@ func (rt *Runtime) takeLeases() error {
 		seen[name] = true
 		ml, err := rt.takeLease(name)
 		var held *store.HeldError
-		switch {
-		case errors.As(err, &held) && (name == protocol.Lead || len(rt.opts.Members) == 0) && !slices.Contains(listed, name):
+		isListed := slices.Contains(listed, name)
+		if errors.As(err, &held) && isListed {
+			// Maybe a runtime killed a moment ago, its leases running on.
 			rt.emit(Event{"event": "runs_elsewhere", "member": name, "holder": held.Holder, "until": protocol.FormatTime(held.Expires)})
+			ml, err = rt.takeAtEnd(name, held)
+		}
+		switch {
+		case errors.As(err, &held) && !isListed:
+			rt.emit(Event{"event": "runs_elsewhere", "member": name, "holder": held.Holder, "until": protocol.FormatTime(held.Expires)})
+			if len(rt.opts.Members) == 0 {
+				rt.claims = append(rt.claims, &claim{name: name, at: held.Expires})
+			}
 		case errors.As(err, &held):
 			return fmt.Errorf("%s runs elsewhere (holder %s, until %s)", name, held.Holder, held.Expires.UTC().Format(time.RFC3339))
 		case err != nil:
 			return fmt.Errorf("lease of %s: %w", name, err)
 		default:
-			rt.leases[name] = ml
+			rt.addLease(ml)
 			if name != protocol.Lead {
 				rt.dropRestartAsked(name)
 			}
 		}
 	}
 	return nil
+}
+
+// Lease clocks: a lease is tried again when the store says it ends; one
+// that has ended by this machine's clock but is still there (the server
+// removes it on its own clock) is tried again after leaseRetry, doubling
+// to leaseRetryMost.
+const (
+	leaseRetry     = 100 * time.Millisecond
+	leaseRetryMost = 2 * time.Second
+)
+
+// takeAtEnd takes name's lease, which held says another holder has, when
+// it ends: a holder that lives renews it first, and the *HeldError then
+// says so. The wait ends with the runtime's context.
+func (rt *Runtime) takeAtEnd(name string, held *store.HeldError) (*memberLease, error) {
+	c := &claim{name: name, at: held.Expires}
+	giveUp := held.Expires.Add(rt.opts.LeaseTTL)
+	for {
+		if !pause(rt.ctx, time.Until(c.at)) {
+			return nil, rt.ctx.Err()
+		}
+		ml, err := rt.takeLease(name)
+		var again *store.HeldError
+		if !errors.As(err, &again) {
+			return ml, err
+		}
+		if again.Expires.After(time.Now()) || time.Now().After(giveUp) {
+			return nil, again // renewed, or taken by another
+		}
+		c.retry()
+	}
+}
+
+// pause waits d or until ctx ends; false when ctx ended.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// claim is a lease this runtime waits for: tried again at at.
+type claim struct {
+	name string
+	at   time.Time
+	// wait is the last retry's wait (0 when the last try found the lease
+	// held with an end to wait for); failing says an error was said.
+	wait    time.Duration
+	failing bool
+}
+
+// retry tries again soon: the lease ended by this machine's clock, or the
+// store failed.
+func (c *claim) retry() {
+	c.wait = min(max(2*c.wait, leaseRetry), leaseRetryMost)
+	c.at = time.Now().Add(c.wait)
+}
+
+// claimLeases takes each lease takeLeases left to another holder as soon
+// as it ends, and runs its member (or the lead) here: a runtime started
+// again at once after a kill -9 takes its members back as the killed
+// one's leases expire, and one that runs every free member stands by for
+// those other machines run. A lease renewed meanwhile is tried again at
+// its new end, so a holder that lives costs a try every lease TTL or so.
+// It returns when ctx ends or every lease is taken.
+func (rt *Runtime) claimLeases(ctx context.Context) {
+	if len(rt.claims) == 0 {
+		return
+	}
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for len(rt.claims) > 0 {
+		next := rt.claims[0]
+		for _, c := range rt.claims[1:] {
+			if c.at.Before(next.at) {
+				next = c
+			}
+		}
+		t.Reset(time.Until(next.at))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if rt.tryClaim(next) {
+			rt.claims = slices.DeleteFunc(rt.claims, func(c *claim) bool { return c == next })
+		}
+	}
+}
+
+// tryClaim tries to take c's lease and reports whether it is done with:
+// taken (its member runs here now), or the runtime is stopping.
+func (rt *Runtime) tryClaim(c *claim) bool {
+	ml, err := rt.takeLease(c.name)
+	var held *store.HeldError
+	switch {
+	case errors.As(err, &held):
+		c.failing = false
+		if held.Expires.After(time.Now()) {
+			c.at, c.wait = held.Expires, 0
+		} else {
+			c.retry() // ended: the server removes it soon
+		}
+		return false
+	case err != nil:
+		if !c.failing {
+			c.failing = true
+			rt.emit(Event{"event": "warning", "member": c.name, "warning": fmt.Sprintf("taking the lease of %s: %v (tried again, backing off)", c.name, err)})
+		}
+		c.retry()
+		return false
+	}
+	rt.addLease(ml)
+	if rt.ctx.Err() != nil {
+		return true // released as the runtime stops
+	}
+	err = rt.runTaken(c.name)
+	if err == nil {
+		return true
+	}
+	rt.emit(Event{"event": "error", "member": c.name, "error": err.Error()})
+	if c.name == protocol.Lead {
+		// Its inbox is not consumed here: the lease goes back, to this
+		// runtime or another, later.
+		rt.dropLease(ml)
+		c.retry()
+		return false
+	}
+	return true // the member's run says how it failed
+}
+
+// dropLease gives back a lease taken that nothing runs under.
+func (rt *Runtime) dropLease(ml *memberLease) {
+	rt.leaseMu.Lock()
+	delete(rt.leases, ml.name)
+	rt.leaseMu.Unlock()
+	ml.cancel(nil)
+	ctx, cancel := op()
+	defer cancel()
+	if err := ml.lease.Release(ctx); err != nil {
+		rt.emit(Event{"event": "warning", "member": ml.name, "warning": fmt.Sprintf("releasing the lease of %s: %v", ml.name, err)})
+	}
+}
+
+// runTaken runs here a member (or the lead) whose lease this runtime took
+// after its start, as the start runs those it took then.
+func (rt *Runtime) runTaken(name string) error {
+	rt.emit(Event{"event": "runs_here", "member": name, "holder": rt.opts.Holder})
+	if name == protocol.Lead {
+		return rt.sh.consume(protocol.Lead, rt.handleLead)
+	}
+	rt.dropRestartAsked(name)
+	spec, _ := rt.team.Member(name)
+	rt.shipLogs([]team.MemberSpec{spec})
+	return rt.run(rt.ctx, spec, true)
 }
 
 // listedMembers checks Options.Members: each a member huddle runs (or the
@@ -217,21 +381,44 @@ func (rt *Runtime) takeLease(name string) (*memberLease, error) {
 	return &memberLease{name: name, lease: l, ctx: mctx, cancel: mcancel}, nil
 }
 
+// addLease records a lease taken: its member runs here.
+func (rt *Runtime) addLease(ml *memberLease) {
+	rt.leaseMu.Lock()
+	defer rt.leaseMu.Unlock()
+	rt.leases[ml.name] = ml
+}
+
+// lease is name's lease when this runtime holds it (nil otherwise, and on
+// a team directory).
+func (rt *Runtime) lease(name string) *memberLease {
+	rt.leaseMu.Lock()
+	defer rt.leaseMu.Unlock()
+	return rt.leases[name]
+}
+
+// heldLeases are the leases this runtime took, by name.
+func (rt *Runtime) heldLeases() []*memberLease {
+	rt.leaseMu.Lock()
+	defer rt.leaseMu.Unlock()
+	out := make([]*memberLease, 0, len(rt.leases))
+	for _, ml := range rt.leases {
+		out = append(out, ml)
+	}
+	slices.SortFunc(out, func(a, b *memberLease) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
 // runsHere reports whether this runtime runs name: always on a team
 // directory, on a store when it holds name's lease.
 func (rt *Runtime) runsHere(name string) bool {
-	if rt.leases == nil {
-		return true
-	}
-	_, ok := rt.leases[name]
-	return ok
+	return rt.local || rt.lease(name) != nil
 }
 
 // ours are the members of specs this runtime spawns: on a store, those it
 // holds the lease of, and the members huddle does not run (a spawn only
 // writes their record when they have none).
 func (rt *Runtime) ours(specs []team.MemberSpec) []team.MemberSpec {
-	if rt.leases == nil {
+	if rt.local {
 		return specs
 	}
 	var out []team.MemberSpec
@@ -243,15 +430,15 @@ func (rt *Runtime) ours(specs []team.MemberSpec) []team.MemberSpec {
 	return out
 }
 
-// started is the team_started event; on a store it names what runs here.
+// started is the team_started event; on a store it names what runs here
+// (and the lease each member taken later is a runs_here event).
 func (rt *Runtime) started() Event {
 	e := Event{"event": "team_started", "team": rt.team.Name, "members": len(rt.team.Members)}
-	if rt.leases != nil {
-		var here []string
-		for name := range rt.leases {
-			here = append(here, name)
+	if !rt.local {
+		here := []string{}
+		for _, ml := range rt.heldLeases() {
+			here = append(here, ml.name)
 		}
-		slices.Sort(here)
 		e["runs"] = here
 		e["holder"] = rt.opts.Holder
 	}
@@ -261,7 +448,7 @@ func (rt *Runtime) started() Event {
 // memberCtx is the context member name runs in: on a store, it ends too
 // when the member's lease is lost.
 func (rt *Runtime) memberCtx(ctx context.Context, name string) context.Context {
-	if ml := rt.leases[name]; ml != nil {
+	if ml := rt.lease(name); ml != nil {
 		return ml.ctx
 	}
 	return ctx
@@ -270,15 +457,16 @@ func (rt *Runtime) memberCtx(ctx context.Context, name string) context.Context {
 // leaseLost reports whether name's lease was lost: its runtime writes
 // nothing more of it, as another holder runs it now.
 func (rt *Runtime) leaseLost(name string) bool {
-	ml := rt.leases[name]
+	ml := rt.lease(name)
 	return ml != nil && ml.lost.Load()
 }
 
 // keepLeases renews the leases every third of their TTL and heartbeats
 // the members run here every third of LostAfter, until the returned
-// function is called (it waits for the keeper to stop).
+// function is called (it waits for the keeper to stop). It starts before
+// the leases are taken: a start that awaits one keeps those it took.
 func (rt *Runtime) keepLeases() (stop func()) {
-	if len(rt.leases) == 0 {
+	if rt.local {
 		return func() {} // a team directory's: its flock is every lease
 	}
 	done := make(chan struct{})
@@ -305,7 +493,7 @@ func (rt *Runtime) keepLeases() (stop func()) {
 }
 
 func (rt *Runtime) renewLeases() {
-	for _, ml := range rt.leases {
+	for _, ml := range rt.heldLeases() {
 		if ml.lost.Load() {
 			continue
 		}
@@ -333,10 +521,12 @@ func (rt *Runtime) loseLease(ml *memberLease, err error) {
 }
 
 // heartbeat says every member run here is alive, so that no reader takes
-// it for lost while it waits.
+// it for lost while it waits; one not spawned yet has no record to say it
+// of.
 func (rt *Runtime) heartbeat() {
-	for name, ml := range rt.leases {
-		if name == protocol.Lead || ml.lost.Load() {
+	for _, ml := range rt.heldLeases() {
+		name := ml.name
+		if name == protocol.Lead || ml.lost.Load() || rt.mate(name) == nil {
 			continue // the lead has no member record
 		}
 		ctx, cancel := op()
@@ -351,7 +541,7 @@ func (rt *Runtime) heartbeat() {
 // releaseLeases gives up every lease still held, so another runtime may
 // run those members at once.
 func (rt *Runtime) releaseLeases() {
-	for _, ml := range rt.leases {
+	for _, ml := range rt.heldLeases() {
 		ml.cancel(nil)
 		if ml.lost.Load() {
 			continue

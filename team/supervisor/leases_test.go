@@ -439,6 +439,40 @@ func TestStoreMemberListedTwiceIsRefused(t *testing.T) {
 	}
 }
 
+// TestStoreListedMembersTakenOnceADeadHoldersLeasesEnd: the runtime that
+// runs the lead and alice dies (its connection severed: its leases are
+// neither renewed nor released), and one started at once for the same
+// members waits for their leases to end and runs them, rather than
+// refusing them as running elsewhere.
+func TestStoreListedMembersTakenOnceADeadHoldersLeasesEnd(t *testing.T) {
+	open := natsTeam(t, team.Team{Name: "crew", Members: []team.MemberSpec{
+		teamkit.Scripted("alice", "", team.Step{Wait: team.Duration(time.Hour)}),
+	}}, nil)
+	st := &severable{Store: open()}
+	gone := mustStartOn(t, st, protocol.Lead, "alice")
+	gone.gone = true
+	st.dead.Store(true)
+	gone.stop(t)
+	again, err := startOn(t, open(), protocol.Lead, "alice")
+	if err != nil {
+		t.Fatalf("started again at once: %v", err)
+	}
+	if !runsHere(again, "alice") || !runsHere(again, protocol.Lead) {
+		t.Fatal("the runtime started again does not run the lead and alice")
+	}
+	third := open()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := team.Send(ctx, third, &team.Team{Name: "crew", Members: []team.MemberSpec{{Name: "alice"}}}, protocol.Lead, "alice", "back?"); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 15*time.Second, "the message delivered by the runtime started again", func() bool {
+		return again.ev.has(func(e Event) bool {
+			return e["event"] == "message_delivered" && e["member"] == "alice" && e["type"] == string(protocol.TypeMessage)
+		})
+	})
+}
+
 // TestStoreMembersNamingTheLeadAnywhere: --members may list the lead, and
 // a name twice, in any order: each lease is taken once (a second take of
 // one's own lease would read as "runs elsewhere").

@@ -87,7 +87,8 @@ func (rt *Runtime) restartsAsked(names map[string]bool, all bool) {
 		}
 		return
 	}
-	for name, ml := range rt.leases {
+	for _, ml := range rt.heldLeases() {
+		name := ml.name
 		if name == protocol.Lead || ml.lost.Load() || (!all && !names[name]) {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,10 +39,12 @@ type Options struct {
 	// store's watch wake the runtime (team/supervisor/watch.go).
 	Tick time.Duration
 	// Members are the members this runtime runs, each under a lease; a
-	// listed member whose lease another runtime holds fails the start.
-	// Empty: every member whose lease is free. The lead runs here when its
-	// lease is free. (On a team directory the runtime's flock is every
-	// lease: one runtime runs them all.)
+	// listed member whose lease another runtime holds is awaited to the
+	// lease's end, and fails the start when its holder renews it. Empty:
+	// every member, each held elsewhere as soon as its lease ends. The
+	// lead runs here when its lease is free (without Members, as soon as
+	// it is). (On a team directory the runtime's flock is every lease: one
+	// runtime runs them all.)
 	Members []string
 	// Holder names this runtime in its leases (default "hostname:pid");
 	// LeaseTTL is how long a lease outlives its last renewal (default 10 s;
@@ -96,8 +99,12 @@ type Runtime struct {
 	// awaiting are the teammates awaiting a plan decision, by request id.
 	awaiting map[string]*mate
 	// leases are the members this runtime runs on a store, by name (the
-	// lead's included when it runs here); nil on a team directory.
-	leases map[string]*memberLease
+	// lead's included when it runs here), under leaseMu; nil on a team
+	// directory. claims are those it waits for (claimLeases's alone once
+	// the start is over).
+	leaseMu sync.Mutex
+	leases  map[string]*memberLease
+	claims  []*claim
 	// slots bound the teammates' record writes in flight (takeSlot).
 	slots chan struct{}
 	// lastRecs are the member records the start found (settleLastRun),
@@ -142,33 +149,54 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	// Whether the team was down is read before this runtime holds
 	// anything or writes a record of its own.
 	last, lastErr := runtimeBefore(ctx, st)
-	// One runtime per directory: on a team directory that flock is every
-	// member's lease (takeLeases).
-	unlock, err := teamdir.LockRuntime(dir)
+	// One runtime per team directory: its flock is every member's lease
+	// (takeLeases). The runtimes of a team in a store share the lock of
+	// the directory they keep this machine's files in, as each runs the
+	// members it holds the leases of, and keep a team directory's runtime
+	// out of it.
+	lock := teamdir.LockRuntime
+	if !local {
+		lock = teamdir.ShareRuntime
+	}
+	unlock, err := lock(dir)
 	if err != nil {
 		return nil, err
 	}
 	if opts.Tick <= 0 {
 		opts.Tick = 500 * time.Millisecond
 	}
+	if !local {
+		if opts.Holder == "" {
+			host, _ := os.Hostname()
+			opts.Holder = host + ":" + strconv.Itoa(os.Getpid())
+		}
+		if opts.LeaseTTL <= 0 {
+			opts.LeaseTTL = DefaultLeaseTTL
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	rt := &Runtime{dir: dir, st: st, local: local, team: t, opts: opts, secrets: knownSecrets(t, opts.Secrets), sh: newShared(ctx, st), mates: map[string]*mate{}, awaiting: map[string]*mate{}, slots: make(chan struct{}, writeSlots), arch: newArchiver(), corrupt: map[string]string{}, done: make(chan struct{}), ctx: ctx, storeKick: make(chan struct{}, 1)}
-	// What a consumer recovers from on its own (a damaged cursor journal)
-	// becomes an event.
+	// What a consumer recovers from on its own (a damaged cursor journal,
+	// pulls or commits failing while NATS is away) becomes an event.
 	if w, ok := st.(warner); ok {
 		w.SetWarn(func(member string, err error) {
 			rt.emit(Event{"event": "warning", "member": member, "warning": err.Error()})
 		})
+	}
+	if !local {
+		rt.leases = map[string]*memberLease{}
 	}
 	rt.inv = invocations{router: ipc.NewRouter(dir), callers: map[string]*ipc.Caller{}}
 	rt.inv.router.AppendSpan = rt.sh.appendSpan
 	if lastErr != nil {
 		rt.emit(Event{"event": "warning", "warning": "deadlines not resumed: " + lastErr.Error()})
 	}
-	// Under the lock no other runtime writes here: what a crash left goes.
+	// What a crash left goes: a temp file older than a minute is no
+	// writer's, another runtime's sharing the directory included.
 	rt.sweep()
 	var spawned []spawnedMate
 	var watch store.Subscription
+	keeper := func() {}
 	fail := func(err error) (*Runtime, error) {
 		cancel()
 		if watch != nil {
@@ -179,6 +207,7 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		}
 		rt.wg.Wait()
 		_ = rt.sh.stopConsumers() // as above
+		keeper()
 		rt.releaseLeases()
 		unlock()
 		return nil, err
@@ -189,6 +218,9 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 	if watch, err = rt.watchStore(ctx); err != nil {
 		return fail(err)
 	}
+	// The leases are kept from the first one taken: the start may await
+	// one (takeLeases) while it holds others.
+	keeper = rt.keepLeases()
 	if err := rt.takeLeases(); err != nil {
 		return fail(err)
 	}
@@ -223,12 +255,15 @@ func Start(ctx context.Context, st store.Store, dir string, opts Options) (*Runt
 		rt.launch(ctx, sm)
 	}
 	rt.emit(rt.started())
-	rt.wg.Add(1)
+	rt.wg.Add(2)
 	go func() {
 		defer rt.wg.Done()
 		rt.archiveLoop(ctx)
 	}()
-	keeper := rt.keepLeases()
+	go func() {
+		defer rt.wg.Done()
+		rt.claimLeases(ctx)
+	}()
 	go func() {
 		defer close(rt.done)
 		defer unlock()
@@ -266,12 +301,18 @@ func (rt *Runtime) spawnAll(ctx context.Context, specs []team.MemberSpec) ([]spa
 
 // loop is the runtime's own goroutine until ctx ends. It wakes only when
 // something is due: a restart asked or a request changed (the watch), the
-// next deadline (the alarm), the heartbeat.
+// next deadline (the alarm), the heartbeat of runtime.lock (a team
+// directory's; on a store the leases and the members' records say the
+// runtime is alive).
 func (rt *Runtime) loop(ctx context.Context) {
 	al := newAlarm()
 	defer al.t.Stop()
 	hb := newHeartbeat()
 	defer hb.t.Stop()
+	beat := hb.t.C
+	if !rt.local {
+		beat = nil
+	}
 	look := func() {
 		next := rt.expire()
 		al.arm(next)
@@ -291,7 +332,7 @@ func (rt *Runtime) loop(ctx context.Context) {
 			// maybe on another machine (watchStore).
 			rt.restartsAsked(rt.restartsTold())
 			rt.requestsChanged(rt.requestsTold(), al)
-		case <-hb.t.C:
+		case <-beat:
 			if err := teamdir.Heartbeat(rt.dir); err != nil {
 				rt.emit(Event{"event": "error", "error": err.Error()})
 			}
