@@ -126,3 +126,5 @@ func (p *deadLettersPane) detail(w int) []string {
 }
 
 func (p *deadLettersPane) counts() (int, int) { return len(p.list.rows), len(p.snap.DeadLetters) }
+
+func (p *deadLettersPane) moveBy(n int) { p.list.move(n) }

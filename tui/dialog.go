@@ -218,6 +218,24 @@ func (m *Model) fullHelp(w int) string {
 	st := m.styles
 	groups := append([][]key.Binding{m.keys.navHelp()}, m.focused().FullHelp()...)
 	groups = append(groups, m.keys.generalHelp())
+	// Every key the footer offers here is listed, those of the screen on
+	// show (the member's view) first.
+	listed := map[string]bool{}
+	for _, g := range groups {
+		for _, b := range g {
+			listed[b.Help().Key] = true
+		}
+	}
+	var here []key.Binding
+	for _, b := range m.footerKeys() {
+		if !listed[b.Help().Key] {
+			listed[b.Help().Key] = true
+			here = append(here, b)
+		}
+	}
+	if len(here) > 0 {
+		groups = append([][]key.Binding{here}, groups...)
+	}
 	var cols []string
 	for _, group := range groups {
 		var lines []string

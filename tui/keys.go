@@ -9,7 +9,9 @@ type KeyMap struct {
 	Roster, Requests, Traces      key.Binding
 	Messages, DeadLetters         key.Binding
 	Up, Down                      key.Binding
+	Top, Bottom                   key.Binding
 	PageUp, PageDown              key.Binding
+	DetailsUp, DetailsDown        key.Binding
 	Open, Back                    key.Binding
 	FullLog                       key.Binding
 	Approve, Reject, AllowSession key.Binding
@@ -37,8 +39,12 @@ func DefaultKeyMap() KeyMap {
 		DeadLetters:  b("5", "dead letters", "5"),
 		Up:           b("↑/k", "up", "up", "k"),
 		Down:         b("↓/j", "down", "down", "j"),
-		PageUp:       b("pgup", "scroll details up", "pgup", "ctrl+u"),
-		PageDown:     b("pgdn", "scroll details down", "pgdown", "ctrl+d"),
+		Top:          b("g/home", "first row", "g", "home"),
+		Bottom:       b("G/end", "last row", "G", "end"),
+		PageUp:       b("pgup", "a page up", "pgup"),
+		PageDown:     b("pgdn", "a page down", "pgdown"),
+		DetailsUp:    b("ctrl+u", "scroll details up", "ctrl+u"),
+		DetailsDown:  b("ctrl+d", "scroll details down", "ctrl+d"),
 		Open:         b("enter", "details", "enter"),
 		Back:         b("esc", "back", "esc"),
 		FullLog:      b("l", "full log", "l"),
@@ -65,7 +71,7 @@ func (k KeyMap) navHelp() []key.Binding {
 
 // listHelp is the ? column of a list with details under it.
 func (k KeyMap) listHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Open, k.Back}
+	return []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.DetailsUp, k.DetailsDown, k.Open, k.Back}
 }
 
 // actionHelp is the keys that act on the team, the ? column of the

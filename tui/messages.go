@@ -168,3 +168,8 @@ func (p *messagesPane) detail(w int) []string {
 }
 
 func (p *messagesPane) counts() (int, int) { return len(p.list.rows), len(p.snap.Messages) }
+
+func (p *messagesPane) moveBy(n int) {
+	p.list.move(n)
+	p.follow = p.list.cursor == len(p.list.rows)-1
+}

@@ -127,6 +127,8 @@ type component interface {
 	setFilter(f string)
 	// counts are the rows the filter lets through and all there are.
 	counts() (shown, all int)
+	// moveBy moves the cursor n rows, stopping at the ends.
+	moveBy(n int)
 	// home puts the cursor where a fresh list starts.
 	home()
 	details() *details
@@ -437,18 +439,43 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 			return tea.Batch(cmd, m.syncMember())
 		}
 		return cmd
-	case key.Matches(k, km.PageUp):
-		// The details on screen scroll whichever column has focus.
-		if m.member.open {
-			m.member.scrollBy(-5)
-		} else {
-			m.shown().details().scrollBy(-5)
+	case key.Matches(k, km.Top, km.Bottom) && !m.fullDetails(), key.Matches(k, km.PageUp, km.PageDown) && !m.scrollsDetails():
+		// The list moves: to an end, or a page (about the rows it shows).
+		n := max(1, (m.height-4)*2/5-1)
+		switch {
+		case key.Matches(k, km.Top):
+			n = -maxRows
+		case key.Matches(k, km.Bottom):
+			n = maxRows
+		case key.Matches(k, km.PageUp):
+			n = -n
 		}
-	case key.Matches(k, km.PageDown):
+		m.focused().moveBy(n)
+		m.shown().details().scroll = 0
+		if m.focus == paneRoster {
+			return m.syncMember()
+		}
+	case key.Matches(k, km.DetailsUp, km.PageUp, km.Top):
+		// The details on screen scroll whichever column has focus (page
+		// keys too, while the details fill the pane).
+		n := -5
+		if key.Matches(k, km.Top) {
+			n = -maxRows
+		}
 		if m.member.open {
-			m.member.scrollBy(5)
+			m.member.scrollBy(n)
 		} else {
-			m.shown().details().scrollBy(5)
+			m.shown().details().scrollBy(n)
+		}
+	case key.Matches(k, km.DetailsDown, km.PageDown, km.Bottom):
+		n := 5
+		if key.Matches(k, km.Bottom) {
+			n = maxRows
+		}
+		if m.member.open {
+			m.member.scrollBy(n)
+		} else {
+			m.shown().details().scrollBy(n)
 		}
 	case key.Matches(k, km.Open, km.FullLog) && m.focus == paneRoster:
 		// The member's log or transcript fills the card's column, or
@@ -612,4 +639,26 @@ func (m *Model) rejectSelected() tea.Cmd {
 	}
 	m.dialog = newInputDialog(dialogReject, r.ID, prompt, m.styles)
 	return m.dialog.input.Focus()
+}
+
+// maxRows stands for "as far as it goes" in moveBy and scrollBy.
+const maxRows = 1 << 30
+
+// scrollsDetails reports whether the page keys scroll details rather than
+// move a list: the focused pane's details fill it, or the roster shows its
+// member (a roster is short; its member's log is long).
+func (m *Model) scrollsDetails() bool {
+	if m.focus == paneRoster {
+		return m.member.open
+	}
+	return m.focused().details().open
+}
+
+// fullDetails reports whether details fill the column, so that g and G
+// go to their top and bottom rather than the list's ends.
+func (m *Model) fullDetails() bool {
+	if m.focus == paneRoster {
+		return m.member.open && m.member.full
+	}
+	return m.focused().details().open
 }

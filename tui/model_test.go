@@ -481,3 +481,43 @@ func TestFilterIsLiveOverTheTextOnScreen(t *testing.T) {
 		t.Fatalf("/revised after, over the plans: %d requests", n)
 	}
 }
+
+// TestHelpListsEveryFooterKey: on every pane, and with a member's card
+// open, the ? screen lists each key the footer offers there, and the page
+// and end keys move every list.
+func TestHelpListsEveryFooterKey(t *testing.T) {
+	m, _ := newTestModel(t, 200, 50)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	for _, keys := range [][]string{{"1"}, {"2"}, {"3"}, {"4"}, {"5"}, {"1", "enter"}} {
+		send(m, keys...)
+		footer := m.footerKeys()
+		send(m, "?")
+		help := ansi.Strip(m.View().Content)
+		for _, b := range footer {
+			if !strings.Contains(help, b.Help().Key+" ") {
+				t.Errorf("after %v the footer offers %q (%s), which ? does not list:\n%s", keys, b.Help().Key, b.Help().Desc, help)
+			}
+		}
+		send(m, "esc", "esc")
+	}
+	send(m, "4", "g")
+	if m.messages.list.cursor != 0 {
+		t.Fatalf("g on the messages: cursor %d", m.messages.list.cursor)
+	}
+	send(m, "end")
+	if m.messages.list.cursor != 2 || !m.messages.follow {
+		t.Fatalf("end on the messages: cursor %d, following %v", m.messages.list.cursor, m.messages.follow)
+	}
+	send(m, "3", "G")
+	if last := m.traces.list.len() - 1; m.traces.list.cursor != last {
+		t.Fatalf("G on the traces: cursor %d, want %d", m.traces.list.cursor, last)
+	}
+	send(m, "pgup")
+	if m.traces.list.cursor == m.traces.list.len()-1 {
+		t.Fatal("pgup on the traces did not move")
+	}
+	send(m, "home")
+	if m.traces.list.cursor != 0 {
+		t.Fatalf("home on the traces: cursor %d", m.traces.list.cursor)
+	}
+}

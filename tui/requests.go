@@ -381,3 +381,5 @@ func permissionText(r *protocol.Request) string {
 }
 
 func (p *requestsPane) counts() (int, int) { return len(p.list.rows), len(p.snap.Requests) }
+
+func (p *requestsPane) moveBy(n int) { p.list.move(n) }

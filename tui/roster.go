@@ -152,3 +152,5 @@ func tokens(c protocol.Counters) string {
 }
 
 func (p *rosterPane) counts() (int, int) { return len(p.list.rows), len(p.snap.Members) }
+
+func (p *rosterPane) moveBy(n int) { p.list.move(n) }

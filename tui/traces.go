@@ -400,3 +400,5 @@ func (p *tracesPane) detail(w int) []string {
 
 // counts are chains, not calls: the rows a chain folds into are its.
 func (p *tracesPane) counts() (int, int) { return p.shown.Len(), p.snap.Chains.Len() }
+
+func (p *tracesPane) moveBy(n int) { p.list.move(n) }

@@ -397,9 +397,26 @@ func (c *common) section(title, text string, w int) []string {
 
 // helpLine is the footer: the focused pane's keys between the global ones.
 func (m *Model) helpLine(w int) string {
-	// The keys that decide come first, then those that name the member
-	// they touch, then the pane's own; the least important go first when
-	// the line is too narrow, and ? and q always show.
+	keys := m.footerKeys()
+	head := m.bindingHelp(m.keys.NextPane)
+	tail := m.bindingHelp(m.keys.Help) + "  " + m.bindingHelp(m.keys.Quit)
+	parts := make([]string, 0, len(keys))
+	for _, b := range keys {
+		parts = append(parts, m.bindingHelp(b))
+	}
+	for {
+		line := strings.Join(append(append([]string{head}, parts...), tail), "  ")
+		if ansi.StringWidth(line) <= w || len(parts) == 0 {
+			return fit(line, w)
+		}
+		parts = parts[:len(parts)-1]
+	}
+}
+
+// footerKeys are the footer's keys between tab and ? q: the keys that
+// decide come first, then those that name the member they touch, then the
+// pane's own; the least important go first when the line is too narrow.
+func (m *Model) footerKeys() []key.Binding {
 	keys := m.decideKeys()
 	pane := m.focused().ShortHelp()
 	if m.member.open {
@@ -415,19 +432,7 @@ func (m *Model) helpLine(w int) string {
 		// Read-only: no key that would act on the team is offered.
 		keys = append(append([]key.Binding(nil), m.controls...), withoutActions(pane, m.keys)...)
 	}
-	head := m.bindingHelp(m.keys.NextPane)
-	tail := m.bindingHelp(m.keys.Help) + "  " + m.bindingHelp(m.keys.Quit)
-	parts := make([]string, 0, len(keys))
-	for _, b := range keys {
-		parts = append(parts, m.bindingHelp(b))
-	}
-	for {
-		line := strings.Join(append(append([]string{head}, parts...), tail), "  ")
-		if ansi.StringWidth(line) <= w || len(parts) == 0 {
-			return fit(line, w)
-		}
-		parts = parts[:len(parts)-1]
-	}
+	return keys
 }
 
 func (m *Model) bindingHelp(b key.Binding) string {
