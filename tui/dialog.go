@@ -10,6 +10,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"huddle/protocol"
 	"huddle/team"
 )
 
@@ -173,10 +174,16 @@ func (m *Model) dialogBox(w int) string {
 			st.Title.Render("Stop the team?"),
 			d.target + ".",
 			"Quitting stops every member this huddle runs;",
+		}
+		if cancelled := m.cancelledByQuit(); len(cancelled) > 0 {
+			body = append(body, st.Warning.Render("these pending requests are cancelled:"))
+			body = append(body, cancelled...)
+		}
+		body = append(body,
 			"huddle attach watches a team without running it.",
 			"",
-			st.Key.Render("y/q") + " stop and quit  " + st.Key.Render("n/esc") + " stay",
-		}
+			st.Key.Render("y/q")+" stop and quit  "+st.Key.Render("n/esc")+" stay",
+		)
 	case dialogDiscard:
 		body = []string{st.Title.Render("Discard " + d.target + "?")}
 		if d.title == "" {
@@ -265,6 +272,26 @@ func spaced(cols []string) []string {
 			out = append(out, "   ")
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// cancelledByQuit names the pending requests a stop cancels (a member
+// that stops has what it asked for, and what it was asked, cancelled):
+// a line each, the last saying how many more there are.
+func (m *Model) cancelledByQuit() []string {
+	const most = 4
+	var out []string
+	for i, r := range m.snap.Requests[:m.snap.Pending] {
+		if i == most-1 && m.snap.Pending > most {
+			out = append(out, fmt.Sprintf("  and %d more", m.snap.Pending-i))
+			break
+		}
+		what := r.From + "'s " + string(r.Kind)
+		if r.Kind == protocol.KindShutdown {
+			what = "the shutdown of " + r.To
+		}
+		out = append(out, "  "+r.ID+" "+what)
 	}
 	return out
 }

@@ -145,6 +145,8 @@ type Model struct {
 	// takes it to the channels, when Run started one.
 	notes  *notify.Watcher
 	sender *notify.Sender
+	// flashAt is when the flash on the status line was set.
+	flashAt time.Time
 
 	width, height int
 	right         pane // the pane the right column shows: requests, traces or messages
@@ -223,6 +225,31 @@ func (m *Model) tick() tea.Cmd {
 
 // Update handles a message. It does no I/O: actions return tea.Cmds.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	before := m.flash
+	model, cmd := m.update(msg)
+	switch {
+	case m.flash != before:
+		m.flashAt = m.now()
+	case m.flash != "" && m.now().Sub(m.flashAt) >= flashLife(m.flashBad):
+		// A flash says what just happened; the footer's own line comes
+		// back a few seconds later, at the clock's next tick.
+		m.flash = ""
+	}
+	return model, cmd
+}
+
+// flashFor is how long a flash stays on the status line; a failure stays
+// twice as long.
+const flashFor = 4 * time.Second
+
+func flashLife(bad bool) time.Duration {
+	if bad {
+		return 2 * flashFor
+	}
+	return flashFor
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -519,5 +520,40 @@ func TestHelpListsEveryFooterKey(t *testing.T) {
 	send(m, "home")
 	if m.traces.list.cursor != 0 {
 		t.Fatalf("home on the traces: cursor %d", m.traces.list.cursor)
+	}
+}
+
+// TestFlashClearsItself: a flash gives the status line back a few seconds
+// later (a failure twice as late), a new flash starting its own time.
+func TestFlashClearsItself(t *testing.T) {
+	m, clock := newTestModel(t, 80, 24)
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	m.Update(ActionDoneMsg{Text: "sent to data"})
+	clock.Advance(flashFor - time.Second)
+	m.Update(tickMsg(clock.Now()))
+	if m.flash != "sent to data" {
+		t.Fatalf("gone too soon: %q", m.flash)
+	}
+	m.Update(ActionDoneMsg{Text: "broadcast to 4 members"})
+	clock.Advance(2 * time.Second)
+	m.Update(tickMsg(clock.Now()))
+	if m.flash != "broadcast to 4 members" {
+		t.Fatalf("a new flash took the old one's time: %q", m.flash)
+	}
+	clock.Advance(flashFor)
+	m.Update(tickMsg(clock.Now()))
+	if m.flash != "" || !strings.Contains(ansi.Strip(m.View().Content), "team directory .huddle") {
+		t.Fatalf("still flashing after %v: %q", flashFor, m.flash)
+	}
+	m.Update(ActionDoneMsg{Err: errors.New("data is stopped")})
+	clock.Advance(flashFor)
+	m.Update(tickMsg(clock.Now()))
+	if m.flash != "data is stopped" {
+		t.Fatalf("a failure went as soon as a success: %q", m.flash)
+	}
+	clock.Advance(flashFor)
+	m.Update(tickMsg(clock.Now()))
+	if m.flash != "" {
+		t.Fatalf("a failure stayed: %q", m.flash)
 	}
 }

@@ -157,7 +157,7 @@ func TestQuitAsksWhileTheTeamWorks(t *testing.T) {
 		t.Fatalf("q with work going on: dialog %+v", m.dialog)
 	}
 	screen := ansi.Strip(m.View().Content)
-	for _, want := range []string{"Stop the team?", "2 members at work, 1 pending request."} {
+	for _, want := range []string{"Stop the team?", "2 members at work, 1 pending request.", "these pending requests are cancelled:", "pl-5f1c9a2b7e31 reservas's plan"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the question lacks %q:\n%s", want, screen)
 		}
