@@ -83,10 +83,13 @@ type Member struct {
 	Runtime  string       `json:"runtime,omitempty"`
 	Status   MemberStatus `json:"status"`
 	Activity string       `json:"activity,omitempty"`
-	PID      int          `json:"pid,omitempty"`
-	RunID    string       `json:"run_id,omitempty"`
-	Since    time.Time    `json:"since"`
-	Error    string       `json:"error,omitempty"`
+	// ActivitySince is when Activity (or Status) last changed: how long a
+	// member has been thinking, on screen.
+	ActivitySince time.Time `json:"activity_since,omitzero"`
+	PID           int       `json:"pid,omitempty"`
+	RunID         string    `json:"run_id,omitempty"`
+	Since         time.Time `json:"since"`
+	Error         string    `json:"error,omitempty"`
 	// LastLog is the last line a crashed exec teammate wrote on stderr
 	// (members/<name>.log), printable and cut to 200 characters.
 	LastLog string `json:"last_log,omitempty"`

@@ -122,7 +122,7 @@ func TestAttachInASecondProcessSeesTheSame(t *testing.T) {
 	if string(second) != first {
 		t.Fatalf("the second process shows another screen.\nfirst:\n%s\nsecond:\n%s", first, second)
 	}
-	for _, want := range []string{"pl-111111111111", "pl-222222222222", "◐ reservas", "● finanzas", "⚑ 1 pending"} {
+	for _, want := range []string{"pl-111111111111", "pl-222222222222", "◐ reservas", "⠋ finanzas", "⚑ 1 pending"} {
 		if !strings.Contains(first, want) {
 			t.Fatalf("the screen lacks %q:\n%s", want, first)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/notify"
@@ -94,6 +95,10 @@ type Notify struct {
 // common is what the root model shares with its panes: they read it, only
 // the root writes it.
 type common struct {
+	// spin turns by the members at work (moving), ticking only while
+	// some member is (spinning).
+	spin     spinner.Model
+	spinning bool
 	styles   Styles
 	keys     KeyMap
 	now      func() time.Time
@@ -187,6 +192,7 @@ func New(opts Options) *Model {
 		m.styles = NewStyles(true, true)
 	}
 	m.clock = m.now()
+	m.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.actions = opts.Actions
 	m.roster = newRosterPane(&m.common)
 	m.requests = newRequestsPane(&m.common)
@@ -260,6 +266,14 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.clock = m.now() // drawn again: the footer offers what now acts
 	case SnapshotMsg:
 		return m, m.applySnapshot(view.Snapshot(msg))
+	case spinner.TickMsg:
+		if !m.moving() {
+			m.spinning = false // no member at work: the spinner stops ticking
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
 	case tailOpenedMsg:
 		return m, m.member.opened(msg)
 	case tailMsg:
@@ -357,6 +371,10 @@ func (m *Model) applySnapshot(s view.Snapshot) tea.Cmd {
 	}
 	if m.noteSelection(true) || fresh {
 		cmds = append(cmds, graceOver())
+	}
+	if !m.spinning && m.moving() {
+		m.spinning = true
+		cmds = append(cmds, m.spin.Tick)
 	}
 	return tea.Batch(cmds...)
 }
@@ -688,4 +706,20 @@ func (m *Model) fullDetails() bool {
 		return m.member.open && m.member.full
 	}
 	return m.focused().details().open
+}
+
+// moving reports whether a member is at work (starting or working): the
+// roster's spinner turns for it.
+func (c *common) moving() bool {
+	for _, mv := range c.snap.Members {
+		if spins(mv.Record.Status) {
+			return true
+		}
+	}
+	return false
+}
+
+// spins reports whether a member in status s is shown by the spinner.
+func spins(s protocol.MemberStatus) bool {
+	return s == protocol.MemberWorking || s == protocol.MemberStarting
 }

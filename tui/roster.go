@@ -93,6 +93,9 @@ func (p *rosterPane) lines(w, h int) []string {
 		mv := &p.snap.Members[p.list.rows[i]]
 		rec := mv.Record
 		g, gs := p.glyph(rec.Status)
+		if spins(rec.Status) {
+			g = p.spin.View()
+		}
 		name := memberName(mv)
 		unread := ""
 		if mv.Unread > 0 {

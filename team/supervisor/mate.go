@@ -337,6 +337,7 @@ func (mt *mate) setStatusIf(cond func(rec *protocol.Member) bool, next protocol.
 		}
 		mt.rec.Since = time.Now().UTC()
 	}
+	mt.rec.ActivitySince = time.Now().UTC()
 	mt.rec.Status, mt.rec.Activity = next, activity
 	rec := mt.rec
 	mt.mu.Unlock()

@@ -568,6 +568,9 @@ func (rt *Runtime) statusReported(d store.Delivery) error {
 	if moved {
 		rec.Since = time.Now().UTC()
 	}
+	if moved || rec.Activity != m.Content {
+		rec.ActivitySince = time.Now().UTC()
+	}
 	rec.Status, rec.Activity = m.Status, m.Content
 	if err := rt.sh.writeMember(rec); err != nil {
 		return err
