@@ -132,7 +132,7 @@ func repoWorktrees(ctx context.Context, r *worktree.Repo, teamName string, inUse
 		}
 		tr := tracks[e.Branch]
 		infos = append(infos, WorktreeInfo{
-			Member: strings.TrimPrefix(e.Branch, prefix), Branch: e.Branch, Path: e.Path, Repo: r.Dir,
+			Member: strings.TrimPrefix(e.Branch, prefix), Branch: e.Branch, Base: tr.Base, Path: e.Path, Repo: r.Dir,
 			Ahead: tr.Ahead, Behind: tr.Behind, InUse: inUse[e.Path] && !e.Prunable, Missing: e.Prunable,
 		})
 	}
@@ -149,10 +149,7 @@ func repoWorktrees(ctx context.Context, r *worktree.Repo, teamName string, inUse
 			if err != nil {
 				return err
 			}
-			var base string
-			if out, err := r.Git(ctx, "rev-parse", "--abbrev-ref", w.Branch+"@{upstream}"); err == nil {
-				base = strings.TrimSpace(string(out))
-			}
+			base := w.Base
 			var unmerged []worktree.Commit
 			var dirty []string
 			if detail {
@@ -166,7 +163,7 @@ func repoWorktrees(ctx context.Context, r *worktree.Repo, teamName string, inUse
 				}
 			}
 			mu.Lock()
-			w.Size, w.Base, w.Unmerged, w.Dirty = n, base, unmerged, dirty
+			w.Size, w.Unmerged, w.Dirty = n, unmerged, dirty
 			mu.Unlock()
 			return nil
 		})

@@ -109,6 +109,16 @@ func TestWorktreesListAndPrune(t *testing.T) {
 		t.Errorf("table:\n%s", table.stdout)
 	}
 
+	// The worktrees' disk in huddle status, past max_disk (1 MiB) a warning.
+	writeFile(t, filepath.Join(bob, "big.bin"), strings.Repeat("x", 2<<20))
+	status := huddle(t, "status", "--dir", dir)
+	if !strings.Contains(status.stdout, "worktrees: 2 worktree(s)") || !strings.Contains(status.stdout, "OVER THE LIMIT") || !strings.Contains(status.stderr, "over max_disk 1.0 MiB") {
+		t.Fatalf("status: exit %d\n%s\n%s", status.code, status.stdout, status.stderr)
+	}
+	if err := os.Remove(filepath.Join(bob, "big.bin")); err != nil {
+		t.Fatal(err)
+	}
+
 	refused := huddle(t, "worktrees", "prune", "--dir", dir)
 	if refused.code != exitFail || !strings.Contains(refused.stderr, "1 unmerged commit(s)") || !strings.Contains(refused.stderr, "bob's unmerged work") {
 		t.Fatalf("prune without --yes: exit %d, stderr %q", refused.code, refused.stderr)

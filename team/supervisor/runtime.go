@@ -602,9 +602,13 @@ func (rt *Runtime) mate(name string) *mate {
 	return rt.mates[name]
 }
 
-// cancelPending cancels every pending request from or to a member that is gone.
+// cancelPending cancels every pending request from or to a member that is
+// gone, but its reviews: the change is on its branch, not in its process,
+// and waits for the lead across stops and restarts.
 func (rt *Runtime) cancelPending(member, why string) {
-	rt.cancelWhere(why, func(r *protocol.Request) bool { return r.From == member || r.To == member })
+	rt.cancelWhere(why, func(r *protocol.Request) bool {
+		return (r.From == member || r.To == member) && r.Kind != protocol.KindReview
+	})
 }
 
 // cancelWhere cancels every pending request which picks, saying why.

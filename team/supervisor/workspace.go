@@ -64,6 +64,9 @@ func (rt *Runtime) prepareWorkspace(ctx context.Context, mt *mate, ws *team.Work
 			return false, fmt.Errorf("workspace: %w", err)
 		}
 		rt.emit(Event{"event": "worktree_made", "member": mt.spec.Name, "path": ws.Path, "branch": ws.Branch, "base": ws.Base, "included": len(copied)})
+		if l, _ := team.ListWorktrees(ctx, rt.team, rt.dir, false); l != nil && l.Over() {
+			rt.emit(Event{"event": "warning", "member": mt.spec.Name, "warning": fmt.Sprintf("the team's worktrees take %s, over max_disk %s: huddle worktrees prune removes the orphans", team.FormatSize(l.Total), team.FormatSize(l.Limit))})
+		}
 	}
 	mt.ws = ws
 	mt.spec.Dir = ws.Path
@@ -158,6 +161,7 @@ func (mt *mate) awaitSetup(ctx context.Context) error {
 		if err := team.RememberScript(rt.dir, sum, r.ID, r.ResolvedBy); err != nil {
 			return err
 		}
+		rt.approveSameScript(r)
 	}
 	if err := mt.setStatus(protocol.MemberStarting, "running the workspace's setup"); err != nil {
 		return err
@@ -261,4 +265,22 @@ func (mt *mate) turnEnded(summary string) {
 		return
 	}
 	rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(m.Request.Status), "by": m.Request.ResolvedBy})
+}
+
+// approveSameScript approves the other pending setup requests of the
+// script r approved: the lead approved that script, by its sha256, not a
+// member's run of it.
+func (rt *Runtime) approveSameScript(r *protocol.Request) {
+	all, err := rt.pending()
+	if err != nil {
+		return
+	}
+	for _, o := range all {
+		if o.ID == r.ID || o.Kind != protocol.KindSetup || o.Setup == nil || o.Setup.SHA256 != r.Setup.SHA256 {
+			continue
+		}
+		if nr, err := rt.sh.resolveID(o.ID, team.Resolution{Event: protocol.EventApprove, By: "huddle (the same script approved in " + r.ID + ")"}); err == nil {
+			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": nr.ResolvedBy})
+		}
+	}
 }

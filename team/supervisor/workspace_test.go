@@ -178,9 +178,19 @@ func TestCodersWorkInTheirOwnWorktrees(t *testing.T) {
 	if st := gitRun(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("main's worktree is not clean: %q", st)
 	}
+	for _, m := range []string{"alice", "bob"} {
+		pendingReview(t, k, m, "")
+	}
 	cancel()
 	if err := rt.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	// Their changes wait for the lead across the stop: the reviews stay
+	// pending while the plans and everything else of theirs is cancelled.
+	for _, r := range k.Requests() {
+		if r.Kind == protocol.KindReview && r.Status != protocol.RequestPending {
+			t.Errorf("review %s of %s is %s by %s after the team stopped", r.ID, r.From, r.Status, r.ResolvedBy)
+		}
 	}
 
 	// The team again: each coder lands in the worktree it left.
@@ -413,4 +423,37 @@ func TestReviewChangesMergeAndConflict(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestOneApprovalCoversTheSameScript: two coders whose worktrees need the
+// same setup ask for it each; the lead approves one, and the other is
+// approved as the same script, both setups run and both coders start.
+func TestOneApprovalCoversTheSameScript(t *testing.T) {
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	teamkit.WriteTeam(t, dir, coders(t, repo, team.WorkspaceSpec{Setup: []string{"echo ran >> setup.log"}}, "alice", "bob"))
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	var asked []protocol.Request
+	testkit.WaitFor(t, 20*time.Second, "two setup requests", func() bool {
+		asked = asked[:0]
+		for _, r := range k.Requests() {
+			if r.Kind == protocol.KindSetup {
+				asked = append(asked, r)
+			}
+		}
+		return len(asked) == 2
+	})
+	if _, err := team.Decide(context.Background(), k.St, asked[0].ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"alice", "bob"} {
+		testkit.WaitFor(t, 20*time.Second, m+"'s plan after its setup", func() bool { return k.PendingPlan(m) != nil })
+		if got := readFile(filepath.Join(dir, "worktrees", "crew", m, "setup.log")); got != "ran\n" {
+			t.Errorf("%s's setup.log: %q", m, got)
+		}
+	}
+	if other := k.Request(asked[1].ID); other.Status != protocol.RequestApproved || other.ResolvedBy != "huddle (the same script approved in "+asked[0].ID+")" {
+		t.Fatalf("the other request: %s by %s", other.Status, other.ResolvedBy)
+	}
 }
