@@ -223,6 +223,7 @@ func TestFlowReviewWithALineComment(t *testing.T) {
 	t.Cleanup(func() { _ = stop() })
 	waitScreen(t, tm, rv.ID)
 	pressKey(tm, "2")
+	waitScreen(t, tm, "a merge alice "+rv.ID) // the footer offers the review's keys
 	pressKey(tm, "v")
 	waitScreen(t, tm, "review "+rv.ID)
 	waitScreen(t, tm, "+ two")
