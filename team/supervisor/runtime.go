@@ -532,7 +532,12 @@ func (rt *Runtime) expire() (next time.Time) {
 			earliest(r.Deadline)
 			continue
 		}
-		nr, err := rt.sh.resolveID(r.ID, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+		var nr *protocol.Request
+		if r.Kind == protocol.KindReview {
+			nr, err = rt.expireReview(r.ID)
+		} else {
+			nr, err = rt.sh.resolveID(r.ID, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+		}
 		var already *store.AlreadyError
 		switch {
 		case err == nil:

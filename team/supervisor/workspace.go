@@ -284,3 +284,18 @@ func (rt *Runtime) approveSameScript(r *protocol.Request) {
 		}
 	}
 }
+
+// expireReview ends a review at its deadline as team.ExpireReview does,
+// under its repository's lock.
+func (rt *Runtime) expireReview(id string) (*protocol.Request, error) {
+	ctx, cancel := context.WithTimeout(rt.ctx, time.Minute)
+	defer cancel()
+	r, err := team.ExpireReview(ctx, rt.st, id)
+	var already *store.AlreadyError
+	if err != nil && !errors.As(err, &already) && ctx.Err() == nil {
+		// Its repository is not here (gone, or never on this machine):
+		// there is nothing to merge, and the deadline is the deadline.
+		return rt.sh.resolveID(id, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no review before the deadline (" + err.Error() + ")"})
+	}
+	return r, err
+}

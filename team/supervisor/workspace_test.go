@@ -54,6 +54,9 @@ func runCoder() int {
 				edit(name)
 			}
 		case protocol.TypeMessage:
+			if !strings.HasPrefix(m.Content, "Changes requested") {
+				continue // a merge, a discard or an expiry told: nothing to do
+			}
 			act(protocol.ExecLine{Kind: "status", Status: string(protocol.MemberWorking), Activity: "revising"})
 			edit(strings.ReplaceAll(m.Content, "\n", " "))
 		case protocol.TypeShutdownRequest:
@@ -456,4 +459,94 @@ func TestOneApprovalCoversTheSameScript(t *testing.T) {
 	if other := k.Request(asked[1].ID); other.Status != protocol.RequestApproved || other.ResolvedBy != "huddle (the same script approved in "+asked[0].ID+")" {
 		t.Fatalf("the other request: %s by %s", other.Status, other.ResolvedBy)
 	}
+}
+
+// TestLLMCoderBesideAnExecCoder: an llm member (the real loop, against a
+// loopback fake of the OpenAI API) and an exec coder edit a.txt of one
+// repository, each in its own worktree: the llm member's write is
+// confined to its worktree, its turn's end opens a review of its branch
+// linked to its plan, the exec coder's edit stays in its own, main is
+// untouched.
+func TestLLMCoderBesideAnExecCoder(t *testing.T) {
+	cs := newChatServer(t,
+		toolTurn("c1", "submit_plan", map[string]any{"plan": "write llm into a.txt"}),
+		toolTurn("c2", "write_file", map[string]any{"path": "a.txt", "content": "base\nllm\n"}),
+		map[string]any{"role": "assistant", "content": "a.txt written"},
+	)
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	tm := coders(t, repo, team.WorkspaceSpec{}, "bob")
+	tm.Members = append(tm.Members, team.MemberSpec{Name: "writer", Role: "writes",
+		Runtime: team.RuntimeSpec{Kind: team.RuntimeLLM, Provider: team.ProviderOpenAI, BaseURL: cs.srv.URL + "/v1", Model: "fake",
+			Prompt: "write llm into a.txt", Tools: []string{"write_file", "read_file"}}})
+	teamkit.WriteTeam(t, dir, tm)
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	approvePlan(t, k, "writer")
+	approvePlan(t, k, "bob")
+	rv := pendingReview(t, k, "writer", "")
+	wt := filepath.Join(dir, "worktrees", "crew", "writer")
+	if rv.Review.Branch != "huddle/crew/writer" || rv.Review.Worktree != wt || rv.Review.Added != 1 {
+		t.Fatalf("writer's review: %+v", rv.Review)
+	}
+	if p := k.Request(rv.Review.Plan); p == nil || p.Plan != "write llm into a.txt" {
+		t.Fatalf("the review's plan: %+v", p)
+	}
+	if got := gitRun(t, repo, "show", rv.Review.Head+":a.txt"); got != "base\nllm" {
+		t.Fatalf("the reviewed a.txt: %q", got)
+	}
+	testkit.WaitFor(t, 20*time.Second, "bob's edit", func() bool {
+		return readFile(filepath.Join(dir, "worktrees", "crew", "bob", "a.txt")) == "base\nbob\n"
+	})
+	if got := readFile(filepath.Join(repo, "a.txt")); got != "base\n" {
+		t.Fatalf("main's a.txt: %q", got)
+	}
+}
+
+// TestAutoMergeAndReviewExpiry: with auto_merge a coder's change reaches
+// main at its turn's end, merged by huddle; without it, a review nobody
+// decides expires at review_deadline, nothing merged, the coder told.
+func TestAutoMergeAndReviewExpiry(t *testing.T) {
+	on := true
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	tm := coders(t, repo, team.WorkspaceSpec{}, "alice", "bob")
+	tm.Members[0].Workspace = &team.WorkspaceSpec{AutoMerge: &on}
+	tm.Settings.ReviewDeadline = team.Duration(time.Second)
+	teamkit.WriteTeam(t, dir, tm)
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	approvePlan(t, k, "alice")
+	approvePlan(t, k, "bob")
+	testkit.WaitFor(t, 20*time.Second, "alice's change merged by itself", func() bool {
+		for _, r := range k.Requests() {
+			if r.Kind == protocol.KindReview && r.From == "alice" && r.Status == protocol.RequestMerged && r.ResolvedBy == "huddle (auto_merge)" {
+				return true
+			}
+		}
+		return false
+	})
+	if got := gitRun(t, repo, "show", "main:a.txt"); got != "base\nalice" {
+		t.Fatalf("main's a.txt after the auto_merge: %q", got)
+	}
+	before := gitRun(t, repo, "rev-parse", "main")
+	testkit.WaitFor(t, 20*time.Second, "bob's review expired", func() bool {
+		for _, r := range k.Requests() {
+			if r.Kind == protocol.KindReview && r.From == "bob" && r.Status == protocol.RequestExpired {
+				return true
+			}
+		}
+		return false
+	})
+	if gitRun(t, repo, "rev-parse", "main") != before {
+		t.Fatal("an expired review moved main")
+	}
+	testkit.WaitFor(t, 20*time.Second, "bob told", func() bool {
+		for _, m := range k.MessagesTo(t, "bob") {
+			if strings.Contains(m.Content, "no review before the deadline") {
+				return true
+			}
+		}
+		return false
+	})
 }
