@@ -232,16 +232,11 @@ func (mt *mate) turnEnded(summary string) {
 		return
 	}
 	rt := mt.rt
-	mt.mu.Lock()
-	plan := mt.lastPlan
-	mt.mu.Unlock()
-	if plan == "" {
-		return
-	}
-	p, err := rt.sh.loadRequest(plan)
-	if err != nil || p.Status != protocol.RequestApproved {
+	p := mt.approvedPlan()
+	if p == nil {
 		return // work before an approved plan is not put to review
 	}
+	plan := p.ID
 	if !strings.HasPrefix(summary, "done: ") {
 		summary = p.Plan // an llm member's "waiting for messages" says nothing of the change
 	}
@@ -299,3 +294,20 @@ func (rt *Runtime) expireReview(id string) (*protocol.Request, error) {
 	}
 	return r, err
 }
+
+// approvedPlan is the member's latest plan when it is approved, else nil.
+func (mt *mate) approvedPlan() *protocol.Request {
+	mt.mu.Lock()
+	plan := mt.lastPlan
+	mt.mu.Unlock()
+	if plan == "" {
+		return nil
+	}
+	p, err := mt.rt.sh.loadRequest(plan)
+	if err != nil || p.Status != protocol.RequestApproved {
+		return nil
+	}
+	return p
+}
+
+func (mt *mate) planIsApproved() bool { return mt.approvedPlan() != nil }

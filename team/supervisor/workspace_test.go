@@ -550,3 +550,47 @@ func TestAutoMergeAndReviewExpiry(t *testing.T) {
 		return false
 	})
 }
+
+func init() { testRoles["announcer"] = runAnnouncer }
+
+// runAnnouncer plans, and once approved writes b.txt and says its change
+// is ready with a review line, staying at work.
+func runAnnouncer() int {
+	out := json.NewEncoder(os.Stdout)
+	_ = out.Encode(protocol.ExecLine{Kind: "review", Content: "too early"})
+	_ = out.Encode(protocol.ExecLine{Kind: "plan", Plan: "write b.txt"})
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		m, err := protocol.Decode(sc.Bytes(), protocol.Fallback{})
+		if err == nil && m.Type == protocol.TypePlanApprovalResponse && m.Approved() {
+			_ = os.WriteFile("b.txt", []byte("b\n"), 0o600)
+			_ = out.Encode(protocol.ExecLine{Kind: "review", Content: "b.txt is ready"})
+		}
+	}
+	return 0
+}
+
+// TestReviewLineOpensAReview: an agent's review line opens a review of
+// its branch with what it said; one before its plan is approved is
+// refused and dead-lettered, saying why.
+func TestReviewLineOpensAReview(t *testing.T) {
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	tm := coders(t, repo, team.WorkspaceSpec{}, "alice")
+	tm.Members[0].Runtime.Command = []string{"/usr/bin/env", teamkit.RoleEnv + "=announcer", exe}
+	teamkit.WriteTeam(t, dir, tm)
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	approvePlan(t, k, "alice")
+	rv := pendingReview(t, k, "alice", "")
+	if rv.Review.Summary != "done: b.txt is ready" || gitRun(t, repo, "show", rv.Review.Head+":b.txt") != "b" {
+		t.Fatalf("the review: %+v", rv.Review)
+	}
+	if m := k.Member("alice"); m.Status != protocol.MemberWorking {
+		t.Errorf("alice is %s after her review line; she said nothing of stopping work", m.Status)
+	}
+	testkit.WaitFor(t, 20*time.Second, "the early review line dead-lettered", func() bool {
+		return strings.Contains(k.DeadLetters(), "has no approved plan")
+	})
+}
