@@ -138,7 +138,7 @@ var commands = []command{
 		flags:   mergeFlags,
 	},
 	{
-		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D]", teamDir: true,
+		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true,
 		summary: "print what a coding teammate's worktree changed against its base",
 		about:   diffAbout,
 		flags:   diffFlags,
@@ -229,7 +229,7 @@ var commands = []command{
 		flags: brokerFlags,
 	},
 	{
-		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D]", teamDir: true,
+		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true,
 		summary: "list the coding teammates' git worktrees (size, ahead/behind, in use); prune the orphans",
 		about:   worktreesAbout,
 		flags:   worktreesFlags,
