@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"huddle/protocol"
+	"huddle/store"
 	"huddle/worktree"
 )
 
@@ -199,4 +201,23 @@ func RemoveWorktree(ctx context.Context, w *WorktreeInfo) error {
 		return err
 	}
 	return r.Remove(ctx, w.Path, w.Branch)
+}
+
+// CancelReviewsOf cancels the pending reviews of w's branch: the worktree
+// and branch are gone, and with them what a merge would have taken.
+func CancelReviewsOf(ctx context.Context, st store.Store, w *WorktreeInfo) error {
+	live, _, err := st.LiveRequests(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range live {
+		if r.Kind != protocol.KindReview || r.Status != protocol.RequestPending || r.Review == nil || r.Review.Branch != w.Branch || r.Review.Worktree != w.Path {
+			continue
+		}
+		if _, err := Settle(ctx, st, r.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "its worktree and branch were removed"}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -29,7 +29,7 @@ func worktreesFlags(fs *flag.FlagSet) runFunc {
 			if err != nil {
 				return cl.exit(exitFail, "%v", err)
 			}
-			return runWorktrees(ctx, cl, t, *asJSON, *yes)
+			return runWorktrees(ctx, cl, st, t, *asJSON, *yes)
 		})
 	}
 }
@@ -37,7 +37,7 @@ func worktreesFlags(fs *flag.FlagSet) runFunc {
 // runWorktrees is huddle worktrees on team t, whose worktrees are on this
 // machine, under --dir (the team directory, or this machine's directory of
 // a team in a store).
-func runWorktrees(ctx context.Context, cl *cmdline, t *team.Team, asJSON, yes bool) int {
+func runWorktrees(ctx context.Context, cl *cmdline, st store.Store, t *team.Team, asJSON, yes bool) int {
 	verb := ""
 	if len(cl.args) > 0 {
 		verb = cl.args[0]
@@ -55,12 +55,12 @@ func runWorktrees(ctx context.Context, cl *cmdline, t *team.Team, asJSON, yes bo
 		if code, ok := cl.wantArgs(1, 1, ""); !ok {
 			return code
 		}
-		return removeWorktrees(ctx, cl, t, "", yes, asJSON)
+		return removeWorktrees(ctx, cl, st, t, "", yes, asJSON)
 	case "finish":
 		if code, ok := cl.wantArgs(2, 2, "MEMBER"); !ok {
 			return code
 		}
-		return removeWorktrees(ctx, cl, t, cl.args[1], yes, asJSON)
+		return removeWorktrees(ctx, cl, st, t, cl.args[1], yes, asJSON)
 	}
 	return cl.usageError("unknown %q: want list, prune or finish MEMBER", verb)
 }
@@ -110,7 +110,7 @@ func diskLine(l *team.WorktreeList) string {
 
 // removeWorktrees removes the orphans (member ""), or member's worktree:
 // what holds work is named, and removed only with yes.
-func removeWorktrees(ctx context.Context, cl *cmdline, t *team.Team, member string, yes, asJSON bool) int {
+func removeWorktrees(ctx context.Context, cl *cmdline, st store.Store, t *team.Team, member string, yes, asJSON bool) int {
 	l, err := team.ListWorktrees(ctx, t, cl.dir, true)
 	if err != nil && l == nil {
 		return cl.exit(exitFail, "%v", err)
@@ -149,6 +149,9 @@ func removeWorktrees(ctx context.Context, cl *cmdline, t *team.Team, member stri
 		}
 		if err := team.RemoveWorktree(ctx, w); err != nil {
 			return cl.exit(exitFail, "%s: %v", w.Path, err)
+		}
+		if err := team.CancelReviewsOf(ctx, st, w); err != nil {
+			fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(err.Error()))
 		}
 		removed = append(removed, *w)
 		if !asJSON {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"huddle/internal/testkit/files"
+	"huddle/protocol"
 	"huddle/team"
 )
 
@@ -126,7 +127,22 @@ func TestWorktreesListAndPrune(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(bob, "b.txt")); err != nil {
 		t.Fatalf("prune without --yes removed bob's work: %v", err)
 	}
+	st := files.Open(t, dir)
+	tm, err := team.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.Members = append(tm.Members, team.MemberSpec{Name: "bob"})
+	bobWS, _ := tm.Workspace(dir, "bob")
+	bobWS.Base = "main"
+	rv, err := team.OpenReview(context.Background(), st, tm, bobWS, "", "done: b")
+	if err != nil || rv == nil {
+		t.Fatalf("bob's review: %v %v", rv, err)
+	}
 	huddle(t, "worktrees", "prune", "--yes", "--dir", dir).wantOK(t, "worktrees prune --yes")
+	if r, err := st.Request(context.Background(), rv.ID); err != nil || r.Status != protocol.RequestCancelled {
+		t.Fatalf("bob's review after its worktree went: %+v %v", r, err)
+	}
 	if _, err := os.Stat(bob); !os.IsNotExist(err) {
 		t.Fatalf("bob's orphan is still there: %v", err)
 	}
