@@ -67,6 +67,8 @@ bench:
 	$(call bench_pkg,./tui,View,200x)
 	$(call bench_pkg,./tui,KeystrokeUnderLoad,1000x)
 	$(call bench_pkg,./tui,MemberGather,2000x)
+	$(call bench_pkg,./tui,DiffView,50x)
+	$(call bench_pkg,./team,Worktrees50,30x)
 	$(call bench_pkg,./internal/cli,AttachIdle,3x)
 	$(call bench_pkg,./llm,TurnOverhead|Loopback,2s,-benchmem)
 	$(call bench_pkg,./llm,IdleAgents,5x)

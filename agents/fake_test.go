@@ -55,6 +55,7 @@ type fakeRun struct {
 //	#touch NAME      create NAME in the fake's directory
 //	#wait-for NAME   wait (up to a minute) until NAME exists there
 //	#stderr TEXT     print TEXT on stderr
+//	#write NAME TEXT write TEXT to NAME in its working directory
 //	#exit N          exit with status N
 //
 // A host line out of place ends it with status 96; stdin ending, with 0,
@@ -122,6 +123,11 @@ func runFake() int {
 			continue
 		case "#stderr":
 			fmt.Fprintln(os.Stderr, arg)
+			continue
+		case "#write":
+			// What the real CLI's Write did where it runs.
+			name, text, _ := strings.Cut(arg, " ")
+			_ = os.WriteFile(name, []byte(text+"\n"), 0o600)
 			continue
 		case "#exit":
 			code, _ := strconv.Atoi(arg)

@@ -6,7 +6,7 @@ import "encoding/json"
 // the exec protocol). Its kind is the wire field "action"; it is not
 // one of a member's invocable actions (invoke names one of those in Name).
 type ExecLine struct {
-	Kind       string            `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result | usage | permission
+	Kind       string            `json:"action"` // send | broadcast | plan | shutdown_response | status | invoke | result | usage | permission | review
 	To         string            `json:"to,omitempty"`
 	Content    string            `json:"content,omitempty"`
 	Plan       string            `json:"plan,omitempty"`

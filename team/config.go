@@ -424,6 +424,9 @@ func (t *Team) Validate() error {
 		if err := checkTarget(where, m.Target); err != nil {
 			return err
 		}
+		if _, worktree := t.Workspace(".", m.Name); m.Runtime.Kind == RuntimeLLM && len(m.Runtime.Tools) > 0 && m.Dir == "" && !worktree {
+			return fmt.Errorf("%s: dir is required for an llm member with work tools (they are confined to it), or a workspace with a worktree", where)
+		}
 		if m.Permissions != nil {
 			if err := m.Permissions.Validate(); err != nil {
 				return fmt.Errorf("%s: permissions: %v", where, err)
@@ -526,9 +529,6 @@ func checkLLM(where string, m MemberSpec) error {
 	case "", SandboxOn, SandboxOff:
 	default:
 		return fmt.Errorf("%s: runtime.sandbox %q: want on or off", where, rt.Sandbox)
-	}
-	if len(rt.Tools) > 0 && m.Dir == "" {
-		return fmt.Errorf("%s: dir is required for an llm member with work tools (they are confined to it)", where)
 	}
 	switch {
 	case rt.MaxTurns < 0:

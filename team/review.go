@@ -261,6 +261,18 @@ func Discard(ctx context.Context, st store.Store, id, by string) (*Discarded, er
 	return &Discarded{Request: nr, Kept: kept}, nil
 }
 
+// ExpireReview ends review id at its deadline, under the repository's
+// lock as every decision on a review is (a merge under way finishes
+// first), and tells the teammate: nothing was merged.
+func ExpireReview(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
+	r, _, unlock, err := lockReview(ctx, st, id, protocol.EventDeadline, "huddle")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return decideReview(ctx, st, r, protocol.EventDeadline, "huddle", "expired: no review before the deadline; nothing was merged, your branch is as it was")
+}
+
 // Unmerged are the commits of review r's branch its base does not hold:
 // what a discard takes off the branch.
 func Unmerged(ctx context.Context, r *protocol.Request) ([]worktree.Commit, error) {

@@ -206,3 +206,45 @@ func TestFastForwardOnlyAsksForARebase(t *testing.T) {
 		}
 	})
 }
+
+// TestTeardownOnlyOnceApproved: a workspace's teardown runs in its
+// worktree only when the lead approved its scripts (by their sha256), and
+// a failing one says which command failed.
+func TestTeardownOnlyOnceApproved(t *testing.T) {
+	dir := t.TempDir()
+	on := true
+	tm := &team.Team{Name: "crew", WorkspaceDefaults: &team.WorkspaceSpec{Repo: dir, Worktree: &on, Teardown: []string{"echo down > torn"}},
+		Members: []team.MemberSpec{{Name: "ana", Runtime: team.RuntimeSpec{Kind: team.RuntimeExternal}}}}
+	ws, _ := tm.Workspace(dir, "ana")
+	if err := os.MkdirAll(ws.Path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Teardown(t.Context(), dir, ws); !errors.Is(err, team.ErrScriptNotApproved) {
+		t.Fatalf("an unapproved teardown: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Path, "torn")); !os.IsNotExist(err) {
+		t.Fatal("an unapproved teardown ran")
+	}
+	if err := team.RememberScript(dir, ws.ScriptsSum(), "su-0123456789ab", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	if err := team.RememberScript(dir, ws.ScriptsSum(), "su-0123456789ab", protocol.Lead); err != nil {
+		t.Fatalf("remembering it twice: %v", err)
+	}
+	if err := team.Teardown(t.Context(), dir, ws); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws.Path, "torn")); string(b) != "down\n" {
+		t.Fatalf("torn: %q", b)
+	}
+	ws.Teardown = []string{"exit 3"}
+	if err := team.RememberScript(dir, ws.ScriptsSum(), "su-0123456789ac", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Teardown(t.Context(), dir, ws); err == nil || !strings.Contains(err.Error(), `"exit 3"`) {
+		t.Fatalf("a failing teardown: %v", err)
+	}
+	if err := team.RememberScript(dir, "../../etc/passwd", "x", "y"); err == nil {
+		t.Fatal("a sum that is a path was accepted")
+	}
+}

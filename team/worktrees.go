@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"huddle/protocol"
+	"huddle/store"
 	"huddle/worktree"
 )
 
@@ -132,7 +134,7 @@ func repoWorktrees(ctx context.Context, r *worktree.Repo, teamName string, inUse
 		}
 		tr := tracks[e.Branch]
 		infos = append(infos, WorktreeInfo{
-			Member: strings.TrimPrefix(e.Branch, prefix), Branch: e.Branch, Path: e.Path, Repo: r.Dir,
+			Member: strings.TrimPrefix(e.Branch, prefix), Branch: e.Branch, Base: tr.Base, Path: e.Path, Repo: r.Dir,
 			Ahead: tr.Ahead, Behind: tr.Behind, InUse: inUse[e.Path] && !e.Prunable, Missing: e.Prunable,
 		})
 	}
@@ -149,10 +151,7 @@ func repoWorktrees(ctx context.Context, r *worktree.Repo, teamName string, inUse
 			if err != nil {
 				return err
 			}
-			var base string
-			if out, err := r.Git(ctx, "rev-parse", "--abbrev-ref", w.Branch+"@{upstream}"); err == nil {
-				base = strings.TrimSpace(string(out))
-			}
+			base := w.Base
 			var unmerged []worktree.Commit
 			var dirty []string
 			if detail {
@@ -166,7 +165,7 @@ func repoWorktrees(ctx context.Context, r *worktree.Repo, teamName string, inUse
 				}
 			}
 			mu.Lock()
-			w.Size, w.Base, w.Unmerged, w.Dirty = n, base, unmerged, dirty
+			w.Size, w.Unmerged, w.Dirty = n, unmerged, dirty
 			mu.Unlock()
 			return nil
 		})
@@ -202,4 +201,23 @@ func RemoveWorktree(ctx context.Context, w *WorktreeInfo) error {
 		return err
 	}
 	return r.Remove(ctx, w.Path, w.Branch)
+}
+
+// CancelReviewsOf cancels the pending reviews of w's branch: the worktree
+// and branch are gone, and with them what a merge would have taken.
+func CancelReviewsOf(ctx context.Context, st store.Store, w *WorktreeInfo) error {
+	live, _, err := st.LiveRequests(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range live {
+		if r.Kind != protocol.KindReview || r.Status != protocol.RequestPending || r.Review == nil || r.Review.Branch != w.Branch || r.Review.Worktree != w.Path {
+			continue
+		}
+		if _, err := Settle(ctx, st, r.ID, Resolution{Event: protocol.EventCancel, By: "huddle", Text: "its worktree and branch were removed"}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"huddle/internal/testkit"
@@ -223,6 +224,7 @@ func TestFlowReviewWithALineComment(t *testing.T) {
 	t.Cleanup(func() { _ = stop() })
 	waitScreen(t, tm, rv.ID)
 	pressKey(tm, "2")
+	waitScreen(t, tm, "a merge alice "+rv.ID) // the footer offers the review's keys
 	pressKey(tm, "v")
 	waitScreen(t, tm, "review "+rv.ID)
 	waitScreen(t, tm, "+ two")
@@ -259,3 +261,58 @@ func TestFlowReviewWithALineComment(t *testing.T) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// fakeReviewer records what the diff view's keys ask of a review.
+type fakeReviewer struct {
+	fakeActions
+	discarded, merged []string
+}
+
+func (f *fakeReviewer) ReviewDiff(string) ([]worktree.FileDiff, error) { return nil, nil }
+func (f *fakeReviewer) WorkDiff(string) ([]worktree.FileDiff, error)   { return nil, nil }
+func (f *fakeReviewer) Merge(id string) (string, error) {
+	f.merged = append(f.merged, id)
+	return "merged " + id, nil
+}
+func (f *fakeReviewer) RequestChanges(string, string, []team.Comment) (string, error) { return "", nil }
+func (f *fakeReviewer) Unmerged(string) ([]worktree.Commit, error) {
+	return []worktree.Commit{{Hash: "ab12cd34", Subject: "reservas: cap the transfer"}}, nil
+}
+func (f *fakeReviewer) Discard(id string) (string, error) {
+	f.discarded = append(f.discarded, id)
+	return "discarded " + id, nil
+}
+
+// TestDiscardNamesWhatItLoses: d in the diff view names the commits the
+// discard takes off the branch and discards only on y; n keeps it.
+func TestDiscardNamesWhatItLoses(t *testing.T) {
+	st := NewStyles(false, true)
+	fr := &fakeReviewer{}
+	m := New(Options{Dir: t.TempDir(), Styles: &st, Now: (&testClock{now: t0}).Now, Actions: fr})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	m.Update(SnapshotMsg(busySnapshot(t)))
+	m.Update(fixtureReview())
+	run := func(cmd tea.Cmd) {
+		if cmd != nil {
+			m.Update(cmd())
+		}
+	}
+	run(send(m, "d"))
+	screen := m.View().Content
+	if !strings.Contains(screen, "Discard rv-5f1c9a2b7e31?") || !strings.Contains(screen, "ab12cd34 reservas: cap the transfer") {
+		t.Fatalf("the discard's confirmation does not name the commit:\n%s", screen)
+	}
+	send(m, "n")
+	if m.dialog != nil || len(fr.discarded) != 0 {
+		t.Fatalf("n discarded: %v", fr.discarded)
+	}
+	run(send(m, "d"))
+	run(send(m, "y"))
+	if len(fr.discarded) != 1 || fr.discarded[0] != "rv-5f1c9a2b7e31" {
+		t.Fatalf("y discarded %v", fr.discarded)
+	}
+	run(send(m, "a"))
+	if len(fr.merged) != 1 {
+		t.Fatalf("a merged %v", fr.merged)
+	}
+}

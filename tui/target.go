@@ -140,6 +140,16 @@ func (m *Model) decidable() *protocol.Request {
 // decideKeys are a and r as the footer shows them: naming the request
 // they decide, or nothing when the screen shows none they may decide now.
 func (m *Model) decideKeys() []key.Binding {
+	if r := m.requests.selected(); m.focus == paneRequests && r != nil && r.Kind == protocol.KindReview {
+		if _, ok := m.actions.(Reviewer); !ok || m.readOnly {
+			return nil
+		}
+		keys := []key.Binding{memberKey(m.keys.Diff, "diff")}
+		if r.Status == protocol.RequestPending && !m.requests.waits(r) {
+			keys = append(keys, memberKey(m.keys.Approve, fmt.Sprintf("merge %s %s", r.From, r.ID)))
+		}
+		return keys
+	}
 	sel := m.selection()
 	if sel.req == nil || sel.why != "" || m.requests.waits(sel.req) {
 		return nil // offered once they act: graceOverMsg redraws the footer

@@ -323,6 +323,10 @@ var requestMarks = map[protocol.RequestStatus]mark{
 	protocol.RequestDenied:   {"✗", toneDanger},
 	protocol.RequestExpired:  {"⌛", toneMuted},
 	team.StatusCorrupt:       {"⚠", toneDanger},
+	// A review's ends.
+	protocol.RequestMerged:           {"✓", toneSuccess},
+	protocol.RequestChangesRequested: {"↺", toneWarning},
+	protocol.RequestDiscarded:        {"✗", toneDanger},
 }
 
 // statusMark is the glyph and style of s in marks, or of other when marks

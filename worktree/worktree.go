@@ -166,25 +166,27 @@ func or(s, def string) string {
 // Track is how a branch stands against its base: commits only it has
 // (Ahead), commits only the base has (Behind).
 type Track struct {
-	Ahead  int `json:"ahead"`
-	Behind int `json:"behind"`
+	Base   string `json:"base,omitempty"` // the branch it tracks
+	Ahead  int    `json:"ahead"`
+	Behind int    `json:"behind"`
 }
 
 // Tracks reads, in one git process, how every branch under prefix stands
 // against the branch it tracks (Ensure makes each track its base): by
 // short branch name.
 func (r *Repo) Tracks(ctx context.Context, prefix string) (map[string]Track, error) {
-	out, err := git(ctx, r.Dir, "for-each-ref", "--format=%(refname:short)%00%(upstream:track,nobracket)", "refs/heads/"+strings.TrimSuffix(prefix, "/"))
+	out, err := git(ctx, r.Dir, "for-each-ref", "--format=%(refname:short)%00%(upstream:short)%00%(upstream:track,nobracket)", "refs/heads/"+strings.TrimSuffix(prefix, "/"))
 	if err != nil {
 		return nil, err
 	}
 	m := map[string]Track{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		name, track, ok := strings.Cut(line, "\x00")
+		name, rest, ok := strings.Cut(line, "\x00")
 		if !ok {
 			continue
 		}
-		var t Track
+		base, track, _ := strings.Cut(rest, "\x00")
+		t := Track{Base: base}
 		for _, part := range strings.Split(track, ", ") {
 			k, v, _ := strings.Cut(part, " ")
 			n, _ := strconv.Atoi(v)

@@ -98,7 +98,7 @@ func TestEnsureMakesThenKeepsTheWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tr["huddle/team/alice"]; got != (Track{Ahead: 1, Behind: 1}) {
+	if got := tr["huddle/team/alice"]; got != (Track{Base: "main", Ahead: 1, Behind: 1}) {
 		t.Fatalf("Tracks = %+v", tr)
 	}
 	cs, err := r.Unmerged(ctx, "main", "huddle/team/alice")

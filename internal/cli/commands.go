@@ -18,9 +18,6 @@ type command struct {
 	// (store.go: cl.storeURL, cl.natsCreds, openStore); a teamDir command
 	// without a --store flag refuses them and $HUDDLE_STORE.
 	store bool
-	// local, for a teamDir command that is not a store's, says why: what
-	// it reads is this machine's alone (a teammate's git worktree).
-	local string
 	// flags defines the command's own flags on fs (--dir is added for a
 	// teamDir command) and returns its run, which reads their values.
 	flags func(fs *flag.FlagSet) runFunc
@@ -144,7 +141,7 @@ var commands = []command{
 		flags:   mergeFlags,
 	},
 	{
-		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D]", teamDir: true, local: "a worktree is on the machine that runs its member",
+		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true,
 		summary: "print what a coding teammate's worktree changed against its base",
 		about:   diffAbout,
 		flags:   diffFlags,
@@ -241,7 +238,7 @@ var commands = []command{
 		flags:   sshFlags,
 	},
 	{
-		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D]", teamDir: true, local: "worktrees are on the machine that runs their members",
+		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true,
 		summary: "list the coding teammates' git worktrees (size, ahead/behind, in use); prune the orphans",
 		about:   worktreesAbout,
 		flags:   worktreesFlags,

@@ -316,6 +316,9 @@ func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bo
 		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s\n", cl.name, full)
 		notice = strings.TrimPrefix(notice+"\n"+full, "\n")
 	}
+	if disk := worktreesDisk(ctx, cl, t); disk != "" {
+		notice = strings.TrimPrefix(notice+"\n"+disk, "\n")
+	}
 	return printStatus(cl, t, rows, notice, asJSON)
 }
 
@@ -818,4 +821,23 @@ func requestWhat(r *protocol.Request) string {
 		what = string(n[:59]) + "…"
 	}
 	return what
+}
+
+// worktreesDisk is what the team's worktrees on this machine take, against
+// workspace.max_disk ("" when the team has none); past the limit it warns.
+func worktreesDisk(ctx context.Context, cl *cmdline, t *team.Team) string {
+	if len(t.Worktrees(cl.dir)) == 0 {
+		return ""
+	}
+	l, err := team.ListWorktrees(ctx, t, cl.dir, false)
+	if l == nil || len(l.Worktrees) == 0 {
+		if err != nil {
+			fmt.Fprintf(cl.stderr, "huddle: %s: warning: worktrees: %v\n", cl.name, team.Printable(err.Error()))
+		}
+		return ""
+	}
+	if l.Over() {
+		fmt.Fprintf(cl.stderr, "huddle: %s: warning: the worktrees take %s, over max_disk %s\n", cl.name, team.FormatSize(l.Total), team.FormatSize(l.Limit))
+	}
+	return "worktrees: " + diskLine(l)
 }

@@ -207,39 +207,40 @@ func diffFlags(fs *flag.FlagSet) runFunc {
 		if code, ok := cl.wantArgs(1, 1, "MEMBER"); !ok {
 			return code
 		}
-		if err := requireTeam(cl.dir); err != nil {
-			return cl.exit(exitFail, "%v", err)
-		}
-		t, err := team.Load(cl.dir)
-		if err != nil {
-			return cl.exit(exitFail, "%v", err)
-		}
-		member := cl.args[0]
-		if _, ok := t.Member(member); !ok {
-			return cl.exit(exitFail, "no member %q in team %s", member, t.Name)
-		}
-		ws, ok := t.Workspace(cl.dir, member)
-		if !ok {
-			return cl.exit(exitFail, "%s works in place: its workspace in team.json has no worktree", member)
-		}
-		ctx, stop := signalContext()
-		defer stop()
-		diff, base, err := team.WorkDiff(ctx, ws)
-		if err != nil {
-			return cl.exit(exitFail, "%v", err)
-		}
-		files := worktree.ParseDiff(diff)
-		switch {
-		case *asJSON:
-			if files == nil {
-				files = []worktree.FileDiff{}
+		return cl.withTeam(func(ctx context.Context, st store.Store) int {
+			t, err := team.LoadFrom(ctx, st)
+			if err != nil {
+				return cl.exit(exitFail, "%v", err)
 			}
-			_ = writeJSON(cl.stdout, map[string]any{"member": member, "branch": ws.Branch, "base": base, "files": files})
-		case *stat:
-			printStat(cl, files)
-		default:
-			_, _ = cl.stdout.Write(diff)
-		}
-		return exitOK
+			return printWorkDiff(ctx, cl, t, cl.args[0], *stat, *asJSON)
+		})
 	}
+}
+
+// printWorkDiff prints member's work in its worktree on this machine.
+func printWorkDiff(ctx context.Context, cl *cmdline, t *team.Team, member string, stat, asJSON bool) int {
+	if _, ok := t.Member(member); !ok {
+		return cl.exit(exitFail, "no member %q in team %s", member, t.Name)
+	}
+	ws, ok := t.Workspace(cl.dir, member)
+	if !ok {
+		return cl.exit(exitFail, "%s works in place: its workspace in team.json has no worktree", member)
+	}
+	diff, base, err := team.WorkDiff(ctx, ws)
+	if err != nil {
+		return cl.exit(exitFail, "%v", err)
+	}
+	files := worktree.ParseDiff(diff)
+	switch {
+	case asJSON:
+		if files == nil {
+			files = []worktree.FileDiff{}
+		}
+		_ = writeJSON(cl.stdout, map[string]any{"member": member, "branch": ws.Branch, "base": base, "files": files})
+	case stat:
+		printStat(cl, files)
+	default:
+		_, _ = cl.stdout.Write(diff)
+	}
+	return exitOK
 }

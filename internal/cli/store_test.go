@@ -527,7 +527,7 @@ func TestStoreTokenNeverShown(t *testing.T) {
 // it runs on a store too.
 func TestEveryTeamCommandRunsOnAStore(t *testing.T) {
 	for _, c := range commands {
-		if c.teamDir && !c.store && c.local == "" {
+		if c.teamDir && !c.store {
 			t.Errorf("huddle %s takes a team directory and does not run on a store", c.name)
 		}
 		if c.store && !strings.Contains(c.synopsis, "--store URL") {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"huddle/store"
 	"huddle/team"
 )
 
@@ -23,41 +24,45 @@ func worktreesFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	yes := fs.Bool("yes", false, "prune, finish: remove even what holds unmerged work (named first)")
 	return func(cl *cmdline) int {
-		if err := requireTeam(cl.dir); err != nil {
-			return cl.exit(exitFail, "%v", err)
-		}
-		t, err := team.Load(cl.dir)
-		if err != nil {
-			return cl.exit(exitFail, "%v", err)
-		}
-		ctx, stop := signalContext()
-		defer stop()
-		verb := ""
-		if len(cl.args) > 0 {
-			verb = cl.args[0]
-		}
-		switch verb {
-		case "", "list":
-			if code, ok := cl.wantArgs(0, 1, ""); !ok {
-				return code
+		return cl.withTeam(func(ctx context.Context, st store.Store) int {
+			t, err := team.LoadFrom(ctx, st)
+			if err != nil {
+				return cl.exit(exitFail, "%v", err)
 			}
-			if *yes {
-				return cl.usageError("--yes goes with prune or finish")
-			}
-			return listWorktrees(ctx, cl, t, *asJSON)
-		case "prune":
-			if code, ok := cl.wantArgs(1, 1, ""); !ok {
-				return code
-			}
-			return removeWorktrees(ctx, cl, t, "", *yes, *asJSON)
-		case "finish":
-			if code, ok := cl.wantArgs(2, 2, "MEMBER"); !ok {
-				return code
-			}
-			return removeWorktrees(ctx, cl, t, cl.args[1], *yes, *asJSON)
-		}
-		return cl.usageError("unknown %q: want list, prune or finish MEMBER", verb)
+			return runWorktrees(ctx, cl, st, t, *asJSON, *yes)
+		})
 	}
+}
+
+// runWorktrees is huddle worktrees on team t, whose worktrees are on this
+// machine, under --dir (the team directory, or this machine's directory of
+// a team in a store).
+func runWorktrees(ctx context.Context, cl *cmdline, st store.Store, t *team.Team, asJSON, yes bool) int {
+	verb := ""
+	if len(cl.args) > 0 {
+		verb = cl.args[0]
+	}
+	switch verb {
+	case "", "list":
+		if code, ok := cl.wantArgs(0, 1, ""); !ok {
+			return code
+		}
+		if yes {
+			return cl.usageError("--yes goes with prune or finish")
+		}
+		return listWorktrees(ctx, cl, t, asJSON)
+	case "prune":
+		if code, ok := cl.wantArgs(1, 1, ""); !ok {
+			return code
+		}
+		return removeWorktrees(ctx, cl, st, t, "", yes, asJSON)
+	case "finish":
+		if code, ok := cl.wantArgs(2, 2, "MEMBER"); !ok {
+			return code
+		}
+		return removeWorktrees(ctx, cl, st, t, cl.args[1], yes, asJSON)
+	}
+	return cl.usageError("unknown %q: want list, prune or finish MEMBER", verb)
 }
 
 func listWorktrees(ctx context.Context, cl *cmdline, t *team.Team, asJSON bool) int {
@@ -105,7 +110,7 @@ func diskLine(l *team.WorktreeList) string {
 
 // removeWorktrees removes the orphans (member ""), or member's worktree:
 // what holds work is named, and removed only with yes.
-func removeWorktrees(ctx context.Context, cl *cmdline, t *team.Team, member string, yes, asJSON bool) int {
+func removeWorktrees(ctx context.Context, cl *cmdline, st store.Store, t *team.Team, member string, yes, asJSON bool) int {
 	l, err := team.ListWorktrees(ctx, t, cl.dir, true)
 	if err != nil && l == nil {
 		return cl.exit(exitFail, "%v", err)
@@ -144,6 +149,9 @@ func removeWorktrees(ctx context.Context, cl *cmdline, t *team.Team, member stri
 		}
 		if err := team.RemoveWorktree(ctx, w); err != nil {
 			return cl.exit(exitFail, "%s: %v", w.Path, err)
+		}
+		if err := team.CancelReviewsOf(ctx, st, w); err != nil {
+			fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(err.Error()))
 		}
 		removed = append(removed, *w)
 		if !asJSON {

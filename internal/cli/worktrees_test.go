@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"huddle/internal/testkit/files"
+	"huddle/protocol"
 	"huddle/team"
 )
 
@@ -109,6 +110,16 @@ func TestWorktreesListAndPrune(t *testing.T) {
 		t.Errorf("table:\n%s", table.stdout)
 	}
 
+	// The worktrees' disk in huddle status, past max_disk (1 MiB) a warning.
+	writeFile(t, filepath.Join(bob, "big.bin"), strings.Repeat("x", 2<<20))
+	status := huddle(t, "status", "--dir", dir)
+	if !strings.Contains(status.stdout, "worktrees: 2 worktree(s)") || !strings.Contains(status.stdout, "OVER THE LIMIT") || !strings.Contains(status.stderr, "over max_disk 1.0 MiB") {
+		t.Fatalf("status: exit %d\n%s\n%s", status.code, status.stdout, status.stderr)
+	}
+	if err := os.Remove(filepath.Join(bob, "big.bin")); err != nil {
+		t.Fatal(err)
+	}
+
 	refused := huddle(t, "worktrees", "prune", "--dir", dir)
 	if refused.code != exitFail || !strings.Contains(refused.stderr, "1 unmerged commit(s)") || !strings.Contains(refused.stderr, "bob's unmerged work") {
 		t.Fatalf("prune without --yes: exit %d, stderr %q", refused.code, refused.stderr)
@@ -116,7 +127,22 @@ func TestWorktreesListAndPrune(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(bob, "b.txt")); err != nil {
 		t.Fatalf("prune without --yes removed bob's work: %v", err)
 	}
+	st := files.Open(t, dir)
+	tm, err := team.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.Members = append(tm.Members, team.MemberSpec{Name: "bob"})
+	bobWS, _ := tm.Workspace(dir, "bob")
+	bobWS.Base = "main"
+	rv, err := team.OpenReview(context.Background(), st, tm, bobWS, "", "done: b")
+	if err != nil || rv == nil {
+		t.Fatalf("bob's review: %v %v", rv, err)
+	}
 	huddle(t, "worktrees", "prune", "--yes", "--dir", dir).wantOK(t, "worktrees prune --yes")
+	if r, err := st.Request(context.Background(), rv.ID); err != nil || r.Status != protocol.RequestCancelled {
+		t.Fatalf("bob's review after its worktree went: %+v %v", r, err)
+	}
 	if _, err := os.Stat(bob); !os.IsNotExist(err) {
 		t.Fatalf("bob's orphan is still there: %v", err)
 	}

@@ -515,6 +515,8 @@ func (mt *mate) carryOut(line []byte) error {
 		return mt.execUsage(l)
 	case "permission":
 		return mt.execPermission(l)
+	case "review":
+		return mt.execReview(l)
 	case "":
 		return errors.New("action is required")
 	default:
@@ -688,5 +690,19 @@ func (mt *mate) execUsage(l protocol.ExecLine) error {
 		c.CostUSD += l.CostUSD
 	})
 	mt.writeOrSay()
+	return nil
+}
+
+// execReview is an agent saying its change is ready: its branch goes to
+// the lead as a review now, as at the end of a turn. Refused for a
+// member without a worktree or without an approved plan.
+func (mt *mate) execReview(l protocol.ExecLine) error {
+	if mt.ws == nil {
+		return fmt.Errorf("review: %s works in place: its workspace in team.json has no worktree", mt.spec.Name)
+	}
+	if !mt.planIsApproved() {
+		return fmt.Errorf("review: %s has no approved plan to put its change under", mt.spec.Name)
+	}
+	mt.turnEnded("done: " + l.Content)
 	return nil
 }

@@ -611,7 +611,12 @@ func (rt *Runtime) expire() (next time.Time) {
 			earliest(r.Deadline)
 			continue
 		}
-		nr, err := rt.sh.resolveID(r.ID, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+		var nr *protocol.Request
+		if r.Kind == protocol.KindReview {
+			nr, err = rt.expireReview(r.ID)
+		} else {
+			nr, err = rt.sh.resolveID(r.ID, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no answer before the deadline"})
+		}
 		var already *store.AlreadyError
 		switch {
 		case err == nil:
@@ -681,9 +686,13 @@ func (rt *Runtime) mate(name string) *mate {
 	return rt.mates[name]
 }
 
-// cancelPending cancels every pending request from or to a member that is gone.
+// cancelPending cancels every pending request from or to a member that is
+// gone, but its reviews: the change is on its branch, not in its process,
+// and waits for the lead across stops and restarts.
 func (rt *Runtime) cancelPending(member, why string) {
-	rt.cancelWhere(why, func(r *protocol.Request) bool { return r.From == member || r.To == member })
+	rt.cancelWhere(why, func(r *protocol.Request) bool {
+		return (r.From == member || r.To == member) && r.Kind != protocol.KindReview
+	})
 }
 
 // cancelWhere cancels every pending request which picks, saying why.

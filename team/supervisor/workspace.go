@@ -64,6 +64,9 @@ func (rt *Runtime) prepareWorkspace(ctx context.Context, mt *mate, ws *team.Work
 			return false, fmt.Errorf("workspace: %w", err)
 		}
 		rt.emit(Event{"event": "worktree_made", "member": mt.spec.Name, "path": ws.Path, "branch": ws.Branch, "base": ws.Base, "included": len(copied)})
+		if l, _ := team.ListWorktrees(ctx, rt.team, rt.dir, false); l != nil && l.Over() {
+			rt.emit(Event{"event": "warning", "member": mt.spec.Name, "warning": fmt.Sprintf("the team's worktrees take %s, over max_disk %s: huddle worktrees prune removes the orphans", team.FormatSize(l.Total), team.FormatSize(l.Limit))})
+		}
 	}
 	mt.ws = ws
 	mt.spec.Dir = ws.Path
@@ -158,6 +161,7 @@ func (mt *mate) awaitSetup(ctx context.Context) error {
 		if err := team.RememberScript(rt.dir, sum, r.ID, r.ResolvedBy); err != nil {
 			return err
 		}
+		rt.approveSameScript(r)
 	}
 	if err := mt.setStatus(protocol.MemberStarting, "running the workspace's setup"); err != nil {
 		return err
@@ -228,16 +232,11 @@ func (mt *mate) turnEnded(summary string) {
 		return
 	}
 	rt := mt.rt
-	mt.mu.Lock()
-	plan := mt.lastPlan
-	mt.mu.Unlock()
-	if plan == "" {
-		return
-	}
-	p, err := rt.sh.loadRequest(plan)
-	if err != nil || p.Status != protocol.RequestApproved {
+	p := mt.approvedPlan()
+	if p == nil {
 		return // work before an approved plan is not put to review
 	}
+	plan := p.ID
 	if !strings.HasPrefix(summary, "done: ") {
 		summary = p.Plan // an llm member's "waiting for messages" says nothing of the change
 	}
@@ -262,3 +261,53 @@ func (mt *mate) turnEnded(summary string) {
 	}
 	rt.emit(Event{"event": "request_resolved", "id": r.ID, "status": string(m.Request.Status), "by": m.Request.ResolvedBy})
 }
+
+// approveSameScript approves the other pending setup requests of the
+// script r approved: the lead approved that script, by its sha256, not a
+// member's run of it.
+func (rt *Runtime) approveSameScript(r *protocol.Request) {
+	all, err := rt.pending()
+	if err != nil {
+		return
+	}
+	for _, o := range all {
+		if o.ID == r.ID || o.Kind != protocol.KindSetup || o.Setup == nil || o.Setup.SHA256 != r.Setup.SHA256 {
+			continue
+		}
+		if nr, err := rt.sh.resolveID(o.ID, team.Resolution{Event: protocol.EventApprove, By: "huddle (the same script approved in " + r.ID + ")"}); err == nil {
+			rt.emit(Event{"event": "request_resolved", "id": nr.ID, "status": string(nr.Status), "by": nr.ResolvedBy})
+		}
+	}
+}
+
+// expireReview ends a review at its deadline as team.ExpireReview does,
+// under its repository's lock.
+func (rt *Runtime) expireReview(id string) (*protocol.Request, error) {
+	ctx, cancel := context.WithTimeout(rt.ctx, time.Minute)
+	defer cancel()
+	r, err := team.ExpireReview(ctx, rt.st, id)
+	var already *store.AlreadyError
+	if err != nil && !errors.As(err, &already) && ctx.Err() == nil {
+		// Its repository is not here (gone, or never on this machine):
+		// there is nothing to merge, and the deadline is the deadline.
+		return rt.sh.resolveID(id, team.Resolution{Event: protocol.EventDeadline, By: "huddle", Text: "no review before the deadline (" + err.Error() + ")"})
+	}
+	return r, err
+}
+
+// approvedPlan is the member's latest plan when it is approved, else nil.
+func (mt *mate) approvedPlan() *protocol.Request {
+	mt.mu.Lock()
+	plan := mt.lastPlan
+	mt.mu.Unlock()
+	if plan == "" {
+		return nil
+	}
+	p, err := mt.rt.sh.loadRequest(plan)
+	if err != nil || p.Status != protocol.RequestApproved {
+		return nil
+	}
+	return p
+}
+
+func (mt *mate) planIsApproved() bool { return mt.approvedPlan() != nil }

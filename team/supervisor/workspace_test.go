@@ -54,6 +54,9 @@ func runCoder() int {
 				edit(name)
 			}
 		case protocol.TypeMessage:
+			if !strings.HasPrefix(m.Content, "Changes requested") {
+				continue // a merge, a discard or an expiry told: nothing to do
+			}
 			act(protocol.ExecLine{Kind: "status", Status: string(protocol.MemberWorking), Activity: "revising"})
 			edit(strings.ReplaceAll(m.Content, "\n", " "))
 		case protocol.TypeShutdownRequest:
@@ -178,9 +181,19 @@ func TestCodersWorkInTheirOwnWorktrees(t *testing.T) {
 	if st := gitRun(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("main's worktree is not clean: %q", st)
 	}
+	for _, m := range []string{"alice", "bob"} {
+		pendingReview(t, k, m, "")
+	}
 	cancel()
 	if err := rt.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	// Their changes wait for the lead across the stop: the reviews stay
+	// pending while the plans and everything else of theirs is cancelled.
+	for _, r := range k.Requests() {
+		if r.Kind == protocol.KindReview && r.Status != protocol.RequestPending {
+			t.Errorf("review %s of %s is %s by %s after the team stopped", r.ID, r.From, r.Status, r.ResolvedBy)
+		}
 	}
 
 	// The team again: each coder lands in the worktree it left.
@@ -412,5 +425,172 @@ func TestReviewChangesMergeAndConflict(t *testing.T) {
 			}
 		}
 		return false
+	})
+}
+
+// TestOneApprovalCoversTheSameScript: two coders whose worktrees need the
+// same setup ask for it each; the lead approves one, and the other is
+// approved as the same script, both setups run and both coders start.
+func TestOneApprovalCoversTheSameScript(t *testing.T) {
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	teamkit.WriteTeam(t, dir, coders(t, repo, team.WorkspaceSpec{Setup: []string{"echo ran >> setup.log"}}, "alice", "bob"))
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	var asked []protocol.Request
+	testkit.WaitFor(t, 20*time.Second, "two setup requests", func() bool {
+		asked = asked[:0]
+		for _, r := range k.Requests() {
+			if r.Kind == protocol.KindSetup {
+				asked = append(asked, r)
+			}
+		}
+		return len(asked) == 2
+	})
+	if _, err := team.Decide(context.Background(), k.St, asked[0].ID, protocol.EventApprove, "", protocol.Lead); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"alice", "bob"} {
+		testkit.WaitFor(t, 20*time.Second, m+"'s plan after its setup", func() bool { return k.PendingPlan(m) != nil })
+		if got := readFile(filepath.Join(dir, "worktrees", "crew", m, "setup.log")); got != "ran\n" {
+			t.Errorf("%s's setup.log: %q", m, got)
+		}
+	}
+	if other := k.Request(asked[1].ID); other.Status != protocol.RequestApproved || other.ResolvedBy != "huddle (the same script approved in "+asked[0].ID+")" {
+		t.Fatalf("the other request: %s by %s", other.Status, other.ResolvedBy)
+	}
+}
+
+// TestLLMCoderBesideAnExecCoder: an llm member (the real loop, against a
+// loopback fake of the OpenAI API) and an exec coder edit a.txt of one
+// repository, each in its own worktree: the llm member's write is
+// confined to its worktree, its turn's end opens a review of its branch
+// linked to its plan, the exec coder's edit stays in its own, main is
+// untouched.
+func TestLLMCoderBesideAnExecCoder(t *testing.T) {
+	cs := newChatServer(t,
+		toolTurn("c1", "submit_plan", map[string]any{"plan": "write llm into a.txt"}),
+		toolTurn("c2", "write_file", map[string]any{"path": "a.txt", "content": "base\nllm\n"}),
+		map[string]any{"role": "assistant", "content": "a.txt written"},
+	)
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	tm := coders(t, repo, team.WorkspaceSpec{}, "bob")
+	tm.Members = append(tm.Members, team.MemberSpec{Name: "writer", Role: "writes",
+		Runtime: team.RuntimeSpec{Kind: team.RuntimeLLM, Provider: team.ProviderOpenAI, BaseURL: cs.srv.URL + "/v1", Model: "fake",
+			Prompt: "write llm into a.txt", Tools: []string{"write_file", "read_file"}}})
+	teamkit.WriteTeam(t, dir, tm)
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	approvePlan(t, k, "writer")
+	approvePlan(t, k, "bob")
+	rv := pendingReview(t, k, "writer", "")
+	wt := filepath.Join(dir, "worktrees", "crew", "writer")
+	if rv.Review.Branch != "huddle/crew/writer" || rv.Review.Worktree != wt || rv.Review.Added != 1 {
+		t.Fatalf("writer's review: %+v", rv.Review)
+	}
+	if p := k.Request(rv.Review.Plan); p == nil || p.Plan != "write llm into a.txt" {
+		t.Fatalf("the review's plan: %+v", p)
+	}
+	if got := gitRun(t, repo, "show", rv.Review.Head+":a.txt"); got != "base\nllm" {
+		t.Fatalf("the reviewed a.txt: %q", got)
+	}
+	testkit.WaitFor(t, 20*time.Second, "bob's edit", func() bool {
+		return readFile(filepath.Join(dir, "worktrees", "crew", "bob", "a.txt")) == "base\nbob\n"
+	})
+	if got := readFile(filepath.Join(repo, "a.txt")); got != "base\n" {
+		t.Fatalf("main's a.txt: %q", got)
+	}
+}
+
+// TestAutoMergeAndReviewExpiry: with auto_merge a coder's change reaches
+// main at its turn's end, merged by huddle; without it, a review nobody
+// decides expires at review_deadline, nothing merged, the coder told.
+func TestAutoMergeAndReviewExpiry(t *testing.T) {
+	on := true
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	tm := coders(t, repo, team.WorkspaceSpec{}, "alice", "bob")
+	tm.Members[0].Workspace = &team.WorkspaceSpec{AutoMerge: &on}
+	tm.Settings.ReviewDeadline = team.Duration(time.Second)
+	teamkit.WriteTeam(t, dir, tm)
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	approvePlan(t, k, "alice")
+	approvePlan(t, k, "bob")
+	testkit.WaitFor(t, 20*time.Second, "alice's change merged by itself", func() bool {
+		for _, r := range k.Requests() {
+			if r.Kind == protocol.KindReview && r.From == "alice" && r.Status == protocol.RequestMerged && r.ResolvedBy == "huddle (auto_merge)" {
+				return true
+			}
+		}
+		return false
+	})
+	if got := gitRun(t, repo, "show", "main:a.txt"); got != "base\nalice" {
+		t.Fatalf("main's a.txt after the auto_merge: %q", got)
+	}
+	before := gitRun(t, repo, "rev-parse", "main")
+	testkit.WaitFor(t, 20*time.Second, "bob's review expired", func() bool {
+		for _, r := range k.Requests() {
+			if r.Kind == protocol.KindReview && r.From == "bob" && r.Status == protocol.RequestExpired {
+				return true
+			}
+		}
+		return false
+	})
+	if gitRun(t, repo, "rev-parse", "main") != before {
+		t.Fatal("an expired review moved main")
+	}
+	testkit.WaitFor(t, 20*time.Second, "bob told", func() bool {
+		for _, m := range k.MessagesTo(t, "bob") {
+			if strings.Contains(m.Content, "no review before the deadline") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func init() { testRoles["announcer"] = runAnnouncer }
+
+// runAnnouncer plans, and once approved writes b.txt and says its change
+// is ready with a review line, staying at work.
+func runAnnouncer() int {
+	out := json.NewEncoder(os.Stdout)
+	_ = out.Encode(protocol.ExecLine{Kind: "review", Content: "too early"})
+	_ = out.Encode(protocol.ExecLine{Kind: "plan", Plan: "write b.txt"})
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		m, err := protocol.Decode(sc.Bytes(), protocol.Fallback{})
+		if err == nil && m.Type == protocol.TypePlanApprovalResponse && m.Approved() {
+			_ = os.WriteFile("b.txt", []byte("b\n"), 0o600)
+			_ = out.Encode(protocol.ExecLine{Kind: "review", Content: "b.txt is ready"})
+		}
+	}
+	return 0
+}
+
+// TestReviewLineOpensAReview: an agent's review line opens a review of
+// its branch with what it said; one before its plan is approved is
+// refused and dead-lettered, saying why.
+func TestReviewLineOpensAReview(t *testing.T) {
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	tm := coders(t, repo, team.WorkspaceSpec{}, "alice")
+	tm.Members[0].Runtime.Command = []string{"/usr/bin/env", teamkit.RoleEnv + "=announcer", exe}
+	teamkit.WriteTeam(t, dir, tm)
+	k := teamkit.FilesKept(t, dir)
+	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
+	approvePlan(t, k, "alice")
+	rv := pendingReview(t, k, "alice", "")
+	if rv.Review.Summary != "done: b.txt is ready" || gitRun(t, repo, "show", rv.Review.Head+":b.txt") != "b" {
+		t.Fatalf("the review: %+v", rv.Review)
+	}
+	if m := k.Member("alice"); m.Status != protocol.MemberWorking {
+		t.Errorf("alice is %s after her review line; she said nothing of stopping work", m.Status)
+	}
+	testkit.WaitFor(t, 20*time.Second, "the early review line dead-lettered", func() bool {
+		return strings.Contains(k.DeadLetters(), "has no approved plan")
 	})
 }
