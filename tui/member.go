@@ -56,8 +56,11 @@ type memberView struct {
 	opening *tailSlot // where the command opening the tail puts it
 	lines   []string
 	tailErr string
-	up      int  // lines scrolled up from the newest
-	full    bool // the feed fills the view, without the card (l)
+	// noLog, when set, says why the member has no log at all (a script
+	// member writes none).
+	noLog string
+	up    int  // lines scrolled up from the newest
+	full  bool // the feed fills the view, without the card (l)
 
 	// facts are what the card shows that takes a pass over the snapshot,
 	// gathered when a snapshot arrives, not at every frame.
@@ -164,6 +167,25 @@ func (v *memberView) show(mv *view.MemberView) tea.Cmd {
 	v.history, v.movedAt = nil, ""
 	v.gather()
 	history := v.refreshHistory(mv)
+	v.noLog = ""
+	if v.noFeed != "" {
+		v.feed = team.Feed{What: "log"}
+		v.tailErr = v.noFeed
+		return history
+	}
+	switch mv.Spec.Runtime.Kind {
+	case team.RuntimeScript:
+		v.noLog = "a script member writes no log: its steps are in team.json"
+	case team.RuntimeExternal:
+		v.noLog = "an external member's log is its own: huddle keeps none"
+	}
+	if mv.Spec.Target != nil {
+		v.noLog = "called through a command of its own: huddle keeps no log of it"
+	}
+	if v.noLog != "" {
+		v.feed = team.Feed{What: "log"}
+		return history
+	}
 	if v.source != nil {
 		feed, _ := team.MemberFeed(v.dir, name, mv.Spec.Runtime.Kind) // its What and Line; no path is read
 		feed.Path = ""                                                // the label names no local file
@@ -564,6 +586,12 @@ func (v *memberView) feedLines(w, h int) []string {
 	if v.tailErr != "" {
 		all = append(all, v.styles.Danger.Render(team.Printable(v.tailErr)))
 	}
+	if w := v.waiting(); w != "" {
+		all = append(all, v.spin.View()+" "+v.styles.Muted.Render(w))
+	}
+	if v.noLog != "" {
+		return []string{v.styles.Muted.Render(v.noLog)}
+	}
 	if len(all) == 0 {
 		what := "nothing in its " + v.feed.What + " yet"
 		if v.feed.What == "log" {
@@ -581,4 +609,19 @@ func (v *memberView) feedLines(w, h int) []string {
 // memberKey is b with the help the member view gives it.
 func memberKey(b key.Binding, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
+}
+
+// waiting is the line under an llm member's transcript while its loop
+// waits on the model ("waiting for the model, 4s"), the time counted from
+// when its record said so; "" otherwise.
+func (v *memberView) waiting() string {
+	mv := v.facts.mv
+	if mv == nil || mv.Spec.Runtime.Kind != team.RuntimeLLM || mv.Record.Activity != "thinking" || !spins(mv.Record.Status) {
+		return ""
+	}
+	since := mv.Record.ActivitySince
+	if since.IsZero() {
+		since = mv.Record.Since
+	}
+	return "waiting for the model, " + age(v.clock.Sub(since))
 }

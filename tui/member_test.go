@@ -25,6 +25,8 @@ func llmSnapshot(t testing.TB) view.Snapshot {
 	fin.Record.Runtime = "llm"
 	fin.Record.Activity = "running bash: go test ./..."
 	fin.Record.Counters = protocol.Counters{Received: 2, Sent: 1, Plans: 1, Calls: 1, TokensIn: 12_300, TokensOut: 4_100, CostUSD: 0.098}
+	// data an exec teammate, with a log of its stderr.
+	snap.Members[2].Spec.Runtime = team.RuntimeSpec{Kind: team.RuntimeExec, Command: []string{"./index"}}
 	return snap
 }
 
@@ -467,7 +469,11 @@ func TestDeadLettersLeadSomewhere(t *testing.T) {
 // message read as one.
 func TestMemberViewOfAMissingMembersDirectory(t *testing.T) {
 	m, _ := newTestModel(t, 120, 36) // its directory has no members/
-	m.Update(SnapshotMsg(busySnapshot(t)))
+	snap := busySnapshot(t)
+	for i := range snap.Members[:2] {
+		snap.Members[i].Spec.Runtime = team.RuntimeSpec{Kind: team.RuntimeExec, Command: []string{"./agent"}}
+	}
+	m.Update(SnapshotMsg(snap))
 	stale := run(send(m, "1")) // reservas's feed, not yet delivered
 	deliver(m, send(m, "j"))   // finanzas's, delivered
 	for _, msg := range stale {
@@ -481,5 +487,41 @@ func TestMemberViewOfAMissingMembersDirectory(t *testing.T) {
 	}
 	if m.member.tail != nil {
 		t.Fatalf("a follower is kept for a log that could not be followed: %#v", m.member.tail)
+	}
+}
+
+// TestScriptMemberSaysItHasNoLog: the card of a member huddle keeps no log
+// of says why, instead of waiting for one.
+func TestScriptMemberSaysItHasNoLog(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	m.Update(SnapshotMsg(busySnapshot(t))) // data is a script member
+	deliver(m, send(m, "1", "j", "j"))
+	s := ansi.Strip(m.View().Content)
+	if !strings.Contains(s, "Member data") || !strings.Contains(s, "a script member writes no log: its steps are in team.json") || strings.Contains(s, "nothing in its log yet") {
+		t.Fatalf("a script member's card:\n%s", s)
+	}
+}
+
+// TestTranscriptSaysTheModelIsAwaited: while an llm member's loop waits on
+// its model, the transcript ends with how long it has waited, from the
+// record's activity_since; it goes when the model answered.
+func TestTranscriptSaysTheModelIsAwaited(t *testing.T) {
+	m, clock := newTestModel(t, 120, 36)
+	writeTranscript(t, m.dir, finanzasTranscript...)
+	snap := llmSnapshot(t)
+	fin := &snap.Members[1].Record
+	fin.Status, fin.Activity, fin.ActivitySince = protocol.MemberWorking, "thinking", t0.Add(-2*time.Second)
+	m.Update(SnapshotMsg(snap))
+	openMember(t, m, 1)
+	clock.Advance(2 * time.Second)
+	m.Update(tickMsg(clock.Now()))
+	if s := ansi.Strip(m.View().Content); !strings.Contains(s, "waiting for the model, 4s") {
+		t.Fatalf("no wait on the model under the transcript:\n%s", s)
+	}
+	answered := llmSnapshot(t)
+	answered.Members[1].Record.Activity = "running bash: go test ./..."
+	m.Update(SnapshotMsg(answered))
+	if s := ansi.Strip(m.View().Content); strings.Contains(s, "waiting for the model") {
+		t.Fatalf("still waiting after the model answered:\n%s", s)
 	}
 }

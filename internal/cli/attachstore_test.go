@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -122,7 +124,13 @@ func TestAttachStoreNeverShowsTheToken(t *testing.T) {
 // opened, as they come.
 func TestAttachStoreMemberViewReadsTheStoresLog(t *testing.T) {
 	url := natsTeam(t)
-	writer := openTeamStore(t, url, true)
+	writer := openTeamStore(t, url, false)
+	// alice an exec teammate, whose stderr a runtime copies to the store.
+	withLog := storeTeam
+	withLog.Members = slices.Clone(storeTeam.Members)
+	withLog.Members[0].Runtime = team.RuntimeSpec{Kind: team.RuntimeExec, Command: []string{"./agent"}}
+	b, _ := json.Marshal(withLog)
+	putConfigs(t, writer, map[string]string{store.ConfigTeam: string(b)})
 	ui := startStoreUI(t, url)
 	tm := ui.tm
 	ui.handed("the team", func(s view.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 })

@@ -137,6 +137,14 @@ func TestLogsRefusals(t *testing.T) {
 	dir := logsTeam(t)
 	huddle(t, "logs", "nobody", "--dir", dir).wantError(t, exitFail, `no member "nobody"`, "logs nobody")
 	huddle(t, "logs", "coder", "--dir", dir).wantError(t, exitFail, "no log", "logs coder")
+	logPath, _ := teamdir.MemberLogPath(dir, "coder")
+	if err := os.WriteFile(logPath, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huddle(t, "logs", "coder", "--dir", dir).wantError(t, exitFail, "coder's log (an exec member's stderr) is empty: it has written nothing yet", "logs of an empty log")
+	if err := os.Remove(logPath); err != nil {
+		t.Fatal(err)
+	}
 	huddle(t, "logs", "coder", "--transcript", "--dir", dir).wantError(t, exitFail, "no transcript", "logs coder --transcript")
 	huddle(t, "logs", "coder", "--json", "--dir", dir).wantError(t, exitUsage, "--transcript", "logs --json")
 	huddle(t, "logs", "--dir", dir).wantError(t, exitUsage, "MEMBER", "logs")

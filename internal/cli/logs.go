@@ -60,15 +60,20 @@ func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, tr
 	if err != nil {
 		return cl.fail(err)
 	}
-	if _, ok := t.Member(name); !ok {
+	spec, ok := t.Member(name)
+	if !ok {
 		return cl.fail(fmt.Errorf("no member %q in team %s", name, t.Name))
+	}
+	if why := noLog(spec, transcript); why != "" {
+		return cl.fail(errors.New(why))
 	}
 	kind, file := store.LogStderr, teamdir.MemberLogPath
 	if transcript {
 		kind, file = store.LogTranscript, teamdir.TranscriptPath
 	}
 	what, print := logPrinter(transcript, asJSON)
-	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { print(cl.stdout, line) })
+	printed := false
+	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { printed = true; print(cl.stdout, line) })
 	if errors.Is(err, store.ErrNotFound) {
 		rel, _ := file("", name) // the name was checked: no error
 		return cl.fail(fmt.Errorf("%s has no %s%s", name, what, cl.notYet(rel)))
@@ -76,5 +81,25 @@ func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, tr
 	if err != nil && ctx.Err() == nil {
 		return cl.fail(err)
 	}
+	if !printed && !follow {
+		return cl.fail(fmt.Errorf("%s's %s is empty: it has written nothing yet", name, what))
+	}
 	return exitOK
+}
+
+// noLog says why a member has no log (or transcript) at all: huddle
+// writes a log for an exec or llm member and a transcript for an llm
+// member, and nothing for the others.
+func noLog(m team.MemberSpec, transcript bool) string {
+	switch kind := m.Runtime.Kind; {
+	case m.Target != nil:
+		return m.Name + " is called through a command of its own, not run by huddle: it has no log"
+	case transcript && kind != team.RuntimeLLM:
+		return fmt.Sprintf("%s is a %s member: only an llm member has a transcript", m.Name, kind)
+	case !transcript && kind == team.RuntimeScript:
+		return m.Name + " is a script member: it writes no log (its steps are in team.json; huddle status shows what it does)"
+	case !transcript && kind == team.RuntimeExternal:
+		return m.Name + " is an external member: its log is its own, huddle keeps none"
+	}
+	return ""
 }

@@ -105,6 +105,7 @@ func TestLogsFromAnotherProcess(t *testing.T) {
 		if all := logs("talker").stdout; all != strings.Join(got, "\n")+"\n" {
 			t.Fatalf("logs printed %q, -f %q", all, got)
 		}
-		logs("idler").wantError(t, exitFail, "idler has no log (an exec member's stderr)"+notYet("idler"), "logs of a scripted member")
+		logs("idler").wantError(t, exitFail, "idler is a script member: it writes no log", "logs of a scripted member")
+		logs("idler", "--transcript").wantError(t, exitFail, "idler is a script member: only an llm member has a transcript", "the transcript of a scripted member")
 	})
 }

@@ -285,12 +285,12 @@ func TestExportAndReplayOnAStoreTakeNoPath(t *testing.T) {
 // named by the environment, plays its history on a terminal: the end (G)
 // is the last of as many events as its export holds, and the member view
 // says where its logs are not (a store's history holds none; the
-// directory's reservas has written none yet). Its export, replayed as a
+// directory's reservas, a script member, writes none). Its export, replayed as a
 // file, says it holds no logs. No screen shows the store's token.
 func TestReplayOnATerminal(t *testing.T) {
 	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
 		session(t, on)
-		noLog, exportNoLog := "nothing in its log yet", "an exported session holds no logs or transcripts"
+		noLog, exportNoLog := "a script member writes no log", "an exported session holds no logs or transcripts"
 		if on.kind == "nats" {
 			noLog, exportNoLog = "a store's history holds no logs", "a store's history holds no logs"
 		}
