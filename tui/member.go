@@ -575,10 +575,20 @@ func (v *memberView) feedLines(w, h int) []string {
 	var all []string
 	for _, l := range v.lines {
 		// A long entry wraps under itself, indented, so entries stay
-		// apart.
-		for i, part := range strings.Split(ansi.Wrap(l, max(w-2, 10), ""), "\n") {
+		// apart; it breaks at spaces, a token only when longer than a
+		// line. A failed tool's result is in the danger ink.
+		parts := wrapOnSpaces(l, max(w-2, 10))
+		bad := v.feed.What == "transcript" && strings.Contains(l, " ERROR")
+		for i, part := range parts {
 			if i > 0 {
-				part = "  " + part
+				part = "  " + strings.TrimLeft(part, " ")
+			}
+			if bad {
+				if j := strings.Index(part, " ERROR"); j >= 0 && i == 0 {
+					part = part[:j] + v.styles.Danger.Render(part[j:])
+				} else if i > 0 {
+					part = v.styles.Danger.Render(part)
+				}
 			}
 			all = append(all, part)
 		}

@@ -164,7 +164,7 @@ func (p *messagesPane) detail(w int) []string {
 	}
 	b, _ := mv.Msg.MarshalJSON()
 	out := []string{p.styles.Title.Render(fmt.Sprintf("%s in the inbox of %s at offset %d", mv.Msg.ID, mv.Inbox, mv.Offset))}
-	return append(out, wrapText(string(b), w)...)
+	return append(out, p.jsonLines(string(b), w)...)
 }
 
 func (p *messagesPane) counts() (int, int) { return len(p.list.rows), len(p.snap.Messages) }

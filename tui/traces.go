@@ -393,9 +393,9 @@ func (p *tracesPane) detail(w int) []string {
 		out = append(out, kv("error", st.Danger.Render(code)))
 		out = append(out, wrapText(strings.TrimPrefix(call.ErrorMessage, call.ErrorCode+": "), w)...)
 	}
-	out = append(out, p.section("refused answer", call.Refused, w)...)
+	out = append(out, p.jsonSection("refused answer", call.Refused, w)...)
 	out = append(out, p.section("prompt", call.Prompt, w)...)
-	return append(out, p.section("result", call.Result, w)...)
+	return append(out, p.jsonSection("result", call.Result, w)...)
 }
 
 // counts are chains, not calls: the rows a chain folds into are its.

@@ -39,7 +39,7 @@ func TestTracesSayTheErrorInFull(t *testing.T) {
 	m.Update(SnapshotMsg(snap))
 	send(m, "3", "j") // the INVALID_RESPONSE call
 	screen := ansi.Strip(m.View().Content)
-	for _, want := range []string{"INVALID_RESPONSE", "DENIED (max_hops)", "END-OF-MESSAGE", "refused answer", `"status":""`} {
+	for _, want := range []string{"INVALID_RESPONSE", "DENIED (max_hops)", "END-OF-MESSAGE", "refused answer", `"status": ""`} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the traces pane lacks %q:\n%s", want, screen)
 		}

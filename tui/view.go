@@ -390,6 +390,15 @@ func wrapText(s string, w int) []string {
 	return out
 }
 
+// jsonSection is section with its text drawn by jsonLines: pretty and
+// coloured when it is JSON.
+func (c *common) jsonSection(title, text string, w int) []string {
+	if text == "" {
+		return nil
+	}
+	return append([]string{c.styles.Muted.Render(title)}, c.jsonLines(text, w)...)
+}
+
 // section is a titled block of details: the title, then text wrapped to w;
 // nothing when text is empty.
 func (c *common) section(title, text string, w int) []string {
