@@ -32,6 +32,10 @@ type tracesPane struct {
 	from trace.ChainList
 	// byID are the chains of shown by correlation id.
 	byID map[string]*trace.Chain
+	// folded are the chains whose calls are hidden under their header
+	// (enter on it), by correlation id: the whole chain, which shown holds
+	// as a header alone.
+	folded map[string]*trace.Chain
 }
 
 // traceRow is one row of the traces pane: a chain's header (row < 0) or one
@@ -42,7 +46,7 @@ type traceRow struct {
 }
 
 func newTracesPane(c *common) *tracesPane {
-	p := &tracesPane{common: c, byID: map[string]*trace.Chain{}}
+	p := &tracesPane{common: c, byID: map[string]*trace.Chain{}, folded: map[string]*trace.Chain{}}
 	p.list.src = p
 	p.list.idOf = func(r traceRow) string {
 		if r.row < 0 {
@@ -117,15 +121,44 @@ func (p *tracesPane) refilter() {
 	var kept []*trace.Chain
 	for _, c := range p.snap.Chains.All() {
 		if p.keeps(c) {
-			p.byID[c.CorrelationID] = c
-			kept = append(kept, c)
+			s := p.shownAs(c)
+			p.byID[c.CorrelationID] = s
+			kept = append(kept, s)
 		}
 	}
-	if p.list.filter == "" {
-		p.shown = p.snap.Chains
-	} else {
+	if p.own() {
 		p.shown = trace.ChainListFrom(kept)
+	} else {
+		p.shown = p.snap.Chains
 	}
+}
+
+// own reports whether shown is the pane's own list (a filter, or a folded
+// chain) rather than the snapshot's.
+func (p *tracesPane) own() bool { return p.list.filter != "" || len(p.folded) > 0 }
+
+// shownAs is how shown holds c: as it is, or, folded, as its header alone
+// (the whole chain kept in folded for the header's counts).
+func (p *tracesPane) shownAs(c *trace.Chain) *trace.Chain {
+	if _, ok := p.folded[c.CorrelationID]; !ok {
+		return c
+	}
+	p.folded[c.CorrelationID] = c
+	return &trace.Chain{CorrelationID: c.CorrelationID, Start: c.Start}
+}
+
+// toggleFold folds the chain whose header is under the cursor, or unfolds
+// it; the cursor stays on the header.
+func (p *tracesPane) toggleFold(c *trace.Chain) {
+	id := c.CorrelationID
+	if _, ok := p.folded[id]; ok {
+		delete(p.folded, id)
+	} else if whole := p.byID[id]; whole != nil {
+		p.folded[id] = whole
+	}
+	p.list.id = id
+	p.refilter()
+	p.list.reselect(func(traceRow) bool { return true })
 }
 
 // update puts the chains that changed since the list shown was made from
@@ -147,14 +180,15 @@ func (p *tracesPane) update(changed []*trace.Chain) {
 			delete(p.byID, id)
 		}
 		if p.keeps(c) {
-			put = append(put, c)
-			p.byID[id] = c
+			s := p.shownAs(c)
+			put = append(put, s)
+			p.byID[id] = s
 		}
 	}
-	if p.list.filter == "" {
-		p.shown = p.snap.Chains
-	} else {
+	if p.own() {
 		p.shown = p.shown.Edit(del, put)
+	} else {
+		p.shown = p.snap.Chains
 	}
 }
 
@@ -177,14 +211,27 @@ func (p *tracesPane) selectedCall() *trace.Call {
 	return tr.chain.Rows[tr.row].Call
 }
 
+// HandleKey moves the cursor; enter folds or unfolds the chain whose
+// header is under it, and opens or closes a call's details.
 func (p *tracesPane) HandleKey(k tea.KeyPressMsg) tea.Cmd {
+	if tr, ok := p.list.selected(); ok && tr.row < 0 && key.Matches(k, p.keys.Open) && !p.list.open {
+		p.toggleFold(tr.chain)
+		return nil
+	}
 	p.list.handleKey(&p.keys, k)
 	return nil
 }
 
 func (p *tracesPane) ShortHelp() []key.Binding {
 	k := p.keys
-	return []key.Binding{k.Open, k.Filter, k.Broadcast}
+	open := memberKey(k.Open, "details")
+	if tr, ok := p.list.selected(); ok && tr.row < 0 {
+		open = memberKey(k.Open, "fold")
+		if _, folded := p.folded[tr.chain.CorrelationID]; folded {
+			open = memberKey(k.Open, "unfold")
+		}
+	}
+	return []key.Binding{open, k.Filter, k.Broadcast}
 }
 
 func (p *tracesPane) FullHelp() [][]key.Binding {
@@ -219,7 +266,13 @@ func (p *tracesPane) rows(w, h int) []string {
 			statusW = max(statusW, sw)
 		}
 	}
-	statusW = min(statusW, max(w*2/5, 7))
+	whatW := 0
+	for _, tr := range shown {
+		if tr.row >= 0 {
+			whatW = max(whatW, ansi.StringWidth(callWhat(tr.chain.Rows[tr.row], "")))
+		}
+	}
+	cols := traceLayout(w, whatW, statusW)
 	var out []string
 	for i, tr := range shown {
 		c := tr.chain
@@ -227,7 +280,7 @@ func (p *tracesPane) rows(w, h int) []string {
 		if tr.row < 0 {
 			line = p.chainHeader(c)
 		} else {
-			line = p.callRow(c, c.Rows[tr.row], w, statusW)
+			line = p.callRow(c, c.Rows[tr.row], cols)
 		}
 		line = fit(line, w)
 		if top+i == p.list.cursor {
@@ -259,6 +312,10 @@ func (p *tracesPane) window(top, h int) []traceRow {
 }
 
 func (p *tracesPane) chainHeader(c *trace.Chain) string {
+	mark := "▾ "
+	if whole, ok := p.folded[c.CorrelationID]; ok {
+		c, mark = whole, "▸ "
+	}
 	errs := 0
 	for _, r := range c.Rows {
 		if r.Call.Status == trace.CallError {
@@ -266,7 +323,7 @@ func (p *tracesPane) chainHeader(c *trace.Chain) string {
 		}
 	}
 	s := fmt.Sprintf("%s · %s · %s", c.CorrelationID, c.Start.Local().Format("15:04:05"), plural(len(c.Rows), "call"))
-	out := p.styles.Title.Render("▾ ") + s
+	out := p.styles.Title.Render(mark) + s
 	if errs > 0 {
 		out += p.styles.Danger.Render(fmt.Sprintf(" · %d failed", errs))
 	}
@@ -288,22 +345,80 @@ func callStatus(call *trace.Call) string {
 	return "running"
 }
 
-// callRow is caller → target.action, hop, status (statusW wide), duration
-// and a bar whose length follows the call's share of the chain's longest
-// call.
-func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, w, statusW int) string {
-	st := p.styles
-	call := r.Call
+// traceCols are the widths of a call row's columns (0: not shown): who
+// calls what, the hop and status, the duration, the bar.
+type traceCols struct{ what, status, dur, bar int }
+
+// traceLayout fits a call row's columns in w, giving up the least
+// important first: the bar, then the duration, then the status's width;
+// who calls what keeps its room to the last, and then loses the caller
+// before the target (callWhat). A wide pane gives the bar what the rows
+// leave, up to a third of it, so no gap opens between the columns.
+func traceLayout(w, whatW, statusW int) traceCols {
+	const durW = 6
+	status := len("h9 ") + statusW
+	c := traceCols{what: whatW, status: status, dur: durW}
+	rest := w - whatW - 1 - status - 1 - durW - 1
+	switch {
+	case rest >= 3:
+		c.bar = min(rest, max(barWidth, w/3))
+		return c
+	case w-whatW-1-status-1 >= durW:
+		return c // no bar
+	}
+	c.dur = 0
+	if room := w - whatW - 1; room >= status {
+		return c
+	}
+	// Who calls what keeps at least the target's room, then the status
+	// what is left.
+	c.status = clamp(w-whatW-1, min(status, 8), status)
+	c.what = max(w-c.status-1, 8)
+	return c
+}
+
+// callWhat is "caller → target.action" under its indent and branch; with
+// remote the ⇄ mark (already inked) before it.
+func callWhat(r trace.Row, remote string) string {
 	indent := strings.Repeat("  ", r.Depth)
 	branch := "  "
 	if r.Depth > 0 {
 		branch = "└ "
 	}
-	remote := ""
-	if call.Remote != "" {
-		remote = st.Warning.Render("⇄ ")
+	mark := ""
+	if r.Call.Remote != "" {
+		mark = "⇄ "
+		if remote != "" {
+			mark = remote
+		}
 	}
-	what := fmt.Sprintf("%s%s%s%s → %s.%s", indent, branch, remote, call.Caller, call.Target, call.Action)
+	return fmt.Sprintf("%s%s%s%s → %s.%s", indent, branch, mark, r.Call.Caller, r.Call.Target, r.Call.Action)
+}
+
+// fitWhat is what in w columns: cut from the caller's side, so the target
+// and action stay on screen ("  …vas → finanzas.consultar").
+func fitWhat(what string, w int) string {
+	if ansi.StringWidth(what) <= w {
+		return fit(what, w)
+	}
+	i := strings.LastIndex(what, " → ")
+	if i < 0 {
+		return fit(what, w)
+	}
+	target := what[i:]
+	if tw := ansi.StringWidth(target); tw+1 < w {
+		return fit(ansi.Truncate(what[:i], w-tw, "…")+target, w)
+	}
+	return fit("…"+ansi.TruncateLeft(target, ansi.StringWidth(target)-(w-1), ""), w)
+}
+
+// callRow is caller → target.action, hop and status, duration and a bar
+// whose length follows the call's share of the chain's longest call, in
+// the columns cols.
+func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, cols traceCols) string {
+	st := p.styles
+	call := r.Call
+	what := callWhat(r, st.Warning.Render("⇄ "))
 	dur := call.DurationMS
 	status := callStatus(call)
 	switch call.Status {
@@ -320,10 +435,14 @@ func (p *tracesPane) callRow(c *trace.Chain, r trace.Row, w, statusW int) string
 	if call.Late {
 		status += st.Warning.Render(" late")
 	}
-	bw := clamp(w/8, 3, barWidth)
-	tail := fmt.Sprintf("h%d %s %6s %s", call.Hop, fit(status, statusW), fmtMS(dur), p.bar(c, call, dur, bw))
-	room := w - ansi.StringWidth(tail) - 1
-	return fit(what, max(room, 8)) + " " + tail
+	line := fitWhat(what, cols.what) + " " + fit(fmt.Sprintf("h%d %s", call.Hop, status), cols.status)
+	if cols.dur > 0 {
+		line += fmt.Sprintf(" %6s", fmtMS(dur))
+	}
+	if cols.bar > 0 {
+		line += " " + p.bar(c, call, dur, cols.bar)
+	}
+	return line
 }
 
 func fmtMS(ms int64) string {
@@ -355,6 +474,10 @@ func (p *tracesPane) detail(w int) []string {
 	}
 	st := p.styles
 	c := tr.chain
+	if whole, ok := p.folded[c.CorrelationID]; ok && tr.row < 0 {
+		return []string{st.Title.Render("chain " + c.CorrelationID),
+			fmt.Sprintf("  %s since %s, folded: enter shows them", plural(len(whole.Rows), "call"), c.Start.Local().Format("15:04:05"))}
+	}
 	if tr.row < 0 {
 		return []string{st.Title.Render("chain " + c.CorrelationID),
 			fmt.Sprintf("  %s since %s; select a call for its request and result", plural(len(c.Rows), "call"), c.Start.Local().Format("15:04:05"))}

@@ -88,3 +88,63 @@ func TestGoldenTraceLongError(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenTracesCardAndJSON: the traces, a member's card and a message
+// whose details are JSON, at 80×24, 120×36 and 200×50: the call's target
+// stays on screen at every width, no gap opens between its columns, and
+// the JSON is pretty.
+func TestGoldenTracesCardAndJSON(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 36}, {200, 50}} {
+		for _, screen := range []struct {
+			name string
+			keys []string
+		}{
+			{"traces", []string{"3", "j"}},
+			{"card", []string{"1", "j"}},
+			{"message", []string{"4", "enter"}},
+		} {
+			t.Run(fmt.Sprintf("%s/%dx%d", screen.name, size[0], size[1]), func(t *testing.T) {
+				m, _ := newTestModel(t, size[0], size[1])
+				snap := busySnapshot(t)
+				snap.Chains = trace.ChainListOf(append(errorChains(), fixtureChains()...)...)
+				snap.Messages[len(snap.Messages)-1].Msg.Content = `{"indexed":1204,"ledger":"2026-11","ok":true}`
+				m.Update(SnapshotMsg(snap))
+				deliver(m, send(m, screen.keys...))
+				golden.RequireEqual(t, m.View().Content)
+			})
+		}
+	}
+}
+
+// TestEnterFoldsAChain: enter on a chain's header hides its calls under
+// it (▸, its count kept) and shows them again; on a call it opens the
+// details; new snapshots keep the fold.
+func TestEnterFoldsAChain(t *testing.T) {
+	m, _ := newTestModel(t, 120, 36)
+	snap := busySnapshot(t)
+	m.Update(SnapshotMsg(snap))
+	send(m, "3", "G") // the oldest chain: corr-aaaaaaaaaaaa, 2 calls
+	send(m, "k", "k")
+	tr, _ := m.traces.list.selected()
+	if tr.row >= 0 || tr.chain.CorrelationID != "corr-aaaaaaaaaaaa" {
+		t.Fatalf("on %+v, want the header of corr-aaaaaaaaaaaa", tr)
+	}
+	before := m.traces.list.len()
+	send(m, "enter")
+	screen := ansi.Strip(m.View().Content)
+	if m.traces.list.len() != before-2 || !strings.Contains(screen, "▸ corr-aaaaaaaaaaaa") || !strings.Contains(screen, "2 calls") || strings.Contains(screen, "data.escribir") || m.traces.list.open {
+		t.Fatalf("enter on the header: %d rows (from %d), open %v:\n%s", m.traces.list.len(), before, m.traces.list.open, screen)
+	}
+	m.Update(SnapshotMsg(busySnapshot(t))) // a new snapshot keeps the fold
+	if m.traces.list.len() != before-2 {
+		t.Fatalf("a new snapshot unfolded it: %d rows", m.traces.list.len())
+	}
+	send(m, "enter")
+	if m.traces.list.len() != before || !strings.Contains(ansi.Strip(m.View().Content), "▾ corr-aaaaaaaaaaaa") {
+		t.Fatalf("enter again: %d rows, want %d", m.traces.list.len(), before)
+	}
+	send(m, "j", "enter")
+	if !m.traces.list.open {
+		t.Fatal("enter on a call did not open its details")
+	}
+}
