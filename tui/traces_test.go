@@ -148,3 +148,33 @@ func TestEnterFoldsAChain(t *testing.T) {
 		t.Fatal("enter on a call did not open its details")
 	}
 }
+
+func TestFitWhatKeepsTheTarget(t *testing.T) {
+	what := "  reservas → finanzas.consultar_saldo"
+	for w, want := range map[int]string{
+		40: what + "   ",
+		30: "  … → finanzas.consultar_saldo",
+		20: "…zas.consultar_saldo",
+	} {
+		if got := fitWhat(what, w); got != want {
+			t.Errorf("fitWhat(%d) = %q, want %q", w, got, want)
+		}
+	}
+	// The layout gives up the bar, then the duration, then the status's
+	// width, before who calls what.
+	for _, c := range []struct {
+		w    int
+		want traceCols
+	}{
+		{200, traceCols{what: 37, status: 20, dur: 6, bar: 66}},
+		{80, traceCols{what: 37, status: 20, dur: 6, bar: 14}},
+		{66, traceCols{what: 37, status: 20, dur: 6}},
+		{60, traceCols{what: 37, status: 20}},
+		{50, traceCols{what: 37, status: 12}},
+		{30, traceCols{what: 21, status: 8}},
+	} {
+		if got := traceLayout(c.w, 37, 17); got != c.want {
+			t.Errorf("traceLayout(%d) = %+v, want %+v", c.w, got, c.want)
+		}
+	}
+}
