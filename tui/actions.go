@@ -31,6 +31,12 @@ type Restarter interface {
 	Restart(member string) (string, error)
 }
 
+// RestartRefuser is an optional part of Actions: why R cannot act on this
+// team at all ("" when it can).
+type RestartRefuser interface {
+	RefusesRestart() string
+}
+
 // MemberRefuser is an optional part of Actions: why a member key (s
 // shut down; m message and b broadcast) cannot act on this team at all
 // ("" when it can).
@@ -315,3 +321,4 @@ func (w watchOnly) Restart(string) (string, error)        { return "", errors.Ne
 func (w watchOnly) Refuses(*protocol.Request) string      { return string(w) }
 func (w watchOnly) RefusesShutdown() string               { return string(w) }
 func (w watchOnly) RefusesMessage() string                { return string(w) }
+func (w watchOnly) RefusesRestart() string                { return string(w) }

@@ -546,6 +546,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		if why := m.memberRefusal(km.Shutdown); why != "" {
 			m.flash, m.flashBad = why, true
 		} else if name := m.actedOn(); name != "" {
+			if why := m.cannotShutDown(name); why != "" {
+				m.flash, m.flashBad = why, true
+				return nil
+			}
 			m.dialog = &dialog{kind: dialogShutdown, target: name}
 		} else {
 			m.flash, m.flashBad = "this row names no member to shut down", true
@@ -564,6 +568,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		name := m.actedOn()
 		if name == "" {
 			m.flash, m.flashBad = "this row names no member to restart", true
+			return nil
+		}
+		if why := m.cannotRestart(name); why != "" {
+			m.flash, m.flashBad = why, true
 			return nil
 		}
 		m.flash, m.flashBad = "asking to restart "+name+"…", false

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -231,13 +232,62 @@ func (m *Model) memberKeys() []key.Binding {
 	if m.memberRefusal(m.keys.Message) == "" {
 		keys = append(keys, memberKey(m.keys.Message, "message "+name))
 	}
-	if m.memberRefusal(m.keys.Shutdown) == "" {
+	if m.memberRefusal(m.keys.Shutdown) == "" && m.cannotShutDown(name) == "" {
 		keys = append(keys, memberKey(m.keys.Shutdown, "shut down "+name))
 	}
-	if m.runOver(name) {
+	if m.cannotRestart(name) == "" {
 		keys = append([]key.Binding{memberKey(m.keys.Restart, "restart "+name)}, keys...)
 	}
 	return keys
+}
+
+// statusOf is the member's status in the snapshot ("" when unknown).
+func (m *Model) statusOf(name string) protocol.MemberStatus {
+	for i := range m.snap.Members {
+		if mv := &m.snap.Members[i]; memberName(mv) == name {
+			return mv.Record.Status
+		}
+	}
+	return ""
+}
+
+// cannotShutDown says why s cannot ask name to shut down ("" when it
+// can): it is over, or on its way out already.
+func (m *Model) cannotShutDown(name string) string {
+	switch st := m.statusOf(name); st {
+	case protocol.MemberStopped, protocol.MemberCrashed:
+		return fmt.Sprintf("%s is %s: there is nothing to shut down (R runs it again)", name, st)
+	case protocol.MemberStopping:
+		return name + " is stopping already"
+	}
+	return ""
+}
+
+// cannotRestart says why R cannot run name again ("" when it can): its
+// run is not over, no runtime runs the team, or this screen may not.
+func (m *Model) cannotRestart(name string) string {
+	switch {
+	case m.readOnly:
+		return "a replay acts on nothing"
+	case !m.runOver(name):
+		return fmt.Sprintf("%s is %s: R runs a stopped or crashed member again", name, orNotStarted(m.statusOf(name)))
+	case m.snap.Down:
+		return "the team is not running: start it (huddle up) to run " + name + " again"
+	}
+	if rf, ok := m.actions.(RestartRefuser); ok {
+		return rf.RefusesRestart()
+	}
+	if _, ok := m.actions.(Restarter); !ok {
+		return errNoRestart.Error()
+	}
+	return ""
+}
+
+func orNotStarted(s protocol.MemberStatus) string {
+	if s == "" {
+		return "not started"
+	}
+	return strings.ReplaceAll(string(s), "_", " ")
 }
 
 // memberRefusal is why the member key k (Message or Shutdown) cannot act

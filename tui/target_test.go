@@ -55,6 +55,12 @@ func TestMessageAndShutdownActOnTheRowsMember(t *testing.T) {
 		}
 		send(m, "esc")
 		send(m, "s")
+		if tc.want == "auditor" { // crashed: nothing to shut down, and s is not offered
+			if m.dialog != nil || !strings.Contains(m.flash, "auditor is crashed: there is nothing to shut down") || strings.Contains(footer(), "shut down auditor") {
+				t.Errorf("%s: s on a crashed member: dialog %+v, flash %q, footer %q", tc.name, m.dialog, m.flash, footer())
+			}
+			continue
+		}
 		if m.dialog == nil || m.dialog.kind != dialogShutdown || m.dialog.target != tc.want {
 			t.Errorf("%s: s opened %+v, want a shutdown of %s", tc.name, m.dialog, tc.want)
 		}
@@ -289,7 +295,7 @@ func TestRestartFromTheUI(t *testing.T) {
 	})
 	pressKey(tm, "k") // data: running
 	pressKey(tm, "R")
-	waitScreen(t, tm, "only a stopped or crashed member is restarted")
+	waitScreen(t, tm, "R runs a stopped or crashed member again")
 }
 
 // TestTracesFollowTheNewestUntilChosen: a traces pane nobody moved keeps
@@ -335,5 +341,40 @@ func TestDeskRefusesMemberKeys(t *testing.T) {
 	}
 	if _, ok := m.actions.(Restarter); ok {
 		t.Error("a desk offers R, restarting what no runtime runs")
+	}
+}
+
+// TestKeysNotOfferedWhereTheyCannotAct: with no runtime running the team,
+// R is not offered on a crashed member and says why; s is not offered on
+// a crashed member; a watcher's screen offers neither.
+func TestKeysNotOfferedWhereTheyCannotAct(t *testing.T) {
+	m, _ := newTestModel(t, 140, 40)
+	snap := busySnapshot(t)
+	m.Update(SnapshotMsg(snap))
+	send(m, "1", "j", "j", "j") // auditor, crashed
+	footer := func() string {
+		lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+		return lines[len(lines)-2]
+	}
+	if f := footer(); !strings.Contains(f, "R restart auditor") || strings.Contains(f, "shut down auditor") {
+		t.Fatalf("a crashed member on a running team: footer %q", f)
+	}
+	down := busySnapshot(t)
+	down.Down = true
+	m.Update(SnapshotMsg(down))
+	if f := footer(); strings.Contains(f, "R restart") {
+		t.Fatalf("R offered while no runtime runs the team: %q", f)
+	}
+	send(m, "R")
+	if !strings.Contains(m.flash, "the team is not running") {
+		t.Fatalf("R while down: flash %q", m.flash)
+	}
+	w := New(Options{Dir: t.TempDir(), Styles: ptr(NewStyles(false, true)), Actions: WatchOnly("bob's key may watch, not decide")})
+	w.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
+	w.Update(SnapshotMsg(snap))
+	send(w, "1", "j", "j", "j")
+	lines := strings.Split(ansi.Strip(w.View().Content), "\n")
+	if f := lines[len(lines)-2]; strings.Contains(f, "R restart") || strings.Contains(f, "m message") || strings.Contains(f, "s shut down") {
+		t.Fatalf("a watcher's footer offers acting keys: %q", f)
 	}
 }
