@@ -59,6 +59,12 @@ func TestRosterAndStatus(t *testing.T) {
 		if mv.Unread != want {
 			t.Errorf("%s unread %d, want %d", mv.Record.Name, mv.Unread, want)
 		}
+		// A card counts the messages it lists: those in the member's
+		// inbox, those it wrote.
+		got, want2 := mv.Record.Counters, map[string]protocol.Counters{LeadName: {Received: 2, Sent: 1}, "alice": {Sent: 1}, "bob": {Received: 1, Sent: 1}}[mv.Record.Name]
+		if got.Received != want2.Received || got.Sent != want2.Sent {
+			t.Errorf("%s counts received %d sent %d, want %d and %d", mv.Record.Name, got.Received, got.Sent, want2.Received, want2.Sent)
+		}
 	}
 	if len(s.Tasks) != 1 || s.Tasks[0].Owner != "bob" {
 		t.Errorf("tasks %+v", s.Tasks)

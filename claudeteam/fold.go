@@ -106,7 +106,35 @@ func (f *folder) fold() State {
 		st.Snapshot.Team = teamOf(cfg)
 	}
 	st.Snapshot.Members = f.roster(cfg, st.Tasks)
+	f.count(st.Snapshot.Members)
 	return st
+}
+
+// count sets each member's counters from the messages huddle saw: those
+// in its inbox received, those it wrote sent, its plans and permission
+// requests, so its card counts what it lists.
+func (f *folder) count(members []view.MemberView) {
+	at := map[string]*protocol.Counters{}
+	for i := range members {
+		at[members[i].Record.Name] = &members[i].Record.Counters
+	}
+	for _, m := range f.all() {
+		v := m.view()
+		if c := at[m.inbox]; c != nil {
+			c.Received++
+		}
+		c := at[v.From]
+		if c == nil {
+			continue
+		}
+		c.Sent++
+		switch v.Type {
+		case protocol.TypePlanApprovalRequest:
+			c.Plans++
+		case protocol.MessageType(typePermissionRequest):
+			c.Permissions++
+		}
+	}
 }
 
 // readInboxes reads every inbox file of the team's inboxes directory.

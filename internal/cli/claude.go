@@ -418,10 +418,15 @@ type claudeActions struct {
 	by          string
 }
 
-// planRefusal says why huddle does not decide a Claude Code team's plans.
-const planRefusal = "a Claude Code team's plans are decided by its lead (today it approves them itself, anthropics/claude-code#27265): huddle shows them and does not answer"
-
-const permissionsOff = "answering permission requests from huddle is experimental: run 'huddle claude attach --experimental-permissions'"
+// The refusals of a Claude Code team's keys, each short enough for one
+// uncut status line at 80 columns (docs/claude-teams.md says the why at
+// length: its lead approves plans itself, anthropics/claude-code#27265).
+const (
+	planRefusal     = "its lead decides a Claude Code team's plans: huddle only shows them"
+	permissionsOff  = "to answer permissions: huddle claude attach --experimental-permissions"
+	shutdownRefusal = "a Claude Code teammate takes a shutdown only from its lead's session"
+	sendRefusal     = "huddle sends no messages to a Claude Code team: use the lead's session"
+)
 
 func (a claudeActions) Refuses(r *protocol.Request) string {
 	switch {
@@ -457,20 +462,12 @@ func (a claudeActions) answer(id string, approve bool, reason string) (string, e
 	return fmt.Sprintf("%s %s for %s (as %s)", verb, id, r.From, a.by), nil
 }
 
-func (a claudeActions) Shutdown(string) (string, error) {
-	return "", errors.New("huddle cannot shut down a Claude Code teammate: " + claudeShutdownRefusal)
-}
-
-const sendRefusal = "huddle writes to a Claude Code team only permission answers, with --experimental-permissions: message its members from the lead's session"
+func (a claudeActions) Shutdown(string) (string, error) { return "", errors.New(shutdownRefusal) }
 
 // RefusesShutdown and RefusesMessage keep s and m out of the footer of a
 // Claude Code team, and have them say why at once (tui.MemberRefuser).
-func (a claudeActions) RefusesShutdown() string {
-	return "a Claude Code teammate refuses a shutdown not sent by its own lead: ask from the lead's session"
-}
-func (a claudeActions) RefusesMessage() string {
-	return "huddle only answers permissions in a Claude Code team: message it from the lead's session"
-}
+func (a claudeActions) RefusesShutdown() string { return shutdownRefusal }
+func (a claudeActions) RefusesMessage() string  { return sendRefusal }
 
 func (a claudeActions) Send(string, string) (string, error) { return "", errors.New(sendRefusal) }
 func (a claudeActions) Broadcast(string) (string, error)    { return "", errors.New(sendRefusal) }

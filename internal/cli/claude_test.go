@@ -258,7 +258,7 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 		key("k") // to the oldest pending request, the plan; a moved cursor has no grace
 	}
 	key("a")
-	screen("decided") // "… plans are decided by its lead …"
+	screen("✗ " + planRefusal) // whole, on one line
 
 	key("j") // perm-2, alice's pending permission request
 	// r acts once the footer offers it: past the grace of a request that
@@ -286,11 +286,11 @@ func TestClaudeAttachShowsRosterAndPlan(t *testing.T) {
 	}
 	key("s")
 	testkit.WaitFor(t, 15*time.Second, "the shutdown refused on screen", func() bool {
-		return strings.Contains(drawn.screen(), "refuses a shutdown not sent by its own lead")
+		return strings.Contains(drawn.screen(), "✗ "+shutdownRefusal)
 	})
 	key("m")
 	testkit.WaitFor(t, 15*time.Second, "the message refused on screen", func() bool {
-		return strings.Contains(drawn.screen(), "message it from the lead's session")
+		return strings.Contains(drawn.screen(), "✗ "+sendRefusal)
 	})
 	if b, _ := os.ReadFile(claudeteam.InboxPath(root, "alpha", "alice")); bytes.Contains(b, []byte("shutdown_request")) {
 		t.Errorf("a shutdown_request reached alice's inbox: %s", b)
@@ -332,7 +332,7 @@ func TestClaudeActionsWithoutPermissions(t *testing.T) {
 	a := claudeRunOptions(root, "alpha", "", false).Actions.(claudeActions)
 	plan := &protocol.Request{ID: "plan-1@alice", Kind: protocol.KindPlan}
 	perm := &protocol.Request{ID: "perm-9", Kind: protocol.KindPermission}
-	if why := a.Refuses(plan); !strings.Contains(why, "#27265") {
+	if why := a.Refuses(plan); why != planRefusal || len(why) > 76 {
 		t.Errorf("plan: %q", why)
 	}
 	if why := a.Refuses(perm); !strings.Contains(why, "--experimental-permissions") {
