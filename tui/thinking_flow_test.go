@@ -1,0 +1,118 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"huddle/internal/testkit/files"
+	"huddle/team"
+	"huddle/team/supervisor"
+)
+
+// heldModel is a loopback OpenAI Chat Completions server whose first
+// answer waits until release is closed: a model still thinking.
+func heldModel(t *testing.T, release <-chan struct{}) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "c", "object": "chat.completion", "created": 1, "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "the ledger is closed"}}},
+			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestFlowAMemberThinkingTurnsTheSpinner: an llm member whose model takes
+// its time turns the spinner on the roster (the frame changes as it
+// waits) and its transcript ends with how long it has waited; once the
+// model answers, the answer is in the transcript and the wait is gone.
+func TestFlowAMemberThinkingTurnsTheSpinner(t *testing.T) {
+	t.Setenv("HUDDLE_FLOW_KEY", "sk-flow-not-a-secret")
+	release := make(chan struct{})
+	base := heldModel(t, release)
+	dir := t.TempDir()
+	b, _ := json.Marshal(team.Team{Name: "thinkers", Members: []team.MemberSpec{{
+		Name: "ledger", Role: "closes the ledger",
+		Runtime: team.RuntimeSpec{Kind: team.RuntimeLLM, Provider: team.ProviderOpenAI, BaseURL: base, Model: "fake",
+			APIKeyEnv: "HUDDLE_FLOW_KEY", Prompt: "close the ledger"},
+	}}})
+	if err := os.WriteFile(team.ConfigPath(dir), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStyles(false, true)
+	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}))
+	stop, err := Connect(ctx, files.Open(t, dir), tm.Send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		tm.Quit()
+		cancel()
+		stop()
+		rt.Wait()
+	})
+	waitScreen(t, tm, "thinking")
+	pressKey(tm, "1") // the roster: ledger's card and transcript
+	first := waitScreenFunc(t, tm, "the wait on the model", func(s string) bool { return strings.Contains(s, "waiting for the model, ") })
+	// The roster's row of ledger: its first cell after the border is the
+	// spinner's frame.
+	frame := func(s string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if r := []rune(l); len(r) > 9 && string(r[2:9]) == " ledger" {
+				return string(r[1])
+			}
+		}
+		return ""
+	}
+	waitScreenFunc(t, tm, "the spinner turning", func(s string) bool { return frame(s) != "" && frame(s) != frame(first) })
+	close(release)
+	waitScreen(t, tm, "the ledger is closed")
+	waitScreenFunc(t, tm, "the wait gone", func(s string) bool { return !strings.Contains(s, "waiting for the model") })
+}
+
+// TestFlowTheCardFollowsRAndM: the open card of a member follows what the
+// keys did: m's message is in its mail at once, R's new run in its moves.
+func TestFlowTheCardFollowsRAndM(t *testing.T) {
+	_, tm := startDemo(t) // auditor, its exec member, crashes: no huddle binary here
+	waitScreen(t, tm, "crashed")
+	for _, k := range []string{"1", "j", "j", "j"} { // auditor
+		pressKey(tm, k)
+	}
+	waitScreen(t, tm, "Member auditor")
+	pressKey(tm, "m")
+	for _, r := range "are you there" {
+		pressKey(tm, string(r))
+	}
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitScreenFunc(t, tm, "the message in auditor's mail", func(s string) bool {
+		return strings.Contains(s, "Member auditor") && strings.Contains(s, "← lead  are you there")
+	})
+	crashes := func(s string) int { return strings.Count(s, "✗ crashed") }
+	before := crashes(waitScreenFunc(t, tm, "the crash in the moves", func(s string) bool { return crashes(s) > 0 }))
+	pressKey(tm, "R")
+	waitScreenFunc(t, tm, "the new run in auditor's moves", func(s string) bool {
+		return strings.Contains(s, "Member auditor") && crashes(s) > before
+	})
+}
