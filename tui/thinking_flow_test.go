@@ -126,3 +126,55 @@ func TestFlowTheCardFollowsRAndM(t *testing.T) {
 		return strings.Contains(s, "Member auditor") && strings.Contains(s, after.Since.Local().Format("15:04:05"))
 	})
 }
+
+// TestFlowFindFoldReadAndQuit: on the running demo, in a program as
+// huddle up runs it: the filter narrows the messages as it is typed, over
+// their words; enter on a chain's header folds it; a message's details are
+// pretty JSON; q asks first, naming the pending requests a stop cancels.
+func TestFlowFindFoldReadAndQuit(t *testing.T) {
+	dir := t.TempDir()
+	if err := team.Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{Executable: "/nonexistent/huddle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStyles(false, true)
+	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", RunsTeam: true, Actions: dirActions(t, dir)}))
+	stop, err := Connect(ctx, files.Open(t, dir), tm.Send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		tm.Quit()
+		cancel()
+		stop()
+		rt.Wait()
+	})
+	waitScreen(t, tm, "3 Traces (") // reservas's plan is on its way to the lead as a message, data has called
+	pressKey(tm, "4")
+	pressKey(tm, "/")
+	for _, r := range "acme" {
+		pressKey(tm, string(r))
+	}
+	waitScreenFunc(t, tm, "the messages filtered as typed, over their words", func(s string) bool {
+		return strings.Contains(s, "4 Messages /acme 1 of ") && strings.Contains(s, "Book room 4 for ACME")
+	})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // keep it
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // the details of the message under the cursor
+	waitScreenFunc(t, tm, "a message's details as pretty JSON", func(s string) bool {
+		return strings.Contains(s, `    "type": "plan_approval_request",`) && strings.Contains(s, `    "from": "reservas",`)
+	})
+	pressKey(tm, "3")
+	pressKey(tm, "g")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitScreen(t, tm, "▸ corr-")
+	waitScreen(t, tm, "folded: enter shows them")
+	pressKey(tm, "q")
+	waitScreen(t, tm, "Stop the team?")
+	waitScreen(t, tm, "these pending requests are cancelled:")
+	waitScreenFunc(t, tm, "a pending plan named", func(s string) bool { return strings.Contains(s, "'s plan") && strings.Contains(s, "  pl-") })
+	pressKey(tm, "n")
+}
