@@ -294,7 +294,7 @@ func TestRestartFromTheUI(t *testing.T) {
 		return err == nil && rec.RunID != before.RunID
 	})
 	waitScreen(t, tm, "asked the runtime to run auditor again") // R's own answer, before the next key's
-	pressKey(tm, "k") // data: running
+	pressKey(tm, "k")                                           // data: running
 	pressKey(tm, "R")
 	waitScreen(t, tm, "R runs a stopped or crashed member again")
 }
