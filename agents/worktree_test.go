@@ -2,7 +2,6 @@ package agents_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,32 +13,13 @@ import (
 	"huddle/protocol"
 )
 
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // TestClaudeTeammateInItsWorktree: Claude Code (the fake replaying the
 // real session, its Write done where it runs) as a teammate whose
 // workspace has a worktree: the CLI runs in the member's worktree on its
 // own branch, its file lands there and not in main, and its run's end
 // opens a review of the branch, linked to the approved plan.
 func TestClaudeTeammateInItsWorktree(t *testing.T) {
-	repo := t.TempDir()
-	gitIn(t, repo, "init", "--quiet", "-b", "main")
-	gitIn(t, repo, "config", "user.name", "Test")
-	gitIn(t, repo, "config", "user.email", "test@example.com")
-	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("base\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, repo, "add", ".")
-	gitIn(t, repo, "commit", "--quiet", "-m", "first")
+	repo := testkit.GitRepo(t, map[string]string{"README": "base\n"})
 
 	b, err := os.ReadFile(filepath.Join("testdata", claudeSessionFixture))
 	if err != nil {
@@ -102,7 +82,7 @@ func TestClaudeTeammateInItsWorktree(t *testing.T) {
 	if p, err := dirrecords.LoadRequest(rt.dir, review.Review.Plan); err != nil || p.Status != protocol.RequestApproved {
 		t.Fatalf("the review's plan %s: %+v %v", review.Review.Plan, p, err)
 	}
-	if got := gitIn(t, repo, "show", review.Review.Head+":hello.txt"); got != "Hello from Claude Code" {
+	if got := testkit.Git(t, repo, "show", review.Review.Head+":hello.txt"); got != "Hello from Claude Code" {
 		t.Fatalf("the reviewed hello.txt: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(repo, "hello.txt")); !os.IsNotExist(err) {
@@ -115,15 +95,7 @@ func TestClaudeTeammateInItsWorktree(t *testing.T) {
 // a worktree: its work lands on its own branch and opens a review linked
 // to its plan, main untouched.
 func TestCodexTeammateInItsWorktree(t *testing.T) {
-	repo := t.TempDir()
-	gitIn(t, repo, "init", "--quiet", "-b", "main")
-	gitIn(t, repo, "config", "user.name", "Test")
-	gitIn(t, repo, "config", "user.email", "test@example.com")
-	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("base\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, repo, "add", ".")
-	gitIn(t, repo, "commit", "--quiet", "-m", "first")
+	repo := testkit.GitRepo(t, map[string]string{"README": "base\n"})
 
 	b, err := os.ReadFile(filepath.Join("testdata", codexFixture))
 	if err != nil {
@@ -188,7 +160,7 @@ func TestCodexTeammateInItsWorktree(t *testing.T) {
 	if review.Review.Branch != "huddle/agents/coder" || review.Review.Plan != plan.ID {
 		t.Fatalf("the review: %+v", review.Review)
 	}
-	if got := gitIn(t, repo, "show", review.Review.Head+":second.txt"); got != "made by Codex" {
+	if got := testkit.Git(t, repo, "show", review.Review.Head+":second.txt"); got != "made by Codex" {
 		t.Fatalf("the reviewed second.txt: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(repo, "second.txt")); !os.IsNotExist(err) {

@@ -4,29 +4,18 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"huddle/internal/testkit"
 	"huddle/internal/testkit/teamkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"
 	"huddle/worktree"
 )
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 func write(t *testing.T, path, s string) {
 	t.Helper()
@@ -39,13 +28,7 @@ func write(t *testing.T, path, s string) {
 // it, as the runtime makes it, and returns the workspace.
 func coderWorkspace(t *testing.T, k *teamkit.Kept, member string, merge string) *team.Workspace {
 	t.Helper()
-	repo := t.TempDir()
-	git(t, repo, "init", "--quiet", "-b", "main")
-	git(t, repo, "config", "user.name", "Test")
-	git(t, repo, "config", "user.email", "test@example.com")
-	write(t, filepath.Join(repo, "a.txt"), "one\ntwo\nthree\n")
-	git(t, repo, "add", ".")
-	git(t, repo, "commit", "--quiet", "-m", "first")
+	repo := testkit.GitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	on := true
 	k.Tm.WorkspaceDefaults = &team.WorkspaceSpec{Repo: repo, Worktree: &on, Merge: merge}
 	ws, ok := k.Tm.Workspace(t.TempDir(), member)
@@ -106,10 +89,10 @@ func TestTwoMergersOneWinner(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("%d mergers won: %v", won, errs)
 		}
-		if n := git(t, ws.Repo, "rev-list", "--count", "main"); n != "2" {
+		if n := testkit.Git(t, ws.Repo, "rev-list", "--count", "main"); n != "2" {
 			t.Fatalf("main has %s commits, want the first and the change", n)
 		}
-		if got := git(t, ws.Repo, "show", "main:a.txt"); got != "one\nTWO\nthree" {
+		if got := testkit.Git(t, ws.Repo, "show", "main:a.txt"); got != "one\nTWO\nthree" {
 			t.Fatalf("main's a.txt: %q", got)
 		}
 		told := 0
@@ -150,13 +133,13 @@ func TestDiscardKeepsTheOldTip(t *testing.T) {
 		if d.Request.Status != protocol.RequestDiscarded {
 			t.Fatalf("status %s", d.Request.Status)
 		}
-		if git(t, ws.Path, "rev-parse", "HEAD") != git(t, ws.Repo, "rev-parse", "main") {
+		if testkit.Git(t, ws.Path, "rev-parse", "HEAD") != testkit.Git(t, ws.Repo, "rev-parse", "main") {
 			t.Fatal("the branch is not back at main")
 		}
 		if _, err := os.Stat(filepath.Join(ws.Path, "new.txt")); !os.IsNotExist(err) {
 			t.Fatalf("new.txt is still there: %v", err)
 		}
-		if got := git(t, ws.Repo, "show", d.Kept+":new.txt"); got != "mine" {
+		if got := testkit.Git(t, ws.Repo, "show", d.Kept+":new.txt"); got != "mine" {
 			t.Fatalf("the discarded commit is not kept: %q", got)
 		}
 		if _, err := team.Merge(ctx, k.St, r.ID, protocol.Lead); err == nil {
@@ -180,13 +163,13 @@ func TestFastForwardOnlyAsksForARebase(t *testing.T) {
 				t.Fatal(err)
 			}
 			write(t, filepath.Join(ws.Repo, "c.txt"), "c\n")
-			git(t, ws.Repo, "add", "c.txt")
-			git(t, ws.Repo, "commit", "--quiet", "-m", "main moves")
-			before := git(t, ws.Repo, "rev-parse", "main")
+			testkit.Git(t, ws.Repo, "add", "c.txt")
+			testkit.Git(t, ws.Repo, "commit", "--quiet", "-m", "main moves")
+			before := testkit.Git(t, ws.Repo, "rev-parse", "main")
 			m, err := team.Merge(ctx, k.St, r.ID, protocol.Lead)
 			switch mode {
 			case team.MergeFF:
-				if !errors.Is(err, worktree.ErrNotFastForward) || git(t, ws.Repo, "rev-parse", "main") != before {
+				if !errors.Is(err, worktree.ErrNotFastForward) || testkit.Git(t, ws.Repo, "rev-parse", "main") != before {
 					t.Fatalf("ff-only over a moved base: %v", err)
 				}
 				if got := k.Request(r.ID); got.Status != protocol.RequestChangesRequested || !strings.Contains(got.Feedback, "git rebase main") {
@@ -196,10 +179,10 @@ func TestFastForwardOnlyAsksForARebase(t *testing.T) {
 				if err != nil || m.How != "rebased" {
 					t.Fatalf("rebase: %+v %v", m, err)
 				}
-				if got := git(t, ws.Repo, "rev-list", "--count", "--merges", "main"); got != "0" {
+				if got := testkit.Git(t, ws.Repo, "rev-list", "--count", "--merges", "main"); got != "0" {
 					t.Fatalf("a rebase left %s merge commits", got)
 				}
-				if git(t, ws.Repo, "show", "main:b.txt") != "b" {
+				if testkit.Git(t, ws.Repo, "show", "main:b.txt") != "b" {
 					t.Fatal("main does not have b.txt")
 				}
 			}

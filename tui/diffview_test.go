@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,32 +161,13 @@ func stripped(s string) string {
 	return b.String()
 }
 
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // TestFlowReviewWithALineComment: a real review of a real branch, on the
 // screen wired as huddle up wires it: the lead selects it, opens its diff
 // (v), comments on the added line (c), sends it back with feedback (r);
 // the record ends changes_requested with the comment as path:line, and the
 // teammate's inbox has them as its next turn.
 func TestFlowReviewWithALineComment(t *testing.T) {
-	repo := t.TempDir()
-	gitT(t, repo, "init", "--quiet", "-b", "main")
-	gitT(t, repo, "config", "user.name", "Test")
-	gitT(t, repo, "config", "user.email", "test@example.com")
-	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	gitT(t, repo, "add", ".")
-	gitT(t, repo, "commit", "--quiet", "-m", "first")
+	repo := testkit.GitRepo(t, map[string]string{"a.txt": "one\n"})
 	dir := t.TempDir()
 	on := true
 	tmj := team.Team{Name: "crew", WorkspaceDefaults: &team.WorkspaceSpec{Repo: repo, Worktree: &on},

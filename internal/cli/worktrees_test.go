@@ -4,39 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"huddle/internal/testkit"
 	"huddle/internal/testkit/files"
 	"huddle/protocol"
 	"huddle/team"
 )
 
 // gitRepo makes a real repository on main with one commit.
-func gitRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	gitIn(t, dir, "init", "--quiet", "-b", "main")
-	gitIn(t, dir, "config", "user.name", "Test")
-	gitIn(t, dir, "config", "user.email", "test@example.com")
-	writeFile(t, filepath.Join(dir, "a.txt"), "one\n")
-	gitIn(t, dir, "add", ".")
-	gitIn(t, dir, "commit", "--quiet", "-m", "first")
-	return dir
-}
-
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+func gitRepo(t *testing.T) string { return testkit.GitRepo(t, map[string]string{"a.txt": "one\n"}) }
 
 func writeFile(t *testing.T, path, s string) {
 	t.Helper()
@@ -72,12 +51,12 @@ func TestWorktreesListAndPrune(t *testing.T) {
 	dir := worktreeTeam(t, repo, "alice")
 	root := filepath.Join(dir, "worktrees", "crew")
 	alice, bob := filepath.Join(root, "alice"), filepath.Join(root, "bob")
-	gitIn(t, repo, "worktree", "add", "--quiet", "--track", "-b", "huddle/crew/alice", alice, "main")
-	gitIn(t, repo, "worktree", "add", "--quiet", "--track", "-b", "huddle/crew/bob", bob, "main")
+	testkit.Git(t, repo, "worktree", "add", "--quiet", "--track", "-b", "huddle/crew/alice", alice, "main")
+	testkit.Git(t, repo, "worktree", "add", "--quiet", "--track", "-b", "huddle/crew/bob", bob, "main")
 	writeFile(t, filepath.Join(bob, "b.txt"), "bob's work\n")
-	gitIn(t, bob, "add", ".")
-	gitIn(t, bob, "commit", "--quiet", "-m", "bob's unmerged work")
-	gitIn(t, repo, "worktree", "add", "--quiet", "-b", "other", filepath.Join(t.TempDir(), "other"), "main")
+	testkit.Git(t, bob, "add", ".")
+	testkit.Git(t, bob, "commit", "--quiet", "-m", "bob's unmerged work")
+	testkit.Git(t, repo, "worktree", "add", "--quiet", "-b", "other", filepath.Join(t.TempDir(), "other"), "main")
 
 	r := huddle(t, "worktrees", "--dir", dir, "--json").wantOK(t, "worktrees --json")
 	var l struct {
@@ -149,7 +128,7 @@ func TestWorktreesListAndPrune(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(alice, "a.txt")); err != nil {
 		t.Fatalf("prune touched alice's worktree: %v", err)
 	}
-	if got := gitIn(t, repo, "branch", "--list", "huddle/crew/*"); got != "huddle/crew/alice" && got != "+ huddle/crew/alice" {
+	if got := testkit.Git(t, repo, "branch", "--list", "huddle/crew/*"); got != "huddle/crew/alice" && got != "+ huddle/crew/alice" {
 		t.Errorf("branches left: %q", got)
 	}
 	huddle(t, "worktrees", "prune", "--dir", dir).wantOK(t, "prune with no orphan")
@@ -176,7 +155,7 @@ func TestDiffReviewMerge(t *testing.T) {
 	repo := gitRepo(t)
 	dir := worktreeTeam(t, repo, "alice")
 	wt := filepath.Join(dir, "worktrees", "crew", "alice")
-	gitIn(t, repo, "worktree", "add", "--quiet", "--track", "-b", "huddle/crew/alice", wt, "main")
+	testkit.Git(t, repo, "worktree", "add", "--quiet", "--track", "-b", "huddle/crew/alice", wt, "main")
 	writeFile(t, filepath.Join(wt, "a.txt"), "one\ntwo\n")
 
 	stat := huddle(t, "diff", "alice", "--stat", "--dir", dir).wantOK(t, "diff --stat")
@@ -205,8 +184,8 @@ func TestDiffReviewMerge(t *testing.T) {
 	huddle(t, "review", r.ID, "--comment", "a.txt:2:why", "--dir", dir).wantError(t, exitUsage, "--comment goes with --changes", "review --comment")
 	huddle(t, "review", r.ID, "--comment", "nonsense", "--changes", "x", "--dir", dir).wantError(t, exitUsage, "want PATH:LINE:TEXT", "review --comment nonsense")
 	m := huddle(t, "merge", r.ID, "--dir", dir).wantOK(t, "merge")
-	if !strings.Contains(m.stdout, "merged: huddle/crew/alice into main") || gitIn(t, repo, "show", "main:a.txt") != "one\ntwo" {
-		t.Fatalf("merge: %s; main's a.txt %q", m.stdout, gitIn(t, repo, "show", "main:a.txt"))
+	if !strings.Contains(m.stdout, "merged: huddle/crew/alice into main") || testkit.Git(t, repo, "show", "main:a.txt") != "one\ntwo" {
+		t.Fatalf("merge: %s; main's a.txt %q", m.stdout, testkit.Git(t, repo, "show", "main:a.txt"))
 	}
 	huddle(t, "merge", r.ID, "--dir", dir).wantError(t, exitFail, "already merged by lead", "merge again")
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,38 +69,7 @@ func runCoder() int {
 // gitRepo makes a real repository on main with a.txt committed, and
 // .env ignored but present.
 func gitRepo(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	gitRun(t, dir, "init", "--quiet", "-b", "main")
-	gitRun(t, dir, "config", "user.name", "Test")
-	gitRun(t, dir, "config", "user.email", "test@example.com")
-	writeFile(t, filepath.Join(dir, "a.txt"), "base\n")
-	writeFile(t, filepath.Join(dir, ".gitignore"), ".env\n")
-	writeFile(t, filepath.Join(dir, ".env"), "TOKEN=local\n")
-	gitRun(t, dir, "add", ".")
-	gitRun(t, dir, "commit", "--quiet", "-m", "first")
-	return dir
-}
-
-func gitRun(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func writeFile(t testing.TB, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return testkit.GitRepo(t, map[string]string{"a.txt": "base\n", ".gitignore": ".env\n", ".env": "TOKEN=local\n"})
 }
 
 func readFile(path string) string {
@@ -165,10 +133,10 @@ func TestCodersWorkInTheirOwnWorktrees(t *testing.T) {
 		if !strings.Contains(k.LeadMessages(t), "cwd="+wt) {
 			t.Errorf("%s does not run in %s:\n%s", m, wt, k.LeadMessages(t))
 		}
-		if got := gitRun(t, wt, "rev-parse", "--abbrev-ref", "HEAD"); got != "huddle/crew/"+m {
+		if got := testkit.Git(t, wt, "rev-parse", "--abbrev-ref", "HEAD"); got != "huddle/crew/"+m {
 			t.Errorf("%s's worktree is on %s", m, got)
 		}
-		if got := gitRun(t, wt, "rev-parse", "--abbrev-ref", "@{upstream}"); got != "main" {
+		if got := testkit.Git(t, wt, "rev-parse", "--abbrev-ref", "@{upstream}"); got != "main" {
 			t.Errorf("%s's branch tracks %q, want main", m, got)
 		}
 		if got := readFile(filepath.Join(wt, ".env")); got != "TOKEN=local\n" {
@@ -178,7 +146,7 @@ func TestCodersWorkInTheirOwnWorktrees(t *testing.T) {
 	if got := readFile(filepath.Join(repo, "a.txt")); got != "base\n" {
 		t.Fatalf("main's a.txt changed: %q", got)
 	}
-	if st := gitRun(t, repo, "status", "--porcelain"); st != "" {
+	if st := testkit.Git(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("main's worktree is not clean: %q", st)
 	}
 	for _, m := range []string{"alice", "bob"} {
@@ -228,7 +196,7 @@ func TestWorktreeSurvivesACrash(t *testing.T) {
 	if got := readFile(filepath.Join(wt, "a.txt")); got != "base\nalice\n" {
 		t.Fatalf("alice's edit after the crash: %q", got)
 	}
-	if list := gitRun(t, repo, "worktree", "list"); strings.Count(list, "\n") != 1 {
+	if list := testkit.Git(t, repo, "worktree", "list"); strings.Count(list, "\n") != 1 {
 		t.Fatalf("worktrees after the crash:\n%s", list)
 	}
 }
@@ -377,7 +345,7 @@ func TestReviewChangesMergeAndConflict(t *testing.T) {
 	if p := k.Request(rv.Plan); p == nil || p.Kind != protocol.KindPlan || p.Status != protocol.RequestApproved {
 		t.Fatalf("the review's plan %s: %+v", rv.Plan, p)
 	}
-	if got := gitRun(t, repo, "log", "-1", "--format=%an %s", rv.Head); got != "alice alice: alice" {
+	if got := testkit.Git(t, repo, "log", "-1", "--format=%an %s", rv.Head); got != "alice alice: alice" {
 		t.Errorf("the reviewed commit: %q", got)
 	}
 	diff, err := team.ReviewDiff(ctx, first)
@@ -399,15 +367,15 @@ func TestReviewChangesMergeAndConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.How != "fast-forward" || m.Request.Status != protocol.RequestMerged || gitRun(t, repo, "rev-parse", "main") != second.Review.Head {
-		t.Fatalf("merge: %+v %s; main at %s", m.Merged, m.Request.Status, gitRun(t, repo, "rev-parse", "main"))
+	if m.How != "fast-forward" || m.Request.Status != protocol.RequestMerged || testkit.Git(t, repo, "rev-parse", "main") != second.Review.Head {
+		t.Fatalf("merge: %+v %s; main at %s", m.Merged, m.Request.Status, testkit.Git(t, repo, "rev-parse", "main"))
 	}
 	if got := readFile(filepath.Join(repo, "a.txt")); !strings.HasPrefix(got, "base\nalice\n") {
 		t.Fatalf("main's a.txt after the merge: %q", got)
 	}
 
 	bobs := pendingReview(t, k, "bob", "")
-	before := gitRun(t, repo, "rev-parse", "main")
+	before := testkit.Git(t, repo, "rev-parse", "main")
 	_, err = team.Merge(ctx, k.St, bobs.ID, protocol.Lead)
 	if err == nil || !strings.Contains(err.Error(), "conflicts in a.txt") {
 		t.Fatalf("bob's merge: %v", err)
@@ -415,7 +383,7 @@ func TestReviewChangesMergeAndConflict(t *testing.T) {
 	if r := k.Request(bobs.ID); r.Status != protocol.RequestChangesRequested || !strings.Contains(r.Feedback, "a.txt") || !strings.Contains(r.Feedback, "git merge main") {
 		t.Fatalf("bob's review after the conflict: %s %q", r.Status, r.Feedback)
 	}
-	if gitRun(t, repo, "rev-parse", "main") != before || gitRun(t, repo, "status", "--porcelain") != "" {
+	if testkit.Git(t, repo, "rev-parse", "main") != before || testkit.Git(t, repo, "status", "--porcelain") != "" {
 		t.Fatal("a conflicting merge moved or dirtied main")
 	}
 	testkit.WaitFor(t, 20*time.Second, "bob asked to resolve the conflict", func() bool {
@@ -492,7 +460,7 @@ func TestLLMCoderBesideAnExecCoder(t *testing.T) {
 	if p := k.Request(rv.Review.Plan); p == nil || p.Plan != "write llm into a.txt" {
 		t.Fatalf("the review's plan: %+v", p)
 	}
-	if got := gitRun(t, repo, "show", rv.Review.Head+":a.txt"); got != "base\nllm" {
+	if got := testkit.Git(t, repo, "show", rv.Review.Head+":a.txt"); got != "base\nllm" {
 		t.Fatalf("the reviewed a.txt: %q", got)
 	}
 	testkit.WaitFor(t, 20*time.Second, "bob's edit", func() bool {
@@ -526,10 +494,10 @@ func TestAutoMergeAndReviewExpiry(t *testing.T) {
 		}
 		return false
 	})
-	if got := gitRun(t, repo, "show", "main:a.txt"); got != "base\nalice" {
+	if got := testkit.Git(t, repo, "show", "main:a.txt"); got != "base\nalice" {
 		t.Fatalf("main's a.txt after the auto_merge: %q", got)
 	}
-	before := gitRun(t, repo, "rev-parse", "main")
+	before := testkit.Git(t, repo, "rev-parse", "main")
 	testkit.WaitFor(t, 20*time.Second, "bob's review expired", func() bool {
 		for _, r := range k.Requests() {
 			if r.Kind == protocol.KindReview && r.From == "bob" && r.Status == protocol.RequestExpired {
@@ -538,7 +506,7 @@ func TestAutoMergeAndReviewExpiry(t *testing.T) {
 		}
 		return false
 	})
-	if gitRun(t, repo, "rev-parse", "main") != before {
+	if testkit.Git(t, repo, "rev-parse", "main") != before {
 		t.Fatal("an expired review moved main")
 	}
 	testkit.WaitFor(t, 20*time.Second, "bob told", func() bool {
@@ -584,7 +552,7 @@ func TestReviewLineOpensAReview(t *testing.T) {
 	startTeam(t, dir, Options{Tick: 20 * time.Millisecond})
 	approvePlan(t, k, "alice")
 	rv := pendingReview(t, k, "alice", "")
-	if rv.Review.Summary != "done: b.txt is ready" || gitRun(t, repo, "show", rv.Review.Head+":b.txt") != "b" {
+	if rv.Review.Summary != "done: b.txt is ready" || testkit.Git(t, repo, "show", rv.Review.Head+":b.txt") != "b" {
 		t.Fatalf("the review: %+v", rv.Review)
 	}
 	if m := k.Member("alice"); m.Status != protocol.MemberWorking {
