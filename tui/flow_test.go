@@ -31,15 +31,24 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 	if err := team.Init(dir); err != nil {
 		t.Fatal(err)
 	}
+	return dir, startTeamUI(t, dir, Options{Actions: dirActions(t, dir)})
+}
+
+// startTeamUI runs the team in dir and opens a teatest program on it with
+// opts (its directory, styles and footer set here), wired as production
+// wires it. The demo's exec member runs `huddle agent echo`; this test
+// binary is not huddle, so that member crashes, which the flows do not
+// mind.
+func startTeamUI(t *testing.T, dir string, opts Options) *teatest.TestModel {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	// The demo's exec member runs `huddle agent echo`; this test binary is
-	// not huddle, so that member crashes, which the flows do not mind.
 	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{Executable: "/nonexistent/huddle"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := NewStyles(false, true)
-	tm = probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", Actions: dirActions(t, dir)}))
+	opts.Dir, opts.Styles, opts.Footer = dir, &st, "test"
+	tm := probed(t, New(opts))
 	stop, err := Connect(ctx, files.Open(t, dir), tm.Send)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +59,7 @@ func startDemo(t *testing.T) (dir string, tm *teatest.TestModel) {
 		stop()
 		rt.Wait()
 	})
-	return dir, tm
+	return tm
 }
 
 // probes are the screen probes of the programs probed started.

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,9 +14,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/dirrecords"
-	"huddle/internal/testkit/files"
 	"huddle/team"
-	"huddle/team/supervisor"
 )
 
 // heldModel is a loopback OpenAI Chat Completions server whose first
@@ -59,23 +56,7 @@ func TestFlowAMemberThinkingTurnsTheSpinner(t *testing.T) {
 	if err := os.WriteFile(team.ConfigPath(dir), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := NewStyles(false, true)
-	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test"}))
-	stop, err := Connect(ctx, files.Open(t, dir), tm.Send)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		tm.Quit()
-		cancel()
-		stop()
-		rt.Wait()
-	})
+	tm := startTeamUI(t, dir, Options{})
 	waitScreen(t, tm, "thinking")
 	pressKey(tm, "1") // the roster: ledger's card and transcript
 	first := waitScreenFunc(t, tm, "the wait on the model", func(s string) bool { return strings.Contains(s, "waiting for the model, ") })
@@ -136,23 +117,7 @@ func TestFlowFindFoldReadAndQuit(t *testing.T) {
 	if err := team.Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := supervisor.Start(ctx, files.Open(t, dir), dir, supervisor.Options{Executable: "/nonexistent/huddle"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := NewStyles(false, true)
-	tm := probed(t, New(Options{Dir: dir, Styles: &st, Footer: "test", RunsTeam: true, Actions: dirActions(t, dir)}))
-	stop, err := Connect(ctx, files.Open(t, dir), tm.Send)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		tm.Quit()
-		cancel()
-		stop()
-		rt.Wait()
-	})
+	tm := startTeamUI(t, dir, Options{RunsTeam: true, Actions: dirActions(t, dir)})
 	waitScreen(t, tm, "3 Traces (") // reservas's plan is on its way to the lead as a message, data has called
 	pressKey(tm, "4")
 	pressKey(tm, "/")
