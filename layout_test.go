@@ -22,6 +22,9 @@ var allowedImports = map[string][]string{
 	"llm":           {"protocol", "internal/sandbox"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
+	// A2A v1.0: its wire, a server of tasks run as invocations, a client
+	// and a target that call any A2A agent.
+	"ipc/a2a": {"protocol", "ipc/trace", "ipc", "ipc/blueprint"},
 	// What a team is, its records and the lead's operations, on a store.
 	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "internal/suggest", "worktree"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
