@@ -32,7 +32,7 @@ var allowedImports = map[string][]string{
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
-	"team/serve": {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "store", "team", "team/supervisor"},
+	"team/serve": {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "ipc/a2a", "store", "team", "team/supervisor"},
 	"claudeteam": {"protocol", "teamdir", "team", "team/view"},
 	"replay":     {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
 	"agents":     {"protocol", "team", "store/filestore"},
@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 	// What a person is told of (a request waits, a member crashed), on
 	// the terminal, the desktop and a webhook.
 	"notify":       {"protocol", "team/view"},
-	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
+	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
 	".":            {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream
@@ -80,6 +80,9 @@ var allowedImports = map[string][]string{
 	// driven through their scenarios (only tests and the recorder).
 	"internal/realcli":        {"internal/fakeapi", "internal/procenv"},
 	"internal/realcli/record": {"internal/realcli"},
+	// The pinned JavaScript A2A SDK and TypeScript MCP SDK, installed and
+	// run as helper processes (only tests import it).
+	"internal/nodekit": {},
 	// What the tests of several packages need alike (only tests import it).
 	"internal/testkit": {},
 	// The lead's operations on a team directory, for the tests that act as

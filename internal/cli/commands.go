@@ -209,8 +209,8 @@ var commands = []command{
 		flags:   invokeFlags,
 	},
 	{
-		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
-		summary: "expose the team's actions as skills over HTTP (invoke → status → result)",
+		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--a2a] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
+		summary: "expose the team's actions as skills over HTTP (invoke → status → result; --a2a: A2A v1.0 too)",
 		about: "Expose the actions of the team in the team directory as skills over HTTP, by the\n" +
 			"Blueprint protocol (POST /invoke, GET /status/ID, GET /result/ID); a skill is\n" +
 			"<member>.<action>. To the outside the team is one Puruto: HTTP callers are governed by\n" +
@@ -218,6 +218,10 @@ var commands = []command{
 			"With --store, the team is the one kept in the store: its members are invoked wherever\n" +
 			"they run, HTTP callers are governed by the store's .puruto-ipc.json unless --config is\n" +
 			"given, and the executions stay in --dir, this machine's local directory.\n" +
+			"With --a2a, the same listener also speaks A2A v1.0 (docs/doors.md): the Agent Card at\n" +
+			"/.well-known/agent-card.json lists the skills, JSON-RPC at /a2a runs a task as one\n" +
+			"invocation (metadata skill_id names the skill), and a task whose member's plan waits for\n" +
+			"the lead is INPUT_REQUIRED with the plan until the lead decides it.\n" +
 			"Without --api-keys-file it listens only on a loopback address. Ctrl-C, SIGTERM or SIGHUP\n" +
 			"stops it.",
 		flags: serveFlags,

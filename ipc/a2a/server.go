@@ -512,6 +512,9 @@ func (s *Server) list(caller string, p *ListTasksRequest) (any, *Error) {
 		}
 		size = *p.PageSize
 	}
+	if p.Status == StateUnspecified {
+		p.Status = "" // ProtoJSON's default: no filter
+	}
 	if p.Status != "" && !p.Status.Known() {
 		return nil, errInvalidParams("status", fmt.Sprintf("%q is not a task state", p.Status))
 	}

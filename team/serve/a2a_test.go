@@ -1,0 +1,192 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"huddle/internal/testkit"
+	"huddle/internal/testkit/teamkit"
+	"huddle/ipc"
+	"huddle/ipc/a2a"
+	"huddle/protocol"
+	"huddle/team"
+	"huddle/team/supervisor"
+)
+
+// a2aTeam is a planner that must have its plan approved before it works,
+// and a helper that needs no plan; both answer "act".
+func a2aTeam() team.Team {
+	planner := teamkit.Scripted("planner", "", team.Step{Plan: "read the ledger, then answer"}, team.Step{Wait: team.Duration(time.Hour)})
+	planner.Actions = map[string]team.ActionSpec{"act": {Reply: "planner acted"}}
+	helper := teamkit.Scripted("helper", "", team.Step{Wait: team.Duration(time.Hour)})
+	helper.Actions = map[string]team.ActionSpec{"act": {Reply: "helper acted"}}
+	return team.Team{Name: "doors", Members: []team.MemberSpec{planner, helper}}
+}
+
+// a2aServer serves k's team over A2A on loopback, its HTTP callers
+// allowed both members at hops below 2.
+func a2aServer(t *testing.T, k *teamkit.Kept) *a2a.Client {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	policy := &ipc.Policy{Enabled: true, MaxHops: 2, DefaultTimeoutSec: 60, AllowedTargets: []string{"planner", "helper"}}
+	backend, err := NewServeBackend(ctx, k.St, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backend.Close() })
+	srv, err := a2a.NewServer(a2a.ServerConfig{Backend: NewA2ABackend(backend, k.St), Name: "doors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptestServer(t, srv.Handler())
+	t.Cleanup(func() { srv.Close() })
+	return &a2a.Client{URL: hs}
+}
+
+// follower streams one task and keeps what it saw, in order.
+type follower struct {
+	mu     sync.Mutex
+	seen   []string
+	plans  []a2a.Plan
+	task   string
+	result string
+	done   chan error
+}
+
+func (f *follower) states() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.seen, " ")
+}
+
+func (f *follower) plan(i int) *a2a.Plan {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i < len(f.plans) {
+		p := f.plans[i]
+		return &p
+	}
+	return nil
+}
+
+func stream(ctx context.Context, c *a2a.Client, skill string) *follower {
+	f := &follower{done: make(chan error, 1)}
+	msg := a2a.Message{MessageID: "m-" + skill, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("please act")}}
+	go func() {
+		f.done <- c.Stream(ctx, a2a.MethodStream, a2a.SendMessageRequest{Message: &msg, Metadata: map[string]any{a2a.MetaSkill: skill}}, a2a.Trace{},
+			func(ev a2a.StreamResponse) error {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				switch {
+				case ev.Task != nil:
+					f.task = ev.Task.ID
+					f.seen = append(f.seen, short(ev.Task.Status.State))
+				case ev.StatusUpdate != nil:
+					st := ev.StatusUpdate.Status
+					f.seen = append(f.seen, short(st.State))
+					if st.State == a2a.StateInputRequired {
+						for _, p := range st.Message.Parts {
+							var pl a2a.Plan
+							if len(p.Data) > 0 && json.Unmarshal(p.Data, &pl) == nil {
+								f.plans = append(f.plans, pl)
+							}
+						}
+					}
+				case ev.ArtifactUpdate != nil:
+					f.seen = append(f.seen, "artifact")
+					f.result = ev.ArtifactUpdate.Artifact.Parts[0].Text
+				}
+				return nil
+			})
+	}()
+	return f
+}
+
+func short(s a2a.TaskState) string { return strings.TrimPrefix(string(s), "TASK_STATE_") }
+
+// TestA2ATaskWaitsOnThePlan: on each store, a task sent to a member whose
+// plan waits for the lead is INPUT_REQUIRED with that plan; the lead's
+// rejection makes it WORKING, then INPUT_REQUIRED on the revised plan
+// (revises, feedback); the approval sends the invocation, and the task
+// completes with the member's answer as its artifact, all on one stream.
+// A member that needs no plan completes without one.
+func TestA2ATaskWaitsOnThePlan(t *testing.T) {
+	teamkit.OnEachStore(t, a2aTeam(), func(t *testing.T, k *teamkit.Kept) {
+		teamkit.Run(t, func(ctx context.Context) error {
+			return supervisor.Run(ctx, k.St, k.Dir, supervisor.Options{Tick: 20 * time.Millisecond})
+		})
+		testkit.WaitFor(t, 20*time.Second, "the planner's plan to wait", func() bool { return k.PendingPlan("planner") != nil })
+		c := a2aServer(t, k)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+
+		free := stream(ctx, c, "helper.act")
+		if err := <-free.done; err != nil {
+			t.Fatal(err)
+		}
+		if got := free.states(); got != "SUBMITTED WORKING artifact COMPLETED" || free.result != "helper acted" {
+			t.Errorf("helper's task: %s, result %q", got, free.result)
+		}
+
+		f := stream(ctx, c, "planner.act")
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the planner's task saw: %s; records: %+v", f.states(), k.Requests())
+			}
+		})
+		testkit.WaitFor(t, 20*time.Second, "the task INPUT_REQUIRED on the plan", func() bool { return f.plan(0) != nil })
+		first := f.plan(0)
+		if pending := k.PendingPlan("planner"); pending == nil || first.RequestID != pending.ID || !strings.Contains(first.Plan, "read the ledger") {
+			t.Fatalf("the task's plan %+v is not the pending one %+v", first, pending)
+		}
+		if _, err := k.Decide(first.RequestID, protocol.EventReject, "check the totals too"); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 20*time.Second, "the revised plan", func() bool { return f.plan(1) != nil })
+		second := f.plan(1)
+		if second.Revises != first.RequestID || second.Feedback != "check the totals too" || !strings.Contains(second.Plan, "check the totals too") {
+			t.Errorf("revised plan: %+v", second)
+		}
+		if _, err := k.Decide(second.RequestID, protocol.EventApprove, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-f.done; err != nil {
+			t.Fatal(err)
+		}
+		want := "SUBMITTED WORKING INPUT_REQUIRED WORKING INPUT_REQUIRED WORKING artifact COMPLETED"
+		if got := f.states(); got != want || f.result != "planner acted" {
+			t.Errorf("planner's task:\n got %s\nwant %s\nresult %q", got, want, f.result)
+		}
+		task, err := c.GetTask(ctx, f.task)
+		if err != nil || task.Status.State != a2a.StateCompleted || task.ContextID == "" {
+			t.Fatalf("GetTask: %+v %v", task, err)
+		}
+		// The invocation is in the team's traces, under the task's context.
+		testkit.WaitFor(t, 10*time.Second, "the call in the traces", func() bool {
+			for _, ch := range k.Chains(t) {
+				if ch.CorrelationID == task.ContextID {
+					for _, r := range ch.Rows {
+						if r.Call.Caller == a2a.DefaultCaller && r.Call.Target == "planner" && r.Call.Status == protocol.ResultOK {
+							return true
+						}
+					}
+				}
+			}
+			return false
+		})
+	})
+}
+
+// httptestServer serves h on loopback until the test ends.
+func httptestServer(t *testing.T, h http.Handler) string {
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
