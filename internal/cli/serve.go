@@ -115,6 +115,7 @@ func serveBackend(ctx context.Context, cl *cmdline, o *serveOptions, keys *bluep
 		if err != nil {
 			return cl.fail(err)
 		}
+		as.ServeLegacy()
 		defer as.Close()
 		mux := http.NewServeMux()
 		for _, p := range as.Paths() {

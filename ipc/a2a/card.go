@@ -45,8 +45,13 @@ func (s *Server) Card(baseURL string) AgentCard {
 		card.URL, card.ProtocolVersion, card.PreferredTransport = endpoint, "0.3.0", BindingJSONRPC
 	}
 	if s.cfg.Keys != nil {
-		card.SecuritySchemes = map[string]SecurityScheme{"apiKey": {APIKey: &APIKeySecurityScheme{
-			Description: "huddle serve's API keys (--api-keys-file): the key decides who the caller is", Location: "header", Name: "X-API-Key"}}}
+		scheme := SecurityScheme{APIKey: &APIKeySecurityScheme{
+			Description: "huddle serve's API keys (--api-keys-file): the key decides who the caller is", Location: "header", Name: "X-API-Key"}}
+		if s.cfg.Legacy != nil {
+			scheme.Type, scheme.In, scheme.Name = "apiKey", "header", "X-API-Key"
+			card.Security = []map[string][]string{{"apiKey": {}}}
+		}
+		card.SecuritySchemes = map[string]SecurityScheme{"apiKey": scheme}
 		card.SecurityReqs = []SecurityRequirement{{Schemes: map[string]StringList{"apiKey": {List: []string{}}}}}
 	}
 	for _, sk := range s.cfg.Backend.Skills() {

@@ -87,8 +87,8 @@ type ServerConfig struct {
 	Keep time.Duration
 	// Log gets one line per request (never a key or a body).
 	Log *slog.Logger
-	// Legacy serves the v0.3 binding (requests without A2A-Version); nil
-	// answers them VersionNotSupportedError.
+	// Legacy serves the v0.3 binding (requests without A2A-Version): set
+	// by ServeLegacy; nil answers them VersionNotSupportedError.
 	Legacy http.Handler
 }
 
@@ -243,8 +243,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	version = majorMinor(version)
 	if version == "" || version == LegacyVersion {
 		if s.cfg.Legacy != nil {
-			if _, ok := s.authenticate(w, r, json.RawMessage("null")); ok {
-				s.cfg.Legacy.ServeHTTP(w, r)
+			if owner, ok := s.authenticate(w, r, json.RawMessage("null")); ok {
+				s.cfg.Legacy.ServeHTTP(w, r.WithContext(withCaller(r.Context(), owner, r.Header)))
 			}
 			return
 		}

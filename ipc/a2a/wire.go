@@ -239,9 +239,10 @@ type AgentCard struct {
 	// The v0.3 card's fields, so that a v0.3 client (the Go SDK's) finds
 	// its interface in the same card: the JSON-RPC URL, the version and
 	// the transport.
-	URL                string `json:"url,omitempty"`
-	ProtocolVersion    string `json:"protocolVersion,omitempty"`
-	PreferredTransport string `json:"preferredTransport,omitempty"`
+	URL                string                `json:"url,omitempty"`
+	ProtocolVersion    string                `json:"protocolVersion,omitempty"`
+	PreferredTransport string                `json:"preferredTransport,omitempty"`
+	Security           []map[string][]string `json:"security,omitempty"`
 }
 
 // AgentInterface is one way to reach the agent.
@@ -290,6 +291,12 @@ type AgentSkill struct {
 type SecurityScheme struct {
 	APIKey   *APIKeySecurityScheme   `json:"apiKeySecurityScheme,omitempty"`
 	HTTPAuth *HTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+
+	// The same scheme as a v0.3 card says it (OpenAPI's shape), for a
+	// card that serves both versions: a v1.0 reader ignores these.
+	Type string `json:"type,omitempty"`
+	In   string `json:"in,omitempty"`
+	Name string `json:"name,omitempty"`
 }
 
 // HTTPAuthSecurityScheme is HTTP authentication, Bearer most often.

@@ -3,12 +3,17 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	sdk "github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/teamkit"
@@ -33,6 +38,13 @@ func a2aTeam() team.Team {
 // allowed both members at hops below 2.
 func a2aServer(t *testing.T, k *teamkit.Kept) *a2a.Client {
 	t.Helper()
+	return &a2a.Client{URL: a2aURL(t, k)}
+}
+
+// a2aURL serves k's team over A2A (v1.0, and v0.3 through the Go SDK) and
+// returns its base URL.
+func a2aURL(t *testing.T, k *teamkit.Kept) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	policy := &ipc.Policy{Enabled: true, MaxHops: 2, DefaultTimeoutSec: 60, AllowedTargets: []string{"planner", "helper"}}
@@ -45,9 +57,10 @@ func a2aServer(t *testing.T, k *teamkit.Kept) *a2a.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.ServeLegacy()
 	hs := httptestServer(t, srv.Handler())
 	t.Cleanup(func() { srv.Close() })
-	return &a2a.Client{URL: hs}
+	return hs
 }
 
 // follower streams one task and keeps what it saw, in order.
@@ -189,4 +202,94 @@ func httptestServer(t *testing.T, h http.Handler) string {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// TestA2AWithTheGoSDK: the official Go SDK's client (a2a-go v0.3.3, which
+// speaks A2A 0.3 and sends no A2A-Version) reads the card, finds its v0.3
+// interface, and streams a task to the planner: submitted, working,
+// input-required with the plan as a data part, then, once the lead
+// approves, working, the artifact and completed (Final). GetTask reads it
+// back; a second task is cancelled.
+func TestA2AWithTheGoSDK(t *testing.T) {
+	teamkit.OnEachStore(t, a2aTeam(), func(t *testing.T, k *teamkit.Kept) {
+		teamkit.Run(t, func(ctx context.Context) error {
+			return supervisor.Run(ctx, k.St, k.Dir, supervisor.Options{Tick: 20 * time.Millisecond})
+		})
+		testkit.WaitFor(t, 20*time.Second, "the planner's plan to wait", func() bool { return k.PendingPlan("planner") != nil })
+		url := a2aURL(t, k)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		card, err := agentcard.DefaultResolver.Resolve(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if card.ProtocolVersion != "0.3.0" || len(card.Skills) != 2 || card.Skills[0].ID != "planner.act" {
+			t.Fatalf("the card as the Go SDK reads it: %+v", card)
+		}
+		client, err := a2aclient.NewFromCard(ctx, card)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := sdk.NewMessage(sdk.MessageRoleUser, sdk.TextPart{Text: "please act"})
+		params := &sdk.MessageSendParams{Message: msg, Metadata: map[string]any{a2a.MetaSkill: "planner.act"}}
+		var seen []string
+		var taskID sdk.TaskID
+		var result string
+		for ev, err := range client.SendStreamingMessage(ctx, params) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch e := ev.(type) {
+			case *sdk.Task:
+				taskID = e.ID
+				seen = append(seen, string(e.Status.State))
+			case *sdk.TaskStatusUpdateEvent:
+				seen = append(seen, string(e.Status.State))
+				if e.Status.State == sdk.TaskStateInputRequired {
+					var plan map[string]any
+					for _, p := range e.Status.Message.Parts {
+						if d, ok := p.(sdk.DataPart); ok {
+							plan = d.Data
+						}
+					}
+					pending := k.PendingPlan("planner")
+					if pending == nil || plan["request_id"] != pending.ID {
+						t.Fatalf("input-required on %v, the pending plan is %+v", plan, pending)
+					}
+					if _, err := k.Decide(pending.ID, protocol.EventApprove, ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if e.Final {
+					seen = append(seen, "final")
+				}
+			case *sdk.TaskArtifactUpdateEvent:
+				seen = append(seen, "artifact")
+				if tp, ok := e.Artifact.Parts[0].(sdk.TextPart); ok {
+					result = tp.Text
+				}
+			}
+		}
+		if got := strings.Join(seen, " "); got != "submitted working input-required working artifact completed final" || result != "planner acted" {
+			t.Errorf("the Go SDK's stream: %s, result %q", got, result)
+		}
+		got, err := client.GetTask(ctx, &sdk.TaskQueryParams{ID: taskID})
+		if err != nil || got.Status.State != sdk.TaskStateCompleted || len(got.Artifacts) != 1 {
+			t.Fatalf("GetTask: %+v %v", got, err)
+		}
+
+		// A task the Go SDK sends without blocking, then cancels.
+		noWait := false
+		r, err := client.SendMessage(ctx, &sdk.MessageSendParams{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.TextPart{Text: "again"}),
+			Config: &sdk.MessageSendConfig{Blocking: &noWait}, Metadata: map[string]any{a2a.MetaSkill: "helper.act", a2a.MetaHop: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task, ok := r.(*sdk.Task); !ok || task.Status.State != sdk.TaskStateRejected {
+			t.Errorf("hop 2 of max_hops 2 through the Go SDK: %+v", r)
+		}
+		if _, err := client.CancelTask(ctx, &sdk.TaskIDParams{ID: taskID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
+			t.Errorf("cancelling an ended task: %v", err)
+		}
+	})
 }
