@@ -28,7 +28,7 @@ var allowedImports = map[string][]string{
 	// What a team is, its records and the lead's operations, on a store.
 	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "internal/suggest", "worktree"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
-	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv", "worktree", "internal/redact"},
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "store", "team", "permit", "internal/procenv", "worktree", "internal/redact"},
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.

@@ -14,6 +14,7 @@ import (
 
 	"huddle/internal/nodekit"
 	"huddle/internal/testkit"
+	"huddle/ipc/trace"
 	"huddle/team"
 )
 
@@ -296,4 +297,93 @@ func TestA2AKeysWithTheJSSDK(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestA2ATargetIsTheJSSDKAgent: a member whose target is an A2A agent
+// made with the JavaScript SDK (kind http, protocol a2a) is called by a
+// teammate and by huddle call: the agent sees the chain's correlation id
+// as its contextId, the hop and parent in the metadata and a traceparent
+// of the chain's trace; the answer is the artifact's text; a task the
+// agent pauses at INPUT_REQUIRED (where its server closes the stream) is
+// followed to its end. The chain is in the team's traces, marked remote.
+func TestA2ATargetIsTheJSSDKAgent(t *testing.T) {
+	agent := js(t, "a2a-agent.mjs", nil)
+	url := fmt.Sprint(agent.find(t, "the JS agent to listen", func(l map[string]any) bool { return l["kind"] == "listening" })["url"])
+	dir := t.TempDir()
+	wait := team.Step{Wait: team.Duration(time.Hour)}
+	asker := team.MemberSpec{Name: "asker", Role: "test", IPC: "ipc/asker.json", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{
+		{Call: "jsagent", Action: "echo", Prompt: "hello from huddle", TimeoutSec: 30},
+		{Call: "jsagent", Action: "echo", Prompt: "pause, then answer", TimeoutSec: 30},
+		wait,
+	}}}
+	remote := team.MemberSpec{Name: "jsagent", Role: "an A2A agent of the JS SDK",
+		Target: &team.TargetSpec{Kind: team.TargetHTTP, Protocol: team.ProtocolA2A, URL: url, Skill: "echo"}}
+	writeTeamFiles(t, dir, team.Team{Name: "outward", Members: []team.MemberSpec{asker, remote}}, map[string]string{
+		"ipc/asker.json":   `{"allowed_targets":["jsagent"]}`,
+		".puruto-ipc.json": `{"allowed_targets":["jsagent"]}`,
+	})
+	if r := huddle(t, "validate", dir); r.code != 0 {
+		t.Fatalf("huddle validate: %+v", r)
+	}
+	up := startUp(t, dir)
+	testkit.WaitFor(t, 30*time.Second, "asker's two calls", func() bool {
+		n := 0
+		up.mu.Lock()
+		for _, e := range up.events {
+			if e["event"] == "call" && e["member"] == "asker" {
+				n++
+			}
+		}
+		up.mu.Unlock()
+		return n == 2
+	})
+	up.mu.Lock()
+	for _, e := range up.events {
+		if e["event"] == "call" && e["status"] != "ok" {
+			t.Errorf("a call failed: %v", e)
+		}
+	}
+	up.mu.Unlock()
+
+	// What the JS agent saw of the first call, against the traces.
+	seen := agent.find(t, "the agent's first task", func(l map[string]any) bool { return l["text"] == "hello from huddle" })
+	var chain trace.Chain
+	for _, c := range teamChains(t, dir) {
+		if c.CorrelationID == seen["contextId"] {
+			chain = c
+		}
+	}
+	if len(chain.Rows) != 1 || strings.Join(callsOf(chain), "") != "asker→jsagent.echo ok remote" {
+		t.Fatalf("the chain of contextId %v in the traces: %v", seen["contextId"], callsOf(chain))
+	}
+	call := chain.Rows[0].Call
+	md, _ := seen["metadata"].(map[string]any)
+	if md["skill_id"] != "echo" || md["hop"] != float64(0) || md["parent_request_id"] != call.RequestID || md["caller"] != "asker" {
+		t.Errorf("the metadata the agent got: %v (request %s)", md, call.RequestID)
+	}
+	wantTrace := trace.TraceID(chain.CorrelationID).String()
+	if tp := fmt.Sprint(seen["traceparent"]); !strings.HasPrefix(tp, "00-"+wantTrace+"-"+trace.SpanID(call.RequestID).String()) {
+		t.Errorf("traceparent %s is not the call's (trace %s)", tp, wantTrace)
+	}
+	if !strings.Contains(call.Result, "js agent heard: hello from huddle") {
+		t.Errorf("the call's result: %s", call.Result)
+	}
+	paused := false
+	for _, c := range teamChains(t, dir) {
+		for _, r := range c.Rows {
+			if strings.Contains(r.Call.Result, "js agent heard: pause, then answer") && r.Call.Status == "ok" {
+				paused = true
+			}
+		}
+	}
+	if !paused {
+		t.Error("the task the agent paused at INPUT_REQUIRED did not come back ok")
+	}
+
+	// huddle call reaches the same agent through the member.
+	r := huddleIn(t, dir, nil, "call", "--dir", dir, "--config", filepath.Join(dir, ".puruto-ipc.json"), "--caller", "shell",
+		"--target", "jsagent", "--action", "echo", "--prompt", "hi from a shell")
+	if r.code != 0 || !strings.Contains(r.stdout, "js agent heard: hi from a shell") {
+		t.Errorf("huddle call: %+v", r)
+	}
 }
