@@ -33,14 +33,16 @@ var allowedImports = map[string][]string{
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
 	"team/serve": {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "ipc/a2a", "store", "team", "team/supervisor"},
-	"claudeteam": {"protocol", "teamdir", "team", "team/view"},
-	"replay":     {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
-	"agents":     {"protocol", "team", "store/filestore"},
-	"tui":        {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
+	// huddle mcp: the team as MCP tools, its calls as MCP tasks.
+	"team/mcpserve": {"protocol", "ipc/trace", "ipc/blueprint", "ipc/a2a", "store", "team", "team/serve"},
+	"claudeteam":    {"protocol", "teamdir", "team", "team/view"},
+	"replay":        {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
+	"agents":        {"protocol", "team", "store/filestore"},
+	"tui":           {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
 	// What a person is told of (a request waits, a member crashed), on
 	// the terminal, the desktop and a webhook.
 	"notify":       {"protocol", "team/view"},
-	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
+	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "team", "team/supervisor", "team/view", "team/serve", "team/mcpserve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
 	".":            {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream

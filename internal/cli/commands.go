@@ -227,6 +227,21 @@ var commands = []command{
 		flags: serveFlags,
 	},
 	{
+		name: "mcp", synopsis: "[--addr ADDR [--api-keys-file F]] [--caller NAME] [--decide CALLERS] [--dir D] [--config PATH] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
+		summary: "open the team to MCP clients (Claude Code, Codex, crush): its members, calls, requests as tools",
+		about: "Serve the team in the team directory as MCP tools, over stdio (an MCP client starts\n" +
+			"huddle mcp as its server) or, with --addr, streamable HTTP at /mcp (docs/doors.md):\n" +
+			"members, send_message, call_action (a member's action, as huddle call makes it; a long\n" +
+			"call may be an MCP task, input_required while the member's plan waits for the lead),\n" +
+			"requests and request. approve and reject are there only for the callers --decide names\n" +
+			"(none by default): only the lead decides plans unless the lead allows a caller.\n" +
+			"Callers are governed by the team's .puruto-ipc.json (--config), as huddle serve's are;\n" +
+			"over stdio, and over HTTP without keys, the caller is --caller; with --api-keys-file\n" +
+			"(as huddle serve's, the key as X-API-Key or Authorization: Bearer) the key's owner.\n" +
+			"Without --api-keys-file it listens only on a loopback address. Logs go to stderr.",
+		flags: mcpFlags,
+	},
+	{
 		name: "broker", synopsis: "[--addr 127.0.0.1:4222] [--data DIR] [--token-file F]",
 		summary: "run a NATS server with JetStream on this machine, for teams kept in NATS",
 		about: "Run an embedded NATS server with JetStream, for one machine, a demo or the tests, and\n" +
