@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -347,8 +348,8 @@ func (d *Door) invocation(caller string, a callArgs, req *mcp.CallToolRequest) (
 			return inv, fmt.Errorf("correlation_id: %w", err)
 		}
 	}
-	if req != nil && req.Extra != nil && req.Extra.Header != nil {
-		if sc, ok := trace.Traceparent(req.Extra.Header); ok {
+	if h := traceHeader(req); h != nil {
+		if sc, ok := trace.Traceparent(h); ok {
 			if inv.CorrelationID == "" {
 				inv.CorrelationID = trace.CorrelationIDFor(sc.TraceID())
 			}
@@ -361,6 +362,30 @@ func (d *Door) invocation(caller string, a callArgs, req *mcp.CallToolRequest) (
 		inv.CorrelationID = protocol.NewCorrelationID()
 	}
 	return inv, nil
+}
+
+// traceHeader is where a call's W3C trace context is: the HTTP request's
+// traceparent, else the _meta's (the way MCP carries it over stdio).
+func traceHeader(req *mcp.CallToolRequest) http.Header {
+	if req == nil {
+		return nil
+	}
+	if req.Extra != nil && req.Extra.Header.Get("traceparent") != "" {
+		return req.Extra.Header
+	}
+	if req.Params == nil {
+		return nil
+	}
+	h := http.Header{}
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v, ok := req.Params.Meta[k].(string); ok {
+			h.Set(k, v)
+		}
+	}
+	if h.Get("traceparent") == "" {
+		return nil
+	}
+	return h
 }
 
 // runCall runs inv behind its member's plan gate: the policy first (a
@@ -532,6 +557,7 @@ func (d *Door) startTask(caller string, cr *mcp.CallToolRequest, spec any) (mcp.
 	ctx, cancel := context.WithCancel(d.ctx)
 	t := &task{id: inv.RequestID, owner: caller, created: now, ttl: ttl, cancel: cancel, status: statusWorking, updated: now, done: make(chan struct{})}
 	d.tasks.add(t)
+	created := t.wire() // working: what a task begins as, whatever the run does next
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -546,7 +572,7 @@ func (d *Door) startTask(caller string, cr *mcp.CallToolRequest, spec any) (mcp.
 		}
 		t.move(status, msg, res)
 	}()
-	return &createTaskResult{Task: t.wire(),
+	return &createTaskResult{Task: created,
 		ResultBase: mcp.ResultBase{Meta: mcp.Meta{"io.modelcontextprotocol/model-immediate-response": fmt.Sprintf(
 			"The call of %s.%s runs as task %s; it waits while %s's plan waits for huddle's lead.", inv.Target, inv.Action, t.id, inv.Target)}}}, nil
 }

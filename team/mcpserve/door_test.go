@@ -159,6 +159,23 @@ func TestMCPWithTheGoSDK(t *testing.T) {
 			t.Errorf("hop 2's structured error: %v", sc)
 		}
 
+		// A caller's W3C trace context in _meta (MCP over stdio has no
+		// headers): the call continues that trace.
+		const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+		traced := &mcp.CallToolParams{Name: "call_action", Arguments: map[string]any{"member": "helper", "action": "act", "prompt": "traced"},
+			Meta: mcp.Meta{"traceparent": "00-" + tid + "-" + sid + "-01"}}
+		if r, err := cs.CallTool(ctx, traced); err != nil || r.IsError {
+			t.Fatalf("a traced call: %v %s", err, text(r))
+		}
+		testkit.WaitFor(t, 10*time.Second, "the traced call in the chain of the caller's trace", func() bool {
+			for _, ch := range k.Chains(t) {
+				if ch.CorrelationID == "corr-"+tid {
+					return len(ch.Rows) == 1 && ch.Rows[0].Call.ParentRequestID == "req-"+sid && ch.Rows[0].Call.Caller == "claude"
+				}
+			}
+			return false
+		})
+
 		sent, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"to": "helper", "text": "hello from mcp"}})
 		if err != nil || sent.IsError {
 			t.Fatalf("send_message: %v %s", err, text(sent))

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,10 +17,15 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/teamkit"
 	"huddle/ipc"
 	"huddle/ipc/a2a"
+	"huddle/ipc/trace"
+	"huddle/ipc/trace/otelexport"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/team/supervisor"
@@ -45,9 +52,15 @@ func a2aServer(t *testing.T, k *teamkit.Kept) *a2a.Client {
 // returns its base URL.
 func a2aURL(t *testing.T, k *teamkit.Kept) string {
 	t.Helper()
+	return a2aURLWith(t, k, []string{"planner", "helper"})
+}
+
+// a2aURLWith is a2aURL with HTTP callers allowed the members allowed.
+func a2aURLWith(t *testing.T, k *teamkit.Kept, allowed []string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	policy := &ipc.Policy{Enabled: true, MaxHops: 2, DefaultTimeoutSec: 60, AllowedTargets: []string{"planner", "helper"}}
+	policy := &ipc.Policy{Enabled: true, MaxHops: 2, DefaultTimeoutSec: 60, AllowedTargets: allowed}
 	backend, err := NewServeBackend(ctx, k.St, policy)
 	if err != nil {
 		t.Fatal(err)
@@ -292,4 +305,90 @@ func TestA2AWithTheGoSDK(t *testing.T) {
 			t.Errorf("cancelling an ended task: %v", err)
 		}
 	})
+}
+
+// TestA2AChainAcrossTwoHuddles: in team A, asker calls remote, a member
+// that stands for team B's A2A door (an http target, protocol a2a); in B
+// the task waits on worker's plan until B's lead approves it, then worker
+// answers. The chain is in both teams' traces under A's correlation id,
+// B's call the child of A's, and in one OpenTelemetry trace: invoke_agent
+// remote (A's client span) the parent of invoke_agent worker (B's).
+func TestA2AChainAcrossTwoHuddles(t *testing.T) {
+	mem := tracetest.NewInMemoryExporter()
+	ex, err := otelexport.Start(context.Background(), otelexport.Options{Exporter: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Shutdown(context.Background()) })
+
+	dirB := t.TempDir()
+	worker := teamkit.Scripted("worker", "", team.Step{Plan: "do the remote work"}, team.Step{Wait: team.Duration(time.Hour)})
+	worker.Actions = map[string]team.ActionSpec{"act": {Reply: "worker in B did it"}}
+	teamkit.WriteTeam(t, dirB, team.Team{Name: "team-b", Members: []team.MemberSpec{worker}})
+	kb := teamkit.FilesKept(t, dirB)
+	teamkit.Run(t, func(ctx context.Context) error {
+		return supervisor.Run(ctx, kb.St, dirB, supervisor.Options{Tick: 20 * time.Millisecond})
+	})
+	urlB := a2aURLWith(t, kb, []string{"worker"})
+
+	dirA := t.TempDir()
+	asker := teamkit.Scripted("asker", "", team.Step{Call: "remote", Action: "act", Prompt: "from A", TimeoutSec: 60},
+		team.Step{Wait: team.Duration(time.Hour)})
+	asker.IPC = "asker.json"
+	remote := team.MemberSpec{Name: "remote", Role: "team B's worker",
+		Target: &team.TargetSpec{Kind: team.TargetHTTP, Protocol: team.ProtocolA2A, URL: urlB, Skill: "worker.act"}}
+	teamkit.WriteTeam(t, dirA, team.Team{Name: "team-a", Members: []team.MemberSpec{asker, remote}})
+	os.WriteFile(filepath.Join(dirA, "asker.json"), []byte(`{"allowed_targets":["remote"]}`), 0o600)
+	ka := teamkit.FilesKept(t, dirA)
+	teamkit.Run(t, func(ctx context.Context) error {
+		return supervisor.Run(ctx, ka.St, dirA, supervisor.Options{Tick: 20 * time.Millisecond})
+	})
+
+	// B's worker waits on its plan; A's call waits with it.
+	var plan *protocol.Request
+	testkit.WaitFor(t, 20*time.Second, "worker's plan in B", func() bool { plan = kb.PendingPlan("worker"); return plan != nil })
+	chainOf := func(k *teamkit.Kept, from string) (c trace.Chain) {
+		for _, ch := range k.Chains(t) {
+			for _, r := range ch.Rows {
+				if r.Call.Caller == from {
+					c = ch
+				}
+			}
+		}
+		return c
+	}
+	testkit.WaitFor(t, 20*time.Second, "A's call under way", func() bool { return len(chainOf(ka, "asker").Rows) == 1 })
+	if _, err := kb.Decide(plan.ID, protocol.EventApprove, ""); err != nil {
+		t.Fatal(err)
+	}
+	var inA, inB trace.Chain
+	testkit.WaitFor(t, 30*time.Second, "the call done in both teams", func() bool {
+		inA, inB = chainOf(ka, "asker"), chainOf(kb, "asker")
+		return len(inA.Rows) == 1 && inA.Rows[0].Call.Status == protocol.ResultOK && len(inB.Rows) == 1 && inB.Rows[0].Call.Status == protocol.ResultOK
+	})
+	a, b := inA.Rows[0].Call, inB.Rows[0].Call
+	if inA.CorrelationID != inB.CorrelationID || b.ParentRequestID != a.RequestID || a.Remote == "" || b.Target != "worker" {
+		t.Fatalf("the chain across the doors: A %+v, B %+v", a, b)
+	}
+	if !strings.Contains(a.Result, "worker in B did it") {
+		t.Errorf("A's result: %s", a.Result)
+	}
+	var clientSpan, serverSpan tracetest.SpanStub
+	testkit.WaitFor(t, 10*time.Second, "both spans exported", func() bool {
+		ex.Flush(context.Background())
+		for _, s := range mem.GetSpans() {
+			switch s.Name {
+			case "invoke_agent remote":
+				clientSpan = s
+			case "invoke_agent worker":
+				serverSpan = s
+			}
+		}
+		return clientSpan.Name != "" && serverSpan.Name != ""
+	})
+	want := trace.TraceID(inA.CorrelationID)
+	if clientSpan.SpanContext.TraceID() != want || serverSpan.SpanContext.TraceID() != want ||
+		serverSpan.Parent.SpanID() != clientSpan.SpanContext.SpanID() || clientSpan.SpanKind != oteltrace.SpanKindClient {
+		t.Errorf("one trace: client %v kind %v, server %v parent %v", clientSpan.SpanContext, clientSpan.SpanKind, serverSpan.SpanContext, serverSpan.Parent)
+	}
 }
