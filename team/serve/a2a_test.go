@@ -81,6 +81,7 @@ type follower struct {
 	mu     sync.Mutex
 	seen   []string
 	plans  []a2a.Plan
+	notes  []string // the WORKING updates' messages
 	task   string
 	result string
 	done   chan error
@@ -117,6 +118,9 @@ func stream(ctx context.Context, c *a2a.Client, skill string) *follower {
 				case ev.StatusUpdate != nil:
 					st := ev.StatusUpdate.Status
 					f.seen = append(f.seen, short(st.State))
+					if st.State == a2a.StateWorking && st.Message != nil {
+						f.notes = append(f.notes, st.Message.Parts[0].Text)
+					}
 					if st.State == a2a.StateInputRequired {
 						for _, p := range st.Message.Parts {
 							var pl a2a.Plan
@@ -391,4 +395,56 @@ func TestA2AChainAcrossTwoHuddles(t *testing.T) {
 		serverSpan.Parent.SpanID() != clientSpan.SpanContext.SpanID() || clientSpan.SpanKind != oteltrace.SpanKindClient {
 		t.Errorf("one trace: client %v kind %v, server %v parent %v", clientSpan.SpanContext, clientSpan.SpanKind, serverSpan.SpanContext, serverSpan.Parent)
 	}
+}
+
+// TestA2APlanExpiryMovesTheTaskOn: a plan that expires unanswered (the
+// approval deadline) moves the waiting task on as a decision does:
+// WORKING, saying it expired, then INPUT_REQUIRED on the plan the member
+// revised; the caller then cancels the task.
+func TestA2APlanExpiryMovesTheTaskOn(t *testing.T) {
+	tm := a2aTeam()
+	tm.Settings.ApprovalDeadline = team.Duration(300 * time.Millisecond)
+	teamkit.OnEachStore(t, tm, func(t *testing.T, k *teamkit.Kept) {
+		teamkit.Run(t, func(ctx context.Context) error {
+			return supervisor.Run(ctx, k.St, k.Dir, supervisor.Options{Tick: 20 * time.Millisecond})
+		})
+		// From its first plan on, the planner is always waiting for the lead
+		// or revising: a task sent now waits, whichever plan is pending.
+		testkit.WaitFor(t, 20*time.Second, "the planner's first plan", func() bool { return len(k.Requests()) > 0 })
+		c := a2aServer(t, k)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		f := stream(ctx, c, "planner.act")
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the task saw %s; notes %v; records %+v", f.states(), f.notes, k.Requests())
+			}
+		})
+		testkit.WaitFor(t, 20*time.Second, "a plan that revises an expired one", func() bool {
+			p := f.plan(1)
+			return p != nil
+		})
+		first, second := f.plan(0), f.plan(1)
+		if second.Revises != first.RequestID {
+			t.Errorf("the second plan %+v does not revise the first %s", second, first.RequestID)
+		}
+		if r := k.Request(first.RequestID); r == nil || r.Status != protocol.RequestExpired {
+			t.Errorf("the first plan the task waited on: %+v", r)
+		}
+		f.mu.Lock()
+		notes := strings.Join(f.notes, " | ")
+		f.mu.Unlock()
+		if !strings.Contains(notes, first.RequestID+" expired") {
+			t.Errorf("the WORKING update after the first plan: %q", notes)
+		}
+		if _, err := c.CancelTask(ctx, f.task); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-f.done; err != nil {
+			t.Fatal(err)
+		}
+		if got := f.states(); !strings.HasPrefix(got, "SUBMITTED WORKING INPUT_REQUIRED WORKING INPUT_REQUIRED") || !strings.HasSuffix(got, "CANCELED") {
+			t.Errorf("the task: %s", got)
+		}
+	})
 }
