@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,9 +33,17 @@ func doorTeam() team.Team {
 // door runs k's team and opens a door on it, deciders allowed to decide.
 func door(t *testing.T, k *teamkit.Kept, deciders ...string) *Door {
 	t.Helper()
+	var started atomic.Bool
 	teamkit.Run(t, func(ctx context.Context) error {
-		return supervisor.Run(ctx, k.St, k.Dir, supervisor.Options{Tick: 20 * time.Millisecond})
+		return supervisor.Run(ctx, k.St, k.Dir, supervisor.Options{Tick: 20 * time.Millisecond, OnEvent: func(e supervisor.Event) {
+			if e["event"] == "team_started" {
+				started.Store(true)
+			}
+		}})
 	})
+	// Every member's consumer is in place: a test that ends at once stops
+	// a runtime that has started, not one still starting.
+	testkit.WaitFor(t, 20*time.Second, "the team started", started.Load)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	policy := &ipc.Policy{Enabled: true, MaxHops: 2, DefaultTimeoutSec: 60, AllowedTargets: []string{"planner", "helper"}}

@@ -112,13 +112,20 @@ func (d *Door) Handler(cfg HTTPConfig) http.Handler {
 		}
 		rec := &sessionRecorder{ResponseWriter: w}
 		sh.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
-		if sid := rec.Header().Get("Mcp-Session-Id"); sid != "" {
-			mu.Lock()
+		sid := rec.Header().Get("Mcp-Session-Id")
+		if sid == "" {
+			sid = r.Header.Get("Mcp-Session-Id")
+		}
+		mu.Lock()
+		switch {
+		case r.Method == http.MethodDelete:
+			delete(owners, sid) // the client ended its session
+		case sid != "":
 			if _, known := owners[sid]; !known {
 				owners[sid] = caller
 			}
-			mu.Unlock()
 		}
+		mu.Unlock()
 	})
 }
 

@@ -100,34 +100,40 @@ func (b *A2ABackend) watchGate(ctx context.Context, member string, tell func(a2a
 
 func (g *gate) stop() { _ = g.sub.Stop() }
 
-// state reads where the member's plan stands: the plan that waits for the
-// lead (nil none), and whether the member is revising one.
+// state reads where the member's plan stands: the plan of the member that
+// waits for the lead (nil none; the newest when a foreign writer left
+// several), and whether the member is revising one. The pending plan is
+// read from the requests, not from the member's record alone: the record
+// says awaiting_approval a moment after the plan is made.
 func (g *gate) state() (waiting *a2a.Plan, revising bool) {
+	live, _, err := g.b.st.LiveRequests(g.ctx)
+	if err == nil {
+		var newest *protocol.Request
+		for i := range live {
+			r := &live[i]
+			if r.Kind == protocol.KindPlan && r.From == g.member && r.Status == protocol.RequestPending &&
+				(newest == nil || r.Created.After(newest.Created)) {
+				newest = r
+			}
+		}
+		if newest != nil {
+			p := &a2a.Plan{RequestID: newest.ID, Member: newest.From, Plan: newest.Plan, Revises: newest.Revises,
+				Created: newest.Created, Deadline: newest.Deadline}
+			if newest.Revises != "" {
+				if prev, err := g.b.st.Request(g.ctx, newest.Revises); err == nil {
+					p.Feedback = prev.Feedback
+				}
+			}
+			return p, false
+		}
+	}
 	rec, err := g.b.st.Member(g.ctx, g.member, store.RecordOnly)
 	if err != nil {
 		return nil, false // no record (not run, or a target): no gate
 	}
-	switch rec.Status {
-	case protocol.MemberRevising:
-		return nil, true
-	case protocol.MemberAwaitingApproval:
-	default:
-		return nil, false
-	}
-	if rec.RequestID == "" {
-		return nil, true
-	}
-	r, err := g.b.st.Request(g.ctx, rec.RequestID)
-	if err != nil || r.Status != protocol.RequestPending {
-		return nil, true // decided this instant: the record follows
-	}
-	p := &a2a.Plan{RequestID: r.ID, Member: r.From, Plan: r.Plan, Revises: r.Revises, Created: r.Created, Deadline: r.Deadline}
-	if r.Revises != "" {
-		if prev, err := g.b.st.Request(g.ctx, r.Revises); err == nil {
-			p.Feedback = prev.Feedback
-		}
-	}
-	return p, false
+	// Revising, or awaiting a plan decided this instant (the record
+	// follows): a new plan, or working, comes next.
+	return nil, rec.Status == protocol.MemberRevising || rec.Status == protocol.MemberAwaitingApproval
 }
 
 // follow tells the task the member's plan as it stands now: a plan that
