@@ -318,3 +318,41 @@ func TestKeys(t *testing.T) {
 		t.Errorf("the invocation's caller: %+v", g.got)
 	}
 }
+
+// TestTaskContinuesTheCallersTrace: a message with no contextId, sent
+// with a W3C traceparent, is a task in the chain of that trace (its
+// contextId corr-TRACEID), its invocation's parent the caller's span.
+func TestTaskContinuesTheCallersTrace(t *testing.T) {
+	g := newGated()
+	_, url := serve(t, g, nil)
+	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]},"configuration":{"returnImmediately":true}}}`
+	req, _ := http.NewRequest("POST", url+"/a2a", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(VersionHeader, Version)
+	req.Header.Set("traceparent", "00-"+tid+"-"+sid+"-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Result SendMessageResponse `json:"result"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if out.Result.Task == nil || out.Result.Task.ContextID != "corr-"+tid {
+		t.Fatalf("the task: %+v", out.Result.Task)
+	}
+	testkit.WaitFor(t, 10*time.Second, "the invocation", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.got) == 1
+	})
+	g.mu.Lock()
+	inv := g.got[0]
+	g.mu.Unlock()
+	if inv.CorrelationID != "corr-"+tid || inv.ParentRequestID != "req-"+sid || inv.RequestID != out.Result.Task.ID {
+		t.Errorf("the invocation: %+v", inv)
+	}
+	g.answer <- "done"
+}
