@@ -6,7 +6,7 @@ PKG ?= ./...
 RUN ?= .
 COUNT ?= 20
 
-.PHONY: all test race stress lint golden bench bench-quick screenshot real-agents record-agents ci
+.PHONY: all test race stress lint golden bench bench-quick screenshot real-agents record-agents doors ci
 
 all: lint race
 
@@ -91,6 +91,14 @@ screenshot:
 # ./... runs them too.
 real-agents:
 	go test -race -count=1 ./internal/realcli/... ./agents
+
+# The doors (A2A, MCP) against implementations huddle did not write: the
+# A2A project's JavaScript SDK and Go SDK, MCP's TypeScript SDK (pinned in
+# internal/nodekit/npm, installed by npm into the user's cache on first
+# use) and the real Claude Code (internal/realcli); go test ./... runs
+# them too (docs/doors.md).
+doors:
+	go test -race -count=1 -run 'A2A|MCP|GenAI|ClaudeCodeDelegates' ./ipc/a2a ./ipc/trace/otelexport ./team/serve ./team/mcpserve ./team/supervisor ./internal/cli
 
 # The fixtures of agents/testdata/real: the pinned real Claude Code and
 # Codex (installed from npm into the user's cache on first use) run their

@@ -22,22 +22,27 @@ var allowedImports = map[string][]string{
 	"llm":           {"protocol", "internal/sandbox"},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
+	// A2A v1.0: its wire, a server of tasks run as invocations, a client
+	// and a target that call any A2A agent.
+	"ipc/a2a": {"protocol", "ipc/trace", "ipc", "ipc/blueprint"},
 	// What a team is, its records and the lead's operations, on a store.
 	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "internal/suggest", "worktree"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
-	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "store", "team", "permit", "internal/procenv", "worktree", "internal/redact"},
+	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "store", "team", "permit", "internal/procenv", "worktree", "internal/redact"},
 	// A store folded into the Snapshots a UI draws.
 	"team/view": {"protocol", "ipc/trace", "store", "team"},
 	// The backend huddle serve exposes.
-	"team/serve": {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "store", "team", "team/supervisor"},
-	"claudeteam": {"protocol", "teamdir", "team", "team/view"},
-	"replay":     {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
-	"agents":     {"protocol", "team", "store/filestore"},
-	"tui":        {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
+	"team/serve": {"protocol", "teamdir", "inbox", "ipc", "ipc/blueprint", "ipc/a2a", "store", "team", "team/supervisor"},
+	// huddle mcp: the team as MCP tools, its calls as MCP tasks.
+	"team/mcpserve": {"protocol", "ipc/trace", "ipc/blueprint", "ipc/a2a", "store", "team", "team/serve"},
+	"claudeteam":    {"protocol", "teamdir", "team", "team/view"},
+	"replay":        {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
+	"agents":        {"protocol", "team", "store/filestore"},
+	"tui":           {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
 	// What a person is told of (a request waits, a member crashed), on
 	// the terminal, the desktop and a webhook.
 	"notify":       {"protocol", "team/view"},
-	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "llm", "team", "team/supervisor", "team/view", "team/serve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
+	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "team", "team/supervisor", "team/view", "team/serve", "team/mcpserve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
 	".":            {"internal/cli"},
 
 	// The team's state behind one interface, files or NATS JetStream
@@ -77,6 +82,9 @@ var allowedImports = map[string][]string{
 	// driven through their scenarios (only tests and the recorder).
 	"internal/realcli":        {"internal/fakeapi", "internal/procenv"},
 	"internal/realcli/record": {"internal/realcli"},
+	// The pinned JavaScript A2A SDK and TypeScript MCP SDK, installed and
+	// run as helper processes (only tests import it).
+	"internal/nodekit": {},
 	// What the tests of several packages need alike (only tests import it).
 	"internal/testkit": {},
 	// The lead's operations on a team directory, for the tests that act as

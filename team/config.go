@@ -172,15 +172,27 @@ const (
 	TargetHTTP = "http"
 )
 
+// The protocols of an http target.
+const (
+	ProtocolBlueprint = "blueprint"
+	ProtocolA2A       = "a2a"
+)
+
 // TargetSpec is where invocations of a member go: an external command
-// (exec), or a skill of another huddle (http: its url and skill, with the
-// API key read from the environment variable api_key_env).
+// (exec), or an agent over HTTP (http): a skill of another huddle by the
+// Blueprint (its url and skill), or with protocol "a2a" any A2A v1.0 agent
+// (its url, whose card is at /.well-known/agent-card.json, and, for a
+// huddle or any agent that reads it, the skill sent as metadata
+// skill_id); the API key is read from the environment variable
+// api_key_env.
 type TargetSpec struct {
-	Kind      string   `json:"kind"`
-	Command   []string `json:"command,omitempty"`
-	URL       string   `json:"url,omitempty"`
-	Skill     string   `json:"skill,omitempty"`
-	APIKeyEnv string   `json:"api_key_env,omitempty"`
+	Kind    string   `json:"kind"`
+	Command []string `json:"command,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	// Protocol is an http target's: blueprint (the default) or a2a.
+	Protocol  string `json:"protocol,omitempty"`
+	Skill     string `json:"skill,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
 }
 
 // PolicyPath is where the member's .puruto-ipc.json is, or "" when team.json
@@ -632,11 +644,20 @@ func checkTarget(where string, tg *TargetSpec) error {
 		if tg.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%s: target.url %q: want http(s)://host[:port]", where, tg.URL)
 		}
-		if m, a, ok := strings.Cut(tg.Skill, "."); !ok || m == "" || a == "" {
-			return fmt.Errorf("%s: target.skill %q: want <member>.<action>", where, tg.Skill)
+		switch tg.Protocol {
+		case "", ProtocolBlueprint:
+			if m, a, ok := strings.Cut(tg.Skill, "."); !ok || m == "" || a == "" {
+				return fmt.Errorf("%s: target.skill %q: want <member>.<action>", where, tg.Skill)
+			}
+		case ProtocolA2A: // the skill is optional: an agent may have one
+		default:
+			return fmt.Errorf("%s: target.protocol %q: want blueprint or a2a", where, tg.Protocol)
 		}
 	default:
 		return fmt.Errorf("%s: target.kind %q: want exec or http", where, tg.Kind)
+	}
+	if tg.Protocol != "" && tg.Kind != TargetHTTP {
+		return fmt.Errorf("%s: target.protocol is an http target's", where)
 	}
 	return nil
 }

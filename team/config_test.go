@@ -60,6 +60,14 @@ func TestParseErrorsNameMemberAndField(t *testing.T) {
 			[]string{"settings.shutdown_deadline", `"soon"`}},
 		{"command of the wrong type", `{"name":"t","members":[{"name":"x","runtime":{"kind":"exec","command":"huddle agent"}}]}`,
 			[]string{`member "x"`, "runtime", "command"}},
+		{"http target of no protocol huddle has", `{"name":"t","members":[{"name":"x","target":{"kind":"http","protocol":"grpc","url":"http://h:1"}}]}`,
+			[]string{`member "x"`, "target.protocol", `"grpc"`, "blueprint or a2a"}},
+		{"blueprint target without a skill", `{"name":"t","members":[{"name":"x","target":{"kind":"http","url":"http://h:1"}}]}`,
+			[]string{`member "x"`, "target.skill", "<member>.<action>"}},
+		{"a2a target without a url", `{"name":"t","members":[{"name":"x","target":{"kind":"http","protocol":"a2a"}}]}`,
+			[]string{`member "x"`, "target.url"}},
+		{"protocol on an exec target", `{"name":"t","members":[{"name":"x","target":{"kind":"exec","command":["a"],"protocol":"a2a"}}]}`,
+			[]string{`member "x"`, "target.protocol", "http target"}},
 		{"not JSON", `{"name":`, []string{"team.json", "unexpected end"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -234,6 +234,25 @@ func Send(ctx context.Context, st store.Store, t *Team, from, to, text string) e
 	return st.Append(ctx, to, m)
 }
 
+// SendFromOutside delivers text to an address of team t from a caller
+// outside it (a client of huddle mcp, as an HTTP caller of huddle serve
+// is): a valid name that is neither a member's nor the lead's, so that it
+// cannot speak as one of them.
+func SendFromOutside(ctx context.Context, st store.Store, t *Team, caller, to, text string) error {
+	if err := protocol.ValidateName(caller); err != nil {
+		return fmt.Errorf("from: %w", err)
+	}
+	if _, member := t.Member(caller); member || caller == protocol.Lead {
+		return fmt.Errorf("from: %s is an address of team %s; a caller outside the team cannot write as it", caller, t.Name)
+	}
+	if err := t.Address(to); err != nil {
+		return err
+	}
+	m := protocol.NewMessage(protocol.TypeMessage, caller, to)
+	m.Content = text
+	return st.Append(ctx, to, &m)
+}
+
 // plainMessage is a message from one address of t to another.
 func plainMessage(t *Team, from, to, text string) (*protocol.Message, error) {
 	if err := t.Address(from); err != nil {

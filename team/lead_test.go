@@ -157,3 +157,37 @@ func inboxExists(t *testing.T, dir, member string) bool {
 	_, err = os.Stat(p)
 	return err == nil
 }
+
+// TestSendFromOutside: a caller outside the team writes to a member as
+// itself; a name that is a member's or the lead's, a bad name and an
+// address not in the team are refused and write nothing.
+func TestSendFromOutside(t *testing.T) {
+	dir := leadTeam(t)
+	st := files.Open(t, dir)
+	tm, err := LoadFrom(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(dir)
+	before := testkit.Tree(t, root)
+	for _, tc := range []struct{ from, to, want string }{
+		{"bo", "ana", "an address of team crew"},
+		{protocol.Lead, "ana", "an address of team crew"},
+		{"Claude!", "ana", "invalid name"},
+		{"claude", "zed", `no member "zed"`},
+	} {
+		if err := SendFromOutside(context.Background(), st, tm, tc.from, tc.to, "hi"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("SendFromOutside(%q → %q): %v, want an error about %q", tc.from, tc.to, err, tc.want)
+		}
+	}
+	if after := testkit.Tree(t, root); !reflect.DeepEqual(before, after) {
+		t.Fatalf("refused sends touched files:\nbefore %v\nafter  %v", before, after)
+	}
+	if err := SendFromOutside(context.Background(), st, tm, "claude", "ana", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	got := inboxOf(t, dir, "ana")
+	if len(got) != 1 || got[0].From != "claude" || got[0].Content != "hello" || got[0].Type != protocol.TypeMessage {
+		t.Errorf("ana's inbox: %+v", got)
+	}
+}

@@ -206,8 +206,8 @@ var commands = []command{
 		flags:   invokeFlags,
 	},
 	{
-		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
-		summary: "expose the team's actions as skills over HTTP (invoke → status → result)",
+		name: "serve", synopsis: "[--addr 127.0.0.1:7420] [--a2a] [--dir D] [--api-keys-file F] [--config PATH] [--max-running N] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
+		summary: "expose the team's actions as skills over HTTP (invoke → status → result; --a2a: A2A v1.0 too)",
 		about: "Expose the actions of the team in the team directory as skills over HTTP, by the\n" +
 			"Blueprint protocol (POST /invoke, GET /status/ID, GET /result/ID); a skill is\n" +
 			"<member>.<action>. To the outside the team is one Puruto: HTTP callers are governed by\n" +
@@ -215,9 +215,28 @@ var commands = []command{
 			"With --store, the team is the one kept in the store: its members are invoked wherever\n" +
 			"they run, HTTP callers are governed by the store's .puruto-ipc.json unless --config is\n" +
 			"given, and the executions stay in --dir, this machine's local directory.\n" +
+			"With --a2a, the same listener also speaks A2A v1.0 (docs/doors.md): the Agent Card at\n" +
+			"/.well-known/agent-card.json lists the skills, JSON-RPC at /a2a runs a task as one\n" +
+			"invocation (metadata skill_id names the skill), and a task whose member's plan waits for\n" +
+			"the lead is INPUT_REQUIRED with the plan until the lead decides it.\n" +
 			"Without --api-keys-file it listens only on a loopback address. Ctrl-C, SIGTERM or SIGHUP\n" +
 			"stops it.",
 		flags: serveFlags,
+	},
+	{
+		name: "mcp", synopsis: "[--addr ADDR [--api-keys-file F]] [--caller NAME] [--decide CALLERS] [--dir D] [--config PATH] [--keep D] [--store URL [--nats-creds F]]", teamDir: true, store: true,
+		summary: "open the team to MCP clients (Claude Code, Codex, crush): its members, calls, requests as tools",
+		about: "Serve the team in the team directory as MCP tools, over stdio (an MCP client starts\n" +
+			"huddle mcp as its server) or, with --addr, streamable HTTP at /mcp (docs/doors.md):\n" +
+			"members, send_message, call_action (a member's action, as huddle call makes it; a long\n" +
+			"call may be an MCP task, input_required while the member's plan waits for the lead),\n" +
+			"requests and request. approve and reject are there only for the callers --decide names\n" +
+			"(none by default): only the lead decides plans unless the lead allows a caller.\n" +
+			"Callers are governed by the team's .puruto-ipc.json (--config), as huddle serve's are;\n" +
+			"over stdio, and over HTTP without keys, the caller is --caller; with --api-keys-file\n" +
+			"(as huddle serve's, the key as X-API-Key or Authorization: Bearer) the key's owner.\n" +
+			"Without --api-keys-file it listens only on a loopback address. Logs go to stderr.",
+		flags: mcpFlags,
 	},
 	{
 		name: "broker", synopsis: "[--addr 127.0.0.1:4222] [--data DIR] [--token-file F]",

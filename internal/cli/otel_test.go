@@ -91,8 +91,10 @@ func TestInvokeAndServeExportOneTrace(t *testing.T) {
 		"--caller", "tester", "--trace-id", corr, "--timeout", "20")
 	r.wantOK(t, "invoke")
 	// invoke flushed before it exited; serve exports on its schedule.
-	testkit.WaitFor(t, 30*time.Second, "serve's span at the collector", func() bool { return rc.span("echo.echo") != nil && len(rc.spansNamed("echo.echo")) == 2 })
-	spans := rc.spansNamed("echo.echo")
+	testkit.WaitFor(t, 30*time.Second, "serve's span at the collector", func() bool {
+		return rc.span("invoke_agent echo") != nil && len(rc.spansNamed("invoke_agent echo")) == 2
+	})
+	spans := rc.spansNamed("invoke_agent echo")
 	var invoked, served *tracepb.Span
 	for _, s := range spans {
 		if s.Kind == tracepb.Span_SPAN_KIND_CLIENT {

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"time"
 
 	"huddle/ipc"
+	"huddle/ipc/a2a"
 	"huddle/ipc/blueprint"
 	"huddle/store"
+	"huddle/team"
 	"huddle/team/serve"
 )
 
@@ -21,6 +24,7 @@ type serveOptions struct {
 	addr, keysFile, config string
 	maxRunning             int
 	keep                   time.Duration
+	a2a                    bool
 }
 
 func serveFlags(fs *flag.FlagSet) runFunc {
@@ -29,7 +33,8 @@ func serveFlags(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.keysFile, "api-keys-file", "", "API keys, one \"KEY CALLER-ID\" per line; every request then needs one")
 	fs.StringVar(&o.config, "config", "", "the .puruto-ipc.json that governs HTTP callers (default: DIR/.puruto-ipc.json)")
 	fs.IntVar(&o.maxRunning, "max-running", 64, "executions running at once; more get 429 with a retry hint")
-	fs.DurationVar(&o.keep, "keep", time.Hour, "how long finished executions stay answerable")
+	fs.DurationVar(&o.keep, "keep", time.Hour, "how long finished executions (and A2A tasks) stay answerable")
+	fs.BoolVar(&o.a2a, "a2a", false, "serve A2A v1.0 beside the Blueprint: the Agent Card at "+a2a.CardPath+", JSON-RPC at /a2a")
 	return func(cl *cmdline) int { return runServe(cl, &o) }
 }
 
@@ -62,7 +67,7 @@ func runServe(cl *cmdline, o *serveOptions) int {
 			return cl.fail(err)
 		}
 		defer backend.Close()
-		return serveBackend(ctx, cl, o, keys, backend, cl.teamPlace())
+		return serveBackend(ctx, cl, o, keys, st, backend, cl.teamPlace())
 	})
 }
 
@@ -90,19 +95,41 @@ func servePolicy(ctx context.Context, cl *cmdline, st store.Store, o *serveOptio
 
 // serveBackend serves backend's skills over HTTP until ctx ends; where
 // says where the team is.
-func serveBackend(ctx context.Context, cl *cmdline, o *serveOptions, keys *blueprint.Keys, backend *serve.ServeBackend, where string) int {
+func serveBackend(ctx context.Context, cl *cmdline, o *serveOptions, keys *blueprint.Keys, st store.Store, backend *serve.ServeBackend, where string) int {
 	srv, err := blueprint.NewServed(blueprint.ServedConfig{Dir: cl.dir, Backend: backend, Keys: keys,
 		MaxRunning: o.maxRunning, Keep: o.keep, LogTo: cl.stderr})
 	if err != nil {
 		return cl.fail(err)
 	}
 	defer srv.Close()
+	hs := srv.HTTP
+	also := ""
+	if o.a2a {
+		t, err := team.LoadFrom(ctx, st)
+		if err != nil {
+			return cl.fail(err)
+		}
+		as, err := a2a.NewServer(a2a.ServerConfig{Backend: serve.NewA2ABackend(backend, st), Keys: keys,
+			Name: t.Name, Description: fmt.Sprintf("The huddle team %s.", t.Name),
+			MaxRunning: o.maxRunning, Keep: o.keep, Log: slog.New(slog.NewTextHandler(cl.stderr, nil))})
+		if err != nil {
+			return cl.fail(err)
+		}
+		as.ServeLegacy()
+		defer as.Close()
+		mux := http.NewServeMux()
+		for _, p := range as.Paths() {
+			mux.Handle(p, as.Handler())
+		}
+		mux.Handle("/", hs.Handler)
+		hs.Handler = mux
+		also = ", A2A's Agent Card at " + a2a.CardPath
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return cl.fail(err)
 	}
-	hs := srv.HTTP
-	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s\n", len(backend.Skills()), where, ln.Addr())
+	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s%s\n", len(backend.Skills()), where, ln.Addr(), also)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

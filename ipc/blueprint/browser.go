@@ -20,23 +20,42 @@ func (s *Server) refuseBrowsers(h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case !loopbackHost(r.Host):
-			writeError(w, http.StatusForbidden, ErrorBody{Code: CodePermissionDenied,
-				Message: "without API keys this server answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])",
-				Details: map[string]any{"reason": "host_not_loopback"}})
-		case len(r.Header.Values("Origin")) > 0:
-			writeError(w, http.StatusForbidden, ErrorBody{Code: CodePermissionDenied,
-				Message: "without API keys this server refuses requests a browser sends for a web page (they carry Origin)",
-				Details: map[string]any{"reason": "cross_origin"}})
-		case r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")):
-			writeError(w, http.StatusUnsupportedMediaType, ErrorBody{Code: CodeUnsupportedMedia,
-				Message: "a POST must be Content-Type: application/json",
-				Details: map[string]any{"field": "Content-Type"}})
-		default:
-			h.ServeHTTP(w, r)
+		if f := BrowserRefusal(r); f != nil {
+			writeError(w, f.Status, ErrorBody{Code: f.Code, Message: f.Message, Details: map[string]any{f.DetailKey: f.Detail}})
+			return
 		}
+		h.ServeHTTP(w, r)
 	})
+}
+
+// Refusal is why a server without keys refuses a request a browser could
+// have sent: its HTTP status, the Blueprint code, a message, and the
+// detail that names the reason (reason host_not_loopback or cross_origin,
+// or field Content-Type).
+type Refusal struct {
+	Status            int
+	Code, Message     string
+	DetailKey, Detail string
+}
+
+// BrowserRefusal says why a server without keys refuses r, or nil: every
+// server huddle runs without keys (Blueprint, A2A, MCP over HTTP) asks it
+// before anything else (decisions/0009).
+func BrowserRefusal(r *http.Request) *Refusal {
+	switch {
+	case !loopbackHost(r.Host):
+		return &Refusal{http.StatusForbidden, CodePermissionDenied,
+			"without API keys this server answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])",
+			"reason", "host_not_loopback"}
+	case len(r.Header.Values("Origin")) > 0:
+		return &Refusal{http.StatusForbidden, CodePermissionDenied,
+			"without API keys this server refuses requests a browser sends for a web page (they carry Origin)",
+			"reason", "cross_origin"}
+	case r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")):
+		return &Refusal{http.StatusUnsupportedMediaType, CodeUnsupportedMedia,
+			"a POST must be Content-Type: application/json", "field", "Content-Type"}
+	}
+	return nil
 }
 
 // isJSON reports whether a Content-Type is application/json, parameters

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"huddle/ipc"
+	"huddle/ipc/a2a"
 	"huddle/ipc/blueprint"
 	"huddle/protocol"
 	"huddle/store"
@@ -106,6 +107,13 @@ func resolverFor(dir string, t *team.Team, router *ipc.Router, sh memberInboxes)
 				cwd = filepath.Join(dir, cwd)
 			}
 			return ipc.ExecTarget{Command: tg.Command, Dir: cwd}, ""
+		}
+		if tg := spec.Target; tg != nil && tg.Kind == team.TargetHTTP && tg.Protocol == team.ProtocolA2A {
+			c := &a2a.Client{URL: tg.URL}
+			if tg.APIKeyEnv != "" {
+				c.APIKey = os.Getenv(tg.APIKeyEnv)
+			}
+			return a2a.Target{Client: c, Skill: tg.Skill}, ""
 		}
 		if tg := spec.Target; tg != nil && tg.Kind == team.TargetHTTP {
 			c := &blueprint.Client{BaseURL: strings.TrimRight(tg.URL, "/")}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"huddle/internal/redact"
+	"huddle/ipc/trace"
 	"huddle/llm"
 	"huddle/protocol"
 	"huddle/store"
@@ -57,8 +58,14 @@ type llmState struct {
 	key string
 	// ended is why the model loop ended (max_turns, max_tokens), once it
 	// has: the member then approves a shutdown itself.
-	mu    sync.Mutex
-	ended string
+	mu sync.Mutex
+	// chains maps the invocations being answered (their request ids, the
+	// conversations the loop names) to their correlation ids, and calls
+	// the tool calls under way to when each began: what an op's span needs
+	// (recordOp).
+	chains map[string]string
+	calls  map[string]time.Time
+	ended  string
 }
 
 // startThinker builds the teammate's loop before its inbox is consumed. A
@@ -261,6 +268,17 @@ func (mt *mate) answerLLM(ctx context.Context, req protocol.InvocationRequest) p
 	start := time.Now()
 	ctx = context.WithValue(ctx, invocationKey{}, req)
 	prompt := fmt.Sprintf("%s calls your action %q: %s", req.Caller, req.Action, req.Prompt)
+	mt.llm.mu.Lock()
+	if mt.llm.chains == nil {
+		mt.llm.chains = map[string]string{}
+	}
+	mt.llm.chains[req.RequestID] = req.CorrelationID
+	mt.llm.mu.Unlock()
+	defer func() {
+		mt.llm.mu.Lock()
+		delete(mt.llm.chains, req.RequestID)
+		mt.llm.mu.Unlock()
+	}()
 	text, err := mt.llm.thinker.Answer(ctx, req.RequestID, prompt)
 	ms := time.Since(start).Milliseconds()
 	if err != nil {
@@ -287,6 +305,7 @@ func (mt *mate) transcribe(e llm.Entry) {
 	sec := mt.rt.secrets
 	e.Text, e.Tool, e.CallID = sec.String(e.Text), sec.String(e.Tool), sec.String(e.CallID)
 	e.Args = scrubJSON(sec, e.Args)
+	mt.recordOp(e)
 	b, err := json.Marshal(e)
 	if err == nil {
 		var path string
@@ -298,6 +317,50 @@ func (mt *mate) transcribe(e llm.Entry) {
 	if err != nil {
 		mt.rt.emit(Event{"event": "error", "member": mt.spec.Name, "error": "transcript: " + err.Error()})
 	}
+}
+
+// recordOp hands a model turn or a finished tool call to the OpenTelemetry
+// export (trace.RecordOp), placed in the chain of the invocation the loop
+// answers, or in the member's run.
+func (mt *mate) recordOp(e llm.Entry) {
+	mt.mu.Lock()
+	run := mt.rec.RunID
+	mt.mu.Unlock()
+	op := trace.Op{Member: mt.spec.Name, End: e.TS}
+	mt.llm.mu.Lock()
+	if corr, ok := mt.llm.chains[e.Conv]; ok {
+		op.CorrelationID, op.RequestID = corr, e.Conv
+	} else {
+		op.Conversation = "run-" + mt.spec.Name + "-" + run
+	}
+	switch e.Kind {
+	case "model":
+		mt.llm.mu.Unlock()
+		op.Kind, op.Provider, op.Model = trace.OpChat, mt.spec.Runtime.Provider, mt.spec.Runtime.Model
+		op.Start = e.TS.Add(-time.Duration(e.Duration) * time.Millisecond)
+		if e.Usage != nil {
+			op.InTokens, op.OutTokens = e.Usage.In, e.Usage.Out
+		}
+	case "tool_call":
+		if mt.llm.calls == nil {
+			mt.llm.calls = map[string]time.Time{}
+		}
+		mt.llm.calls[e.CallID] = e.TS
+		mt.llm.mu.Unlock()
+		return
+	case "tool_result":
+		op.Start = mt.llm.calls[e.CallID]
+		delete(mt.llm.calls, e.CallID)
+		mt.llm.mu.Unlock()
+		op.Kind, op.Tool, op.CallID = trace.OpTool, e.Tool, e.CallID
+		if e.IsError {
+			op.Error = "tool_error"
+		}
+	default:
+		mt.llm.mu.Unlock()
+		return
+	}
+	trace.RecordOp(op)
 }
 
 // scrubJSON is raw with the secrets scrubbed from its strings, read with

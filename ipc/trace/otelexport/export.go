@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,7 +103,8 @@ func Start(ctx context.Context, o Options) (*Export, error) {
 		sdktrace.WithSampler(sdktrace.ParentBased(chains)),
 	)
 	e.tracer = e.tp.Tracer("huddle/ipc/trace/otelexport")
-	e.stop = trace.Observe(e.observe)
+	stopSpans, stopOps := trace.Observe(e.observe), trace.ObserveOps(e.exportOp)
+	e.stop = func() { stopSpans(); stopOps() }
 	return e, nil
 }
 
@@ -203,7 +206,7 @@ func (e *Export) exportCall(end trace.Span, o opened) {
 		attrs = append(attrs, attribute.String("huddle.prompt", o.prompt))
 	}
 	ctx := e.withIDs(end.CorrelationID, trace.SpanID(end.RequestID), end.ParentRequestID)
-	_, sp := e.tracer.Start(ctx, spanName(end), oteltrace.WithTimestamp(o.at), oteltrace.WithSpanKind(kind),
+	_, sp := e.tracer.Start(ctx, "invoke_agent "+end.Target, oteltrace.WithTimestamp(o.at), oteltrace.WithSpanKind(kind),
 		oteltrace.WithAttributes(attrs...))
 	setStatus(sp, end)
 	sp.End(oteltrace.WithTimestamp(end.TS))
@@ -215,7 +218,7 @@ func (e *Export) exportCall(end trace.Span, o opened) {
 func (e *Export) exportLate(end trace.Span) {
 	ctx := e.withIDs(end.CorrelationID, LateSpanID(end.RequestID), end.RequestID)
 	attrs := append(e.attributes(end), attribute.Bool("huddle.late", true))
-	_, sp := e.tracer.Start(ctx, spanName(end)+" late answer", oteltrace.WithTimestamp(end.TS),
+	_, sp := e.tracer.Start(ctx, "invoke_agent "+end.Target+" late answer", oteltrace.WithTimestamp(end.TS),
 		oteltrace.WithAttributes(attrs...))
 	setStatus(sp, end)
 	sp.End(oteltrace.WithTimestamp(end.TS))
@@ -224,18 +227,17 @@ func (e *Export) exportLate(end trace.Span) {
 // LateSpanID is the span id of the late answer to the call req.
 func LateSpanID(req string) oteltrace.SpanID { return trace.SpanID(req + "/late") }
 
-func spanName(s trace.Span) string {
-	if s.Action == "" {
-		return s.Target
-	}
-	return s.Target + "." + s.Action
-}
-
-// attributes are what every span of a call says: who called what, how it
-// ended, where it went; with content, what came back and the error's text.
+// attributes are what every span of a call says: the GenAI semantic
+// conventions' invoke_agent (the agent called, the chain as the
+// conversation), and huddle's own: who called what, how it ended, where it
+// went; with content, what came back and the error's text.
 func (e *Export) attributes(end trace.Span) []attribute.KeyValue {
-	a := make([]attribute.KeyValue, 0, 16)
+	a := make([]attribute.KeyValue, 0, 24)
 	a = append(a,
+		attribute.String("gen_ai.operation.name", "invoke_agent"),
+		attribute.String("gen_ai.provider.name", "huddle"),
+		attribute.String("gen_ai.agent.name", end.Target),
+		attribute.String("gen_ai.conversation.id", end.CorrelationID),
 		attribute.String("huddle.caller", end.Caller),
 		attribute.String("huddle.target", end.Target),
 		attribute.String("huddle.action", end.Action),
@@ -249,6 +251,12 @@ func (e *Export) attributes(end trace.Span) []attribute.KeyValue {
 	}
 	if end.Remote != "" {
 		a = append(a, attribute.String("huddle.remote", safeURL(end.Remote)))
+		if u, err := url.Parse(end.Remote); err == nil && u.Hostname() != "" {
+			a = append(a, attribute.String("server.address", u.Hostname()))
+			if p, err := strconv.Atoi(u.Port()); err == nil {
+				a = append(a, attribute.Int("server.port", p))
+			}
+		}
 	}
 	if end.Error != nil {
 		a = append(a, attribute.String("huddle.error.code", end.Error.Code), attribute.String("error.type", end.Error.Code))

@@ -133,7 +133,7 @@ func TestTwoHopChainIsOneTrace(t *testing.T) {
 			if len(spans) != 3 {
 				t.Fatalf("%d spans, want 3: %v", len(spans), spans)
 			}
-			write, review, ghost := spans["coder.write"], spans["reviewer.review"], spans["ghost.x"]
+			write, review, ghost := spans["invoke_agent coder"], spans["invoke_agent reviewer"], spans["invoke_agent ghost"]
 
 			tid := trace.TraceID(res.CorrelationID)
 			if write.SpanContext.TraceID() != tid || review.SpanContext.TraceID() != tid {
@@ -158,6 +158,9 @@ func TestTwoHopChainIsOneTrace(t *testing.T) {
 				{w["huddle.correlation_id"], res.CorrelationID}, {w["huddle.request_id"], res.RequestID},
 				{r["huddle.caller"], "coder"}, {r["huddle.target"], "reviewer"}, {r["huddle.parent_request_id"], res.RequestID},
 				{g["huddle.status"], "error"}, {g["huddle.error.code"], "TARGET_NOT_FOUND"}, {g["error.type"], "TARGET_NOT_FOUND"},
+				// The GenAI semantic conventions' invoke_agent, beside huddle's own.
+				{w["gen_ai.operation.name"], "invoke_agent"}, {w["gen_ai.agent.name"], "coder"}, {w["gen_ai.provider.name"], "huddle"},
+				{w["gen_ai.conversation.id"], res.CorrelationID}, {r["gen_ai.agent.name"], "reviewer"},
 			} {
 				if c.got.AsString() != c.want {
 					t.Errorf("attribute %q, want %q", c.got.AsString(), c.want)
@@ -225,7 +228,7 @@ func TestLateAnswerIsAChildSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	spans := byName(t, mem.GetSpans())
-	call, late := spans["slow.think"], spans["slow.think late answer"]
+	call, late := spans["invoke_agent slow"], spans["invoke_agent slow late answer"]
 	if call.Status.Code != codes.Error || call.Status.Description != "TIMEOUT" || !call.StartTime.Equal(at) || !call.EndTime.Equal(at.Add(time.Second)) {
 		t.Fatalf("the call: %+v %v–%v", call.Status, call.StartTime, call.EndTime)
 	}

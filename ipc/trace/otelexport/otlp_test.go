@@ -171,7 +171,7 @@ func TestChainAcrossTwoHuddlesReachesTheCollector(t *testing.T) {
 	}
 
 	spans := rc.byName()
-	ask, remote, work := spans["front.ask"], spans["remote.work"], spans["back.work"]
+	ask, remote, work := spans["invoke_agent front"], spans["invoke_agent remote"], spans["invoke_agent back"]
 	if ask == nil || remote == nil || work == nil || len(spans) != 3 {
 		t.Fatalf("the collector got %d spans: %v", len(spans), spans)
 	}
