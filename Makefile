@@ -98,7 +98,8 @@ real-agents:
 # use) and the real Claude Code (internal/realcli); go test ./... runs
 # them too (docs/doors.md).
 doors:
-	go test -race -count=1 -run 'A2A|MCP|GenAI|ClaudeCodeDelegates' ./ipc/a2a ./ipc/trace/otelexport ./team/serve ./team/mcpserve ./team/supervisor ./internal/cli
+	go test -race -count=1 ./ipc/a2a ./team/mcpserve
+	go test -race -count=1 -run 'A2A|MCP|GenAI|ClaudeCodeDelegates|OneTrace' ./ipc/trace/otelexport ./team/serve ./team/supervisor ./internal/cli
 
 # The fixtures of agents/testdata/real: the pinned real Claude Code and
 # Codex (installed from npm into the user's cache on first use) run their
