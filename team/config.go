@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"huddle/llm"
+	"huddle/llm/record"
 	"huddle/permit"
 	"huddle/protocol"
 	"huddle/teamdir"
@@ -35,7 +35,7 @@ const (
 )
 
 // LLMTools are the work tools an llm member may enable: package llm's.
-var LLMTools = llm.KnownTools
+var LLMTools = record.KnownTools
 
 // Duration is a time.Duration written in JSON as "90s", "2m", "10m".
 type Duration time.Duration
