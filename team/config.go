@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"huddle/llm/record"
@@ -487,7 +488,7 @@ func checkRuntime(where string, m MemberSpec) error {
 }
 
 // envName is what a shell accepts as an environment variable's name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // checkLLM checks an llm member: a known provider, a model, an http(s)
 // base_url if any, the NAME of the key's variable (never its value), known
@@ -511,7 +512,7 @@ func checkLLM(where string, m MemberSpec) error {
 			return fmt.Errorf("%s: runtime.base_url %q: want http(s)://host[:port][/path]", where, rt.BaseURL)
 		}
 	}
-	if rt.APIKeyEnv != "" && !envName.MatchString(rt.APIKeyEnv) {
+	if rt.APIKeyEnv != "" && !envName().MatchString(rt.APIKeyEnv) {
 		// Someone may have pasted the key itself here: never echo it.
 		return fmt.Errorf("%s: runtime.api_key_env: want the NAME of an environment variable (letters, digits, _), not a key", where)
 	}
