@@ -7,6 +7,7 @@ import (
 	"os"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"huddle/notify"
 	"huddle/store"
@@ -118,6 +119,11 @@ func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption
 	}
 	if opts.Output != nil {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
+	} else if len(extra) == 0 {
+		// On stdout, lipgloss detected its profile in its initialiser;
+		// detecting it again would run `tmux info` a second time inside
+		// tmux, tens of milliseconds before the first frame.
+		progOpts = append(progOpts, tea.WithColorProfile(lipgloss.Writer.Profile))
 	}
 	p = tea.NewProgram(m, append(progOpts, extra...)...)
 	closeSender := func() {}

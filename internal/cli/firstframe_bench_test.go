@@ -8,10 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"huddle/internal/testkit"
 )
 
 // BenchmarkAttachFirstFrame times `huddle attach` in tmux from the
@@ -179,6 +183,26 @@ func startTmux(b *testing.B) *tmuxBench {
 	return tm
 }
 
+// idle ends what the pane runs and waits until it has exited, so that
+// nothing writes in the team directory while the benchmark removes it.
+func (tm *tmuxBench) idle(b *testing.B) {
+	b.Helper()
+	out, err := exec.Command("tmux", "-L", tm.socket, "display-message", "-p", "-t", "b", "#{pane_pid}").Output()
+	if err != nil {
+		b.Fatalf("pane pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		b.Fatalf("pane pid %q: %v", out, err)
+	}
+	if out, err := exec.Command("tmux", "-L", tm.socket, "respawn-pane", "-k", "-t", "b", "sleep 1000").CombinedOutput(); err != nil {
+		b.Fatalf("respawn-pane: %v: %s", err, out)
+	}
+	testkit.WaitFor(b, 10*time.Second, "the pane's process to exit", func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
+}
+
 // firstFrame respawns the pane with command and returns the time from
 // the respawn until the pane shows every marker: the screen is read
 // (capture-pane) each time output arrives, and the time taken is that of
@@ -214,7 +238,9 @@ func (tm *tmuxBench) firstFrame(b *testing.B, command string, markers ...string)
 			all = all && strings.Contains(string(out), m)
 		}
 		if all {
-			return last.Sub(t0)
+			d := last.Sub(t0)
+			tm.idle(b) // nothing of this run left running through the next
+			return d
 		}
 	}
 }

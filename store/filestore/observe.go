@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"huddle/inbox"
@@ -92,11 +93,21 @@ func (s *Store) WatchCommits(ctx context.Context, member string, fn func(committ
 		}
 		return nil
 	}
-	if err := read(ctx); err != nil {
+	// The watch first, then the read here: a commit after the read is a
+	// change the watch tells. The follow's own first drain would read the
+	// journal a second time for nothing, so it is skipped.
+	var started atomic.Bool
+	sub, err := s.follow(ctx, dir, member+".cursor", drainFunc(func(ctx context.Context) error {
+		if !started.Swap(true) {
+			return nil
+		}
+		return read(ctx)
+	}), s.opts.Inbox.Rescan)
+	if err != nil {
 		return nil, fmt.Errorf("watch commits of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".cursor", drainFunc(read), s.opts.Inbox.Rescan)
-	if err != nil {
+	if err := read(ctx); err != nil {
+		_ = sub.Stop()
 		return nil, fmt.Errorf("watch commits of %s: %w", member, err)
 	}
 	return sub, nil
