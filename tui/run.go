@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -137,7 +138,9 @@ func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption
 	connect := opts.Connect
 	if connect == nil {
 		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime}, send)
+			// A snapshot a frame: one the renderer draws no sooner is
+			// applied for nothing.
+			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime, Frame: time.Second / FPS}, send)
 		}
 	}
 	stopFeed, err := connect(ctx, p.Send)
