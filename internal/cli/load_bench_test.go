@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -17,7 +18,7 @@ import (
 // BenchmarkAttachUnderLoad runs a team of two scripted members with
 // `huddle up --headless` and `huddle attach` on a 120×36 pseudo-terminal
 // beside it, and appends messages to one member's inbox from this
-// process at 200 a second for a 5 s window per iteration, after an idle
+// process at 200 and at 1,000 a second for a 5 s window per iteration, after an idle
 // window of the same length. From /proc (all threads' CPU time) it
 // reports each process's CPU per delivered message above its own idle
 // (ui-us/msg: attach, which reads and shows each message; runtime-us/msg:
@@ -26,6 +27,12 @@ import (
 //
 //	go test -run '^$' -bench AttachUnderLoad -benchtime 2x -count 3 ./internal/cli
 func BenchmarkAttachUnderLoad(b *testing.B) {
+	for _, rate := range []int{200, 1000} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) { attachUnderLoad(b, rate) })
+	}
+}
+
+func attachUnderLoad(b *testing.B, rate int) {
 	dir := filepath.Join(b.TempDir(), ".huddle")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
@@ -59,7 +66,7 @@ func BenchmarkAttachUnderLoad(b *testing.B) {
 	quiet(b, p, 300*time.Millisecond)
 	ui, rt := p.cmd.Process.Pid, up.Process.Pid
 
-	const rate, window = 200, 5 * time.Second
+	const window = 5 * time.Second
 	var uiNet, rtNet time.Duration
 	var sent int
 	b.ResetTimer()
@@ -69,7 +76,7 @@ func BenchmarkAttachUnderLoad(b *testing.B) {
 		<-time.After(window) // idle: the baseline
 		ui1, _ := taskUsage(b, ui)
 		rt1, _ := taskUsage(b, rt)
-		tick := time.NewTicker(time.Second / rate)
+		tick := time.NewTicker(time.Second / time.Duration(rate))
 		end := time.After(window)
 	send:
 		for {
