@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,18 +16,21 @@ import (
 // packages may import of ours. A package missing here fails the test, so a
 // new package is placed on the map when it is made.
 var allowedImports = map[string][]string{
-	"protocol":      {},
-	"teamdir":       {"protocol"},
-	"inbox":         {"protocol", "teamdir"},
-	"ipc/trace":     {"protocol", "teamdir"},
-	"llm":           {"protocol", "internal/sandbox"},
+	"protocol":  {},
+	"teamdir":   {"protocol"},
+	"inbox":     {"protocol", "teamdir"},
+	"ipc/trace": {"protocol", "teamdir"},
+	"llm":       {"protocol", "internal/sandbox", "llm/record"},
+	// What an llm member leaves for others to read (transcript entries,
+	// usage, tool names), without the model SDKs.
+	"llm/record":    {},
 	"ipc":           {"protocol", "teamdir", "inbox", "ipc/trace"},
 	"ipc/blueprint": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc"},
 	// A2A v1.0: its wire, a server of tasks run as invocations, a client
 	// and a target that call any A2A agent.
 	"ipc/a2a": {"protocol", "ipc/trace", "ipc", "ipc/blueprint"},
 	// What a team is, its records and the lead's operations, on a store.
-	"team": {"protocol", "teamdir", "ipc", "llm", "store", "permit", "internal/dirwatch", "internal/suggest", "worktree"},
+	"team": {"protocol", "teamdir", "ipc", "llm/record", "store", "permit", "internal/dirwatch", "internal/suggest", "worktree"},
 	// The runtime: leases, the teammates, deadlines, invocations, logs.
 	"team/supervisor": {"protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "store", "team", "permit", "internal/procenv", "worktree", "internal/redact"},
 	// A store folded into the Snapshots a UI draws.
@@ -38,7 +42,7 @@ var allowedImports = map[string][]string{
 	"claudeteam":    {"protocol", "teamdir", "team", "team/view"},
 	"replay":        {"protocol", "teamdir", "ipc/trace", "team", "team/view", "store"},
 	"agents":        {"protocol", "team", "store/filestore"},
-	"tui":           {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree"},
+	"tui":           {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree", "internal/highlight"},
 	// What a person is told of (a request waits, a member crashed), on
 	// the terminal, the desktop and a webhook.
 	"notify":       {"protocol", "team/view"},
@@ -67,6 +71,9 @@ var allowedImports = map[string][]string{
 	// A coding teammate's git worktree and branch, git driven as a
 	// process: worktrees, diffs, merges, conflicts, sizes.
 	"worktree": {},
+	// The lexers and the style the diff view colours code with, built on
+	// first use.
+	"internal/highlight": {},
 	// Processes found by a variable of their environment (/proc).
 	"internal/procenv": {},
 	// A command confined to one directory: an llm teammate's bash.
@@ -151,5 +158,64 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		if !seen[pkg] {
 			t.Errorf("package %s is on the map but has no Go files", pkg)
 		}
+	}
+}
+
+// heavyDeps are the third-party packages whose initialisers or size the
+// packages of a light command (status, approve, send, requests, show,
+// attach) must not link: the model SDKs, the NATS server, the
+// OpenTelemetry SDK and exporter with gRPC and protobuf. Only the
+// packages that use them import them (llm, store/natsstore,
+// ipc/trace/otelexport, internal/cli).
+var heavyDeps = []string{
+	"github.com/openai/openai-go",
+	"github.com/anthropics/anthropic-sdk-go",
+	"github.com/nats-io/nats-server",
+	"go.opentelemetry.io/otel/sdk",
+	"go.opentelemetry.io/otel/exporters",
+	"google.golang.org/grpc",
+	"google.golang.org/protobuf",
+}
+
+// initHeavy are packages no package of huddle's links at all: their
+// initialisers parse hundreds of embedded files, about 10 ms before
+// main in every command of the one binary (internal/highlight instead).
+var initHeavy = []string{
+	"github.com/alecthomas/chroma/v2/lexers",
+	"github.com/alecthomas/chroma/v2/styles",
+}
+
+// TestLightCommandsLinkNoHeavyDeps lists the package graph (go list
+// -deps) of the packages a light command runs on, and of the binary, and
+// fails on a heavy dependency among them (docs/PERFORMANCE.md, "Start").
+func TestLightCommandsLinkNoHeavyDeps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	deps := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	has := func(list []string, prefixes []string) []string {
+		var found []string
+		for _, p := range list {
+			for _, h := range prefixes {
+				if p == h || strings.HasPrefix(p, h+"/") || strings.HasPrefix(p, h+".") {
+					found = append(found, p)
+				}
+			}
+		}
+		return found
+	}
+	for _, pkg := range []string{"protocol", "teamdir", "inbox", "store", "store/filestore", "team", "team/view", "replay", "notify", "tui"} {
+		if bad := has(deps("huddle/"+pkg), heavyDeps); len(bad) > 0 {
+			t.Errorf("%s links %v: a light command would initialise them", pkg, bad)
+		}
+	}
+	if bad := has(deps("huddle"), initHeavy); len(bad) > 0 {
+		t.Errorf("huddle links %v, whose initialisers every command pays", bad)
 	}
 }

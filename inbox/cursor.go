@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"huddle/teamdir"
 )
@@ -437,21 +438,102 @@ func readLast(path string) (r record, ok bool, err error) {
 	if err != nil {
 		return record{}, true, err
 	}
+	r, _, err = tailOf(f, st.Size())
+	return r, true, err
+}
+
+// tailOf reads the last 4 KiB of a journal of size bytes and returns its
+// last complete record that parses (a zero record when there is none) and
+// where its last whole line ends.
+func tailOf(f *os.File, size int64) (r record, end int64, err error) {
 	const tail = 4 << 10
-	start := max(st.Size()-tail, 0)
-	buf := make([]byte, st.Size()-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return record{}, true, err
+	start := max(size-tail, 0)
+	buf := make([]byte, size-start)
+	n, err := f.ReadAt(buf, start)
+	if err != nil && err != io.EOF {
+		return record{}, 0, err
 	}
-	// The last complete line that parses.
+	buf = buf[:n]
+	end = start + int64(bytes.LastIndexByte(buf, '\n')+1)
+	r, _ = lastRecord(buf)
+	return r, end, nil
+}
+
+// lastRecord is the last complete line of buf that parses as a record.
+func lastRecord(buf []byte) (record, bool) {
 	end := bytes.LastIndexByte(buf, '\n')
 	for end > 0 {
 		begin := bytes.LastIndexByte(buf[:end], '\n') + 1
 		var r record
 		if json.Unmarshal(buf[begin:end], &r) == nil && r.Base >= 0 && r.Off >= 0 {
-			return r, true, nil
+			return r, true
 		}
 		end = begin - 1
 	}
-	return record{}, true, nil
+	return record{}, false
+}
+
+// journalTail keeps a cursor journal open and its last record, for a
+// reader that asks for the base before every read of the inbox (an
+// Observer): while the journal is unchanged that costs one fstat, and
+// after the consumer's commits it reads only the records they appended,
+// not the journal's tail again. A journal replaced (rewritten by temp and
+// rename: the kept one has no link left) or shorter than what was read is
+// opened again; one not at its name yet (none, or under its legacy name)
+// is read as readBase reads it, each time.
+type journalTail struct {
+	f    *os.File
+	end  int64 // where the last whole line read ends
+	last record
+}
+
+// tailChunk is the most a journalTail reads of what was appended; past it,
+// the journal's tail is read instead.
+const tailChunk = 64 << 10
+
+func (t *journalTail) base(j journalPaths) (int64, error) {
+	if t.f != nil {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(int(t.f.Fd()), &st); err == nil && st.Nlink > 0 && st.Size >= t.end && st.Size-t.end <= tailChunk {
+			if st.Size == t.end {
+				return t.last.Base, nil
+			}
+			buf := make([]byte, st.Size-t.end)
+			n, err := t.f.ReadAt(buf, t.end)
+			if err == nil || err == io.EOF {
+				buf = buf[:n]
+				if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+					if r, ok := lastRecord(buf[:i+1]); ok {
+						t.last = r
+					}
+					t.end += int64(i + 1)
+				}
+				return t.last.Base, nil
+			}
+		}
+		t.close()
+	}
+	f, err := os.Open(j.path)
+	if err != nil {
+		return readBase(j)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
+	r, end, err := tailOf(f, st.Size())
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
+	t.f, t.end, t.last = f, end, r
+	return r.Base, nil
+}
+
+func (t *journalTail) close() {
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
+	}
 }

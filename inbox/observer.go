@@ -25,6 +25,7 @@ type Observer struct {
 	pos             int64        // logical offset of the next line to read
 	fn              func(Delivery)
 	gaps            atomic.Int64
+	tail            journalTail // the journal kept open between reads
 }
 
 // NewObserver follows member's inbox under teamDir, from the oldest line
@@ -61,6 +62,12 @@ func NewObserver(teamDir, member string, fromStart bool, fn func(Delivery)) (*Ob
 	return o, nil
 }
 
+// Close lets go of the cursor journal the observer keeps open.
+func (o *Observer) Close() error {
+	o.tail.close()
+	return nil
+}
+
 // Names lists the inboxes under teamDir that have a file, sorted: the
 // names valid as a member's (a file of another name is no inbox).
 func Names(teamDir string) ([]string, error) {
@@ -86,6 +93,7 @@ func ReadAll(teamDir, member string, fn func(Delivery)) error {
 	if err != nil {
 		return err
 	}
+	defer o.Close()
 	return o.Drain()
 }
 
@@ -103,6 +111,7 @@ func Unread(teamDir, member string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer o.Close()
 	o.pos = committed
 	if err := o.Drain(); err != nil {
 		return 0, err
@@ -148,7 +157,7 @@ func (o *Observer) read() (batch []Delivery, more bool, err error) {
 		return nil, false, err
 	}
 	defer teamdir.Unlock(f)
-	base, err := readBase(o.journal)
+	base, err := o.tail.base(o.journal)
 	if err != nil {
 		return nil, false, err
 	}

@@ -258,7 +258,7 @@ func (w *Watcher) Observe(member string, fromStart bool, fn func(Delivery)) (*Ob
 	if err != nil {
 		return nil, err
 	}
-	w.follow(member, func(bool) error { return o.Drain() }, nil)
+	w.follow(member, func(bool) error { return o.Drain() }, o.Close)
 	return o, nil
 }
 

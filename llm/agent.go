@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"huddle/internal/sandbox"
+	"huddle/llm/record"
 )
 
 // KnownTools are the work tools a member may enable.
-var KnownTools = []string{"read_file", "write_file", "edit_file", "list_files", "bash"}
+var KnownTools = record.KnownTools
 
 // Config configures one llm teammate.
 type Config struct {

@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"huddle/llm/record"
 )
 
 // Role says who a Message is from.
@@ -58,10 +60,7 @@ type Request struct {
 }
 
 // Usage counts the tokens of one turn.
-type Usage struct {
-	In  int64 `json:"in"`
-	Out int64 `json:"out"`
-}
+type Usage = record.Usage
 
 // Response is the model's turn: text, tool calls, or both.
 type Response struct {
@@ -119,18 +118,5 @@ type Env interface {
 }
 
 // Entry is one line of a member's transcript
-// (members/<name>.transcript.jsonl): every model turn, tool call and tool
-// result, in order. It never holds a key.
-type Entry struct {
-	TS       time.Time       `json:"ts"`
-	Kind     string          `json:"kind"` // prompt, message, model, tool_call, tool_result, error, end
-	Text     string          `json:"text,omitempty"`
-	Tool     string          `json:"tool,omitempty"`
-	CallID   string          `json:"call_id,omitempty"`
-	Args     json.RawMessage `json:"args,omitempty"` // tool_call: its arguments; model: the turn's tool calls, id and name
-	IsError  bool            `json:"is_error,omitempty"`
-	Usage    *Usage          `json:"usage,omitempty"`
-	Conv     string          `json:"conv,omitempty"` // "main", or the invocation request id it answers
-	Turn     int             `json:"turn,omitempty"`
-	Duration int64           `json:"duration_ms,omitempty"`
-}
+// (members/<name>.transcript.jsonl).
+type Entry = record.Entry

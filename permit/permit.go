@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -85,7 +86,7 @@ type Rule struct {
 	hasSpec bool
 }
 
-var toolRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_\-]*$`)
+var toolRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_\-]*$`) })
 
 // Parse reads one rule: Tool or Tool(specifier).
 func Parse(s string) (Rule, error) {
@@ -105,7 +106,7 @@ func Parse(s string) (Rule, error) {
 	} else if strings.Contains(t, ")") {
 		return Rule{}, fmt.Errorf("rule %q: no opening parenthesis", s)
 	}
-	if !toolRE.MatchString(name) {
+	if !toolRE().MatchString(name) {
 		return Rule{}, fmt.Errorf("rule %q: %q is not a tool name", s, name)
 	}
 	return Rule{tool: name, spec: spec, hasSpec: has}, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"huddle/protocol"
@@ -27,7 +28,9 @@ const (
 // ipc/<member>.puruto-ipc.json.
 func MemberPolicyConfig(member string) string { return "ipc/" + member + ".puruto-ipc.json" }
 
-var policyRE = regexp.MustCompile(`^ipc/([^/]+)\.puruto-ipc\.json$`)
+// policyRE names a member's policy file; compiled on first use, not in
+// the initialiser every command runs.
+var policyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ipc/([^/]+)\.puruto-ipc\.json$`) })
 
 // ValidateConfigName accepts team.json, .puruto-ipc.json and
 // ipc/<member>.puruto-ipc.json with a valid member name, nothing else: a
@@ -36,7 +39,7 @@ func ValidateConfigName(name string) error {
 	if name == ConfigTeam || name == ConfigPolicy {
 		return nil
 	}
-	if m := policyRE.FindStringSubmatch(name); m != nil {
+	if m := policyRE().FindStringSubmatch(name); m != nil {
 		return protocol.ValidateName(m[1])
 	}
 	return fmt.Errorf("invalid configuration name %q: want %s, %s or %s", clip(name), ConfigTeam, ConfigPolicy, MemberPolicyConfig("NAME"))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"huddle/internal/suggest"
@@ -169,16 +170,13 @@ func join(path, key string) string {
 // exact name first, then one equal but for case.
 func fieldOf(t reflect.Type, key string) (reflect.StructField, bool) {
 	var fold *reflect.StructField
-	for _, f := range reflect.VisibleFields(t) {
-		name, ok := jsonName(f)
-		if !ok {
-			continue
+	fs := fieldsOf(t)
+	for i := range fs {
+		if fs[i].name == key {
+			return fs[i].f, true
 		}
-		if name == key {
-			return f, true
-		}
-		if fold == nil && strings.EqualFold(name, key) {
-			fold = &f
+		if fold == nil && strings.EqualFold(fs[i].name, key) {
+			fold = &fs[i].f
 		}
 	}
 	if fold != nil {
@@ -189,12 +187,35 @@ func fieldOf(t reflect.Type, key string) (reflect.StructField, bool) {
 
 func jsonNames(t reflect.Type) []string {
 	var out []string
-	for _, f := range reflect.VisibleFields(t) {
-		if name, ok := jsonName(f); ok {
-			out = append(out, name)
-		}
+	for _, f := range fieldsOf(t) {
+		out = append(out, f.name)
 	}
 	return out
+}
+
+// namedField is a field that takes a key, with its key.
+type namedField struct {
+	name string
+	f    reflect.StructField
+}
+
+// fieldCache holds the namedFields of each struct type checkKeys met:
+// reflect.VisibleFields allocates on every call, and a team of thousands
+// of members asks for the same few types once per object.
+var fieldCache sync.Map // reflect.Type → []namedField
+
+func fieldsOf(t reflect.Type) []namedField {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]namedField)
+	}
+	var fs []namedField
+	for _, f := range reflect.VisibleFields(t) {
+		if name, ok := jsonName(f); ok {
+			fs = append(fs, namedField{name, f})
+		}
+	}
+	fieldCache.Store(t, fs)
+	return fs
 }
 
 // jsonName is the key a field takes, if it takes one.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"huddle/llm"
+	"huddle/llm/record"
 	"huddle/teamdir"
 )
 
@@ -16,7 +16,7 @@ import (
 // not the main one, the turn, the tool and its arguments, then what the
 // entry holds. A line that is not an entry is shown as it is, marked.
 func TranscriptLine(line []byte) string {
-	var e llm.Entry
+	var e record.Entry
 	if err := json.Unmarshal(bytes.TrimSpace(line), &e); err != nil {
 		return "(not an entry) " + Printable(string(bytes.TrimSpace(line)))
 	}

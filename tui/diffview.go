@@ -6,10 +6,9 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
-	chromastyles "github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 
+	"huddle/internal/highlight"
 	"huddle/team"
 	"huddle/worktree"
 )
@@ -415,7 +414,7 @@ func (v *diffView) cell(r *diffRow, w int, newSide bool) string {
 	return st.Muted.Render(gutter) + " " + mark + " " + v.hl.line(v.files[v.file].Path, text)
 }
 
-// highlighter colours a line of code as chroma's lexer for its file
+// highlighter colours a line of code as the lexer for its file
 // reads it, one line at a time (a hunk is no whole file), with an Ink per
 // token type worked out once.
 type highlighter struct {
@@ -427,7 +426,7 @@ type highlighter struct {
 }
 
 func newHighlighter(color bool) *highlighter {
-	return &highlighter{on: color, style: chromastyles.Get("monokai"), inks: map[chroma.TokenType]Ink{}, lexers: map[string]chroma.Lexer{}, cache: map[string]string{}}
+	return &highlighter{on: color, style: highlight.Monokai(), inks: map[chroma.TokenType]Ink{}, lexers: map[string]chroma.Lexer{}, cache: map[string]string{}}
 }
 
 // line is text highlighted as a line of path; as it is without colour.
@@ -441,7 +440,7 @@ func (h *highlighter) line(path, text string) string {
 	}
 	lx, ok := h.lexers[path]
 	if !ok {
-		if lx = lexers.Match(path); lx != nil {
+		if lx = highlight.Match(path); lx != nil {
 			lx = chroma.Coalesce(lx)
 		}
 		h.lexers[path] = lx

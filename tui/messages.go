@@ -19,6 +19,7 @@ type messagesPane struct {
 	*common
 	list   list[int] // indices into snap.Messages
 	follow bool      // keep the newest message selected
+	texts  map[messageKey]string
 }
 
 func newMessagesPane(c *common) *messagesPane {
@@ -47,12 +48,36 @@ func (p *messagesPane) refresh() {
 
 func (p *messagesPane) refilter() {
 	rows := p.list.rows[:0]
-	for i, mv := range p.snap.Messages {
-		if p.list.matches(mv.Msg.From, mv.Msg.To, mv.Inbox, ansi.Strip(p.messageText(&mv.Msg))) {
+	for i := range p.snap.Messages {
+		// Without a filter every message is a row: no text is made.
+		if mv := &p.snap.Messages[i]; p.list.filter == "" || p.list.matches(mv.Msg.From, mv.Msg.To, mv.Inbox, p.plainText(mv)) {
 			rows = append(rows, i)
 		}
 	}
 	p.list.setRows(rows)
+}
+
+// plainText is a message's text as the filter matches it, made once per
+// message: a snapshot comes many times a second under load, each holding
+// up to view.MaxMessages messages.
+func (p *messagesPane) plainText(mv *view.MessageView) string {
+	k := messageKey{mv.Inbox, mv.Offset, mv.Msg.ID}
+	if s, ok := p.texts[k]; ok {
+		return s
+	}
+	if p.texts == nil || len(p.texts) > 2*view.MaxMessages {
+		p.texts = map[messageKey]string{}
+	}
+	s := ansi.Strip(p.messageText(&mv.Msg))
+	p.texts[k] = s
+	return s
+}
+
+// messageKey names one message of the Messages pane.
+type messageKey struct {
+	inbox  string
+	offset int64
+	id     string
 }
 
 func (p *messagesPane) filter() string { return p.list.filter }

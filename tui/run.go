@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"huddle/notify"
 	"huddle/store"
@@ -118,6 +120,11 @@ func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption
 	}
 	if opts.Output != nil {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
+	} else if len(extra) == 0 {
+		// On stdout, lipgloss detected its profile in its initialiser;
+		// detecting it again would run `tmux info` a second time inside
+		// tmux, tens of milliseconds before the first frame.
+		progOpts = append(progOpts, tea.WithColorProfile(lipgloss.Writer.Profile))
 	}
 	p = tea.NewProgram(m, append(progOpts, extra...)...)
 	closeSender := func() {}
@@ -131,7 +138,9 @@ func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption
 	connect := opts.Connect
 	if connect == nil {
 		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime}, send)
+			// A snapshot a frame: one the renderer draws no sooner is
+			// applied for nothing.
+			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime, Frame: time.Second / FPS}, send)
 		}
 	}
 	stopFeed, err := connect(ctx, p.Send)

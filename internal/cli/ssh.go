@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -47,7 +48,7 @@ type sshKey struct {
 }
 
 // keyNameRe is what a key's name keeps of its comment.
-var keyNameRe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var keyNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // readKeys reads an authorized_keys file: one key a line, blank lines and
 // #-comments skipped; a line that is no key is an error naming it. A
@@ -73,7 +74,7 @@ func readKeys(path string, readOnly bool) ([]sshKey, error) {
 			return nil, fmt.Errorf("%s:%d: not a public key: %v", path, n, err)
 		}
 		name, _, _ := strings.Cut(comment, "@")
-		name = strings.Trim(keyNameRe.ReplaceAllString(name, "-"), "-")
+		name = strings.Trim(keyNameRe().ReplaceAllString(name, "-"), "-")
 		if name == "" {
 			name = fmt.Sprintf("key-%d", n)
 		}

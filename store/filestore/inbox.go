@@ -161,12 +161,20 @@ func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Del
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", drainFunc(func(context.Context) error { return obs.Drain() }), s.opts.Inbox.Rescan)
+	sub, err := s.follow(ctx, dir, member+".jsonl", observing{obs}, s.opts.Inbox.Rescan)
 	if err != nil {
+		obs.Close()
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}
 	return sub, nil
 }
+
+// observing drains an inbox.Observer and closes it when its subscription
+// ends (it keeps the cursor journal open).
+type observing struct{ obs *inbox.Observer }
+
+func (o observing) drain(context.Context, bool) error { return o.obs.Drain() }
+func (o observing) finish() error                     { return o.obs.Close() }
 
 // WatchAnswers is WatchInbox for a caller that waits in caller's inbox
 // for the answers to its calls. A taken answer stays in the file, as

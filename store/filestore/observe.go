@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"huddle/inbox"
@@ -65,10 +66,17 @@ func (s *Store) watchFile(ctx context.Context, dir, name string, fn func()) (sto
 	return sub, nil
 }
 
+// commitsEvery is the least time between two reads of a cursor journal
+// WatchCommits makes: a screen's frame (tui.FPS is 20), so an unread
+// count is never a frame late, and a consumer committing thousands of
+// messages a second costs its watchers 20 reads a second.
+const commitsEvery = 50 * time.Millisecond
+
 // WatchCommits follows member's cursor journal (cursors/<name>.cursor,
 // written by its consumer on every commit) and calls fn with the logical
 // offset it committed up to: once before it returns, then after each
-// change of the journal that moved it.
+// change of the journal that moved it, at most once a commitsEvery, the
+// last commit always told.
 func (s *Store) WatchCommits(ctx context.Context, member string, fn func(committed int64)) (store.Subscription, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return nil, err
@@ -92,11 +100,35 @@ func (s *Store) WatchCommits(ctx context.Context, member string, fn func(committ
 		}
 		return nil
 	}
-	if err := read(ctx); err != nil {
+	// The watch first, then the read here: a commit after the read is a
+	// change the watch tells. The follow's own first drain would read the
+	// journal a second time for nothing, so it is skipped.
+	var started atomic.Bool
+	var lastRead time.Time // on the follow's goroutine only
+	sub, err := s.follow(ctx, dir, member+".cursor", drainFunc(func(ctx context.Context) error {
+		if !started.Swap(true) {
+			return nil
+		}
+		// A consumer commits after every message: read at most once a
+		// commitsEvery, the commits made meanwhile told by the one read
+		// (what changed during the wait is read by it).
+		if wait := commitsEvery - time.Since(lastRead); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			}
+		}
+		lastRead = time.Now()
+		return read(ctx)
+	}), s.opts.Inbox.Rescan)
+	if err != nil {
 		return nil, fmt.Errorf("watch commits of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".cursor", drainFunc(read), s.opts.Inbox.Rescan)
-	if err != nil {
+	if err := read(ctx); err != nil {
+		_ = sub.Stop()
 		return nil, fmt.Errorf("watch commits of %s: %w", member, err)
 	}
 	return sub, nil

@@ -192,7 +192,8 @@ func newObserver(st store.Store, opts ObserveOptions, send func(Snapshot)) *Obse
 }
 
 // start starts the store's watches, then reads what they watch: a change
-// made between the two is read twice, never missed.
+// made between the two is read twice, never missed. The inboxes are
+// followed after (follow).
 func (o *Observer) start() error {
 	sub, err := o.st.Watch(o.ctx, o.told, store.ChangeRequest, store.ChangeMember)
 	if err != nil {
@@ -220,9 +221,17 @@ func (o *Observer) start() error {
 	if err := o.subscribe(o.st.WatchSpans(o.ctx, true, o.span)); err != nil {
 		return err
 	}
+	return nil
+}
+
+// follow starts what the first snapshot can do without, on the loop's
+// goroutine once that snapshot is on its way: a follow of every inbox
+// and cursor journal, and the unread counts of those it cannot follow. A
+// team of thousands of members opens its screen on the roster and the
+// requests, and the Messages pane fills a moment later.
+func (o *Observer) follow() {
 	o.followInboxes()
 	o.readUnread()
-	return nil
 }
 
 // load reads everything but the spans and the messages, once, at the
@@ -297,6 +306,7 @@ func (o *Observer) again(c store.Change) {
 // the opt-in rescan, and the refresh of what the store does not watch.
 func (o *Observer) loop() {
 	defer o.wg.Done()
+	o.follow()
 	lost := time.NewTimer(time.Hour)
 	defer lost.Stop()
 	probe := time.NewTimer(time.Hour)

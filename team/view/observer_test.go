@@ -174,6 +174,12 @@ func TestObserverMemberRecords(t *testing.T) {
 	teamkit.WriteTeam(t, dir, team.Team{Name: "t", Members: []team.MemberSpec{external("bob"), external("alice")}})
 	_, rec := observe(t, dir, eventsOnly)
 	for _, sub := range []string{teamdir.MembersDir, teamdir.RequestsDir, "inbox"} {
+		// inbox/ is made by the inboxes' follow, just after the first
+		// snapshot.
+		testkit.WaitFor(t, 5*time.Second, sub+" made", func() bool {
+			_, err := os.Stat(filepath.Join(dir, sub))
+			return err == nil
+		})
 		if st, err := os.Stat(filepath.Join(dir, sub)); err != nil || st.Mode().Perm() != 0o700 {
 			t.Fatalf("%s not created 0700: %v", sub, err)
 		}

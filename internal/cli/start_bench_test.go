@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkStart times the light commands of the real binary from exec to
+// exit, each beside a Go hello-world built in the same run (the floor: what
+// any Go program pays to start and print a line): `huddle version`,
+// `status` of a team that is down, `approve` of a request that is not
+// there (its store opened and searched), and `send` of one message. Every
+// iteration runs the floor and each command once, alternately, so load
+// on the shared machine falls on all of them alike. Per command: its
+// median in ms and the ratio of its median to the floor's (x-hello).
+//
+//	go test -run '^$' -bench Start -benchtime 40x -count 3 ./internal/cli
+func BenchmarkStart(b *testing.B) {
+	hello := helloBinary(b)
+	dir := filepath.Join(b.TempDir(), ".huddle")
+	if out, err := exec.Command(huddleBinary(b), "init", "--dir", dir).CombinedOutput(); err != nil {
+		b.Fatalf("huddle init: %v: %s", err, out)
+	}
+	cmds := []struct {
+		name string
+		args []string
+		ok   bool // whether it exits 0
+	}{
+		{"version", []string{"version"}, true},
+		{"status", []string{"status", "--dir", dir}, true},
+		{"approve", []string{"approve", "--dir", dir, "pl-000000000000"}, false},
+		{"send", []string{"send", "--dir", dir, "reservas", "hello"}, true},
+	}
+	run := func(ok bool, bin string, args ...string) time.Duration {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "HUDDLE_DIR=", "HUDDLE_STORE=", "HUDDLE_NATS_CREDS=")
+		t0 := time.Now()
+		err := cmd.Run()
+		d := time.Since(t0)
+		if ok && err != nil {
+			b.Fatalf("%s %v: %v", bin, args, err)
+		}
+		return d
+	}
+	floor := make([]time.Duration, 0, b.N)
+	times := make([][]time.Duration, len(cmds))
+	b.ResetTimer()
+	for range b.N {
+		floor = append(floor, run(true, hello))
+		for i, c := range cmds {
+			times[i] = append(times[i], run(c.ok, huddleBinary(b), c.args...))
+		}
+	}
+	b.StopTimer()
+	f := median(floor)
+	b.ReportMetric(ms(f), "hello-ms")
+	for i, c := range cmds {
+		m := median(times[i])
+		b.ReportMetric(ms(m), c.name+"-ms")
+		b.ReportMetric(m.Seconds()/f.Seconds(), c.name+"-x-hello")
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// helloBinary builds a Go program that prints one line and exits, with
+// the toolchain that built huddle: the floor of a Go command's start.
+func helloBinary(b *testing.B) string {
+	b.Helper()
+	src := b.TempDir()
+	files := map[string]string{
+		"go.mod":  "module hello\n\ngo 1.26\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bin := filepath.Join(src, "hello")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build hello: %v: %s", err, out)
+	}
+	return bin
+}
