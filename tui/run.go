@@ -76,19 +76,31 @@ type RunOptions struct {
 }
 
 // Run opens the UI on the team in opts.Store (or what opts.Connect feeds)
-// until the person quits or ctx ends.
+// until the person quits or ctx ends. On a terminal of its own it draws the
+// first frame as soon as the first snapshot is folded (firstFrame), not at
+// the renderer's first tick.
 func Run(ctx context.Context, opts RunOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p, stop, err := NewProgram(ctx, opts)
+	var ff *firstFrame
+	if opts.Input == nil && opts.Output == nil {
+		ff = newFirstFrame(os.Stdout)
+	}
+	p, stop, err := newProgram(ctx, opts, ff)
 	if err != nil {
 		return err
+	}
+	if ff != nil {
+		go ff.draw(ctx, modelOptions(opts)) // owner: Run; ends when the snapshot is drawn or Run's ctx ends
 	}
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // stopped by a signal: a clean stop
 	}
 	cancel()
+	if ff != nil {
+		ff.release()
+	}
 	if serr := stop(); err == nil {
 		err = serr
 	}
@@ -100,10 +112,11 @@ func Run(ctx context.Context, opts RunOptions) error {
 // by its observer. stop, once the program has ended and ctx is done, stops
 // the feed and what the UI started.
 func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption) (p *tea.Program, stop func() error, err error) {
-	kept := opts.Store
-	if kept == nil && opts.Connect == nil {
-		return nil, nil, errors.New("ui: no store to observe")
-	}
+	return newProgram(ctx, opts, nil, extra...)
+}
+
+// modelOptions are the model's options for a program of opts.
+func modelOptions(opts RunOptions) Options {
 	footer := "attached to " + opts.Dir
 	if opts.RunsTeam {
 		footer = "running the team in " + opts.Dir
@@ -113,10 +126,23 @@ func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	st := NewStyles(!noColor, true)
-	m := New(Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: opts.RunsTeam, Lines: opts.Lines, Actions: opts.Actions, NoFeed: opts.NoFeed, Notify: opts.Notify})
+	return Options{Dir: opts.Dir, Styles: &st, Footer: footer, RunsTeam: opts.RunsTeam, Lines: opts.Lines, Actions: opts.Actions, NoFeed: opts.NoFeed, Notify: opts.Notify}
+}
+
+// newProgram is NewProgram; ff, when set, is the terminal the program
+// writes to, and is handed the first snapshot.
+func newProgram(ctx context.Context, opts RunOptions, ff *firstFrame, extra ...tea.ProgramOption) (p *tea.Program, stop func() error, err error) {
+	kept := opts.Store
+	if kept == nil && opts.Connect == nil {
+		return nil, nil, errors.New("ui: no store to observe")
+	}
+	m := New(modelOptions(opts))
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FPS)}
 	if opts.Input != nil {
 		progOpts = append(progOpts, tea.WithInput(opts.Input))
+	}
+	if ff != nil {
+		progOpts = append(progOpts, tea.WithOutput(ff))
 	}
 	if opts.Output != nil {
 		progOpts = append(progOpts, tea.WithOutput(opts.Output))
@@ -143,7 +169,16 @@ func NewProgram(ctx context.Context, opts RunOptions, extra ...tea.ProgramOption
 			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime, Frame: time.Second / FPS}, send)
 		}
 	}
-	stopFeed, err := connect(ctx, p.Send)
+	send := p.Send
+	if ff != nil {
+		send = func(msg tea.Msg) {
+			if s, ok := msg.(SnapshotMsg); ok {
+				ff.offer(view.Snapshot(s))
+			}
+			p.Send(msg)
+		}
+	}
+	stopFeed, err := connect(ctx, send)
 	if err != nil {
 		closeSender()
 		m.Close()
