@@ -41,8 +41,12 @@ type ActionDoneMsg struct {
 	Err  error
 }
 
-// tickMsg moves the clock and the ages.
+// tickMsg moves the clock and the ages to now.
 type tickMsg time.Time
+
+// clockMsg is the clock's tick: tickMsg from the one tick scheduled last
+// (gen), so that a tick brought forward ends the one it replaced.
+type clockMsg struct{ gen int }
 
 // grace is how long approve and reject are ignored after a request
 // arrives, or comes under the cursor or changes by itself, so a keystroke
@@ -146,6 +150,9 @@ type Model struct {
 	footer   string
 	runsTeam bool
 	controls []key.Binding // a read-only UI's keys (Options.Controls)
+	// tickGen is the clock's last tick scheduled, due at tickDue.
+	tickGen int
+	tickDue time.Time
 	// notes hands out what to tell a person of (Options.Notify); sender
 	// takes it to the channels, when Run started one.
 	notes  *notify.Watcher
@@ -225,14 +232,52 @@ func (m *Model) Close() {
 
 func (m *Model) Init() tea.Cmd { return m.tick() }
 
+// tick schedules the clock's next tick: in a second while the screen
+// counts something in seconds, else when the header's clock turns to the
+// next minute. An idle screen draws once a minute.
 func (m *Model) tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+	now := m.now()
+	d := time.Minute - time.Duration(now.Second())*time.Second - time.Duration(now.Nanosecond())
+	if m.countsSeconds(now) {
+		d = time.Second
+	}
+	m.tickGen++
+	m.tickDue = now.Add(d)
+	gen := m.tickGen
+	return tea.Tick(d, func(time.Time) tea.Msg { return clockMsg{gen: gen} })
+}
+
+// countsSeconds reports whether the screen shows something that changes
+// by the second at now: a flash (it clears after a few seconds), a member
+// at work, a request pending (its countdown) or one that came or was
+// decided in the last hour (its age, to the second), the member card (how
+// long in its status), or the Traces pane (a running call's time).
+func (m *Model) countsSeconds(now time.Time) bool {
+	if m.flash != "" || m.member.open || m.right == paneTraces || m.moving() {
+		return true
+	}
+	for i := range m.snap.Requests {
+		r := &m.snap.Requests[i]
+		at := r.Created
+		if r.ResolvedAt != nil {
+			at = *r.ResolvedAt
+		}
+		if r.Status == protocol.RequestPending || now.Sub(at) < time.Hour {
+			return true
+		}
+	}
+	return false
 }
 
 // Update handles a message. It does no I/O: actions return tea.Cmds.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	before := m.flash
 	model, cmd := m.update(msg)
+	if _, ticked := msg.(clockMsg); !ticked && m.tickDue.Sub(m.now()) > time.Second && m.countsSeconds(m.now()) {
+		// Something now counted in seconds came on screen while the
+		// clock waits for the next minute: its tick comes forward.
+		cmd = tea.Batch(cmd, m.tick())
+	}
 	switch {
 	case m.flash != before:
 		m.flashAt = m.now()
@@ -260,6 +305,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case tickMsg:
+		m.clock = m.now()
+	case clockMsg:
+		if msg.gen != m.tickGen {
+			return m, nil // a tick brought forward replaced it
+		}
 		m.clock = m.now()
 		return m, m.tick()
 	case graceOverMsg:

@@ -262,7 +262,13 @@ func (m *Model) header(w int) string {
 		// The team's model tokens and cost: what the llm members spent.
 		parts = append(parts, st.Muted.Render(t))
 	}
-	clock := st.Muted.Render(m.clock.Format("15:04:05"))
+	// To the minute, so that an idle screen draws once a minute (tick);
+	// a replay's clock, the replayed time, to the second.
+	layout := "15:04"
+	if m.controls != nil {
+		layout = "15:04:05"
+	}
+	clock := st.Muted.Render(m.clock.Format(layout))
 	room := w - ansi.StringWidth(clock) - 1
 	return fit(strings.Join(parts, "   "), room) + " " + clock
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,8 +123,7 @@ func tickerFloor(fps string) int {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // settle waits until the roster is drawn from the first snapshot and the
-// screen has had no new output for 300 ms (the header's clock writes once
-// a second, so the screen is never quiet for a whole second).
+// screen has had no new output for 300 ms.
 func settle(b *testing.B, p *ptyRun) {
 	b.Helper()
 	p.waitFor(b, "not started")
@@ -157,15 +157,16 @@ func grown(b *testing.B, p *ptyRun, before int, within time.Duration) time.Durat
 }
 
 // keystrokeLatencies presses tab n times and returns the times from each
-// press to the first byte of its answer, sorted. Each press follows a
-// write of the header's clock by a few milliseconds, so for most of a
-// second the only output is the answer.
+// press to the first byte of its answer, sorted. Each press follows at
+// least 100 ms without output (an idle screen writes only when its clock's
+// minute turns, so the output after it is the answer), and a random part
+// of a frame more: a press lands anywhere between two of the renderer's
+// ticks, as a person's does, not always at the same phase.
 func keystrokeLatencies(b *testing.B, p *ptyRun, n int) []time.Duration {
 	b.Helper()
 	var out []time.Duration
 	for range n {
-		grown(b, p, len(p.output()), 5*time.Second) // the clock's write
-		quiet(b, p, 20*time.Millisecond)
+		quiet(b, p, 100*time.Millisecond+rand.N(time.Second/tui.FPS))
 		before := len(p.output())
 		p.typeKeys(b, "\t")
 		out = append(out, grown(b, p, before, 5*time.Second))

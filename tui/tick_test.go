@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"huddle/protocol"
+	"huddle/team/view"
+)
+
+// tickIn is how long after now the model's clock ticks next.
+func tickIn(m *Model) time.Duration { return m.tickDue.Sub(m.now()) }
+
+// TestIdleScreenTicksOnceAMinute: with nothing on screen counted in
+// seconds the clock ticks when its minute turns; a request, a flash or a
+// member at work brings the tick forward to a second, a tick so replaced
+// does nothing, and a screen gone quiet again ticks at the minute.
+func TestIdleScreenTicksOnceAMinute(t *testing.T) {
+	m, clock := newTestModel(t, 120, 36)
+	clock.Advance(13 * time.Second) // 09:13:13
+	tm := demoTeam(t)
+	quiet := view.Snapshot{Version: 1, Team: tm, Members: []view.MemberView{member(tm, "data", protocol.MemberIdle, "waiting", 0)}}
+	m.Update(SnapshotMsg(quiet))
+	m.Init()
+	if got := tickIn(m); got != 47*time.Second {
+		t.Fatalf("an idle screen ticks in %v; want 47s, at 09:14", got)
+	}
+	first := m.tickGen
+
+	// A pending plan: its countdown is in seconds.
+	busy := quiet
+	busy.Version = 2
+	busy.Requests = []protocol.Request{planRequest("pl-000000000001", "data", "archive the ledger", clock.Now())}
+	busy.Pending = 1
+	if _, cmd := m.Update(SnapshotMsg(busy)); cmd == nil || tickIn(m) != time.Second {
+		t.Fatalf("a pending request left the tick in %v", tickIn(m))
+	}
+	// The minute's tick it replaced comes and changes nothing.
+	clock.Advance(47 * time.Second)
+	before := m.clock
+	if _, cmd := m.Update(clockMsg{gen: first}); cmd != nil || !m.clock.Equal(before) {
+		t.Fatal("a replaced tick moved the clock or scheduled another")
+	}
+
+	// Decided two hours ago, nothing counts seconds: the next tick is at
+	// the minute again.
+	clock.Advance(2 * time.Hour) // 11:14:00
+	done := busy.Requests[0]
+	if err := done.Apply(protocol.EventApprove, "lead", t0, ""); err != nil {
+		t.Fatal(err)
+	}
+	busy.Version, busy.Requests, busy.Pending = 3, []protocol.Request{done}, 0
+	m.Update(SnapshotMsg(busy))
+	clock.Advance(500 * time.Millisecond)
+	m.Update(clockMsg{gen: m.tickGen})
+	if got := tickIn(m); got != time.Minute-500*time.Millisecond {
+		t.Fatalf("a quiet screen ticks in %v; want 59.5s", got)
+	}
+	if !m.clock.Equal(clock.Now()) {
+		t.Fatalf("the clock shows %v; want %v", m.clock, clock.Now())
+	}
+
+	// A flash clears after seconds: the tick comes forward for it.
+	m.Update(ActionDoneMsg{Text: "could not approve", Err: errors.New("no")})
+	if tickIn(m) != time.Second {
+		t.Fatalf("a flash left the tick in %v", tickIn(m))
+	}
+	clock.Advance(9 * time.Second)
+	m.Update(clockMsg{gen: m.tickGen})
+	if m.flash != "" {
+		t.Fatalf("the flash %q stayed", m.flash)
+	}
+
+	// A member at work: its spinner and times.
+	working := busy
+	working.Version = 4
+	working.Members = []view.MemberView{member(tm, "data", protocol.MemberWorking, "archiving", 0)}
+	m.Update(clockMsg{gen: m.tickGen}) // the flash gone, the minute again
+	if tickIn(m) == time.Second {
+		t.Fatal("the tick stayed at a second with nothing counted")
+	}
+	m.Update(SnapshotMsg(working))
+	if tickIn(m) != time.Second {
+		t.Fatalf("a member at work left the tick in %v", tickIn(m))
+	}
+}
