@@ -8,6 +8,7 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	"huddle/store"
 	"huddle/store/filestore"
@@ -41,11 +42,12 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 	}
 }
 
-// dirUI is the UI on the team directory dir, through its files store
-// (close it after the UI): observed as any store is, its keys the lead's
-// operations as on any store.
+// dirUI is the UI on the team directory dir, through a files store of its
+// own (close it after the UI): observed as any store is, its keys the
+// lead's operations as on any store. It is a screen's store: it reads what
+// changed at most once a frame after a burst (filestore.Options.Pace).
 func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
-	st, err := filestore.Open(dir)
+	st, err := filestore.OpenWith(dir, filestore.Options{Pace: time.Second / tui.FPS})
 	if err != nil {
 		return tui.RunOptions{}, nil, err
 	}

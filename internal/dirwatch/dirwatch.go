@@ -7,23 +7,36 @@ package dirwatch
 import (
 	"errors"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
 // Set is a set of shared directory watches; the zero Set is ready.
 type Set struct {
+	// Pace, when above zero, is the least time between two handings-out
+	// of a directory's events, for a follower that shows what changed
+	// (a screen) rather than acts on it: an event is handed out at once,
+	// with those the watch read with it, and then none for a Pace.
+	// Meanwhile the watch reads nothing: the kernel keeps the events, and
+	// one read takes them all. Set it before the first Follow.
+	Pace time.Duration
+
 	mu   sync.Mutex
 	dirs map[string]*dir
 }
+
 
 // dir is the one watch of a directory and the subscriptions on its files.
 type dir struct {
 	name string
 	w    *fsnotify.Watcher
+	pace time.Duration
+	stop chan struct{} // closed before w, so that a resting run ends
 	done chan struct{}
 
 	mu sync.Mutex
@@ -65,7 +78,7 @@ func (s *Set) Follow(path string) (*Sub, error) {
 		if s.dirs == nil {
 			s.dirs = map[string]*dir{}
 		}
-		d = &dir{name: name, w: w, done: make(chan struct{}), subs: map[string][]*Sub{}}
+		d = &dir{name: name, w: w, pace: s.Pace, stop: make(chan struct{}), done: make(chan struct{}), subs: map[string][]*Sub{}}
 		s.dirs[name] = d
 		go d.run()
 	}
@@ -116,6 +129,7 @@ func (sub *Sub) Close() error {
 		d.mu.Unlock()
 		if last {
 			delete(s.dirs, d.name)
+			close(d.stop)
 			err = d.w.Close()
 			<-d.done
 		}
@@ -123,26 +137,99 @@ func (sub *Sub) Close() error {
 	return err
 }
 
-// run hands the watch's events to the subscriptions until it is closed.
+// run hands the watch's events to the subscriptions until it is closed;
+// a paced one (Set.Pace) rests after each burst.
 func (d *dir) run() {
 	defer close(d.done)
+	var rest *time.Timer
+	after := func(dur time.Duration) <-chan time.Time {
+		if rest == nil {
+			rest = time.NewTimer(dur)
+		} else {
+			rest.Reset(dur)
+		}
+		return rest.C
+	}
+	defer func() {
+		if rest != nil {
+			rest.Stop()
+		}
+	}()
 	for {
+		if ok, _ := d.next(wait); !ok {
+			return
+		}
+		if d.pace <= 0 {
+			continue
+		}
+		// What the watch read with that event is handed out with it: the
+		// reader, readied by the handing out, runs at the yield and
+		// offers its next event at once, until it has read all the
+		// kernel held and waits for more.
+		for {
+			runtime.Gosched()
+			ok, quiet := d.next(poll)
+			if !ok {
+				return
+			}
+			if quiet {
+				break
+			}
+		}
 		select {
-		case ev, ok := <-d.w.Events:
-			if !ok {
-				return
-			}
-			d.tell(filepath.Clean(ev.Name), ev.Op != fsnotify.Write, nil)
-		case err, ok := <-d.w.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				err = nil // events were lost: every follower looks again
-			}
-			d.tell("", true, err)
+		case <-after(d.pace):
+		case <-d.stop:
+			return
 		}
 	}
+}
+
+// wait and poll say how next takes an event: waiting for one, or only
+// one ready now.
+const (
+	wait = false
+	poll = true
+)
+
+// next hands out the watch's next event or error. It says false once the
+// watch is closed, and quiet when it polls and none is ready.
+func (d *dir) next(polling bool) (ok, quiet bool) {
+	var (
+		ev    fsnotify.Event
+		err   error
+		open  bool
+		isErr bool
+	)
+	if polling {
+		select {
+		case <-d.stop:
+			return false, false
+		case ev, open = <-d.w.Events:
+		case err, open = <-d.w.Errors:
+			isErr = true
+		default:
+			return true, true
+		}
+	} else {
+		select {
+		case <-d.stop:
+			return false, false
+		case ev, open = <-d.w.Events:
+		case err, open = <-d.w.Errors:
+			isErr = true
+		}
+	}
+	switch {
+	case !open:
+		return false, false
+	case !isErr:
+		d.tell(filepath.Clean(ev.Name), ev.Op != fsnotify.Write, nil)
+	case errors.Is(err, fsnotify.ErrEventOverflow):
+		d.tell("", true, nil) // events were lost: every follower looks again
+	default:
+		d.tell("", true, err)
+	}
+	return true, false
 }
 
 // tell wakes the subscriptions on path ("": all), or gives them err.

@@ -78,3 +78,74 @@ func TestOneWatchPerDirectory(t *testing.T) {
 		t.Fatal("a follower after the watch stopped was not woken")
 	}
 }
+
+// TestPacedWatchMissesNoChange: a paced watch (a screen's) rests between
+// bursts, yet every follower of a file written hears of its last write,
+// the follower of a file not written hears nothing, and closing the last
+// follower while the watch rests ends it.
+func TestPacedWatchMissesNoChange(t *testing.T) {
+	d := t.TempDir()
+	s := Set{Pace: 20 * time.Millisecond}
+	names := []string{"a", "b", "c"}
+	subs := map[string]*Sub{}
+	for _, n := range names {
+		sub, err := s.Follow(filepath.Join(d, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs[n] = sub
+	}
+	files := map[string]*os.File{}
+	for _, n := range names[:2] {
+		f, err := os.OpenFile(filepath.Join(d, n), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		files[n] = f
+	}
+	const writes = 500
+	for i := range writes {
+		for _, n := range names[:2] {
+			if _, err := fmt.Fprintf(files[n], "%04d\n", i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, n := range names[:2] {
+		// Woken until a wake finds the file whole: the last write was
+		// told, however many the rests folded into one.
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case <-subs[n].Changed():
+			case <-deadline:
+				t.Fatalf("the follower of %s never heard of its last write", n)
+			}
+			fi, err := os.Stat(filepath.Join(d, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Size() == writes*5 {
+				break
+			}
+		}
+	}
+	select {
+	case <-subs["c"].Changed():
+		t.Fatal("the follower of a file no one wrote was woken by the others' writes")
+	default:
+	}
+	closed := make(chan struct{})
+	go func() { // owner: this test; ends when the followers are closed
+		defer close(closed)
+		for _, sub := range subs {
+			_ = sub.Close()
+		}
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing a resting watch never ended")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"huddle/inbox"
 	"huddle/internal/dirwatch"
@@ -69,6 +70,12 @@ type Options struct {
 	// besides on events (a file system whose changes inotify misses),
 	// CompactAt and Keep. Retries is always store.Retries, the contract's.
 	Inbox inbox.Options
+	// Pace, when above zero, makes it a screen's store: the changes of its
+	// directories are read at most once a Pace after a burst
+	// (dirwatch.Set.Pace), so a screen over a busy team wakes a few times
+	// a frame rather than at every message. A runtime's store leaves it 0:
+	// its consumers act on every change at once.
+	Pace time.Duration
 }
 
 // OpenWith is Open with the consumers' options.
@@ -83,7 +90,9 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(abs, teamdir.DirMode); err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: abs, opts: opts, subs: map[*subscription]bool{}, traces: teamdir.NewJoiner(teamdir.TracesPath(abs))}, nil
+	st := &Store{dir: abs, opts: opts, subs: map[*subscription]bool{}, traces: teamdir.NewJoiner(teamdir.TracesPath(abs))}
+	st.watches.Pace = opts.Pace
+	return st, nil
 }
 
 // Dir is the team directory.

@@ -67,10 +67,22 @@ func (s *Store) watchFile(ctx context.Context, dir, name string, fn func()) (sto
 }
 
 // commitsEvery is the least time between two reads of a cursor journal
-// WatchCommits makes: a screen's frame (tui.FPS is 20), so an unread
-// count is never a frame late, and a consumer committing thousands of
-// messages a second costs its watchers 20 reads a second.
+// WatchCommits makes, or of an inbox WatchInbox makes: a screen's frame
+// (tui.FPS is 20), so an unread count is never a frame late, and a
+// consumer committing thousands of messages a second costs its watchers 20
+// reads a second.
 const commitsEvery = 50 * time.Millisecond
+
+// screenEvery is the least time between two reads of a screen's follow
+// (WatchCommits, WatchInbox): commitsEvery, or none on a store whose
+// watches already rest that long between bursts (Options.Pace), where a
+// wait of its own would only add a wake.
+func (s *Store) screenEvery() time.Duration {
+	if s.opts.Pace >= commitsEvery {
+		return 0
+	}
+	return commitsEvery
+}
 
 // WatchCommits follows member's cursor journal (cursors/<name>.cursor,
 // written by its consumer on every commit) and calls fn with the logical
@@ -112,7 +124,7 @@ func (s *Store) WatchCommits(ctx context.Context, member string, fn func(committ
 		// A consumer commits after every message: read at most once a
 		// commitsEvery, the commits made meanwhile told by the one read
 		// (what changed during the wait is read by it).
-		if wait := commitsEvery - time.Since(lastRead); wait > 0 {
+		if wait := s.screenEvery() - time.Since(lastRead); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
