@@ -62,8 +62,11 @@ const appendBlock = 64
 
 // pairedAppend runs b.N calls of appendOne interleaved, a block at a time,
 // with b.N calls of the floor: a plain write(2) of the same line to a file
-// opened O_APPEND once, no lock, no stat, no encoding. It reports both
-// rates and their ratio.
+// opened O_APPEND once, no lock, no stat, no encoding; and of the locked
+// floor: the same write between flock LOCK_EX and LOCK_UN, the least an
+// append that no compaction may cut in two costs. It reports the three
+// rates, ratio (the floor's over huddle's), of-floor (huddle's over the
+// floor's) and of-locked-floor.
 func pairedAppend(b *testing.B, appendOne func() error) {
 	b.Helper()
 	floor, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -71,9 +74,14 @@ func pairedAppend(b *testing.B, appendOne func() error) {
 		b.Fatal(err)
 	}
 	defer floor.Close()
-	fd := int(floor.Fd())
+	locked, err := os.OpenFile(filepath.Join(b.TempDir(), "locked.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer locked.Close()
+	fd, lfd := int(floor.Fd()), int(locked.Fd())
 	line := floorLine()
-	var huddle, fl time.Duration
+	var huddle, fl, lfl time.Duration
 	var start time.Time // of huddle's current block
 	n := 0
 	for b.Loop() {
@@ -87,8 +95,21 @@ func pairedAppend(b *testing.B, appendOne func() error) {
 					b.Fatal(err)
 				}
 			}
+			t1 := time.Now()
+			fl += t1.Sub(t0)
+			for range appendBlock {
+				if err := syscall.Flock(lfd, syscall.LOCK_EX); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := syscall.Write(lfd, line); err != nil {
+					b.Fatal(err)
+				}
+				if err := syscall.Flock(lfd, syscall.LOCK_UN); err != nil {
+					b.Fatal(err)
+				}
+			}
 			start = time.Now()
-			fl += start.Sub(t0)
+			lfl += start.Sub(t1)
 		}
 		if err := appendOne(); err != nil {
 			b.Fatal(err)
@@ -97,10 +118,13 @@ func pairedAppend(b *testing.B, appendOne func() error) {
 	}
 	huddle += time.Since(start)
 	floorN := (n + appendBlock - 1) / appendBlock * appendBlock
-	rate, floorRate := float64(n)/huddle.Seconds(), float64(floorN)/fl.Seconds()
+	rate, floorRate, lockedRate := float64(n)/huddle.Seconds(), float64(floorN)/fl.Seconds(), float64(floorN)/lfl.Seconds()
 	b.ReportMetric(rate, "msgs/s")
 	b.ReportMetric(floorRate, "floor-msgs/s")
+	b.ReportMetric(lockedRate, "locked-floor-msgs/s")
 	b.ReportMetric(floorRate/rate, "ratio")
+	b.ReportMetric(rate/floorRate, "of-floor")
+	b.ReportMetric(rate/lockedRate, "of-locked-floor")
 }
 
 // BenchmarkAppendParts measures, in one run and a block at a time in
