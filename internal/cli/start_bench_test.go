@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,13 +16,20 @@ import (
 // any Go program pays to start and print a line): `huddle version`,
 // `status` of a team that is down, `approve` of a request that is not
 // there (its store opened and searched), and `send` of one message. Every
-// iteration runs the floor and each command once, alternately, so load
+// iteration runs the floors and each command once, alternately, so load
 // on the shared machine falls on all of them alike. Per command: its
 // median in ms and the ratio of its median to the floor's (x-hello).
+//
+// The second floor, deps-ms, is the same hello-world linking every
+// third-party package huddle links (depsBinary): what the dependencies
+// alone cost before main (their initialisers, the runtime's start over a
+// binary their size), which no command of the one binary can go under.
+// x-deps is a command's median over it.
 //
 //	go test -run '^$' -bench Start -benchtime 40x -count 3 ./internal/cli
 func BenchmarkStart(b *testing.B) {
 	hello := helloBinary(b)
+	deps := depsBinary(b)
 	dir := filepath.Join(b.TempDir(), ".huddle")
 	if out, err := exec.Command(huddleBinary(b), "init", "--dir", dir).CombinedOutput(); err != nil {
 		b.Fatalf("huddle init: %v: %s", err, out)
@@ -47,22 +56,79 @@ func BenchmarkStart(b *testing.B) {
 		return d
 	}
 	floor := make([]time.Duration, 0, b.N)
+	depsFloor := make([]time.Duration, 0, b.N)
 	times := make([][]time.Duration, len(cmds))
 	b.ResetTimer()
 	for range b.N {
 		floor = append(floor, run(true, hello))
+		depsFloor = append(depsFloor, run(true, deps))
 		for i, c := range cmds {
 			times[i] = append(times[i], run(c.ok, huddleBinary(b), c.args...))
 		}
 	}
 	b.StopTimer()
-	f := median(floor)
+	f, df := median(floor), median(depsFloor)
 	b.ReportMetric(ms(f), "hello-ms")
+	b.ReportMetric(ms(df), "deps-ms")
 	for i, c := range cmds {
 		m := median(times[i])
 		b.ReportMetric(ms(m), c.name+"-ms")
 		b.ReportMetric(m.Seconds()/f.Seconds(), c.name+"-x-hello")
+		b.ReportMetric(m.Seconds()/df.Seconds(), c.name+"-x-deps")
 	}
+}
+
+// depsBinary builds a Go program that prints one line and exits, and
+// imports, blank, every package outside huddle and the standard library
+// that huddle links (go list -deps, less what another module keeps to
+// itself: internal packages and commands), from huddle's go.mod and
+// go.sum: their initialisers all run, as in huddle.
+func depsBinary(b *testing.B) string {
+	b.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		b.Fatalf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	list := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{.Name}}{{end}}", "huddle")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		b.Fatalf("go list -deps huddle: %v", err)
+	}
+	var src strings.Builder
+	src.WriteString("package main\n\nimport (\n\t\"fmt\"\n")
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, name, _ := strings.Cut(line, " ")
+		if path == "huddle" || strings.HasPrefix(path, "huddle/") || name == "main" ||
+			strings.Contains(path, "/internal/") || strings.HasSuffix(path, "/internal") || strings.HasPrefix(path, "vendor/") {
+			continue
+		}
+		fmt.Fprintf(&src, "\t_ %q\n", path)
+	}
+	src.WriteString(")\n\nfunc main() { fmt.Println(\"hello\") }\n")
+	dir := b.TempDir()
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	mod = []byte(strings.Replace(string(mod), "module huddle", "module depsfloor", 1))
+	for name, text := range map[string][]byte{"go.mod": mod, "go.sum": sum, "main.go": []byte(src.String())} {
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "deps")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build the dependencies' floor: %v: %s", err, out)
+	}
+	return bin
 }
 
 func median(ds []time.Duration) time.Duration {
