@@ -41,6 +41,15 @@ func observeInto(ctx context.Context, st store.Store, opts view.ObserveOptions, 
 // bare ticker at this rate beside the UI as its floor.
 const FPS = 20
 
+// BurstFrame is how often the screen follows a burst of changes: each
+// change after a quiet spell is drawn at the renderer's next tick, and
+// while changes keep coming they are read and folded together at most
+// this often (view.ObserveOptions.Frame; a screen's store rests as long
+// between reads, filestore.Options.Pace). At half the frame rate a busy
+// team costs the screen less than it costs the runtime
+// (BenchmarkAttachUnderLoad, internal/cli), and keys still draw at FPS.
+const BurstFrame = 2 * time.Second / FPS
+
 // RunOptions say what the UI shows and whether it runs the team too.
 type RunOptions struct {
 	// Dir is the team directory: what the footer names.
@@ -164,9 +173,7 @@ func newProgram(ctx context.Context, opts RunOptions, ff *firstFrame, extra ...t
 	connect := opts.Connect
 	if connect == nil {
 		connect = func(ctx context.Context, send func(tea.Msg)) (func() error, error) {
-			// A snapshot a frame: one the renderer draws no sooner is
-			// applied for nothing.
-			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime, Frame: time.Second / FPS}, send)
+			return observeInto(ctx, kept, view.ObserveOptions{NoRuntime: opts.NoRuntime, Frame: BurstFrame}, send)
 		}
 	}
 	send := p.Send

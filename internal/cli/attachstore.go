@@ -8,7 +8,6 @@ package cli
 
 import (
 	"context"
-	"time"
 
 	"huddle/store"
 	"huddle/store/filestore"
@@ -45,9 +44,9 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 // dirUI is the UI on the team directory dir, through a files store of its
 // own (close it after the UI): observed as any store is, its keys the
 // lead's operations as on any store. It is a screen's store: it reads what
-// changed at most once a frame after a burst (filestore.Options.Pace).
+// changed at most once a tui.BurstFrame (filestore.Options.Pace).
 func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
-	st, err := filestore.OpenWith(dir, filestore.Options{Pace: time.Second / tui.FPS})
+	st, err := filestore.OpenWith(dir, filestore.Options{Pace: tui.BurstFrame})
 	if err != nil {
 		return tui.RunOptions{}, nil, err
 	}
