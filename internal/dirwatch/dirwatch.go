@@ -30,7 +30,6 @@ type Set struct {
 	dirs map[string]*dir
 }
 
-
 // dir is the one watch of a directory and the subscriptions on its files.
 type dir struct {
 	name string
