@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"huddle/internal/benchfloor"
 	"huddle/internal/testkit"
 	"huddle/tui"
@@ -33,6 +35,12 @@ import (
 // program's whole life). floor-cpu-% and floor-wakeups/s are its figures,
 // cpu-ratio attach ÷ floor, and cpu-above-floor-% what huddle adds.
 //
+// The second floor runs beside them the same way: this test binary
+// started again on a pty of the same size as the least Bubble Tea program
+// (teaFloor), a static screen at the same frame rate: what the UI costs at
+// rest for being a Bubble Tea program. tea-cpu-% is its figure, tea-ratio
+// attach ÷ it.
+//
 // Then it presses tab (the focus moves to the next pane, so the screen
 // changes) 20 times, each just after the clock's write, and reports
 // key-ms, the median and p95 time from the keystroke to the first byte
@@ -49,19 +57,25 @@ func BenchmarkAttachIdle(b *testing.B) {
 	p.waitFor(b, "attached to")
 	pid := p.cmd.Process.Pid
 	floor := startTickerFloor(b, tui.FPS)
+	teaRun := startProgramOnPTY(b, os.Args[0], b.TempDir(), []string{teaFloorEnv + "=" + strconv.Itoa(tui.FPS)}, nil)
+	teaRun.waitFor(b, "floor")
+	teaPID := teaRun.cmd.Process.Pid
 	settle(b, p)
 	const window = 3 * time.Second
-	var cpu, floorCPU time.Duration
+	var cpu, floorCPU, teaCPU time.Duration
 	var switches, floorSwitches int64
 	b.ResetTimer()
 	for range b.N {
 		cpu0, sw0 := taskUsage(b, pid)
 		fcpu0, fsw0 := taskUsage(b, floor)
+		tcpu0, _ := taskUsage(b, teaPID)
 		// The window is the measurement: nothing to wait for, both
 		// processes are meant to be idle throughout.
 		<-time.After(window)
 		cpu1, sw1 := taskUsage(b, pid)
 		fcpu1, fsw1 := taskUsage(b, floor)
+		tcpu1, _ := taskUsage(b, teaPID)
+		teaCPU += tcpu1 - tcpu0
 		cpu += cpu1 - cpu0
 		switches += sw1 - sw0
 		floorCPU += fcpu1 - fcpu0
@@ -78,10 +92,63 @@ func BenchmarkAttachIdle(b *testing.B) {
 	if floorCPU > 0 {
 		b.ReportMetric(cpu.Seconds()/floorCPU.Seconds(), "cpu-ratio")
 	}
+	b.ReportMetric(pct(teaCPU), "tea-cpu-%")
+	if teaCPU > 0 {
+		b.ReportMetric(cpu.Seconds()/teaCPU.Seconds(), "tea-ratio")
+	}
 	keys := keystrokeLatencies(b, p, 20)
 	b.ReportMetric(ms(keys[len(keys)/2]), "key-p50-ms")
 	b.ReportMetric(ms(keys[len(keys)*95/100]), "key-p95-ms")
 	p.typeKeys(b, "q")
+}
+
+// teaFloorEnv, set to a frame rate, starts the test binary as the second
+// floor of BenchmarkAttachIdle (TestMain): teaFloor.
+const teaFloorEnv = "HUDDLE_TEST_TEA_FLOOR_FPS"
+
+// teaFloor is the least Bubble Tea program: a static full screen of text,
+// as wide and tall as the terminal, on the alternate screen, at fps frames
+// a second, until q or its terminal ends. It returns the exit code.
+func teaFloor(fps string) int {
+	n, err := strconv.Atoi(fps)
+	if err != nil || n < 1 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want a frame rate\n", teaFloorEnv, fps)
+		return 2
+	}
+	if _, err := tea.NewProgram(teaStill{}, tea.WithFPS(n)).Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// teaStill is teaFloor's model: it draws the same screen every time.
+type teaStill struct{ w, h int }
+
+func (m teaStill) Init() tea.Cmd { return nil }
+
+func (m teaStill) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+	case tea.KeyPressMsg:
+		if msg.String() == "q" {
+			return m, tea.Quit
+		}
+	}
+	return m, nil
+}
+
+func (m teaStill) View() tea.View {
+	line := strings.Repeat("·", max(m.w-6, 0))
+	rows := make([]string, max(m.h, 1))
+	for i := range rows {
+		rows[i] = line
+	}
+	rows[0] = "floor " + line
+	v := tea.NewView(strings.Join(rows, "\n"))
+	v.AltScreen = true
+	return v
 }
 
 // tickerFloorEnv, set to a frame rate, starts the test binary as the floor

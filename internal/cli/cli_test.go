@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if fps := os.Getenv(tickerFloorEnv); fps != "" {
 		os.Exit(tickerFloor(fps)) // the floor of BenchmarkAttachIdle, not the tests
 	}
+	if fps := os.Getenv(teaFloorEnv); fps != "" {
+		os.Exit(teaFloor(fps)) // its second floor
+	}
 	// The desk and the journal of Claude Code teams live in the user's
 	// configuration directory: the tests keep theirs apart.
 	cfg, err := os.MkdirTemp("", "huddle-cli-test-config-")

@@ -29,7 +29,13 @@ type ptyRun struct {
 // nil, replaces the terminal as its standard input.
 func startOnPTY(t testing.TB, cwd string, env []string, stdin *os.File, args ...string) *ptyRun {
 	t.Helper()
-	cmd := exec.Command(huddleBinary(t), args...)
+	return startProgramOnPTY(t, huddleBinary(t), cwd, env, stdin, args...)
+}
+
+// startProgramOnPTY is startOnPTY for the program bin.
+func startProgramOnPTY(t testing.TB, bin, cwd string, env []string, stdin *os.File, args ...string) *ptyRun {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = cwd
 	cmd.Env = append(append(os.Environ(), "HUDDLE_DIR=", "TERM=xterm-256color", "NO_COLOR=1"), env...)
 	if stdin != nil {
