@@ -275,7 +275,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	model, cmd := m.update(msg)
 	if _, ticked := msg.(clockMsg); !ticked && m.tickDue.Sub(m.now()) > time.Second && m.countsSeconds(m.now()) {
 		// Something now counted in seconds came on screen while the
-		// clock waits for the next minute: its tick comes forward.
+		// clock waits for the next minute: drawn with the time now, its
+		// tick comes forward.
+		m.clock = m.now()
 		cmd = tea.Batch(cmd, m.tick())
 	}
 	switch {

@@ -61,10 +61,15 @@ func TestIdleScreenTicksOnceAMinute(t *testing.T) {
 		t.Fatalf("the clock shows %v; want %v", m.clock, clock.Now())
 	}
 
-	// A flash clears after seconds: the tick comes forward for it.
+	// A flash clears after seconds: the tick comes forward for it, and
+	// the screen drawn with it has the time now, not the last tick's.
+	clock.Advance(20 * time.Second)
 	m.Update(ActionDoneMsg{Text: "could not approve", Err: errors.New("no")})
 	if tickIn(m) != time.Second {
 		t.Fatalf("a flash left the tick in %v", tickIn(m))
+	}
+	if !m.clock.Equal(clock.Now()) {
+		t.Fatalf("drawn with the clock at %v; want %v", m.clock, clock.Now())
 	}
 	clock.Advance(9 * time.Second)
 	m.Update(clockMsg{gen: m.tickGen})
