@@ -143,3 +143,36 @@ func TestUniformRunsAreSaidOnce(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, table:\n%s\nwant:\n%s", code, errOut, out, want)
 	}
 }
+
+// TestTargetsBesideTheirBounds: the targets whose rows the input holds are
+// tabled last, each median held to its bound (at most or at least) with
+// its floor beside it; a target with no row is left out, and an input
+// with none of them prints no targets table.
+func TestTargetsBesideTheirBounds(t *testing.T) {
+	in := `pkg: huddle/internal/cli
+BenchmarkStart-2   	40	1 ns/op	4.5 version-x-hello	1.07 version-x-deps
+BenchmarkStart-2   	40	1 ns/op	4.4 version-x-hello	1.02 version-x-deps
+BenchmarkStart-2   	40	1 ns/op	4.6 version-x-hello	1.10 version-x-deps
+BenchmarkAttachFirstFrame/demo-2   	10	1 ns/op	2.9 ratio
+pkg: huddle/inbox
+BenchmarkAppend-2   	20000	1 ns/op	0.12 of-floor	0.27 of-locked-floor
+`
+	code, out, errOut := runTable(t, in)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	want := "\n**Targets** (medians; docs/PERFORMANCE.md)\n\n| figure | median | target | | beside |\n|---|--:|---|---|---|\n" +
+		"| `huddle version` start ÷ a Go hello-world | 4.500 | ≤ 2 | not met | version-x-deps 1.070 |\n" +
+		"| attach first frame, huddle init's team, ÷ `sh -c echo` | 2.900 | ≤ 4 | met |  |\n" +
+		"| `Append` ÷ a plain write | 0.1200 | ≥ 0.5 | not met | of-locked-floor 0.2700 |\n"
+	if !strings.HasSuffix(out, want) {
+		t.Fatalf("output ends:\n%s\nwant it to end:\n%s", out, want)
+	}
+	if strings.Contains(out, "status") || strings.Contains(out, "delivery") {
+		t.Fatalf("a target without a row was tabled:\n%s", out)
+	}
+	_, plain, _ := runTable(t, "pkg: huddle/tui\nBenchmarkView-2   \t10\t100 ns/op\n")
+	if strings.Contains(plain, "Targets") {
+		t.Fatalf("a targets table without any target's row:\n%s", plain)
+	}
+}

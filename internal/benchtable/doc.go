@@ -4,7 +4,9 @@
 // for every benchmark and every metric it reported (ns/op, B/op, each
 // b.ReportMetric unit), the number of runs and their minimum, median and
 // maximum. The ns/op of a benchmark that reports metrics of its own is
-// the time of its loop, not what it measures: it is left out.
+// the time of its loop, not what it measures: it is left out. Last comes
+// the table of huddle's targets (targets.go) whose rows the input holds:
+// each median beside its bound, met or not, and the floor it stands beside.
 //
 //	go test -run '^$' -bench . -count 3 ./inbox | go run ./internal/benchtable
 //	go run ./internal/benchtable bench.out

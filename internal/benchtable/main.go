@@ -34,6 +34,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchtable: %v\n", err)
 		return 1
 	}
+	if err := writeTargets(stdout, runs.rows); err != nil {
+		fmt.Fprintf(stderr, "benchtable: %v\n", err)
+		return 1
+	}
 	if len(runs.failures) > 0 {
 		for _, f := range runs.failures {
 			fmt.Fprintf(stderr, "benchtable: failed: %s\n", f)
