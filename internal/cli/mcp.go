@@ -115,22 +115,7 @@ func serveMCPHTTP(ctx context.Context, cl *cmdline, o *mcpOptions, door *mcpserv
 	// No write timeout: a call's answer, and a task's result, come when
 	// the lead has decided; the client going away ends them.
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return cl.fail(err)
-	}
-	fmt.Fprintf(cl.stdout, "serving the team in %s to MCP clients on http://%s/mcp\n", cl.teamPlace(), ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = hs.Shutdown(sctx)
-		cancel()
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return cl.fail(err)
-	}
-	return exitOK
+	return cl.serveHTTP(ctx, hs, o.addr, func(addr net.Addr) string {
+		return fmt.Sprintf("serving the team in %s to MCP clients on http://%s/mcp", cl.teamPlace(), addr)
+	})
 }

@@ -125,13 +125,23 @@ func serveBackend(ctx context.Context, cl *cmdline, o *serveOptions, keys *bluep
 		hs.Handler = mux
 		also = ", A2A's Agent Card at " + a2a.CardPath
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	return cl.serveHTTP(ctx, hs, o.addr, func(addr net.Addr) string {
+		return fmt.Sprintf("serving %d skills of the team in %s on http://%s%s", len(backend.Skills()), where, addr, also)
+	})
+}
+
+// serveHTTP listens on addr, says where (announce, given the address
+// bound), and serves hs until it fails or ctx ends, then shuts it down,
+// waiting at most 5 s for the requests under way: huddle serve's and
+// huddle mcp's one loop.
+func (cl *cmdline) serveHTTP(ctx context.Context, hs *http.Server, addr string, announce func(net.Addr) string) int {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return cl.fail(err)
 	}
-	fmt.Fprintf(cl.stdout, "serving %d skills of the team in %s on http://%s%s\n", len(backend.Skills()), where, ln.Addr(), also)
+	fmt.Fprintln(cl.stdout, announce(ln.Addr()))
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(ln) }() // owner: serveHTTP; ends with Shutdown
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
