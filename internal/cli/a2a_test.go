@@ -268,8 +268,7 @@ func TestA2AWithTheJSSDK(t *testing.T) {
 func TestA2AKeysWithTheJSSDK(t *testing.T) {
 	const key = "sk-a2a-door-secret-5151"
 	dir := a2aTeamDir(t)
-	keys := filepath.Join(t.TempDir(), "keys")
-	os.WriteFile(keys, []byte(key+" partner\n"), 0o600)
+	keys := keysFile(t, key+" partner")
 	addr := freePort(t)
 	stderr := startServe(t, dir, addr, "--a2a", "--api-keys-file", keys)
 	startUp(t, dir)

@@ -154,8 +154,7 @@ func TestMCPWithTheTSSDK(t *testing.T) {
 func TestMCPOverHTTPWithTheTSSDK(t *testing.T) {
 	const key = "sk-mcp-door-secret-7373"
 	dir := a2aTeamDir(t)
-	keys := filepath.Join(t.TempDir(), "keys")
-	os.WriteFile(keys, []byte(key+" remote-client\n"), 0o600)
+	keys := keysFile(t, key+" remote-client")
 	addr := freePort(t)
 	stderr := startMCPHTTP(t, dir, addr, "--api-keys-file", keys)
 	startUp(t, dir)

@@ -193,8 +193,7 @@ func TestTwoTeamsOnLoopback(t *testing.T) {
 func TestServeKeepsTheKeySecret(t *testing.T) {
 	const key, wrong = "sk-the-real-secret-4242", "sk-a-wrong-guess-1717"
 	dir := demoTeam(t)
-	keys := filepath.Join(t.TempDir(), "keys")
-	os.WriteFile(keys, []byte(key+" ifay-instance-001\n"), 0o600)
+	keys := keysFile(t, key+" ifay-instance-001")
 	addr := freePort(t)
 	stderr := startServe(t, dir, addr, "--api-keys-file", keys)
 	startUp(t, dir)
@@ -274,8 +273,7 @@ func TestServeKeepsTheKeySecret(t *testing.T) {
 func TestServeRefusesAnOpenAddressWithoutKeys(t *testing.T) {
 	dir := demoTeam(t)
 	huddle(t, "serve", "--dir", dir, "--addr", "0.0.0.0:0").wantError(t, exitUsage, "loopback", "serve 0.0.0.0")
-	keys := filepath.Join(t.TempDir(), "keys")
-	os.WriteFile(keys, []byte("not a valid line with four words\n"), 0o600)
+	keys := keysFile(t, "not a valid line with four words")
 	r := huddle(t, "serve", "--dir", dir, "--api-keys-file", keys)
 	r.wantError(t, exitUsage, "line 1", "serve with a bad keys file")
 	if strings.Contains(r.stderr, "valid line") {
@@ -335,4 +333,15 @@ func TestServeFromAnotherProcess(t *testing.T) {
 			t.Fatalf("the served call is not in the team's traces:\n%s", out)
 		}
 	})
+}
+
+// keysFile writes an --api-keys-file of one line ("KEY CALLER") and
+// returns its path.
+func keysFile(t *testing.T, line string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(path, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
