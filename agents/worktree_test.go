@@ -65,17 +65,7 @@ func TestClaudeTeammateInItsWorktree(t *testing.T) {
 		}
 	}
 	wt := filepath.Join(rt.dir, "worktrees", "agents", "coder")
-	var review *protocol.Request
-	testkit.WaitFor(t, 30*time.Second, "coder's review", func() bool {
-		rs, _ := dirrecords.ListRequests(rt.dir)
-		for i := range rs {
-			if rs[i].Kind == protocol.KindReview && rs[i].From == "coder" {
-				review = &rs[i]
-				return true
-			}
-		}
-		return false
-	})
+	review := rt.review(t)
 	if review.Review.Branch != "huddle/agents/coder" || review.Review.Worktree != wt || review.Review.Files != 1 {
 		t.Fatalf("the review: %+v", review.Review)
 	}
@@ -146,6 +136,21 @@ func TestCodexTeammateInItsWorktree(t *testing.T) {
 	if _, err := dirlead.Decide(rt.dir, p.ID, protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}
+	review := rt.review(t)
+	if review.Review.Branch != "huddle/agents/coder" || review.Review.Plan != plan.ID {
+		t.Fatalf("the review: %+v", review.Review)
+	}
+	if got := testkit.Git(t, repo, "show", review.Review.Head+":second.txt"); got != "made by Codex" {
+		t.Fatalf("the reviewed second.txt: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "second.txt")); !os.IsNotExist(err) {
+		t.Fatalf("second.txt reached main's worktree: %v", err)
+	}
+}
+
+// review waits for coder's review request.
+func (rt *runtime) review(t *testing.T) *protocol.Request {
+	t.Helper()
 	var review *protocol.Request
 	testkit.WaitFor(t, 30*time.Second, "coder's review", func() bool {
 		rs, _ := dirrecords.ListRequests(rt.dir)
@@ -157,13 +162,5 @@ func TestCodexTeammateInItsWorktree(t *testing.T) {
 		}
 		return false
 	})
-	if review.Review.Branch != "huddle/agents/coder" || review.Review.Plan != plan.ID {
-		t.Fatalf("the review: %+v", review.Review)
-	}
-	if got := testkit.Git(t, repo, "show", review.Review.Head+":second.txt"); got != "made by Codex" {
-		t.Fatalf("the reviewed second.txt: %q", got)
-	}
-	if _, err := os.Stat(filepath.Join(repo, "second.txt")); !os.IsNotExist(err) {
-		t.Fatalf("second.txt reached main's worktree: %v", err)
-	}
+	return review
 }
