@@ -21,6 +21,7 @@ import (
 	wishtea "charm.land/wish/v2/bubbletea"
 
 	"huddle/store"
+	"huddle/store/filestore"
 	"huddle/tui"
 )
 
@@ -137,6 +138,15 @@ func runSSH(cl *cmdline, addr, decide, watch, hostKey string) int {
 		return cl.fail(err)
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		if !cl.remote() {
+			// The screens' own store, paced as a screen's (dirUI).
+			fst, err := filestore.OpenWith(cl.dir, filestore.Options{Pace: tui.BurstFrame})
+			if err != nil {
+				return cl.fail(err)
+			}
+			defer fst.Close()
+			st = fst
+		}
 		ui := tui.RunOptions{Dir: cl.dir, Store: st, Footer: "over SSH: the team in " + cl.dir}
 		if cl.remote() {
 			ui = storeRunOptions(ctx, st, cl.storeName())

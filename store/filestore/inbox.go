@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
-	"time"
 
 	"huddle/inbox"
 	"huddle/protocol"
@@ -147,16 +146,9 @@ func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, int
 // inbox.Observer, drained when the inbox file changes (one fsnotify watch
 // on inbox/), so the member's consumer still gets every message. Seq is
 // the logical offset. A line that does not decode is skipped: it is the
-// consumer's to dead-letter. It is a screen's follow: the first change
-// after a quiet frame is read at once, the changes after it at most once a
-// frame (screenEvery), each read taking all that was appended.
+// consumer's to dead-letter. Each read takes all that was appended: a
+// screen's store (Options.Pace) reads once a burst.
 func (s *Store) WatchInbox(ctx context.Context, member string, fn func(store.Delivery)) (store.Subscription, error) {
-	return s.watchInbox(ctx, member, s.screenEvery(), fn)
-}
-
-// watchInbox is WatchInbox, its reads at most once an every (0: at every
-// change).
-func (s *Store) watchInbox(ctx context.Context, member string, every time.Duration, fn func(store.Delivery)) (store.Subscription, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return nil, err
 	}
@@ -170,7 +162,7 @@ func (s *Store) watchInbox(ctx context.Context, member string, every time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
 	}
-	sub, err := s.follow(ctx, dir, member+".jsonl", &observing{obs: obs, every: every}, s.opts.Inbox.Rescan)
+	sub, err := s.follow(ctx, dir, member+".jsonl", observing{obs}, s.opts.Inbox.Rescan)
 	if err != nil {
 		obs.Close()
 		return nil, fmt.Errorf("watch inbox of %s: %w", member, err)
@@ -178,31 +170,12 @@ func (s *Store) watchInbox(ctx context.Context, member string, every time.Durati
 	return sub, nil
 }
 
-// observing drains an inbox.Observer, at most once an every, and closes it
-// when its subscription ends (it keeps the cursor journal open).
-type observing struct {
-	obs   *inbox.Observer
-	every time.Duration
-	last  time.Time // the last drain; on the follow's goroutine only
-}
+// observing drains an inbox.Observer and closes it when its subscription
+// ends (it keeps the cursor journal open).
+type observing struct{ obs *inbox.Observer }
 
-func (o *observing) drain(ctx context.Context, _ bool) error {
-	if wait := o.every - time.Since(o.last); wait > 0 {
-		// Drained less than a frame ago: what is appended meanwhile is
-		// read by one drain at the frame's end.
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		}
-	}
-	o.last = time.Now()
-	return o.obs.Drain()
-}
-
-func (o *observing) finish() error { return o.obs.Close() }
+func (o observing) drain(context.Context, bool) error { return o.obs.Drain() }
+func (o observing) finish() error                     { return o.obs.Close() }
 
 // WatchAnswers is WatchInbox for a caller that waits in caller's inbox
 // for the answers to its calls. A taken answer stays in the file, as
@@ -210,5 +183,5 @@ func (o *observing) finish() error { return o.obs.Close() }
 // its consumer read (docs/ARCHITECTURE.md, "The team directory and the
 // store", retention).
 func (s *Store) WatchAnswers(ctx context.Context, caller string, take func(store.Delivery) bool) (store.Subscription, error) {
-	return s.watchInbox(ctx, caller, 0, func(d store.Delivery) { take(d) })
+	return s.WatchInbox(ctx, caller, func(d store.Delivery) { take(d) })
 }

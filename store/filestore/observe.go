@@ -66,29 +66,11 @@ func (s *Store) watchFile(ctx context.Context, dir, name string, fn func()) (sto
 	return sub, nil
 }
 
-// commitsEvery is the least time between two reads of a cursor journal
-// WatchCommits makes, or of an inbox WatchInbox makes: a screen's frame
-// (tui.FPS is 20), so an unread count is never a frame late, and a
-// consumer committing thousands of messages a second costs its watchers 20
-// reads a second.
-const commitsEvery = 50 * time.Millisecond
-
-// screenEvery is the least time between two reads of a screen's follow
-// (WatchCommits, WatchInbox): commitsEvery, or none on a store whose
-// watches already rest that long between bursts (Options.Pace), where a
-// wait of its own would only add a wake.
-func (s *Store) screenEvery() time.Duration {
-	if s.opts.Pace >= commitsEvery {
-		return 0
-	}
-	return commitsEvery
-}
-
 // WatchCommits follows member's cursor journal (cursors/<name>.cursor,
 // written by its consumer on every commit) and calls fn with the logical
 // offset it committed up to: once before it returns, then after each
-// change of the journal that moved it, at most once a commitsEvery, the
-// last commit always told.
+// change of the journal that moved it. A consumer commits after every
+// message: a screen's store (Options.Pace) reads the journal once a burst.
 func (s *Store) WatchCommits(ctx context.Context, member string, fn func(committed int64)) (store.Subscription, error) {
 	if err := protocol.ValidateName(member); err != nil {
 		return nil, err
@@ -116,24 +98,10 @@ func (s *Store) WatchCommits(ctx context.Context, member string, fn func(committ
 	// change the watch tells. The follow's own first drain would read the
 	// journal a second time for nothing, so it is skipped.
 	var started atomic.Bool
-	var lastRead time.Time // on the follow's goroutine only
 	sub, err := s.follow(ctx, dir, member+".cursor", drainFunc(func(ctx context.Context) error {
 		if !started.Swap(true) {
 			return nil
 		}
-		// A consumer commits after every message: read at most once a
-		// commitsEvery, the commits made meanwhile told by the one read
-		// (what changed during the wait is read by it).
-		if wait := s.screenEvery() - time.Since(lastRead); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			}
-		}
-		lastRead = time.Now()
 		return read(ctx)
 	}), s.opts.Inbox.Rescan)
 	if err != nil {
