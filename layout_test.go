@@ -48,15 +48,19 @@ var allowedImports = map[string][]string{
 	"notify":       {"protocol", "team/view"},
 	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "team", "team/supervisor", "team/view", "team/serve", "team/mcpserve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
 	".":            {"internal/cli"},
+	// huddle broker's binary: the only one that links the NATS server.
+	"cmd/huddle-broker": {"internal/cli", "store/natsserver"},
 
 	// The team's state behind one interface, files or NATS JetStream
 	// (docs/ARCHITECTURE.md, "The team directory and the store").
 	"store":           {"protocol", "ipc/trace"},
 	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store", "internal/dirwatch"},
 	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
-	"store/storetest": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
+	// An embedded NATS server with JetStream (huddle-broker, the tests).
+	"store/natsserver": {},
+	"store/storetest":  {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
 	// A fresh store of each kind, for the tests that run on both.
-	"store/storekinds": {"store", "store/filestore", "store/natsstore"},
+	"store/storekinds": {"store", "store/filestore", "store/natsstore", "store/natsserver"},
 	// A command of the Makefile's: it reads go test's benchmark output.
 	"internal/benchtable": {},
 	"internal/benchfloor": {},
@@ -165,7 +169,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 // packages of a light command (status, approve, send, requests, show,
 // attach) must not link: the model SDKs, the NATS server, the
 // OpenTelemetry SDK and exporter with gRPC and protobuf. Only the
-// packages that use them import them (llm, store/natsstore,
+// packages that use them import them (llm, store/natsserver,
 // ipc/trace/otelexport, internal/cli).
 var heavyDeps = []string{
 	"github.com/openai/openai-go",
@@ -217,5 +221,10 @@ func TestLightCommandsLinkNoHeavyDeps(t *testing.T) {
 	}
 	if bad := has(deps("huddle"), initHeavy); len(bad) > 0 {
 		t.Errorf("huddle links %v, whose initialisers every command pays", bad)
+	}
+	// nats-server's pse reads /proc/self/stat once a second from its
+	// initialiser, in every process that links it: huddle-broker alone.
+	if bad := has(deps("huddle"), []string{"github.com/nats-io/nats-server"}); len(bad) > 0 {
+		t.Errorf("huddle links %v: every huddle process would wake once a second", bad)
 	}
 }

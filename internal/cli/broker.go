@@ -4,12 +4,42 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"huddle/store/natsstore"
+	"syscall"
 )
+
+// BrokerServer is the NATS server huddle broker runs: where it listens,
+// and how it stops once what JetStream holds is on disk.
+type BrokerServer interface {
+	Addr() string
+	Shutdown()
+}
+
+// StartBroker starts a NATS server with JetStream on addr (HOST:PORT),
+// keeping its data in dir, wanting token from every client unless it is
+// empty.
+type StartBroker func(addr, dir, token string) (BrokerServer, error)
+
+// brokerStart runs the server in this process. huddle leaves it nil: the
+// server's packages would load into every command (nats-server's pse
+// reads /proc/self/stat once a second from its initialiser), so huddle
+// broker hands itself to huddle-broker, the binary that links them and
+// sets it (MainBroker).
+var brokerStart StartBroker
+
+// brokerBinary is the binary huddle broker hands itself to.
+const brokerBinary = "huddle-broker"
+
+// MainBroker is huddle-broker's main: huddle broker with args, its server
+// started by start in this process. It returns the exit code.
+func MainBroker(args []string, stdout, stderr io.Writer, start StartBroker) int {
+	brokerStart = start
+	return run(append([]string{"broker"}, args...), stdout, stderr)
+}
 
 func brokerFlags(fs *flag.FlagSet) runFunc {
 	addr := fs.String("addr", "127.0.0.1:4222", "where to listen (HOST:PORT; port 0 picks a free one); without --token-file only a loopback address")
@@ -45,13 +75,16 @@ func runBroker(cl *cmdline, addr, data, tokenFile string) int {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return cl.fail(fmt.Errorf("--data: %w", err))
 	}
+	if brokerStart == nil {
+		return execBroker(cl)
+	}
 	ctx, stop := signalContext()
 	defer stop()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: data, Token: token})
+	srv, err := brokerStart(addr, data, token)
 	if err != nil {
 		return cl.fail(err)
 	}
-	url := srv.URL("TEAM")
+	url := "nats://" + srv.Addr() + "/TEAM"
 	if token != "" {
 		url = "nats://TOKEN@" + srv.Addr() + "/TEAM"
 	}
@@ -61,6 +94,39 @@ func runBroker(cl *cmdline, addr, data, tokenFile string) int {
 	srv.Shutdown()
 	fmt.Fprintln(cl.stdout, "stopped")
 	return exitOK
+}
+
+// execBroker replaces this process with huddle-broker, given the flags cl
+// was given: found beside this executable, else on PATH. It returns only
+// when that fails.
+func execBroker(cl *cmdline) int {
+	bin, err := findBroker()
+	if err != nil {
+		return cl.fail(err)
+	}
+	argv := []string{bin}
+	cl.fs.Visit(func(f *flag.Flag) { argv = append(argv, "--"+f.Name+"="+f.Value.String()) })
+	err = syscall.Exec(bin, argv, os.Environ())
+	return cl.fail(fmt.Errorf("run %s: %w", bin, err))
+}
+
+// findBroker is huddle-broker beside this executable, else on PATH.
+func findBroker() (string, error) {
+	exe, err := os.Executable()
+	if err == nil {
+		beside := filepath.Join(filepath.Dir(exe), brokerBinary)
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return beside, nil
+		}
+	}
+	if p, err := exec.LookPath(brokerBinary); err == nil {
+		return p, nil
+	}
+	where := "beside huddle"
+	if exe != "" {
+		where += " (" + filepath.Dir(exe) + ")"
+	}
+	return "", fmt.Errorf("%s, the binary that holds the NATS server, is neither %s nor on PATH: build it in huddle's source with 'go install ./cmd/%s'", brokerBinary, where, brokerBinary)
 }
 
 // defaultBrokerData is $XDG_DATA_HOME/huddle/broker, else

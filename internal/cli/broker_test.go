@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -177,5 +178,59 @@ func TestBrokerHelp(t *testing.T) {
 	r := huddle(t, "broker", "--help")
 	if r.code != exitOK || !strings.Contains(r.stdout, "huddle broker [--addr 127.0.0.1:4222] [--data DIR] [--token-file F]") || !strings.Contains(r.stdout, "--token-file") || !strings.Contains(r.stdout, "nats://HOST:PORT/TEAM") {
 		t.Fatalf("broker --help: code %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestBrokerFindsItsBinary: huddle broker runs huddle-broker, which holds
+// the NATS server huddle does not link: beside huddle, else on PATH, and
+// without it one line says how to build it.
+func TestBrokerFindsItsBinary(t *testing.T) {
+	built := filepath.Dir(huddleBinary(t))
+	alone := filepath.Join(t.TempDir(), "huddle")
+	b, err := os.ReadFile(filepath.Join(built, "huddle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(path string, args ...string) (string, string, int) {
+		cmd := exec.Command(alone, args...)
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+
+	_, stderr, code := run(t.TempDir(), "broker", "--addr", "127.0.0.1:0", "--data", t.TempDir())
+	if code != exitFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "huddle-broker") || !strings.Contains(stderr, "go install ./cmd/huddle-broker") {
+		t.Fatalf("no huddle-broker anywhere: code %d, stderr %q", code, stderr)
+	}
+	// Bad input is refused before huddle-broker is looked for.
+	_, stderr, code = run(t.TempDir(), "broker", "--addr", "0.0.0.0:0", "--data", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, "only on a loopback address") {
+		t.Fatalf("0.0.0.0 without a token nor huddle-broker: code %d, stderr %q", code, stderr)
+	}
+
+	// On PATH, it runs there; a busy port is its one line, through huddle.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, stderr, code = run(built, "broker", "--addr", ln.Addr().String(), "--data", t.TempDir())
+	if code != exitFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "in use") {
+		t.Fatalf("huddle-broker on PATH, busy port: code %d, stderr %q", code, stderr)
+	}
+	stdout, _, code := run(built, "broker", "--help")
+	if code != exitOK || !strings.Contains(stdout, "huddle broker [--addr") {
+		t.Fatalf("broker --help without huddle-broker beside: code %d\n%s", code, stdout)
 	}
 }

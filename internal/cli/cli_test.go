@@ -56,7 +56,8 @@ func huddleBinary(t testing.TB) string {
 			return
 		}
 		huddleBin.bin = filepath.Join(huddleBin.dir, "huddle")
-		out, err := exec.Command("go", "build", "-o", huddleBin.bin, "huddle").CombinedOutput()
+		// huddle-broker beside it, where huddle broker looks first.
+		out, err := exec.Command("go", "build", "-o", huddleBin.dir+string(filepath.Separator), "huddle", "huddle/cmd/huddle-broker").CombinedOutput()
 		if err != nil {
 			huddleBin.err = errors.New(err.Error() + ": " + string(out))
 		}

@@ -247,7 +247,8 @@ var commands = []command{
 			"--token-file it listens only on a loopback address; with it, every client must present\n" +
 			"the token (nats://TOKEN@HOST:PORT/TEAM). A busy address is an error. Ctrl-C, SIGTERM or\n" +
 			"SIGHUP stops it. The commands that take --store run on a team kept in it (README, \"A team\n" +
-			"on two machines\").",
+			"on two machines\"). The server is the huddle-broker binary (go install ./cmd/huddle-broker),\n" +
+			"found beside huddle, else on PATH: huddle itself does not link it.",
 		flags: brokerFlags,
 	},
 	{

@@ -24,6 +24,7 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 	"huddle/store/storekinds"
 	"huddle/store/storetest"
@@ -52,7 +53,7 @@ func natsTeam(t *testing.T) string {
 // token (none when ""), with the token in the URL.
 func natsTeamWithToken(t *testing.T, token string) string {
 	t.Helper()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +563,7 @@ func TestStoreBadURL(t *testing.T) {
 // line without it.
 func TestStoreOverTLS(t *testing.T) {
 	caFile, cfg := testtls.Server(t)
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), TLS: cfg})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(), TLS: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"huddle/protocol"
 	"huddle/store"
+
+	"huddle/store/natsserver"
 )
 
 // TestArchivedRequestsLeaveTheLiveKeys: the live listing costs one read per
@@ -14,7 +16,7 @@ import (
 // purge marker too, once the server expires it — or every tick of every
 // runtime would read the team's whole history again.
 func TestArchivedRequestsLeaveTheLiveKeys(t *testing.T) {
-	srv, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

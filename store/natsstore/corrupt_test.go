@@ -5,12 +5,14 @@ import (
 
 	"huddle/store"
 	"huddle/store/storetest"
+
+	"huddle/store/natsserver"
 )
 
 // TestCorruptRecordsNamed holds the NATS store to storetest.RunCorrupt: a
 // value a foreign writer put under a record's key is named, not left out.
 func TestCorruptRecordsNamed(t *testing.T) {
-	srv, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

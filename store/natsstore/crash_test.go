@@ -17,6 +17,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/store"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 )
 
@@ -46,7 +47,7 @@ func playRole(role string) int {
 // playBroker runs an embedded server on addr and data, says "listening
 // ADDR", and runs until stdin ends.
 func playBroker(addr, data string) error {
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: addr, DataDir: data})
+	srv, err := natsserver.Start(natsserver.Options{Addr: addr, DataDir: data})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,5 @@
 // meanwhile. Credentials never appear in an error: Redact is what a URL
 // looks like when printed.
 //
-// StartServer runs an embedded NATS server with JetStream, for `huddle
-// broker`, a single machine and the tests.
+// Package natsserver runs an embedded server (huddle-broker, the tests).
 package natsstore

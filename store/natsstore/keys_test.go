@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"huddle/protocol"
+
+	"huddle/store/natsserver"
 )
 
 // TestKeysListedUnderRewrites: members heartbeat and move status all the
@@ -14,7 +16,7 @@ import (
 // listing must hold every member (a key listing by consumer missed about
 // one in twenty here).
 func TestKeysListedUnderRewrites(t *testing.T) {
-	srv, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"huddle/store"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 	"huddle/store/storetest"
 )
 
 // server is one embedded server for the package's tests; each test gets a
 // team (streams and bucket) of its own on it.
-var server *natsstore.Server
+var server *natsserver.Server
 
 func TestMain(m *testing.M) {
 	if role := os.Getenv(roleEnv); role != "" {
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	server, err = natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: dir})
+	server, err = natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: dir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

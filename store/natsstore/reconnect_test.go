@@ -14,6 +14,7 @@ import (
 	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 )
 
@@ -66,7 +67,7 @@ func note(i int) *protocol.Message {
 // restartable is an embedded server a test shuts down and starts again on
 // the same address and data directory, as an operator restarting NATS.
 type restartable struct {
-	srv       *natsstore.Server
+	srv       *natsserver.Server
 	addr, dir string
 }
 
@@ -75,7 +76,7 @@ type restartable struct {
 func startRestartable(t *testing.T) *restartable {
 	t.Helper()
 	r := &restartable{dir: t.TempDir()}
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: r.dir})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func (r *restartable) stop(t *testing.T, s *natsstore.Store) {
 // start starts the server again where it was.
 func (r *restartable) start(t *testing.T) {
 	t.Helper()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: r.addr, DataDir: r.dir})
+	srv, err := natsserver.Start(natsserver.Options{Addr: r.addr, DataDir: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

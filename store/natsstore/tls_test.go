@@ -8,6 +8,7 @@ import (
 
 	"huddle/internal/testtls"
 	"huddle/store"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 )
 
@@ -19,7 +20,7 @@ import (
 // nobody vouched for.
 func TestTLSURL(t *testing.T) {
 	caFile, cfg := testtls.Server(t)
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir(), TLS: cfg})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(), TLS: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"huddle/store"
 	"huddle/store/filestore"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 )
 
@@ -26,7 +27,7 @@ var Open = map[string]func(t *testing.T) store.Store{
 		return st
 	},
 	"nats": func(t *testing.T) store.Store {
-		srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+		srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 )
 
@@ -38,7 +39,7 @@ func (st benchStore) open(b *testing.B) store.Store { return st.team(b)() }
 // JetStream files are on the same disk.
 func stores(b *testing.B) []benchStore {
 	base := benchfloor.RealDiskDir(b)
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: filepath.Join(base, "nats")})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: filepath.Join(base, "nats")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 	"huddle/team"
 	"huddle/teamdir"
@@ -31,7 +32,7 @@ import (
 // the test, has its own, as processes on different machines would.
 func natsTeam(t *testing.T, tm team.Team, policies map[string]string) func() store.Store {
 	t.Helper()
-	srv, err := natsstore.StartServer(natsstore.ServerOptions{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

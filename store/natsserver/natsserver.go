@@ -1,4 +1,10 @@
-package natsstore
+// Package natsserver runs an embedded NATS server with JetStream: what
+// huddle-broker serves (`huddle broker`) and what the tests of the NATS
+// store run on. It is apart from natsstore, the client, because the
+// server's packages start work of their own when a process loads them
+// (nats-server's pse reads /proc/self/stat once a second from its
+// initialiser), and only huddle-broker and the tests should carry them.
+package natsserver
 
 import (
 	"crypto/tls"
@@ -11,8 +17,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// ServerOptions configure an embedded server.
-type ServerOptions struct {
+// Options configure an embedded server.
+type Options struct {
 	// Addr is HOST:PORT to listen on; port 0 picks a free one.
 	Addr string
 	// DataDir is where JetStream keeps the streams and buckets.
@@ -33,9 +39,9 @@ type Server struct {
 	addr string
 }
 
-// StartServer starts an embedded server and waits until it takes
+// Start starts an embedded server and waits until it takes
 // connections. A busy address is one clear error.
-func StartServer(o ServerOptions) (*Server, error) {
+func Start(o Options) (*Server, error) {
 	host, portStr, err := net.SplitHostPort(o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("address %q: want HOST:PORT", o.Addr)
