@@ -201,7 +201,7 @@ type prevFile struct {
 // openPrev opens a prev file and reads its header; ok is false when there is
 // none or it is not one.
 func openPrev(path string) (p prevFile, ok bool) {
-	f, err := os.Open(path)
+	f, err := teamdir.OpenRead(path, os.O_RDONLY)
 	if err != nil {
 		return prevFile{}, false
 	}
@@ -365,7 +365,7 @@ func (c *Consumer) inboxFile(verify bool) (*os.File, os.FileInfo, error) {
 		c.f.Close()
 		c.f = nil
 	}
-	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+	f, err := teamdir.OpenRead(c.path, os.O_RDWR)
 	if os.IsNotExist(err) {
 		return nil, nil, nil
 	}

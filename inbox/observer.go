@@ -145,7 +145,7 @@ func (o *Observer) Drain() error {
 }
 
 func (o *Observer) read() (batch []Delivery, more bool, err error) {
-	f, err := os.Open(o.path)
+	f, err := teamdir.OpenRead(o.path, os.O_RDONLY)
 	if os.IsNotExist(err) {
 		return nil, false, nil
 	}
