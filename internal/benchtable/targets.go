@@ -67,7 +67,7 @@ func writeTargets(w io.Writer, rows []*row) error {
 			verdict = "met"
 		}
 		floor := ""
-		if f, ok := median(t.pkg, t.bench, t.floor); ok && t.floor != "" {
+		if f, ok := median(t.pkg, t.bench, t.floor); ok {
 			floor = fmt.Sprintf("%s %s", cell(t.floor), number(f))
 		}
 		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", cell(t.figure), number(m), bound, verdict, floor))

@@ -43,10 +43,9 @@ func storeRunOptions(ctx context.Context, st store.Store, name string) tui.RunOp
 
 // dirUI is the UI on the team directory dir, through a files store of its
 // own (close it after the UI): observed as any store is, its keys the
-// lead's operations as on any store. It is a screen's store: it reads what
-// changed at most once a tui.BurstFrame (filestore.Options.Pace).
+// lead's operations as on any store; the store is a screenStore.
 func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
-	st, err := filestore.OpenWith(dir, filestore.Options{Pace: tui.BurstFrame})
+	st, err := screenStore(dir)
 	if err != nil {
 		return tui.RunOptions{}, nil, err
 	}
@@ -54,6 +53,13 @@ func dirUI(ctx context.Context, dir string) (tui.RunOptions, func(), error) {
 	// operations start none: closing has nothing to fail on.
 	ui := tui.RunOptions{Dir: dir, Store: st, Actions: tui.Reviews(tui.LeadActions(tui.StoreLead(ctx, st)), tui.StoreReviews(ctx, st, dir))}
 	return ui, func() { _ = st.Close() }, nil
+}
+
+// screenStore opens the team directory dir as a screen's files store:
+// it reads what changed at most once a tui.BurstFrame after a burst
+// (filestore.Options.Pace), where a runtime's acts on every change.
+func screenStore(dir string) (*filestore.Store, error) {
+	return filestore.OpenWith(dir, filestore.Options{Pace: tui.BurstFrame})
 }
 
 // attachStore is huddle attach --store: the UI on the team in the store,

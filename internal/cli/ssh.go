@@ -21,7 +21,6 @@ import (
 	wishtea "charm.land/wish/v2/bubbletea"
 
 	"huddle/store"
-	"huddle/store/filestore"
 	"huddle/tui"
 )
 
@@ -139,8 +138,8 @@ func runSSH(cl *cmdline, addr, decide, watch, hostKey string) int {
 	}
 	return cl.withTeam(func(ctx context.Context, st store.Store) int {
 		if !cl.remote() {
-			// The screens' own store, paced as a screen's (dirUI).
-			fst, err := filestore.OpenWith(cl.dir, filestore.Options{Pace: tui.BurstFrame})
+			// The screens' own store, paced as a screen's.
+			fst, err := screenStore(cl.dir)
 			if err != nil {
 				return cl.fail(err)
 			}

@@ -107,7 +107,6 @@ func depsBinary(b *testing.B) string {
 		fmt.Fprintf(&src, "\t_ %q\n", path)
 	}
 	src.WriteString(")\n\nfunc main() { fmt.Println(\"hello\") }\n")
-	dir := b.TempDir()
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
 		b.Fatal(err)
@@ -116,19 +115,11 @@ func depsBinary(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mod = []byte(strings.Replace(string(mod), "module huddle", "module depsfloor", 1))
-	for name, text := range map[string][]byte{"go.mod": mod, "go.sum": sum, "main.go": []byte(src.String())} {
-		if err := os.WriteFile(filepath.Join(dir, name), text, 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "deps")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build the dependencies' floor: %v: %s", err, out)
-	}
-	return bin
+	return buildProgram(b, "deps", map[string]string{
+		"go.mod":  strings.Replace(string(mod), "module huddle", "module depsfloor", 1),
+		"go.sum":  string(sum),
+		"main.go": src.String(),
+	})
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -141,21 +132,27 @@ func median(ds []time.Duration) time.Duration {
 // the toolchain that built huddle: the floor of a Go command's start.
 func helloBinary(b *testing.B) string {
 	b.Helper()
-	src := b.TempDir()
-	files := map[string]string{
+	return buildProgram(b, "hello", map[string]string{
 		"go.mod":  "module hello\n\ngo 1.26\n",
 		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o600); err != nil {
+	})
+}
+
+// buildProgram writes files (go.mod, main.go, …) into a directory of their
+// own and builds the program there as name; it returns the binary's path.
+func buildProgram(b *testing.B, name string, files map[string]string) string {
+	b.Helper()
+	src := b.TempDir()
+	for file, text := range files {
+		if err := os.WriteFile(filepath.Join(src, file), []byte(text), 0o600); err != nil {
 			b.Fatal(err)
 		}
 	}
-	bin := filepath.Join(src, "hello")
+	bin := filepath.Join(src, name)
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build hello: %v: %s", err, out)
+		b.Fatalf("build %s: %v: %s", name, err, out)
 	}
 	return bin
 }

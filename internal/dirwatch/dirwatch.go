@@ -140,20 +140,9 @@ func (sub *Sub) Close() error {
 // a paced one (Set.Pace) rests after each burst.
 func (d *dir) run() {
 	defer close(d.done)
-	var rest *time.Timer
-	after := func(dur time.Duration) <-chan time.Time {
-		if rest == nil {
-			rest = time.NewTimer(dur)
-		} else {
-			rest.Reset(dur)
-		}
-		return rest.C
-	}
-	defer func() {
-		if rest != nil {
-			rest.Stop()
-		}
-	}()
+	rest := time.NewTimer(time.Hour)
+	rest.Stop()
+	defer rest.Stop()
 	for {
 		if ok, _ := d.next(wait); !ok {
 			return
@@ -175,8 +164,9 @@ func (d *dir) run() {
 				break
 			}
 		}
+		rest.Reset(d.pace)
 		select {
-		case <-after(d.pace):
+		case <-rest.C:
 		case <-d.stop:
 			return
 		}
