@@ -45,9 +45,14 @@ var allowedImports = map[string][]string{
 	"tui":           {"protocol", "ipc/trace", "team", "team/view", "replay", "store", "notify", "worktree", "internal/highlight"},
 	// What a person is told of (a request waits, a member crashed), on
 	// the terminal, the desktop and a webhook.
-	"notify":       {"protocol", "team/view"},
-	"internal/cli": {"internal/suggest", "notify", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "llm", "team", "team/supervisor", "team/view", "team/serve", "team/mcpserve", "claudeteam", "replay", "agents", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "worktree"},
-	".":            {"internal/cli"},
+	"notify": {"protocol", "team/view"},
+	// huddle: every command's flags and help, and the runs of the light
+	// ones; it links no runtime, screen, model SDK or server (Full).
+	"internal/cli": {"internal/suggest", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "team", "team/view", "claudeteam", "replay", "agents", "store", "store/filestore", "store/natsstore", "worktree"},
+	// huddle-full: the runs of the commands that need them.
+	"internal/cli/full": {"internal/cli", "notify", "protocol", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "team", "team/supervisor", "team/view", "team/serve", "team/mcpserve", "claudeteam", "replay", "tui", "ipc/trace/otelexport", "store", "store/filestore"},
+	".":                 {"internal/cli"},
+	"cmd/huddle-full":   {"internal/cli/full"},
 	// huddle broker's binary: the only one that links the NATS server.
 	"cmd/huddle-broker": {"internal/cli", "store/natsserver"},
 
@@ -105,6 +110,8 @@ var allowedImports = map[string][]string{
 	// from outside the team (only tests import it).
 	"internal/testkit/dirrecords": {"protocol", "store", "store/filestore", "team"},
 	"internal/testkit/files":      {"inbox", "store/filestore"},
+	"internal/testkit/claudefix":  {"claudeteam"},
+	"internal/testkit/natsteam":   {"protocol", "store", "store/natsserver", "store/natsstore", "team"},
 	// A team kept in a store of each kind, and the records and roles the
 	// tests of team and its subpackages share (only tests import it).
 	"internal/testkit/teamkit": {"protocol", "ipc/trace", "store", "store/storekinds", "team", "internal/testkit/dirrecords", "internal/testkit/files"},
@@ -189,6 +196,22 @@ var initHeavy = []string{
 	"github.com/alecthomas/chroma/v2/styles",
 }
 
+// fullOnly are what huddle hands to huddle-full (cli.Full): the runtime,
+// the screen, the doors and the trace export (the model SDKs are in
+// heavyDeps). The huddle
+// binary links none of them.
+var fullOnly = []string{
+	"huddle/team/supervisor",
+	"huddle/tui",
+	"huddle/ipc/a2a",
+	"huddle/ipc/trace/otelexport",
+	"charm.land/bubbletea",
+	"charm.land/lipgloss",
+	"charm.land/wish",
+	"github.com/a2aproject/a2a-go",
+	"github.com/modelcontextprotocol/go-sdk",
+}
+
 // TestLightCommandsLinkNoHeavyDeps lists the package graph (go list
 // -deps) of the packages a light command runs on, and of the binary, and
 // fails on a heavy dependency among them (docs/PERFORMANCE.md, "Start").
@@ -219,8 +242,11 @@ func TestLightCommandsLinkNoHeavyDeps(t *testing.T) {
 			t.Errorf("%s links %v: a light command would initialise them", pkg, bad)
 		}
 	}
-	if bad := has(deps("huddle"), initHeavy); len(bad) > 0 {
-		t.Errorf("huddle links %v, whose initialisers every command pays", bad)
+	if bad := has(deps("huddle/cmd/huddle-full"), initHeavy); len(bad) > 0 {
+		t.Errorf("huddle-full links %v, whose initialisers every command it runs pays", bad)
+	}
+	if bad := has(deps("huddle"), slices.Concat(heavyDeps, fullOnly)); len(bad) > 0 {
+		t.Errorf("huddle links %v: they are huddle-full's", bad)
 	}
 	// nats-server's pse reads /proc/self/stat once a second from its
 	// initialiser, in every process that links it: huddle-broker alone.

@@ -23,7 +23,7 @@ work=$(mktemp -d)
 session=huddle-shot-$$
 trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-go build -o "$work/huddle" .
+CGO_ENABLED=0 go build -o "$work/" . ./cmd/huddle-full
 mkdir "$work/empty"
 tmux new-session -d -s "$session" -x 120 -y 36 -c "$work/empty" "$work/huddle"
 

@@ -181,3 +181,7 @@ func Fail(req *InvocationRequest, durationMS int64, code ErrorCode, message stri
 		Error: &InvocationError{Code: code, Message: message, Details: d},
 	}
 }
+
+// A2ACardPath is where an A2A server publishes its Agent Card (A2A v1.0,
+// "Agent Discovery"); huddle serve --a2a serves it there.
+const A2ACardPath = "/.well-known/agent-card.json"

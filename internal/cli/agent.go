@@ -17,47 +17,47 @@ func agentFlags(fs *flag.FlagSet) runFunc {
 	misbehave := fs.Int("misbehave", 0, "echo: misbehave on every `N`-th message or invocation: a line that is not an action, or an answer without a status (0: never)")
 	task := fs.String("task", "", "claude, codex: the `TEXT` of the task to plan, then carry out once the lead approves")
 	bin := fs.String("bin", "", "claude, codex: the CLI's `PATH` (default $HUDDLE_CLAUDE_BIN or $HUDDLE_CODEX_BIN, else claude or codex on PATH)")
-	return func(cl *cmdline) int { return runAgent(cl, *misbehave, *task, *bin) }
+	return func(cl *Cmdline) int { return runAgent(cl, *misbehave, *task, *bin) }
 }
 
 // runAgent runs a built-in exec teammate: echo, so the demo and the tests
 // use the exec runtime without another language installed, or an adapter
 // of a coding agent's CLI (package agents).
-func runAgent(cl *cmdline, misbehave int, task, bin string) int {
-	if code, ok := cl.wantArgs(1, -1, "an agent (echo, claude or codex)"); !ok {
+func runAgent(cl *Cmdline, misbehave int, task, bin string) int {
+	if code, ok := cl.WantArgs(1, -1, "an agent (echo, claude or codex)"); !ok {
 		return code
 	}
-	name := cl.args[0]
+	name := cl.Args[0]
 	if name == "echo" {
-		if len(cl.args) > 1 {
-			return cl.usageError("unexpected argument %q", cl.args[1])
+		if len(cl.Args) > 1 {
+			return cl.UsageError("unexpected argument %q", cl.Args[1])
 		}
-		if cl.flagGiven("task") || cl.flagGiven("bin") {
-			return cl.usageError("--task and --bin are for claude and codex, not echo")
+		if cl.FlagGiven("task") || cl.FlagGiven("bin") {
+			return cl.UsageError("--task and --bin are for claude and codex, not echo")
 		}
-		return echoAgent(os.Stdin, cl.stdout, cl.stderr, misbehave)
+		return echoAgent(os.Stdin, cl.Stdout, cl.Stderr, misbehave)
 	}
 	c, ok := agents.CLIs[name]
 	if !ok {
-		return cl.usageError("no agent %q: want echo, claude or codex", name)
+		return cl.UsageError("no agent %q: want echo, claude or codex", name)
 	}
-	if cl.flagGiven("misbehave") {
-		return cl.usageError("--misbehave is for echo, not %s", name)
+	if cl.FlagGiven("misbehave") {
+		return cl.UsageError("--misbehave is for echo, not %s", name)
 	}
 	if strings.TrimSpace(task) == "" {
-		return cl.usageError("--task is required")
+		return cl.UsageError("--task is required")
 	}
 	path, err := c.Bin(bin)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	ctx, stop := signalContext() // huddle stops a member with SIGINT: the CLI's turn is killed with it
+	ctx, stop := SignalContext() // huddle stops a member with SIGINT: the CLI's turn is killed with it
 	defer stop()
-	cfg := agents.Config{CLI: c, Bin: path, Task: task, Extra: cl.args[1:], TeamDir: os.Getenv("HUDDLE_DIR")}
-	if err := agents.Run(ctx, cfg, os.Stdin, cl.stdout, cl.stderr); err != nil {
-		return cl.fail(err)
+	cfg := agents.Config{CLI: c, Bin: path, Task: task, Extra: cl.Args[1:], TeamDir: os.Getenv("HUDDLE_DIR")}
+	if err := agents.Run(ctx, cfg, os.Stdin, cl.Stdout, cl.Stderr); err != nil {
+		return cl.Fail(err)
 	}
-	return exitOK
+	return ExitOK
 }
 
 // echoAgent answers every message with an echo and every invocation with an
@@ -102,8 +102,8 @@ func echoAgent(in io.Reader, out, log io.Writer, misbehave int) int {
 			say(protocol.ExecLine{Kind: "result", Result: &res})
 		case protocol.TypeShutdownRequest:
 			say(protocol.ExecLine{Kind: "shutdown_response", RequestID: m.RequestID, Approve: protocol.Bool(true), Reason: "echo agent stopping"})
-			return exitOK
+			return ExitOK
 		}
 	}
-	return exitOK
+	return ExitOK
 }

@@ -107,7 +107,7 @@ func TestReadmeAgentRunsFromAnyDirectory(t *testing.T) {
 	leadHears(t, dir, "auditor", "audited: invoice 42")
 
 	r := huddle(t, "shutdown", "auditor", "--wait", "--timeout", "20s", "--dir", dir)
-	if r.code != exitOK || !strings.HasSuffix(r.stdout, "approved by auditor: done\n") {
+	if r.code != ExitOK || !strings.HasSuffix(r.stdout, "approved by auditor: done\n") {
 		t.Fatalf("shutdown --wait: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	waitingFor(t, dir, "auditor", protocol.MemberStopped)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"net"
+
 	"errors"
 	"flag"
 	"fmt"
@@ -38,76 +40,77 @@ const brokerBinary = "huddle-broker"
 // started by start in this process. It returns the exit code.
 func MainBroker(args []string, stdout, stderr io.Writer, start StartBroker) int {
 	brokerStart = start
-	return run(append([]string{"broker"}, args...), stdout, stderr)
+	args = append([]string{"broker"}, args...)
+	return run(handOver{args: args, stderr: stderr}, args, stdout, stderr)
 }
 
 func brokerFlags(fs *flag.FlagSet) runFunc {
 	addr := fs.String("addr", "127.0.0.1:4222", "where to listen (HOST:PORT; port 0 picks a free one); without --token-file only a loopback address")
 	data := fs.String("data", "", "where JetStream keeps the teams' streams and buckets (default $XDG_DATA_HOME/huddle/broker, else ~/.local/share/huddle/broker)")
 	tokenFile := fs.String("token-file", "", "a file whose first line is the token every client must present (nats://TOKEN@HOST:PORT/TEAM)")
-	return func(cl *cmdline) int { return runBroker(cl, *addr, *data, *tokenFile) }
+	return func(cl *Cmdline) int { return runBroker(cl, *addr, *data, *tokenFile) }
 }
 
-func runBroker(cl *cmdline, addr, data, tokenFile string) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runBroker(cl *Cmdline, addr, data, tokenFile string) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	token := ""
 	if tokenFile != "" {
 		b, err := os.ReadFile(tokenFile)
 		if err != nil {
-			return cl.usageError("--token-file: %v", err)
+			return cl.UsageError("--token-file: %v", err)
 		}
 		token, _, _ = strings.Cut(string(b), "\n")
 		if token = strings.TrimSpace(token); token == "" {
-			return cl.usageError("--token-file %s holds no token", tokenFile)
+			return cl.UsageError("--token-file %s holds no token", tokenFile)
 		}
-	} else if !loopback(addr) {
-		return cl.usageError("without --token-file huddle broker listens only on a loopback address, not %s", addr)
+	} else if !Loopback(addr) {
+		return cl.UsageError("without --token-file huddle broker listens only on a loopback address, not %s", addr)
 	}
 	if data == "" {
 		d, err := defaultBrokerData()
 		if err != nil {
-			return cl.usageError("--data is needed: %v", err)
+			return cl.UsageError("--data is needed: %v", err)
 		}
 		data = d
 	}
 	if err := os.MkdirAll(data, 0o700); err != nil {
-		return cl.fail(fmt.Errorf("--data: %w", err))
+		return cl.Fail(fmt.Errorf("--data: %w", err))
 	}
 	if brokerStart == nil {
 		return execBroker(cl)
 	}
-	ctx, stop := signalContext()
+	ctx, stop := SignalContext()
 	defer stop()
 	srv, err := brokerStart(addr, data, token)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	url := "nats://" + srv.Addr() + "/TEAM"
 	if token != "" {
 		url = "nats://TOKEN@" + srv.Addr() + "/TEAM"
 	}
-	fmt.Fprintf(cl.stdout, "NATS with JetStream on %s, data in %s\n", srv.Addr(), data)
-	fmt.Fprintf(cl.stdout, "store URL: %s (TEAM is the team's name)\n", url)
+	fmt.Fprintf(cl.Stdout, "NATS with JetStream on %s, data in %s\n", srv.Addr(), data)
+	fmt.Fprintf(cl.Stdout, "store URL: %s (TEAM is the team's name)\n", url)
 	<-ctx.Done()
 	srv.Shutdown()
-	fmt.Fprintln(cl.stdout, "stopped")
-	return exitOK
+	fmt.Fprintln(cl.Stdout, "stopped")
+	return ExitOK
 }
 
 // execBroker replaces this process with huddle-broker, given the flags cl
 // was given: found beside this executable, else on PATH. It returns only
 // when that fails.
-func execBroker(cl *cmdline) int {
+func execBroker(cl *Cmdline) int {
 	bin, err := findBroker()
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	argv := []string{bin}
 	cl.fs.Visit(func(f *flag.Flag) { argv = append(argv, "--"+f.Name+"="+f.Value.String()) })
 	err = syscall.Exec(bin, argv, os.Environ())
-	return cl.fail(fmt.Errorf("run %s: %w", bin, err))
+	return cl.Fail(fmt.Errorf("run %s: %w", bin, err))
 }
 
 // findBroker is huddle-broker beside this executable, else on PATH.
@@ -143,4 +146,17 @@ func defaultBrokerData() (string, error) {
 		return "", errors.New("no home directory")
 	}
 	return filepath.Join(home, ".local", "share", "huddle", "broker"), nil
+}
+
+// Loopback reports whether addr (host:port) is a loopback address.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -113,7 +113,7 @@ func TestBrokerRunsAndStopsCleanly(t *testing.T) {
 }
 
 // TestBrokerRefusesABusyPort: a port already taken is one error line and
-// exit 1.
+// Exit 1.
 func TestBrokerRefusesABusyPort(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -121,7 +121,7 @@ func TestBrokerRefusesABusyPort(t *testing.T) {
 	}
 	defer ln.Close()
 	r := huddle(t, "broker", "--addr", ln.Addr().String(), "--data", t.TempDir())
-	if r.code != exitFail || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: broker: ") || !strings.Contains(r.stderr, "in use") {
+	if r.code != ExitFail || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: broker: ") || !strings.Contains(r.stderr, "in use") {
 		t.Fatalf("busy port: code %d, stderr %q", r.code, r.stderr)
 	}
 }
@@ -129,7 +129,7 @@ func TestBrokerRefusesABusyPort(t *testing.T) {
 // TestBrokerRefusesAnOpenAddressWithoutToken: with no token, only loopback.
 func TestBrokerRefusesAnOpenAddressWithoutToken(t *testing.T) {
 	r := huddle(t, "broker", "--addr", "0.0.0.0:0", "--data", t.TempDir())
-	if r.code != exitUsage || !strings.Contains(r.stderr, "only on a loopback address") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "only on a loopback address") {
 		t.Fatalf("0.0.0.0 without a token: code %d, stderr %q", r.code, r.stderr)
 	}
 }
@@ -176,7 +176,7 @@ func TestBrokerToken(t *testing.T) {
 // TestBrokerHelp: --help says what the command table says.
 func TestBrokerHelp(t *testing.T) {
 	r := huddle(t, "broker", "--help")
-	if r.code != exitOK || !strings.Contains(r.stdout, "huddle broker [--addr 127.0.0.1:4222] [--data DIR] [--token-file F]") || !strings.Contains(r.stdout, "--token-file") || !strings.Contains(r.stdout, "nats://HOST:PORT/TEAM") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "huddle broker [--addr 127.0.0.1:4222] [--data DIR] [--token-file F]") || !strings.Contains(r.stdout, "--token-file") || !strings.Contains(r.stdout, "nats://HOST:PORT/TEAM") {
 		t.Fatalf("broker --help: code %d\n%s", r.code, r.stdout)
 	}
 }
@@ -210,12 +210,12 @@ func TestBrokerFindsItsBinary(t *testing.T) {
 	}
 
 	_, stderr, code := run(t.TempDir(), "broker", "--addr", "127.0.0.1:0", "--data", t.TempDir())
-	if code != exitFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "huddle-broker") || !strings.Contains(stderr, "go install ./cmd/huddle-broker") {
+	if code != ExitFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "huddle-broker") || !strings.Contains(stderr, "go install ./cmd/huddle-broker") {
 		t.Fatalf("no huddle-broker anywhere: code %d, stderr %q", code, stderr)
 	}
 	// Bad input is refused before huddle-broker is looked for.
 	_, stderr, code = run(t.TempDir(), "broker", "--addr", "0.0.0.0:0", "--data", t.TempDir())
-	if code != exitUsage || !strings.Contains(stderr, "only on a loopback address") {
+	if code != ExitUsage || !strings.Contains(stderr, "only on a loopback address") {
 		t.Fatalf("0.0.0.0 without a token nor huddle-broker: code %d, stderr %q", code, stderr)
 	}
 
@@ -226,11 +226,11 @@ func TestBrokerFindsItsBinary(t *testing.T) {
 	}
 	defer ln.Close()
 	_, stderr, code = run(built, "broker", "--addr", ln.Addr().String(), "--data", t.TempDir())
-	if code != exitFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "in use") {
+	if code != ExitFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "in use") {
 		t.Fatalf("huddle-broker on PATH, busy port: code %d, stderr %q", code, stderr)
 	}
 	stdout, _, code := run(built, "broker", "--help")
-	if code != exitOK || !strings.Contains(stdout, "huddle broker [--addr") {
+	if code != ExitOK || !strings.Contains(stdout, "huddle broker [--addr") {
 		t.Fatalf("broker --help without huddle-broker beside: code %d\n%s", code, stdout)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"huddle/internal/testkit/natsteam"
 	"os"
 	"slices"
 	"strings"
@@ -48,11 +49,11 @@ func inboxHolds(t *testing.T, st store.Store, member string) uint64 {
 	return n
 }
 
-// actionsTeam is storeTeam with actions: alice greets and notes, bob
+// actionsTeam is natsteam.Crew with actions: alice greets and notes, bob
 // looks up.
 func actionsTeam() team.Team {
-	tm := storeTeam
-	tm.Members = slices.Clone(storeTeam.Members)
+	tm := natsteam.Crew
+	tm.Members = slices.Clone(natsteam.Crew.Members)
 	tm.Members[0].Actions = map[string]team.ActionSpec{"note": {Reply: "noted"}, "greet": {Reply: "hello from alice"}}
 	tm.Members[1].Actions = map[string]team.ActionSpec{"lookup": {Reply: "found"}}
 	return tm
@@ -79,7 +80,7 @@ func TestCallFromAnotherProcess(t *testing.T) {
 		}
 
 		ok := call("ops", "--target", "bob", "--action", "lookup", "--prompt", "q")
-		if ok.code != exitOK {
+		if ok.code != ExitOK {
 			t.Fatalf("call to bob: exit %d\n%s\n%s", ok.code, ok.stdout, ok.stderr)
 		}
 		answered := parseCall(t, ok)
@@ -125,26 +126,26 @@ func TestCallFromAnotherProcess(t *testing.T) {
 
 		// An action bob does not have: exit 1, with the error result.
 		r := call("ops", "--target", "bob", "--action", "fly", "--prompt", "hi")
-		if r.code != exitFail || !strings.Contains(r.stdout, `bob has no action \"fly\"`) {
+		if r.code != ExitFail || !strings.Contains(r.stdout, `bob has no action \"fly\"`) {
 			t.Fatalf("unknown action: exit %d, %s", r.code, r.stdout)
 		}
 		// DENIED by the allowlist, for a member and for a stranger: exit 1.
 		denied := call("ops", "--target", "alice", "--action", "note", "--prompt", "q")
-		if denied.code != exitFail {
-			t.Fatalf("denied call: exit %d, want %d\n%s\n%s", denied.code, exitFail, denied.stdout, denied.stderr)
+		if denied.code != ExitFail {
+			t.Fatalf("denied call: exit %d, want %d\n%s\n%s", denied.code, ExitFail, denied.stdout, denied.stderr)
 		}
 		refused := parseCall(t, denied)
 		if refused.Response.Status != protocol.ResultError || refused.Response.Error == nil || !strings.Contains(refused.Response.Error.Message, "DENIED: target `alice` is not in allowed_targets") {
 			t.Fatalf("denied call: %s", denied.stdout)
 		}
 		r = call("ops", "--target", "carol", "--action", "x", "--prompt", "hi")
-		if r.code != exitFail || !strings.Contains(r.stdout, `"DENIED"`) || !strings.Contains(r.stdout, "not_allowed_target") {
+		if r.code != ExitFail || !strings.Contains(r.stdout, `"DENIED"`) || !strings.Contains(r.stdout, "not_allowed_target") {
 			t.Fatalf("denied: exit %d, %s", r.code, r.stdout)
 		}
 
 		nobody := call("nobody", "--target", "bob", "--action", "lookup", "--prompt", "q")
-		if nobody.code != exitFail {
-			t.Fatalf("call without a policy: exit %d, want %d\n%s\n%s", nobody.code, exitFail, nobody.stdout, nobody.stderr)
+		if nobody.code != ExitFail {
+			t.Fatalf("call without a policy: exit %d, want %d\n%s\n%s", nobody.code, ExitFail, nobody.stdout, nobody.stderr)
 		}
 		want := "ipc/nobody.puruto-ipc.json"
 		if tm.kind == "nats" {
@@ -155,7 +156,7 @@ func TestCallFromAnotherProcess(t *testing.T) {
 		}
 
 		asAlice := call("alice", "--target", "bob", "--action", "lookup", "--prompt", "q")
-		if asAlice.code != exitOK || parseCall(t, asAlice).Response.Status != protocol.ResultOK {
+		if asAlice.code != ExitOK || parseCall(t, asAlice).Response.Status != protocol.ResultOK {
 			t.Fatalf("call as alice: exit %d\n%s\n%s", asAlice.code, asAlice.stdout, asAlice.stderr)
 		}
 	})
@@ -171,11 +172,11 @@ func TestCallArgumentsAndMissingConfig(t *testing.T) {
 		{"call", "--target", "t", "--action", "a", "--prompt", "p", "--caller", "Not Valid"},
 	} {
 		r := huddleIn(t, cwd, nil, args...)
-		r.wantError(t, exitUsage, "", args...)
+		r.wantError(t, ExitUsage, "", args...)
 	}
 	// No config: an IPC_ERROR result on stdout, exit 1, and no file written.
 	r := huddleIn(t, cwd, nil, "call", "--target", "t", "--action", "a", "--prompt", "p")
-	if r.code != exitFail || !strings.Contains(r.stdout, `"IPC_ERROR"`) || !strings.Contains(r.stdout, ".puruto-ipc.json") {
+	if r.code != ExitFail || !strings.Contains(r.stdout, `"IPC_ERROR"`) || !strings.Contains(r.stdout, ".puruto-ipc.json") {
 		t.Fatalf("missing config: exit %d, %s", r.code, r.stdout)
 	}
 	if entries, _ := os.ReadDir(cwd); len(entries) != 0 {

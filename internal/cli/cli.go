@@ -14,37 +14,62 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"huddle/internal/suggest"
+	"huddle/ipc/trace"
 )
 
-// Main runs huddle with args (the command line without the program's name)
-// and returns its exit code. Without a command it opens the team of the
-// directory, or runs the demo, on a terminal (withoutCommand), and prints
-// the usage otherwise. With the OpenTelemetry variables set, the calls it
-// makes are exported as spans, flushed before it returns.
+// Main is huddle: it runs a command with args (the command line without
+// the program's name) and returns its exit code. A command that needs
+// what only huddle-full links, and every command while the OpenTelemetry
+// variables ask for spans (the export is huddle-full's), runs in
+// huddle-full: this process executes it with the same arguments
+// (handOver). Without a command it prints the usage off a terminal, and
+// on one opens the team of the directory, or the demo, in huddle-full.
 func Main(args []string, stdout, stderr io.Writer) int {
-	stop := startTraceExport(stderr)
-	defer stop()
-	return run(args, stdout, stderr)
+	h := handOver{args: args, stderr: stderr}
+	if trace.ExportWanted() {
+		return h.run()
+	}
+	return run(h, args, stdout, stderr)
 }
 
-// run is Main without the trace export.
-func run(args []string, stdout, stderr io.Writer) int {
+// MainFull is huddle-full: every command of Main run in this process,
+// with f for those that need it, and the spans of the calls it makes
+// exported when the OpenTelemetry variables ask for it, flushed before
+// it returns.
+func MainFull(f Full, args []string, stdout, stderr io.Writer) int {
+	stop := f.ExportTraces(stderr)
+	defer stop()
+	return run(f, args, stdout, stderr)
+}
+
+// Execute runs the command name with args, f giving what it needs of
+// huddle-full: huddle alone uses it to attach, or run, a team.
+func Execute(f Full, name string, args []string, stdout, stderr io.Writer) int {
+	return lookup(name).execute(f, args, stdout, stderr)
+}
+
+// run is Main and MainFull once the export is settled.
+func run(f Full, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (len(args) == 1 && args[0] == "--keep") {
-		return withoutCommand(len(args) == 1, os.Stdin, stdout, stderr)
+		if !IsTerminal(stdout) {
+			printUsage(stdout)
+			return ExitOK
+		}
+		return f.NoCommand(len(args) == 1, os.Stdin, stdout, stderr)
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], stdout, stderr)
 	case "--version", "-version":
-		return lookup("version").execute(args[1:], stdout, stderr)
+		return lookup("version").execute(f, args[1:], stdout, stderr)
 	case completeCommand:
 		return runComplete(args[1:], stdout)
 	}
 	if c := lookup(args[0]); c != nil {
-		return c.execute(args[1:], stdout, stderr)
+		return c.execute(f, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "huddle: %s (run 'huddle help')\n", unknownCommand(args[0]))
-	return exitUsage
+	return ExitUsage
 }
 
 // unknownCommand says name is no command, and which it was meant to be
@@ -66,18 +91,18 @@ func help(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) > 1:
 		fmt.Fprintf(stderr, "huddle: help: unexpected argument %q (run 'huddle help')\n", args[1])
-		return exitUsage
+		return ExitUsage
 	case len(args) == 0, args[0] == "help":
 		printUsage(stdout)
-		return exitOK
+		return ExitOK
 	}
 	c := lookup(args[0])
 	if c == nil {
 		fmt.Fprintf(stderr, "huddle: help: %s (run 'huddle help')\n", unknownCommand(args[0]))
-		return exitUsage
+		return ExitUsage
 	}
 	c.printHelp(stdout)
-	return exitOK
+	return ExitOK
 }
 
 // helpWidth is the width 'huddle help' fits in.
@@ -191,20 +216,20 @@ func dashed(name string) string {
 	return "--" + name
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// isTerminalInput reports whether r is a terminal.
-func isTerminalInput(r io.Reader) bool {
+// IsTerminalInput reports whether r is a terminal.
+func IsTerminalInput(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// signalContext ends on SIGINT, SIGTERM or SIGHUP: a closed terminal stops
+// SignalContext ends on SIGINT, SIGTERM or SIGHUP: a closed terminal stops
 // a command (huddle up stops its members) as cleanly as Ctrl-C does.
-func signalContext() (context.Context, context.CancelFunc) {
+func SignalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }

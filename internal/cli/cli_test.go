@@ -56,8 +56,12 @@ func huddleBinary(t testing.TB) string {
 			return
 		}
 		huddleBin.bin = filepath.Join(huddleBin.dir, "huddle")
-		// huddle-broker beside it, where huddle broker looks first.
-		out, err := exec.Command("go", "build", "-o", huddleBin.dir+string(filepath.Separator), "huddle", "huddle/cmd/huddle-broker").CombinedOutput()
+		// huddle-full beside it, where huddle runs the commands it hands over,
+		// and huddle-broker, where huddle broker looks first.
+		// Built as the README installs them: without cgo.
+		build := exec.Command("go", "build", "-o", huddleBin.dir+string(filepath.Separator), "huddle", "huddle/cmd/huddle-full", "huddle/cmd/huddle-broker")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			huddleBin.err = errors.New(err.Error() + ": " + string(out))
 		}
@@ -105,7 +109,7 @@ func huddle(t *testing.T, args ...string) cliResult {
 // wantOK fails unless the command exited 0 with nothing on stderr.
 func (r cliResult) wantOK(t *testing.T, args ...string) cliResult {
 	t.Helper()
-	if r.code != exitOK || r.stderr != "" {
+	if r.code != ExitOK || r.stderr != "" {
 		t.Fatalf("huddle %v: exit %d, stderr %q, stdout %q", args, r.code, r.stderr, r.stdout)
 	}
 	return r
@@ -137,7 +141,7 @@ func mustHuddle(t *testing.T, args ...string) cliResult {
 
 func TestNoArgumentsPrintsUsageAndExitsZero(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := Main(nil, &out, &errOut); code != exitOK {
+	if code := Main(nil, &out, &errOut); code != ExitOK {
 		t.Fatalf("exit %d, want 0", code)
 	}
 	if !strings.Contains(out.String(), "usage: huddle <command>") {
@@ -152,7 +156,7 @@ func TestNoArgumentsPrintsUsageAndExitsZero(t *testing.T) {
 
 func TestUnknownCommandIsAUsageError(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := Main([]string{"frobnicate"}, &out, &errOut); code != exitUsage {
+	if code := Main([]string{"frobnicate"}, &out, &errOut); code != ExitUsage {
 		t.Fatalf("exit %d, want 2", code)
 	}
 	if got := errOut.String(); !strings.Contains(got, `unknown command "frobnicate"`) || strings.Count(got, "\n") != 1 || strings.Contains(got, "did you mean") {
@@ -163,12 +167,12 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 // TestMistypedNamesAreSuggested: a command or a flag one typo away from a
 // real one names it.
 func TestMistypedNamesAreSuggested(t *testing.T) {
-	huddle(t, "statsu").wantError(t, exitUsage, `unknown command "statsu" (did you mean "status"?) (run 'huddle help')`, "statsu")
-	huddle(t, "help", "aprove").wantError(t, exitUsage, `unknown command "aprove" (did you mean "approve"?)`, "help", "aprove")
-	huddle(t, "approve", "x", "--sesion").wantError(t, exitUsage, "unknown flag --sesion (did you mean --session?) (run 'huddle help approve')", "approve", "--sesion")
-	huddle(t, "logs", "a", "-g").wantError(t, exitUsage, "unknown flag -g (did you mean -f?)", "logs", "-g")
-	huddle(t, "approve", "x", "--dir").wantError(t, exitUsage, "flag needs an argument: --dir", "approve", "--dir")
-	huddle(t, "status", "--lost-after", "soon").wantError(t, exitUsage, `invalid value "soon" for flag --lost-after: `, "status", "--lost-after")
+	huddle(t, "statsu").wantError(t, ExitUsage, `unknown command "statsu" (did you mean "status"?) (run 'huddle help')`, "statsu")
+	huddle(t, "help", "aprove").wantError(t, ExitUsage, `unknown command "aprove" (did you mean "approve"?)`, "help", "aprove")
+	huddle(t, "approve", "x", "--sesion").wantError(t, ExitUsage, "unknown flag --sesion (did you mean --session?) (run 'huddle help approve')", "approve", "--sesion")
+	huddle(t, "logs", "a", "-g").wantError(t, ExitUsage, "unknown flag -g (did you mean -f?)", "logs", "-g")
+	huddle(t, "approve", "x", "--dir").wantError(t, ExitUsage, "flag needs an argument: --dir", "approve", "--dir")
+	huddle(t, "status", "--lost-after", "soon").wantError(t, ExitUsage, `invalid value "soon" for flag --lost-after: `, "status", "--lost-after")
 }
 
 // TestHelpFitsEightyColumns: huddle help and every command's flags are
@@ -234,17 +238,17 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		}
 
 		r := huddle(t, c.name, "--bogus")
-		r.wantError(t, exitUsage, "unknown flag --bogus (run 'huddle help "+c.name+"')", c.name, "--bogus")
+		r.wantError(t, ExitUsage, "unknown flag --bogus (run 'huddle help "+c.name+"')", c.name, "--bogus")
 		if !strings.HasPrefix(r.stderr, "huddle: "+c.name+": ") {
 			t.Errorf("huddle %s --bogus: %q does not name the command", c.name, r.stderr)
 		}
 	}
 	r := huddle(t, "approve", "-x")
-	if want := "huddle: approve: unknown flag -x (run 'huddle help approve')\n"; r.code != exitUsage || r.stderr != want {
+	if want := "huddle: approve: unknown flag -x (run 'huddle help approve')\n"; r.code != ExitUsage || r.stderr != want {
 		t.Errorf("approve -x: exit %d, stderr %q, want %q", r.code, r.stderr, want)
 	}
-	huddle(t, "help", "nosuch").wantError(t, exitUsage, `unknown command "nosuch"`, "help", "nosuch")
-	huddle(t, "help", "up", "attach").wantError(t, exitUsage, `unexpected argument "attach"`, "help", "up", "attach")
+	huddle(t, "help", "nosuch").wantError(t, ExitUsage, `unknown command "nosuch"`, "help", "nosuch")
+	huddle(t, "help", "up", "attach").wantError(t, ExitUsage, `unexpected argument "attach"`, "help", "up", "attach")
 }
 
 // TestEveryFlagIsInTheSynopsis: the usage line of a command names every
@@ -295,5 +299,5 @@ func TestFlagsAfterArgumentsAndHuddleDir(t *testing.T) {
 	if r := loadRequest(t, dir, "pl-cccccccccccc"); r.Status != protocol.RequestRejected {
 		t.Fatalf("reject ID --dir D: %+v", r)
 	}
-	huddle(t, "status", "--dir", "").wantError(t, exitUsage, "--dir is empty", "status --dir ''")
+	huddle(t, "status", "--dir", "").wantError(t, ExitUsage, "--dir is empty", "status --dir ''")
 }

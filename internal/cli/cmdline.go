@@ -13,45 +13,47 @@ import (
 
 // Exit codes shared by every command.
 const (
-	exitOK    = 0
-	exitFail  = 1 // the command ran and failed
-	exitUsage = 2 // bad flags or arguments: nothing was done
+	ExitOK    = 0
+	ExitFail  = 1 // the command ran and failed
+	ExitUsage = 2 // bad flags or arguments: nothing was done
 )
 
-// cmdline is one run of a command: its positional arguments, its team
+// Cmdline is one run of a command: its positional arguments, its team
 // directory and where it reports. Every error is one line on stderr:
 // "huddle: NAME: what went wrong (hint)".
-type cmdline struct {
-	name string
-	args []string // the positional arguments, flags taken out
-	dir  string   // --dir, for a command that takes a team directory
+type Cmdline struct {
+	Name string   // the command's
+	Args []string // the positional arguments, flags taken out
+	Dir  string   // --dir, for a command that takes a team directory
 	// --store and --nats-creds, for a command that runs on a store; the
 	// URL's credentials are scrubbed from every error line.
 	storeURL, natsCreds string
 	secrets             []string
 	fs                  *flag.FlagSet
-	stdout, stderr      io.Writer
+	Stdout, Stderr      io.Writer
+	full                Full // what runs the commands of huddle-full
 }
 
-// execute parses args with c's flags, wherever they stand, and runs c.
+// execute parses args with c's flags, wherever they stand, and runs c,
+// with f for what it needs of huddle-full.
 // -h or --help prints c's help on stdout.
-func (c *command) execute(args []string, stdout, stderr io.Writer) int {
+func (c *command) execute(f Full, args []string, stdout, stderr io.Writer) int {
 	fs := c.flagSet()
 	run := c.flags(fs)
-	cl := &cmdline{name: c.name, fs: fs, stdout: stdout, stderr: stderr}
+	cl := &Cmdline{Name: c.name, fs: fs, Stdout: stdout, Stderr: stderr, full: f}
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		c.printHelp(stdout)
-		return exitOK
+		return ExitOK
 	}
 	if err != nil {
-		return cl.usageError("%s", flagError(err, fs))
+		return cl.UsageError("%s", flagError(err, fs))
 	}
-	cl.args = pos
+	cl.Args = pos
 	if c.teamDir {
-		cl.dir = fs.Lookup("dir").Value.String()
-		if cl.dir == "" {
-			return cl.usageError("--dir is empty")
+		cl.Dir = fs.Lookup("dir").Value.String()
+		if cl.Dir == "" {
+			return cl.UsageError("--dir is empty")
 		}
 	}
 	if c.store {
@@ -69,7 +71,7 @@ func (c *command) flagSet() *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if c.teamDir {
-		fs.String("dir", defaultTeamDir(), "team `directory` ($HUDDLE_DIR, else .huddle)")
+		fs.String("dir", DefaultTeamDir(), "team `directory` ($HUDDLE_DIR, else .huddle)")
 	}
 	if c.store {
 		addStoreFlags(fs)
@@ -77,9 +79,9 @@ func (c *command) flagSet() *flag.FlagSet {
 	return fs
 }
 
-// defaultTeamDir is the team directory without --dir: $HUDDLE_DIR, else
+// DefaultTeamDir is the team directory without --dir: $HUDDLE_DIR, else
 // .huddle.
-func defaultTeamDir() string {
+func DefaultTeamDir() string {
 	if d := os.Getenv("HUDDLE_DIR"); d != "" {
 		return d
 	}
@@ -106,42 +108,54 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// exit reports what went wrong in one line and returns code.
-func (cl *cmdline) exit(code int, format string, a ...any) int {
+// Exit reports what went wrong in one line and returns code.
+func (cl *Cmdline) Exit(code int, format string, a ...any) int {
 	msg := fmt.Sprintf(format, a...)
 	for _, s := range cl.secrets {
 		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "***")
 		}
 	}
-	fmt.Fprintf(cl.stderr, "huddle: %s: %s\n", cl.name, team.Printable(msg))
+	fmt.Fprintf(cl.Stderr, "huddle: %s: %s\n", cl.Name, team.Printable(msg))
 	return code
 }
 
-// fail reports a failure of the command and returns exitFail.
-func (cl *cmdline) fail(err error) int { return cl.exit(exitFail, "%v", err) }
+// Fail reports a failure of the command and returns ExitFail.
+func (cl *Cmdline) Fail(err error) int { return cl.Exit(ExitFail, "%v", err) }
 
-// usageError reports bad arguments, pointing to the command's help, and
-// returns exitUsage.
-func (cl *cmdline) usageError(format string, a ...any) int {
-	return cl.exit(exitUsage, "%s (run 'huddle help %s')", fmt.Sprintf(format, a...), cl.name)
+// UsageError reports bad arguments, pointing to the command's help, and
+// returns ExitUsage.
+func (cl *Cmdline) UsageError(format string, a ...any) int {
+	return cl.Exit(ExitUsage, "%s (run 'huddle help %s')", fmt.Sprintf(format, a...), cl.Name)
 }
 
-// wantArgs checks the number of positional arguments: at least min, and at
+// WantArgs checks the number of positional arguments: at least min, and at
 // most max unless max < 0. what names the first missing one.
-func (cl *cmdline) wantArgs(min, max int, what string) (int, bool) {
+func (cl *Cmdline) WantArgs(min, max int, what string) (int, bool) {
 	switch {
-	case len(cl.args) < min:
-		return cl.usageError("%s is required", what), false
-	case max >= 0 && len(cl.args) > max:
-		return cl.usageError("unexpected argument %q", cl.args[max]), false
+	case len(cl.Args) < min:
+		return cl.UsageError("%s is required", what), false
+	case max >= 0 && len(cl.Args) > max:
+		return cl.UsageError("unexpected argument %q", cl.Args[max]), false
 	}
 	return 0, true
 }
 
-// flagGiven reports whether the flag name was given on the command line.
-func (cl *cmdline) flagGiven(name string) bool {
+// FlagGiven reports whether the flag name was given on the command line.
+func (cl *Cmdline) FlagGiven(name string) bool {
 	given := false
 	cl.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
 }
+
+// PrintJSON writes v on stdout as indented JSON.
+func (cl *Cmdline) PrintJSON(v any) int {
+	if err := writeJSON(cl.Stdout, v); err != nil {
+		return cl.Fail(err)
+	}
+	return ExitOK
+}
+
+// AddSecret scrubs s from every error line of the command (a URL that
+// carries a token).
+func (cl *Cmdline) AddSecret(s string) { cl.secrets = append(cl.secrets, s) }

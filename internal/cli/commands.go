@@ -15,7 +15,7 @@ type command struct {
 	about    string // what 'huddle help NAME' says above the flags
 	teamDir  bool   // takes --dir, the team directory
 	// store: runs on a store too, with --store URL and --nats-creds F
-	// (store.go: cl.storeURL, cl.natsCreds, openStore); a teamDir command
+	// (store.go: cl.storeURL, cl.natsCreds, OpenStore); a teamDir command
 	// without a --store flag refuses them and $HUDDLE_STORE.
 	store bool
 	// flags defines the command's own flags on fs (--dir is added for a
@@ -24,7 +24,7 @@ type command struct {
 }
 
 // runFunc runs a command once its flags are parsed and returns the exit code.
-type runFunc func(cl *cmdline) int
+type runFunc func(cl *Cmdline) int
 
 // commands is every command, in the order a person meets them.
 var commands = []command{

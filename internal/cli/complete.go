@@ -51,7 +51,7 @@ func argWords(c command) string {
 // Code root where (default: as the commands take it).
 func runComplete(args []string, stdout io.Writer) int {
 	if len(args) == 0 {
-		return exitOK
+		return ExitOK
 	}
 	where := ""
 	if len(args) > 1 {
@@ -62,7 +62,7 @@ func runComplete(args []string, stdout io.Writer) int {
 	for _, w := range completeWords(ctx, args[0], where) {
 		fmt.Fprintln(stdout, team.Printable(w))
 	}
-	return exitOK
+	return ExitOK
 }
 
 func completeWords(ctx context.Context, kind, where string) []string {
@@ -87,7 +87,7 @@ func completeWords(ctx context.Context, kind, where string) []string {
 	}
 	dir := where
 	if dir == "" {
-		dir = defaultTeamDir()
+		dir = DefaultTeamDir()
 	}
 	if _, err := os.Stat(team.ConfigPath(dir)); err != nil {
 		return nil // no team here: nothing to offer, nothing made

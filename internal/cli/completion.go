@@ -24,18 +24,18 @@ func completionFlags(fs *flag.FlagSet) runFunc {
 	return runCompletion // no flags of its own
 }
 
-func runCompletion(cl *cmdline) int {
-	if code, ok := cl.wantArgs(1, 1, "a shell (bash, zsh or fish)"); !ok {
+func runCompletion(cl *Cmdline) int {
+	if code, ok := cl.WantArgs(1, 1, "a shell (bash, zsh or fish)"); !ok {
 		return code
 	}
 	write, ok := map[string]func(io.Writer, []completed){
 		"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion,
-	}[cl.args[0]]
+	}[cl.Args[0]]
 	if !ok {
-		return cl.usageError("no completion for %q: want bash, zsh or fish", cl.args[0])
+		return cl.UsageError("no completion for %q: want bash, zsh or fish", cl.Args[0])
 	}
-	write(cl.stdout, completionTable())
-	return exitOK
+	write(cl.Stdout, completionTable())
+	return ExitOK
 }
 
 // completed is a command as a completion script needs it.

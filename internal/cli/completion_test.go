@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"huddle/internal/testkit/natsteam"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,8 +67,8 @@ func TestCompletionNamesEveryCommandAndFlag(t *testing.T) {
 			t.Errorf("%s -n: %v\n%s", shell, err, out)
 		}
 	}
-	huddle(t, "completion", "powershell").wantError(t, exitUsage, `no completion for "powershell": want bash, zsh or fish`, "completion powershell")
-	huddle(t, "completion").wantError(t, exitUsage, "a shell (bash, zsh or fish) is required", "completion")
+	huddle(t, "completion", "powershell").wantError(t, ExitUsage, `no completion for "powershell": want bash, zsh or fish`, "completion powershell")
+	huddle(t, "completion").wantError(t, ExitUsage, "a shell (bash, zsh or fish) is required", "completion")
 }
 
 // TestBashCompletionCompletes: sourced in bash, the script completes
@@ -133,8 +134,8 @@ func TestBashCompletesTheTeamsWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	storePlan(t, st, "pl-aaaaaaaaaaaa", "reservas")
-	storePlan(t, st, "pl-bbbbbbbbbbbb", "finanzas")
+	natsteam.Plan(t, st, "pl-aaaaaaaaaaaa", "reservas")
+	natsteam.Plan(t, st, "pl-bbbbbbbbbbbb", "finanzas")
 	if _, err := team.Decide(context.Background(), st, "pl-bbbbbbbbbbbb", protocol.EventApprove, "", protocol.Lead); err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestStatusAndRequestsNameCorruptRecords(t *testing.T) {
 		k.spoil(t, store.ChangeMember, "data")
 
 		st := k.huddle(t, "status", "--json")
-		if st.code != exitOK || strings.Count(st.stderr, "warning: ") != 1 || !strings.Contains(st.stderr, "is corrupt") {
+		if st.code != ExitOK || strings.Count(st.stderr, "warning: ") != 1 || !strings.Contains(st.stderr, "is corrupt") {
 			t.Fatalf("status: exit %d, stderr %q", st.code, st.stderr)
 		}
 		var rows []memberRow

@@ -26,26 +26,26 @@ const deadLettersAbout = "List the team's dead letters (deadletter.jsonl), oldes
 func deadLettersFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print the dead letters as a JSON array (the shape above)")
 	member := fs.String("member", "", "only the dead letters `M` caused or received (a member or lead)")
-	return func(cl *cmdline) int { return runDeadLetters(cl, *asJSON, *member) }
+	return func(cl *Cmdline) int { return runDeadLetters(cl, *asJSON, *member) }
 }
 
-func runDeadLetters(cl *cmdline, asJSON bool, member string) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runDeadLetters(cl *Cmdline, asJSON bool, member string) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
-	if cl.flagGiven("member") {
+	if cl.FlagGiven("member") {
 		if err := protocol.ValidateName(member); err != nil {
-			return cl.usageError("--member: %v", err)
+			return cl.UsageError("--member: %v", err)
 		}
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 		all, skipped, err := team.DeadLetters(ctx, st)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		if skipped > 0 {
 			where, unit := cl.where(teamdir.DeadLetterFile)
-			fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s of %s skipped: not dead letters\n", cl.name, plural(skipped, unit), where)
+			fmt.Fprintf(cl.Stderr, "huddle: %s: warning: %s of %s skipped: not dead letters\n", cl.Name, plural(skipped, unit), where)
 		}
 		return printDeadLetters(cl, all, member, asJSON)
 	})
@@ -53,7 +53,7 @@ func runDeadLetters(cl *cmdline, asJSON bool, member string) int {
 
 // printDeadLetters prints the dead letters member caused or received (all
 // when ""), as a table or JSON.
-func printDeadLetters(cl *cmdline, all []team.DeadLetter, member string, asJSON bool) int {
+func printDeadLetters(cl *Cmdline, all []team.DeadLetter, member string, asJSON bool) int {
 	letters := []team.DeadLetter{}
 	for i := range all {
 		if member == "" || all[i].Caused(member) {
@@ -61,16 +61,16 @@ func printDeadLetters(cl *cmdline, all []team.DeadLetter, member string, asJSON 
 		}
 	}
 	if asJSON {
-		if err := writeJSON(cl.stdout, letters); err != nil {
-			return cl.fail(err)
+		if err := writeJSON(cl.Stdout, letters); err != nil {
+			return cl.Fail(err)
 		}
-		return exitOK
+		return ExitOK
 	}
 	if len(letters) == 0 {
-		fmt.Fprintln(cl.stdout, "no dead letters")
-		return exitOK
+		fmt.Fprintln(cl.Stdout, "no dead letters")
+		return ExitOK
 	}
-	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tBY\tTHROUGH\tTYPE\tREASON")
 	for _, d := range letters {
 		at := "-"
@@ -80,8 +80,8 @@ func printDeadLetters(cl *cmdline, all []team.DeadLetter, member string, asJSON 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", at, dash(d.By), d.Source, dash(d.Type), team.Printable(d.Reason))
 	}
 	if err := tw.Flush(); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	fmt.Fprintf(cl.stdout, "%s (--json adds the refused input)\n", plural(len(letters), "dead letter"))
-	return exitOK
+	fmt.Fprintf(cl.Stdout, "%s (--json adds the refused input)\n", plural(len(letters), "dead letter"))
+	return ExitOK
 }

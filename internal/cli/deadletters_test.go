@@ -135,18 +135,18 @@ func TestDeadLettersGolden(t *testing.T) {
 }
 
 // TestDeadLettersRefusals: bad arguments are one line, exit 2; no team,
-// exit 1; a line that is not a dead letter is a warning, not fatal.
+// Exit 1; a line that is not a dead letter is a warning, not fatal.
 func TestDeadLettersRefusals(t *testing.T) {
-	huddle(t, "deadletters", "--member", "../x", "--dir", demoTeam(t)).wantError(t, exitUsage, "--member: invalid name", "deadletters --member ../x")
-	huddle(t, "deadletters", "extra", "--dir", demoTeam(t)).wantError(t, exitUsage, `unexpected argument "extra"`, "deadletters extra")
-	huddle(t, "deadletters", "--dir", t.TempDir()).wantError(t, exitFail, "no team in", "deadletters in an empty directory")
+	huddle(t, "deadletters", "--member", "../x", "--dir", demoTeam(t)).wantError(t, ExitUsage, "--member: invalid name", "deadletters --member ../x")
+	huddle(t, "deadletters", "extra", "--dir", demoTeam(t)).wantError(t, ExitUsage, `unexpected argument "extra"`, "deadletters extra")
+	huddle(t, "deadletters", "--dir", t.TempDir()).wantError(t, ExitFail, "no team in", "deadletters in an empty directory")
 
 	dir := demoTeam(t)
 	if err := os.WriteFile(teamdir.DeadLetterPath(dir), []byte("{broken\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r := huddle(t, "deadletters", "--dir", dir)
-	if r.code != exitOK || r.stdout != "no dead letters\n" || !strings.Contains(r.stderr, "warning: 1 line of") || strings.Count(r.stderr, "\n") != 1 {
+	if r.code != ExitOK || r.stdout != "no dead letters\n" || !strings.Contains(r.stderr, "warning: 1 line of") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("a broken line: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

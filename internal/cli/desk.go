@@ -74,26 +74,26 @@ func deskFlags(fs *flag.FlagSet) runFunc {
 	fs.BoolVar(&settings, "settings", false, "print the hook for Claude Code's settings.json and exit")
 	fs.BoolVar(&codex, "codex", false, "with --settings: the hook for Codex's hooks.json")
 	no := addNotifyFlags(fs)
-	return func(cl *cmdline) int {
-		if code, ok := cl.wantArgs(0, 0, ""); !ok {
+	return func(cl *Cmdline) int {
+		if code, ok := cl.WantArgs(0, 0, ""); !ok {
 			return code
 		}
 		if codex && !settings {
-			return cl.usageError("--codex goes with --settings")
+			return cl.UsageError("--codex goes with --settings")
 		}
 		desk, err := openDesk(dir)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		if settings {
 			agent := "claude"
 			if codex {
 				agent = "codex"
 			}
-			return cl.printJSON(hookSettings(agent, desk, dir != ""))
+			return cl.PrintJSON(hookSettings(agent, desk, dir != ""))
 		}
-		cl.dir = desk
-		return runAttach(cl, no)
+		cl.Dir = desk
+		return cl.full.Attach(cl, no)
 	}
 }
 
@@ -145,16 +145,16 @@ func hookFlags(fs *flag.FlagSet) runFunc {
 	var wait time.Duration
 	fs.StringVar(&desk, "desk", "", "the desk `directory` (default: the default desk, 'huddle help desk')")
 	fs.DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the lead before leaving the question to Claude Code's own prompt")
-	return func(cl *cmdline) int {
-		if code, ok := cl.wantArgs(1, 1, "the agent (claude or codex)"); !ok {
+	return func(cl *Cmdline) int {
+		if code, ok := cl.WantArgs(1, 1, "the agent (claude or codex)"); !ok {
 			return code
 		}
-		agent := cl.args[0]
+		agent := cl.Args[0]
 		if agent != "claude" && agent != "codex" {
-			return cl.usageError("no hook for %q: want claude or codex", agent)
+			return cl.UsageError("no hook for %q: want claude or codex", agent)
 		}
 		if wait <= 0 {
-			return cl.usageError("--wait must be positive")
+			return cl.UsageError("--wait must be positive")
 		}
 		return runHook(cl, os.Stdin, agent, desk, wait)
 	}
@@ -163,38 +163,38 @@ func hookFlags(fs *flag.FlagSet) runFunc {
 // runHook answers one PermissionRequest hook of agent (claude or codex).
 // Both CLIs read the same answer: a decision to allow, or to deny with a
 // message; nothing printed leaves the question to their own prompt.
-func runHook(cl *cmdline, stdin io.Reader, agent, desk string, wait time.Duration) int {
+func runHook(cl *Cmdline, stdin io.Reader, agent, desk string, wait time.Duration) int {
 	raw, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
 	if err != nil {
-		return cl.fail(fmt.Errorf("reading the hook's input: %w", err))
+		return cl.Fail(fmt.Errorf("reading the hook's input: %w", err))
 	}
 	if len(raw) > maxHookInput {
-		return cl.fail(fmt.Errorf("the hook's input is over %d bytes", maxHookInput))
+		return cl.Fail(fmt.Errorf("the hook's input is over %d bytes", maxHookInput))
 	}
 	var in hookInput
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return cl.fail(fmt.Errorf("the hook's input is not JSON: %w", err))
+		return cl.Fail(fmt.Errorf("the hook's input is not JSON: %w", err))
 	}
 	if in.Event != "PermissionRequest" {
-		return cl.fail(fmt.Errorf("hook_event_name is %q: huddle hook %s answers PermissionRequest", in.Event, agent))
+		return cl.Fail(fmt.Errorf("hook_event_name is %q: huddle hook %s answers PermissionRequest", in.Event, agent))
 	}
 	if in.SessionID == "" || in.Tool == "" {
-		return cl.fail(errors.New("the hook's input has no session_id or tool_name"))
+		return cl.Fail(errors.New("the hook's input has no session_id or tool_name"))
 	}
 	dir, err := openDesk(desk)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	st, err := filestore.Open(dir)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	defer st.Close()
-	ctx, stop := signalContext()
+	ctx, stop := SignalContext()
 	defer stop()
 	r, err := team.AskDesk(ctx, st, team.DeskAsk{Agent: agent, Session: in.SessionID, Cwd: in.Cwd, Tool: in.Tool, Input: in.Input, Suggestions: in.Suggestions}, wait)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	decision := map[string]any{}
 	switch r.Status {
@@ -210,8 +210,8 @@ func runHook(cl *cmdline, stdin io.Reader, agent, desk string, wait time.Duratio
 		}
 		decision["behavior"], decision["message"] = "deny", "Denied on huddle's desk: "+why
 	default:
-		fmt.Fprintf(cl.stderr, "huddle: hook: %s is %s: %s\n", r.ID, r.Status, r.ResponseReason)
-		return exitOK // nothing on stdout: the CLI's own prompt asks
+		fmt.Fprintf(cl.Stderr, "huddle: hook: %s is %s: %s\n", r.ID, r.Status, r.ResponseReason)
+		return ExitOK // nothing on stdout: the CLI's own prompt asks
 	}
-	return cl.printJSON(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest", "decision": decision}})
+	return cl.PrintJSON(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest", "decision": decision}})
 }

@@ -27,13 +27,13 @@ func TestHookRefusesBadInput(t *testing.T) {
 			{`{"hook_event_name":"PreToolUse","session_id":"s1","tool_name":"Bash"}`, "huddle hook " + agent + " answers PermissionRequest"},
 			{`{"hook_event_name":"PermissionRequest","tool_name":"Bash"}`, "no session_id"},
 		} {
-			hookWith(t, c.in, agent, "--desk", desk).wantError(t, exitFail, c.want, agent, c.in)
+			hookWith(t, c.in, agent, "--desk", desk).wantError(t, ExitFail, c.want, agent, c.in)
 		}
 		if _, err := os.Stat(desk); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("bad input to huddle hook %s made the desk: %v", agent, err)
 		}
 	}
-	hookWith(t, "{}", "gemini").wantError(t, exitUsage, "want claude or codex", "hook", "gemini")
+	hookWith(t, "{}", "gemini").wantError(t, ExitUsage, "want claude or codex", "hook", "gemini")
 }
 
 // TestDeskSettings: `huddle desk --settings` prints the hook for Claude
@@ -71,5 +71,5 @@ func TestDeskSettings(t *testing.T) {
 			t.Errorf("huddle %v: matcher present %v, want %v", c.args, has, c.matcher)
 		}
 	}
-	huddle(t, "desk", "--codex").wantError(t, exitUsage, "--codex goes with --settings", "desk", "--codex")
+	huddle(t, "desk", "--codex").wantError(t, ExitUsage, "--codex goes with --settings", "desk", "--codex")
 }

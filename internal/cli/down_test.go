@@ -195,7 +195,7 @@ func TestRequestsReadTheArchiveOnlyWithAll(t *testing.T) {
 		t.Fatalf("requests: %q", r.stdout)
 	}
 	r := huddle(t, "requests", "--all", "--dir", dir)
-	if r.code != exitOK || !strings.Contains(r.stderr, "warning: requests/done/pl-0000000000ff.json is corrupt") {
+	if r.code != ExitOK || !strings.Contains(r.stderr, "warning: requests/done/pl-0000000000ff.json is corrupt") {
 		t.Fatalf("requests --all: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if !regexp.MustCompile(`(?m)^pl-0000000000ff .*corrupt`).MatchString(r.stdout) {

@@ -44,7 +44,7 @@ func TestStatusSaysTheDiskIsFull(t *testing.T) {
 	}
 	f.Close()
 	r := huddle(t, "status", "--dir", dir)
-	if r.code != exitOK || strings.Count(r.stderr, "\n") != 1 {
+	if r.code != ExitOK || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("status on a full disk: exit %d, stderr %q; want 0 and one warning line", r.code, r.stderr)
 	}
 	const said = "the team directory's disk is full"

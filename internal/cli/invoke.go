@@ -63,23 +63,23 @@ func invokeFlags(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.callerID, "caller", "huddle-cli", "the caller's `id`")
 	fs.StringVar(&o.traceID, "trace-id", "", "the trace `id`: the chain's correlation id on a huddle server, sent with a W3C traceparent (default: a new one)")
 	fs.IntVar(&o.attempts, "attempts", blueprint.DefaultAttempts, "connection attempts, with backoff, before ENDPOINT_UNREACHABLE")
-	return func(cl *cmdline) int { return runInvoke(cl, &o) }
+	return func(cl *Cmdline) int { return runInvoke(cl, &o) }
 }
 
 // runInvoke is huddle invoke: check the arguments, build the request, call
 // the server and print the result or the error envelope.
-func runInvoke(cl *cmdline, o *invokeOptions) int {
-	base, skill, err := o.check(cl.args)
+func runInvoke(cl *Cmdline, o *invokeOptions) int {
+	base, skill, err := o.check(cl.Args)
 	if err != nil {
-		return cl.usageError("%v", err)
+		return cl.UsageError("%v", err)
 	}
 	inputs, err := parseInputs(o.inputs)
 	if err != nil {
-		return cl.usageError("%v", err)
+		return cl.UsageError("%v", err)
 	}
 	req := o.request(skill, inputs)
 	client := &blueprint.Client{BaseURL: base, APIKey: o.key(), Backoff: blueprint.Backoff{Attempts: o.attempts}}
-	sig, stop := signalContext()
+	sig, stop := SignalContext()
 	defer stop()
 	inv := invocationOf(req, o.timeout)
 	start := time.Now()
@@ -180,21 +180,21 @@ func (o *invokeOptions) call(sig context.Context, client *blueprint.Client, req 
 
 // printInvoke prints the result, or the error envelope and one line on
 // stderr, and returns the exit code.
-func printInvoke(cl *cmdline, sig context.Context, res blueprint.Result, err error) int {
+func printInvoke(cl *Cmdline, sig context.Context, res blueprint.Result, err error) int {
 	var api *blueprint.APIError
 	switch {
 	case errors.As(err, &api):
-		_ = writeJSON(cl.stdout, api.Envelope()) // the exit code and stderr say it either way
-		return cl.exit(exitFail, "%s", api.Error())
+		_ = writeJSON(cl.Stdout, api.Envelope()) // the exit code and stderr say it either way
+		return cl.Exit(ExitFail, "%s", api.Error())
 	case sig.Err() != nil:
-		return cl.exit(exitFail, "interrupted")
+		return cl.Exit(ExitFail, "interrupted")
 	case err != nil:
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	if err := writeJSON(cl.stdout, res); err != nil {
-		return cl.fail(err)
+	if err := writeJSON(cl.Stdout, res); err != nil {
+		return cl.Fail(err)
 	}
-	return exitOK
+	return ExitOK
 }
 
 // invokeBaseURL checks URL and returns the server's root.

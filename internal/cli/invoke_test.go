@@ -127,8 +127,8 @@ func (r cliResult) noSecret(t *testing.T, key string) {
 // on stdout, one line naming code on stderr.
 func (r cliResult) wantEnvelope(t *testing.T, code string) blueprint.Envelope {
 	t.Helper()
-	if r.code != exitFail {
-		t.Errorf("exit %d, want %d (stderr %q)", r.code, exitFail, r.stderr)
+	if r.code != ExitFail {
+		t.Errorf("exit %d, want %d (stderr %q)", r.code, ExitFail, r.stderr)
 	}
 	if !strings.HasPrefix(r.stderr, "huddle: invoke: "+code) || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("stderr %q, want one line \"huddle: invoke: %s…\"", r.stderr, code)
@@ -293,14 +293,14 @@ func TestInvokeBadArgs(t *testing.T) {
 		{[]string{url, "a.b", "--timeout", "soon"}, "invalid value"},
 	} {
 		args := append([]string{"invoke"}, tc.args...)
-		huddle(t, args...).wantError(t, exitUsage, tc.want, args...)
+		huddle(t, args...).wantError(t, ExitUsage, tc.want, args...)
 	}
 	if reqs, _, _ := srv.seen(); len(reqs) != 0 {
 		t.Errorf("bad arguments reached the server: %q", reqs)
 	}
 
 	r := huddle(t, "invoke", "-h")
-	if r.code != exitOK || r.stderr != "" || !strings.Contains(r.stdout, "usage: huddle invoke URL SKILL") || !strings.Contains(r.stdout, "inputs.prompt is always text") {
+	if r.code != ExitOK || r.stderr != "" || !strings.Contains(r.stdout, "usage: huddle invoke URL SKILL") || !strings.Contains(r.stdout, "inputs.prompt is always text") {
 		t.Errorf("invoke -h: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

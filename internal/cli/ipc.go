@@ -24,20 +24,20 @@ import (
 
 func validateFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	return func(cl *cmdline) int { return runValidate(cl, *asJSON) }
+	return func(cl *Cmdline) int { return runValidate(cl, *asJSON) }
 }
 
-func runValidate(cl *cmdline, asJSON bool) int {
-	if code, ok := cl.wantArgs(1, 1, "PATH"); !ok {
+func runValidate(cl *Cmdline, asJSON bool) int {
+	if code, ok := cl.WantArgs(1, 1, "PATH"); !ok {
 		return code
 	}
-	path := cl.args[0]
+	path := cl.Args[0]
 	info, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return cl.usageError("%s does not exist", path)
+			return cl.UsageError("%s does not exist", path)
 		}
-		return cl.usageError("%v", err)
+		return cl.UsageError("%v", err)
 	}
 	var r ipc.Report
 	switch {
@@ -50,16 +50,16 @@ func runValidate(cl *cmdline, asJSON bool) int {
 		r = ipc.Validate(path)
 	}
 	if asJSON {
-		if err := writeJSON(cl.stdout, r); err != nil {
-			return cl.fail(err)
+		if err := writeJSON(cl.Stdout, r); err != nil {
+			return cl.Fail(err)
 		}
-	} else if err := printReport(cl.stdout, r); err != nil {
-		return cl.fail(err)
+	} else if err := printReport(cl.Stdout, r); err != nil {
+		return cl.Fail(err)
 	}
 	if !r.OK {
-		return exitFail
+		return ExitFail
 	}
-	return exitOK
+	return ExitOK
 }
 
 func isFile(path string) bool {
@@ -96,60 +96,60 @@ func plural(n int, what string) string {
 
 // initIPC is `huddle init --ipc [PATH] [--owner NAME]`: Puruto's IPC files in
 // a repo, with huddle as the runtime.
-func initIPC(cl *cmdline, ipcFlag bool, owner string) int {
+func initIPC(cl *Cmdline, ipcFlag bool, owner string) int {
 	if !ipcFlag {
-		return cl.usageError("--owner goes with --ipc")
+		return cl.UsageError("--owner goes with --ipc")
 	}
-	if cl.flagGiven("dir") {
-		return cl.usageError("--dir is a team's; with --ipc, name the repo as PATH")
+	if cl.FlagGiven("dir") {
+		return cl.UsageError("--dir is a team's; with --ipc, name the repo as PATH")
 	}
-	if code, ok := cl.wantArgs(0, 1, ""); !ok {
+	if code, ok := cl.WantArgs(0, 1, ""); !ok {
 		return code
 	}
 	path := "."
-	if len(cl.args) == 1 {
-		path = cl.args[0]
+	if len(cl.Args) == 1 {
+		path = cl.Args[0]
 	}
 	if owner == "" {
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		owner = filepath.Base(abs)
 		if err := protocol.ValidateName(owner); err != nil {
-			return cl.usageError("the directory's name %q is not a valid owner name; give --owner NAME", owner)
+			return cl.UsageError("the directory's name %q is not a valid owner name; give --owner NAME", owner)
 		}
 	} else if err := protocol.ValidateName(owner); err != nil {
-		return cl.usageError("--owner: %v", err)
+		return cl.UsageError("--owner: %v", err)
 	}
 	written, err := ipc.Scaffold(path, owner)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	fmt.Fprintf(cl.stdout, "wrote %s: owner %s, allowed_targets empty (every call is denied until you add targets)\n", written[0], owner)
-	fmt.Fprintf(cl.stdout, "wrote %s: the /call skill, through 'huddle call'\n", written[1])
-	return exitOK
+	fmt.Fprintf(cl.Stdout, "wrote %s: owner %s, allowed_targets empty (every call is denied until you add targets)\n", written[0], owner)
+	fmt.Fprintf(cl.Stdout, "wrote %s: the /call skill, through 'huddle call'\n", written[1])
+	return ExitOK
 }
 
 func tracesFlags(fs *flag.FlagSet) runFunc {
 	corr := fs.String("correlation", "", "show only the chain of this correlation `id`")
 	asJSON := fs.Bool("json", false, "print the chains as a JSON array")
-	return func(cl *cmdline) int { return runTraces(cl, *corr, *asJSON) }
+	return func(cl *Cmdline) int { return runTraces(cl, *corr, *asJSON) }
 }
 
-func runTraces(cl *cmdline, corr string, asJSON bool) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runTraces(cl *Cmdline, corr string, asJSON bool) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	if corr != "" {
 		if err := protocol.ValidateID(corr); err != nil {
-			return cl.usageError("--correlation: %v", err)
+			return cl.UsageError("--correlation: %v", err)
 		}
 	}
-	return cl.withState(needDir, func(ctx context.Context, st store.Store) int {
+	return cl.WithState(NeedDir, func(ctx context.Context, st store.Store) int {
 		chains, skipped, err := chainsOn(ctx, st)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		where, _ := cl.where(teamdir.TracesFile)
 		return printChains(cl, chains, skipped, corr, asJSON, where)
@@ -158,7 +158,7 @@ func runTraces(cl *cmdline, corr string, asJSON bool) int {
 
 // printChains prints the chains of huddle traces (only corr's when not
 // ""), and how many lines of where were skipped.
-func printChains(cl *cmdline, chains []trace.Chain, skipped int64, corr string, asJSON bool, where string) int {
+func printChains(cl *Cmdline, chains []trace.Chain, skipped int64, corr string, asJSON bool, where string) int {
 	if corr != "" {
 		var one []trace.Chain
 		for _, ch := range chains {
@@ -167,7 +167,7 @@ func printChains(cl *cmdline, chains []trace.Chain, skipped int64, corr string, 
 			}
 		}
 		if len(one) == 0 {
-			return cl.fail(fmt.Errorf("no chain %s in %s", corr, where))
+			return cl.Fail(fmt.Errorf("no chain %s in %s", corr, where))
 		}
 		chains = one
 	}
@@ -175,31 +175,31 @@ func printChains(cl *cmdline, chains []trace.Chain, skipped int64, corr string, 
 		if chains == nil {
 			chains = []trace.Chain{}
 		}
-		if err := writeJSON(cl.stdout, chains); err != nil {
-			return cl.fail(err)
+		if err := writeJSON(cl.Stdout, chains); err != nil {
+			return cl.Fail(err)
 		}
-		return exitOK
+		return ExitOK
 	}
 	if len(chains) == 0 {
-		fmt.Fprintln(cl.stdout, "no traces yet")
+		fmt.Fprintln(cl.Stdout, "no traces yet")
 	}
 	for i, ch := range chains {
 		if i > 0 {
-			fmt.Fprintln(cl.stdout)
+			fmt.Fprintln(cl.Stdout)
 		}
 		started := "-"
 		if !ch.Start.IsZero() {
 			started = ch.Start.Local().Format("15:04:05")
 		}
-		fmt.Fprintf(cl.stdout, "%s started %s\n", ch.CorrelationID, started)
+		fmt.Fprintf(cl.Stdout, "%s started %s\n", ch.CorrelationID, started)
 		for _, row := range ch.Rows {
-			fmt.Fprintf(cl.stdout, "%s%s\n", strings.Repeat("  ", row.Depth+1), callLine(row.Call))
+			fmt.Fprintf(cl.Stdout, "%s%s\n", strings.Repeat("  ", row.Depth+1), callLine(row.Call))
 		}
 	}
 	if n := skipped; n > 0 {
-		fmt.Fprintf(cl.stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), where)
+		fmt.Fprintf(cl.Stdout, "(%s of %s skipped: not valid spans)\n", plural(int(n), "line"), where)
 	}
-	return exitOK
+	return ExitOK
 }
 
 // callLine is one call of a chain: caller → target.action, hop, status,

@@ -33,31 +33,31 @@ func TestCLIValidate(t *testing.T) {
 		code          int
 		lines         []string // stdout lines, the summary after PATH excepted
 	}{
-		{"valid-huddle", "puruto", exitOK, []string{" (puruto): ok"}},
-		{"invalid-types", "puruto", exitFail, []string{
+		{"valid-huddle", "puruto", ExitOK, []string{" (puruto): ok"}},
+		{"invalid-types", "puruto", ExitFail, []string{
 			"error   ipc-config-invalid-type  .puruto-ipc.json: allowed_targets is a string; want a list of target names",
 			"error   ipc-config-invalid-type  .puruto-ipc.json: allowed_actions is a list; want an object mapping a target to a list of actions",
 			" (puruto): 2 errors",
 		}},
-		{"unparsable", "puruto", exitFail, []string{
+		{"unparsable", "puruto", ExitFail, []string{
 			"error   invalid-ipc-config  .puruto-ipc.json: not valid JSON: it ends too early",
 			" (puruto): 1 error",
 		}},
-		{"empty-allowlist", "puruto", exitOK, []string{
+		{"empty-allowlist", "puruto", ExitOK, []string{
 			"warning ipc-empty-allowlist  .puruto-ipc.json: allowed_targets is empty: every call is denied",
 			" (puruto): ok, 1 warning",
 		}},
-		{"invalid-types/.puruto-ipc.json", "file", exitFail, []string{
+		{"invalid-types/.puruto-ipc.json", "file", ExitFail, []string{
 			"error   ipc-config-invalid-type  .puruto-ipc.json: allowed_targets is a string; want a list of target names",
 			"error   ipc-config-invalid-type  .puruto-ipc.json: allowed_actions is a list; want an object mapping a target to a list of actions",
 			" (file): 2 errors",
 		}},
-		{"team", "team", exitOK, []string{
+		{"team", "team", ExitOK, []string{
 			`warning unknown-ipc-target   reservas.ipc.json: member "reservas": allowed_targets names "contabilidad", which is not a member of the team`,
 			`warning ipc-empty-allowlist  finanzas/.puruto-ipc.json: member "finanzas": allowed_targets is empty: every call is denied`,
 			" (team): ok, 2 warnings",
 		}},
-		{"team-missing-ipc", "team", exitFail, nil},
+		{"team-missing-ipc", "team", ExitFail, nil},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			path := validateFixture(t, tc.fixture)
@@ -83,7 +83,7 @@ func TestCLIValidate(t *testing.T) {
 			if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil {
 				t.Fatalf("--json: %v\n%s", err, j.stdout)
 			}
-			if rep.Path != path || rep.Kind != tc.kind || rep.OK != (tc.code == exitOK) || len(rep.Findings) != len(lines)-1 ||
+			if rep.Path != path || rep.Kind != tc.kind || rep.OK != (tc.code == ExitOK) || len(rep.Findings) != len(lines)-1 ||
 				rep.Errors+rep.Warnings != len(rep.Findings) {
 				t.Fatalf("--json report %+v against %d text lines", rep, len(lines))
 			}
@@ -107,7 +107,7 @@ func TestCLIValidateBadArguments(t *testing.T) {
 		{[]string{"validate", dir, dir}, "unexpected argument"},
 		{[]string{"validate", "--bogus", dir}, "--bogus"},
 	} {
-		huddle(t, tc.args...).wantError(t, exitUsage, tc.want, tc.args...)
+		huddle(t, tc.args...).wantError(t, ExitUsage, tc.want, tc.args...)
 	}
 }
 
@@ -149,7 +149,7 @@ func TestCLIInitIPC(t *testing.T) {
 	}
 
 	// Again: refused, nothing changed.
-	huddleIn(t, root, nil, "init", "--ipc", "puruto-reservas").wantError(t, exitFail, "already exists", "init --ipc again")
+	huddleIn(t, root, nil, "init", "--ipc", "puruto-reservas").wantError(t, ExitFail, "already exists", "init --ipc again")
 	if again, _ := os.ReadFile(cfg); !bytes.Equal(again, b) {
 		t.Fatalf("a second init --ipc changed the config")
 	}
@@ -159,7 +159,7 @@ func TestCLIInitIPC(t *testing.T) {
 	if err := os.Mkdir(here, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	huddleIn(t, here, nil, "init", "--ipc").wantError(t, exitUsage, "--owner", "init --ipc in a badly named directory")
+	huddleIn(t, here, nil, "init", "--ipc").wantError(t, ExitUsage, "--owner", "init --ipc in a badly named directory")
 	huddleIn(t, here, nil, "init", "--ipc", "--owner", "puruto-data").wantOK(t, "init --ipc --owner")
 	if b, _ := os.ReadFile(filepath.Join(here, ".puruto-ipc.json")); !bytes.Contains(b, []byte(`"owner": "puruto-data"`)) {
 		t.Fatalf("--owner: %s", b)
@@ -174,7 +174,7 @@ func TestCLIInitIPC(t *testing.T) {
 		{[]string{"init", "--ipc", "x", "--dir", "y"}, "--dir"},
 		{[]string{"init", "--ipc", "x", "y"}, "unexpected argument"},
 	} {
-		huddleIn(t, root, nil, tc.args...).wantError(t, exitUsage, tc.want, tc.args...)
+		huddleIn(t, root, nil, tc.args...).wantError(t, ExitUsage, tc.want, tc.args...)
 	}
 	if _, err := os.Stat(filepath.Join(root, "x")); err == nil {
 		t.Fatal("a refused init --ipc wrote files")
@@ -259,8 +259,8 @@ corr-ok started 09:00:00
 		if got := strings.Split(want, "\n\n")[1] + "\n"; r.stdout != got {
 			t.Fatalf("--correlation corr-deny:\n%s\nwant:\n%s", r.stdout, got)
 		}
-		on.huddle(t, "traces", "--correlation", "corr-nope").wantError(t, exitFail, "no chain corr-nope", "traces --correlation corr-nope")
-		on.huddle(t, "traces", "--correlation", "../x").wantError(t, exitUsage, "--correlation", "traces --correlation ../x")
+		on.huddle(t, "traces", "--correlation", "corr-nope").wantError(t, ExitFail, "no chain corr-nope", "traces --correlation corr-nope")
+		on.huddle(t, "traces", "--correlation", "../x").wantError(t, ExitUsage, "--correlation", "traces --correlation ../x")
 	})
 }
 
@@ -342,7 +342,7 @@ func TestCLITracesWithoutTraces(t *testing.T) {
 	if r := huddle(t, "traces", "--dir", dir, "--json").wantOK(t, "traces --json"); r.stdout != "[]\n" {
 		t.Fatalf("no traces file, --json: %q", r.stdout)
 	}
-	huddle(t, "traces", "--dir", filepath.Join(dir, "nowhere")).wantError(t, exitFail, "no team directory", "traces --dir nowhere")
+	huddle(t, "traces", "--dir", filepath.Join(dir, "nowhere")).wantError(t, ExitFail, "no team directory", "traces --dir nowhere")
 }
 
 func TestCLITracesSkipsWhatIsNotASpan(t *testing.T) {
@@ -394,7 +394,7 @@ func TestCLIIPCCommandsHelp(t *testing.T) {
 		"init":     {"--dir", "--ipc", "--owner"},
 	} {
 		r := huddle(t, name, "-h")
-		if r.code != exitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
+		if r.code != ExitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
 			t.Errorf("%s -h: exit %d, stdout %q, stderr %q", name, r.code, r.stdout, r.stderr)
 		}
 		for _, f := range flags {
@@ -431,7 +431,7 @@ func TestCLIInitIPCSkillMatchesHuddleCall(t *testing.T) {
 		}
 	}
 	r := huddleIn(t, repo, nil, "call", "--target", "finanzas", "--action", "pagar_factura", "--prompt", "Pay invoice #123")
-	if r.code != exitFail {
+	if r.code != ExitFail {
 		t.Fatalf("call under the template's empty allowlist: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	var out struct {
@@ -486,7 +486,7 @@ func TestCLIValidateATypoInTeamJSON(t *testing.T) {
 	}
 	for _, path := range []string{dir, p} {
 		r := huddle(t, "validate", path)
-		if r.code != exitFail || !regexp.MustCompile(`error +invalid-team +team.json: unknown field "settings.approval_dedline" at \d+:\d+ \(did you mean "approval_deadline"\?\)`).MatchString(r.stdout) {
+		if r.code != ExitFail || !regexp.MustCompile(`error +invalid-team +team.json: unknown field "settings.approval_dedline" at \d+:\d+ \(did you mean "approval_deadline"\?\)`).MatchString(r.stdout) {
 			t.Fatalf("validate %s: exit %d\n%s%s", path, r.code, r.stdout, r.stderr)
 		}
 	}

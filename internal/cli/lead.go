@@ -36,9 +36,9 @@ func requireTeam(dir string) error {
 }
 
 // warnCorrupt says, one line each, which records cannot be read.
-func warnCorrupt(cl *cmdline, bad []store.CorruptError) {
+func warnCorrupt(cl *Cmdline, bad []store.CorruptError) {
 	for i := range bad {
-		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(bad[i].Error()))
+		fmt.Fprintf(cl.Stderr, "huddle: %s: warning: %v\n", cl.Name, team.Printable(bad[i].Error()))
 	}
 }
 
@@ -52,26 +52,26 @@ func initFlags(fs *flag.FlagSet) runFunc {
 	ipcRepo := fs.Bool("ipc", false, "write .puruto-ipc.json and .claude/skills/call/SKILL.md in PATH (default .)")
 	owner := fs.String("owner", "", "with --ipc: the owner `name` (default: PATH's base name)")
 	template := fs.String("template", "demo", "the `name` of the team to write: demo (scripted, offline) or llm (model-driven)")
-	return func(cl *cmdline) int { return runInit(cl, *ipcRepo, *owner, *template) }
+	return func(cl *Cmdline) int { return runInit(cl, *ipcRepo, *owner, *template) }
 }
 
-func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
+func runInit(cl *Cmdline, ipcRepo bool, owner, template string) int {
 	if ipcRepo || owner != "" {
-		if cl.remote() {
-			return cl.usageError("--ipc writes a repo's files: it does not go with --store")
+		if cl.Remote() {
+			return cl.UsageError("--ipc writes a repo's files: it does not go with --store")
 		}
-		if cl.flagGiven("template") {
-			return cl.usageError("--template does not go with --ipc")
+		if cl.FlagGiven("template") {
+			return cl.UsageError("--template does not go with --ipc")
 		}
 		return initIPC(cl, ipcRepo, owner)
 	}
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	switch template {
 	case "demo", "llm":
 	default:
-		return cl.usageError("--template %q: want demo or llm", template)
+		return cl.UsageError("--template %q: want demo or llm", template)
 	}
 	files, from, code, ok := initSource(cl, template)
 	if !ok {
@@ -80,30 +80,30 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 	// Every machine of a team kept in a store may run init: a second run
 	// changes nothing, and says what it put. On a directory it is one
 	// person's first step, refused when it was taken.
-	shared := cl.remote()
-	return cl.withState(needNone, func(ctx context.Context, st store.Store) int {
+	shared := cl.Remote()
+	return cl.WithState(NeedNone, func(ctx context.Context, st store.Store) int {
 		for _, f := range files {
 			err := st.PutConfig(ctx, f.Name, f.Data)
 			switch {
 			case errors.Is(err, store.ErrExists) && shared:
-				fmt.Fprintf(cl.stdout, "%s is in the store already: left as it is\n", f.Name)
+				fmt.Fprintf(cl.Stdout, "%s is in the store already: left as it is\n", f.Name)
 			case errors.Is(err, store.ErrExists):
-				return cl.fail(fmt.Errorf("init: %s already exists; not overwriting it", filepath.Join(cl.dir, filepath.FromSlash(f.Name))))
+				return cl.Fail(fmt.Errorf("init: %s already exists; not overwriting it", filepath.Join(cl.Dir, filepath.FromSlash(f.Name))))
 			case err != nil:
-				return cl.fail(fmt.Errorf("put %s: %w", f.Name, err))
+				return cl.Fail(fmt.Errorf("put %s: %w", f.Name, err))
 			case shared:
-				fmt.Fprintf(cl.stdout, "put %s from %s\n", f.Name, from)
+				fmt.Fprintf(cl.Stdout, "put %s from %s\n", f.Name, from)
 			}
 		}
 		if shared {
-			fmt.Fprintf(cl.stdout, "team in %s; next: huddle up --store URL\n", cl.storeName())
-			return exitOK
+			fmt.Fprintf(cl.Stdout, "team in %s; next: huddle up --store URL\n", cl.StoreName())
+			return ExitOK
 		}
 		if template == "llm" {
 			// The members' shared work/ is a directory of this machine's:
 			// a store keeps none.
-			if err := team.InitLLMWork(cl.dir); err != nil {
-				return cl.fail(err)
+			if err := team.InitLLMWork(cl.Dir); err != nil {
+				return cl.Fail(err)
 			}
 			return saidLLM(cl)
 		}
@@ -113,10 +113,10 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 				names = append(names, m.Name)
 			}
 		}
-		fmt.Fprintf(cl.stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
-			team.ConfigPath(cl.dir), strings.Join(names, ", "))
-		fmt.Fprintf(cl.stdout, "next: huddle up --dir %s\n", cl.dir)
-		return exitOK
+		fmt.Fprintf(cl.Stdout, "wrote %s: the demo team (%s); edit it to make it yours\n",
+			team.ConfigPath(cl.Dir), strings.Join(names, ", "))
+		fmt.Fprintf(cl.Stdout, "next: huddle up --dir %s\n", cl.Dir)
+		return ExitOK
 	})
 }
 
@@ -124,20 +124,20 @@ func runInit(cl *cmdline, ipcRepo bool, owner, template string) int {
 // the template's files; or, on a store, those of the team in --dir when it
 // holds one: a store's --dir names where the team comes from, a
 // directory's where it goes.
-func initSource(cl *cmdline, template string) ([]team.InitFile, string, int, bool) {
-	if cl.remote() {
-		_, err := os.Stat(team.ConfigPath(cl.dir))
+func initSource(cl *Cmdline, template string) ([]team.InitFile, string, int, bool) {
+	if cl.Remote() {
+		_, err := os.Stat(team.ConfigPath(cl.Dir))
 		switch {
-		case err == nil && cl.flagGiven("template"):
-			return nil, "", cl.usageError("--template and the team.json in %s: one or the other", cl.dir), false
+		case err == nil && cl.FlagGiven("template"):
+			return nil, "", cl.UsageError("--template and the team.json in %s: one or the other", cl.Dir), false
 		case err == nil:
-			files, err := configFiles(cl.dir)
+			files, err := configFiles(cl.Dir)
 			if err != nil {
-				return nil, "", cl.fail(err), false
+				return nil, "", cl.Fail(err), false
 			}
-			return files, cl.dir, 0, true
+			return files, cl.Dir, 0, true
 		case !errors.Is(err, os.ErrNotExist):
-			return nil, "", cl.fail(err), false
+			return nil, "", cl.Fail(err), false
 		}
 	}
 	files, err := team.DemoFiles()
@@ -145,7 +145,7 @@ func initSource(cl *cmdline, template string) ([]team.InitFile, string, int, boo
 		files, err = team.LLMFiles(team.LLMTemplateFromEnv(os.Getenv))
 	}
 	if err != nil {
-		return nil, "", cl.fail(err), false
+		return nil, "", cl.Fail(err), false
 	}
 	return files, "the " + template + " template", 0, true
 }
@@ -192,16 +192,16 @@ func configFiles(dir string) ([]team.InitFile, error) {
 
 // saidLLM says what init wrote of the llm template, with the HUDDLE_LLM_*
 // settings of the environment.
-func saidLLM(cl *cmdline) int {
+func saidLLM(cl *Cmdline) int {
 	v := team.LLMTemplateFromEnv(os.Getenv)
 	key := "no key (a local server)"
 	if v.APIKeyEnv != "" {
 		key = "the key from $" + v.APIKeyEnv + " when the team runs"
 	}
-	fmt.Fprintf(cl.stdout, "wrote %s: planner, coder and reviewer on %s at %s, %s; edit it to make it yours\n",
-		team.ConfigPath(cl.dir), v.Model, v.BaseURL, key)
-	fmt.Fprintf(cl.stdout, "next: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.dir, cl.dir)
-	return exitOK
+	fmt.Fprintf(cl.Stdout, "wrote %s: planner, coder and reviewer on %s at %s, %s; edit it to make it yours\n",
+		team.ConfigPath(cl.Dir), v.Model, v.BaseURL, key)
+	fmt.Fprintf(cl.Stdout, "next: huddle up --dir %s, then: huddle send --dir %s planner \"your task\"\n", cl.Dir, cl.Dir)
+	return ExitOK
 }
 
 // notRunning is the "team not running" line of the team st keeps, or ""
@@ -253,33 +253,33 @@ type memberRow struct {
 func statusFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
 	lostAfter := fs.Duration("lost-after", team.LostAfter, "with --store: show a running member `D` unseen (e.g. 15s) as lost")
-	return func(cl *cmdline) int { return runStatus(cl, *asJSON, *lostAfter) }
+	return func(cl *Cmdline) int { return runStatus(cl, *asJSON, *lostAfter) }
 }
 
-func runStatus(cl *cmdline, asJSON bool, lostAfter time.Duration) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runStatus(cl *Cmdline, asJSON bool, lostAfter time.Duration) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	// On a team directory runtime.lock, not a deadline, says who is lost.
-	if cl.flagGiven("lost-after") && !cl.remote() {
-		return cl.usageError("--lost-after goes with --store")
+	if cl.FlagGiven("lost-after") && !cl.Remote() {
+		return cl.UsageError("--lost-after goes with --store")
 	}
 	if lostAfter <= 0 {
-		return cl.usageError("--lost-after must be more than 0")
+		return cl.UsageError("--lost-after must be more than 0")
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int { return printTeamStatus(ctx, cl, st, asJSON, lostAfter) })
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int { return printTeamStatus(ctx, cl, st, asJSON, lostAfter) })
 }
 
 // printTeamStatus is huddle status on st: team.json's members joined with
 // their records, and the corrupt ones named.
-func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
+func printTeamStatus(ctx context.Context, cl *Cmdline, st store.Store, asJSON bool, lostAfter time.Duration) int {
 	t, err := team.LoadFrom(ctx, st)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	states, bad, err := st.Members(ctx, lostAfter)
 	if err != nil {
-		return cl.fail(fmt.Errorf("members: %w", err))
+		return cl.Fail(fmt.Errorf("members: %w", err))
 	}
 	warnCorrupt(cl, bad)
 	rt := team.RuntimeOfMembers(ctx, st, states, lostAfter)
@@ -313,7 +313,7 @@ func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bo
 		notice = team.NotRunning(rt)
 	}
 	if full := diskFull(cl); full != "" {
-		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %s\n", cl.name, full)
+		fmt.Fprintf(cl.Stderr, "huddle: %s: warning: %s\n", cl.Name, full)
 		notice = strings.TrimPrefix(notice+"\n"+full, "\n")
 	}
 	if disk := worktreesDisk(ctx, cl, t); disk != "" {
@@ -324,11 +324,11 @@ func printTeamStatus(ctx context.Context, cl *cmdline, st store.Store, asJSON bo
 
 // diskFull says, on a team directory whose disk is full, that it is and
 // what fails meanwhile; "" otherwise (or on a store).
-func diskFull(cl *cmdline) string {
-	if cl.remote() {
+func diskFull(cl *Cmdline) string {
+	if cl.Remote() {
 		return ""
 	}
-	free, err := teamdir.FreeSpace(cl.dir)
+	free, err := teamdir.FreeSpace(cl.Dir)
 	if err != nil || free >= teamdir.FullBelow {
 		return ""
 	}
@@ -352,15 +352,15 @@ func (row *memberRow) fill(r *protocol.Member) {
 
 // printStatus prints the rows of huddle status, as a table under the
 // team's name and notice (when not ""), or as JSON.
-func printStatus(cl *cmdline, t *team.Team, rows []memberRow, notice string, asJSON bool) int {
+func printStatus(cl *Cmdline, t *team.Team, rows []memberRow, notice string, asJSON bool) int {
 	if asJSON {
-		if err := writeJSON(cl.stdout, rows); err != nil {
-			return cl.fail(err)
+		if err := writeJSON(cl.Stdout, rows); err != nil {
+			return cl.Fail(err)
 		}
-		return exitOK
+		return ExitOK
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "team %s\n", t.Name)
 	if notice != "" {
 		fmt.Fprintln(tw, notice)
@@ -391,22 +391,22 @@ func printStatus(cl *cmdline, t *team.Team, rows []memberRow, notice string, asJ
 		fmt.Fprintf(tw, "team tokens: %s\n", tokensText(in, out, cost))
 	}
 	if err := tw.Flush(); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	return exitOK
+	return ExitOK
 }
 
 func requestsFlags(fs *flag.FlagSet) runFunc {
 	all := fs.Bool("all", false, "list every request, history too (newest first), not only pending ones")
 	limit := fs.Int("limit", 0, "list at most `N` requests (0: no limit); with --all, the newest")
 	asJSON := fs.Bool("json", false, "print the request records as a JSON array")
-	return func(cl *cmdline) int { return runRequests(cl, *all, *limit, *asJSON) }
+	return func(cl *Cmdline) int { return runRequests(cl, *all, *limit, *asJSON) }
 }
 
 // listRequests is what huddle requests lists: the pending requests, oldest
 // first; with all, then the final ones, newest resolution first, and the
 // corrupt ones; at most limit (0: all). Only all reads the archive.
-func listRequests(ctx context.Context, cl *cmdline, st store.Store, all bool, limit int) ([]protocol.Request, error) {
+func listRequests(ctx context.Context, cl *Cmdline, st store.Store, all bool, limit int) ([]protocol.Request, error) {
 	read := st.LiveRequests
 	if all {
 		read = st.Requests
@@ -454,17 +454,17 @@ func undecided(ctx context.Context, st store.Store, bad []store.CorruptError) []
 	return out
 }
 
-func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runRequests(cl *Cmdline, all bool, limit int, asJSON bool) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	if limit < 0 {
-		return cl.usageError("--limit must be 0 or more")
+		return cl.UsageError("--limit must be 0 or more")
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 		out, err := listRequests(ctx, cl, st, all, limit)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		return printRequests(cl, out, all, asJSON, team.RuntimeOf(ctx, st))
 	})
@@ -472,30 +472,30 @@ func runRequests(cl *cmdline, all bool, limit int, asJSON bool) int {
 
 // printRequests prints what huddle requests lists, as a table or JSON; rt
 // says whether deadlines are paused.
-func printRequests(cl *cmdline, out []protocol.Request, all, asJSON bool, rt team.RuntimeState) int {
+func printRequests(cl *Cmdline, out []protocol.Request, all, asJSON bool, rt team.RuntimeState) int {
 	if asJSON {
 		if out == nil {
 			out = []protocol.Request{}
 		}
-		if err := writeJSON(cl.stdout, out); err != nil {
-			return cl.fail(err)
+		if err := writeJSON(cl.Stdout, out); err != nil {
+			return cl.Fail(err)
 		}
-		return exitOK
+		return ExitOK
 	}
 	down := team.Down(rt)
 	if down {
-		fmt.Fprintln(cl.stdout, team.NotRunning(rt)+"; deadlines are paused until it starts")
+		fmt.Fprintln(cl.Stdout, team.NotRunning(rt)+"; deadlines are paused until it starts")
 	}
 	if len(out) == 0 {
 		if all {
-			fmt.Fprintln(cl.stdout, "no requests")
+			fmt.Fprintln(cl.Stdout, "no requests")
 		} else {
-			fmt.Fprintln(cl.stdout, "no pending requests")
+			fmt.Fprintln(cl.Stdout, "no pending requests")
 		}
-		return exitOK
+		return ExitOK
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tLEFT\tWHAT")
 	for _, r := range out {
 		status, left, age := string(r.Status), "-", shortDuration(now.Sub(r.Created))
@@ -512,9 +512,9 @@ func printRequests(cl *cmdline, out []protocol.Request, all, asJSON bool, rt tea
 		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\t%s\n", r.ID, dash(string(r.Kind)), dash(r.From), dash(r.To), status, age, left, dash(requestWhat(&r)))
 	}
 	if err := tw.Flush(); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	return exitOK
+	return ExitOK
 }
 
 // leftText is the time left before a deadline, or how long it is overdue.
@@ -528,10 +528,10 @@ func leftText(d time.Duration) string {
 func approveFlags(fs *flag.FlagSet) runFunc {
 	feedback := fs.String("feedback", "", "a note for the teammate, sent with the approval")
 	session := fs.Bool("session", false, "a permission: allow what its rule covers for the rest of the member's session")
-	return func(cl *cmdline) int {
+	return func(cl *Cmdline) int {
 		if *session {
 			if *feedback != "" {
-				return cl.usageError("--session takes no --feedback")
+				return cl.UsageError("--session takes no --feedback")
 			}
 			return allowForSession(cl)
 		}
@@ -541,7 +541,7 @@ func approveFlags(fs *flag.FlagSet) runFunc {
 
 // allowForSession is approve --session: permissions allowed, with their
 // rules, for the rest of their members' sessions.
-func allowForSession(cl *cmdline) int {
+func allowForSession(cl *Cmdline) int {
 	return cl.eachRequest(func(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
 		return team.AllowForSession(ctx, st, id, protocol.Lead)
 	})
@@ -551,22 +551,22 @@ func allowForSession(cl *cmdline) int {
 // decide: an ID that is no ID refuses them all before any is decided; a
 // decision that fails is said on its line and the others still go in
 // (exit 1 then).
-func (cl *cmdline) eachRequest(decide func(ctx context.Context, st store.Store, id string) (*protocol.Request, error)) int {
-	if code, ok := cl.wantArgs(1, -1, "a request ID"); !ok {
+func (cl *Cmdline) eachRequest(decide func(ctx context.Context, st store.Store, id string) (*protocol.Request, error)) int {
+	if code, ok := cl.WantArgs(1, -1, "a request ID"); !ok {
 		return code
 	}
-	for _, id := range cl.args {
+	for _, id := range cl.Args {
 		if err := protocol.ValidateID(id); err != nil {
-			return cl.usageError("%v", err)
+			return cl.UsageError("%v", err)
 		}
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		code := exitOK
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
+		code := ExitOK
 		notice := notRunning(ctx, st)
-		for _, id := range cl.args {
+		for _, id := range cl.Args {
 			r, err := decide(ctx, st, id)
 			if err != nil {
-				code = cl.fail(err)
+				code = cl.Fail(err)
 				continue
 			}
 			printDecided(cl, r, notice)
@@ -577,14 +577,14 @@ func (cl *cmdline) eachRequest(decide func(ctx context.Context, st store.Store, 
 
 func rejectFlags(fs *flag.FlagSet) runFunc {
 	feedback := fs.String("feedback", "", "what to change (required), sent to the teammate")
-	return func(cl *cmdline) int { return decide(cl, false, *feedback) }
+	return func(cl *Cmdline) int { return decide(cl, false, *feedback) }
 }
 
 // decide is approve and reject: the lead's decision on plans and
 // permissions, one or several.
-func decide(cl *cmdline, approve bool, feedback string) int {
+func decide(cl *Cmdline, approve bool, feedback string) int {
 	if !approve && strings.TrimSpace(feedback) == "" {
-		return cl.usageError("--feedback is required: say what to change, or why not")
+		return cl.UsageError("--feedback is required: say what to change, or why not")
 	}
 	return cl.eachRequest(func(ctx context.Context, st store.Store, id string) (*protocol.Request, error) {
 		return team.Decide(ctx, st, id, protocol.AnswerEvent(approve), feedback, protocol.Lead)
@@ -593,7 +593,7 @@ func decide(cl *cmdline, approve bool, feedback string) int {
 
 // printDecided says what the lead decided, and when the teammate hears of
 // it: at once, or (notice: the team is not running) when it starts.
-func printDecided(cl *cmdline, r *protocol.Request, notice string) {
+func printDecided(cl *Cmdline, r *protocol.Request, notice string) {
 	what := r.From + "'s plan"
 	if r.Permission != nil {
 		may := " may not "
@@ -606,40 +606,40 @@ func printDecided(cl *cmdline, r *protocol.Request, notice string) {
 		}
 	}
 	if notice != "" {
-		fmt.Fprintf(cl.stdout, "%s %s: %s; %s: %s is told when it starts\n", r.Status, r.ID, what, notice, r.From)
+		fmt.Fprintf(cl.Stdout, "%s %s: %s; %s: %s is told when it starts\n", r.Status, r.ID, what, notice, r.From)
 		return
 	}
-	fmt.Fprintf(cl.stdout, "%s %s: %s; %s has been told\n", r.Status, r.ID, what, r.From)
+	fmt.Fprintf(cl.Stdout, "%s %s: %s; %s has been told\n", r.Status, r.ID, what, r.From)
 }
 
 func shutdownFlags(fs *flag.FlagSet) runFunc {
 	reason := fs.String("reason", "", "why the lead asks, sent to the teammate")
 	wait := fs.Bool("wait", false, "wait for the answer and print it: exit 0 when the teammate agrees, 1 otherwise")
 	timeout := fs.Duration("timeout", 0, "with --wait: stop waiting after `D` (e.g. 30s; 0: until the request ends)")
-	return func(cl *cmdline) int { return runShutdown(cl, *reason, *wait, *timeout) }
+	return func(cl *Cmdline) int { return runShutdown(cl, *reason, *wait, *timeout) }
 }
 
-func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) int {
-	if code, ok := cl.wantArgs(1, 1, "a MEMBER"); !ok {
+func runShutdown(cl *Cmdline, reason string, wait bool, timeout time.Duration) int {
+	if code, ok := cl.WantArgs(1, 1, "a MEMBER"); !ok {
 		return code
 	}
-	if err := protocol.ValidateMemberName(cl.args[0]); err != nil {
-		return cl.usageError("%v", err)
+	if err := protocol.ValidateMemberName(cl.Args[0]); err != nil {
+		return cl.UsageError("%v", err)
 	}
-	if cl.flagGiven("timeout") && !wait {
-		return cl.usageError("--timeout goes with --wait")
+	if cl.FlagGiven("timeout") && !wait {
+		return cl.UsageError("--timeout goes with --wait")
 	}
 	if timeout < 0 {
-		return cl.usageError("--timeout must be 0 or more")
+		return cl.UsageError("--timeout must be 0 or more")
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 		t, err := team.LoadFrom(ctx, st)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
-		r, err := team.RequestShutdown(ctx, st, t, cl.args[0], reason)
+		r, err := team.RequestShutdown(ctx, st, t, cl.Args[0], reason)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		if code, done := printShutdownAsked(cl, r, notRunning(ctx, st), wait); done {
 			return code
@@ -658,29 +658,29 @@ func runShutdown(cl *cmdline, reason string, wait bool, timeout time.Duration) i
 // printShutdownAsked prints the request's id, and that it was cancelled at
 // once or waits for the team (notice: it is not running); done when there
 // is nothing to wait for.
-func printShutdownAsked(cl *cmdline, r *protocol.Request, notice string, wait bool) (int, bool) {
-	fmt.Fprintln(cl.stdout, r.ID)
+func printShutdownAsked(cl *Cmdline, r *protocol.Request, notice string, wait bool) (int, bool) {
+	fmt.Fprintln(cl.Stdout, r.ID)
 	if r.Status == protocol.RequestCancelled {
-		fmt.Fprintf(cl.stdout, "cancelled: %s\n", team.Printable(r.ResponseReason))
+		fmt.Fprintf(cl.Stdout, "cancelled: %s\n", team.Printable(r.ResponseReason))
 		if wait {
-			return exitFail, true
+			return ExitFail, true
 		}
-		return exitOK, true
+		return ExitOK, true
 	} else if notice != "" {
-		fmt.Fprintf(cl.stdout, "%s: %s is asked when it starts, and the deadline counts from then\n", notice, r.To)
+		fmt.Fprintf(cl.Stdout, "%s: %s is asked when it starts, and the deadline counts from then\n", notice, r.To)
 	}
-	return exitOK, !wait
+	return ExitOK, !wait
 }
 
 // printShutdownAnswer prints how a wait for shutdown request id ended.
-func printShutdownAnswer(cl *cmdline, r *protocol.Request, err error, id string, timeout time.Duration) int {
+func printShutdownAnswer(cl *Cmdline, r *protocol.Request, err error, id string, timeout time.Duration) int {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return cl.fail(fmt.Errorf("no answer within %v: %s is still pending", timeout, id))
+		return cl.Fail(fmt.Errorf("no answer within %v: %s is still pending", timeout, id))
 	case errors.Is(err, context.Canceled):
-		return cl.fail(fmt.Errorf("stopped waiting: %s is still pending", id))
+		return cl.Fail(fmt.Errorf("stopped waiting: %s is still pending", id))
 	case err != nil:
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	what := team.Printable(r.ResponseReason)
 	if what == "" {
@@ -688,81 +688,81 @@ func printShutdownAnswer(cl *cmdline, r *protocol.Request, err error, id string,
 	}
 	switch r.Status {
 	case protocol.RequestApproved:
-		fmt.Fprintf(cl.stdout, "approved by %s: %s\n", r.ResolvedBy, what)
-		return exitOK
+		fmt.Fprintf(cl.Stdout, "approved by %s: %s\n", r.ResolvedBy, what)
+		return ExitOK
 	case protocol.RequestRejected:
-		fmt.Fprintf(cl.stdout, "refused by %s: %s\n", r.ResolvedBy, what)
+		fmt.Fprintf(cl.Stdout, "refused by %s: %s\n", r.ResolvedBy, what)
 	default:
-		fmt.Fprintf(cl.stdout, "%s: %s\n", r.Status, what)
+		fmt.Fprintf(cl.Stdout, "%s: %s\n", r.Status, what)
 	}
-	return exitFail
+	return ExitFail
 }
 
 func sendFlags(fs *flag.FlagSet) runFunc {
 	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead or a member of the team")
-	return func(cl *cmdline) int { return runSend(cl, *from) }
+	return func(cl *Cmdline) int { return runSend(cl, *from) }
 }
 
-func runSend(cl *cmdline, from string) int {
-	if code, ok := cl.wantArgs(1, -1, "a MEMBER"); !ok {
+func runSend(cl *Cmdline, from string) int {
+	if code, ok := cl.WantArgs(1, -1, "a MEMBER"); !ok {
 		return code
 	}
-	member := cl.args[0]
+	member := cl.Args[0]
 	if err := protocol.ValidateMemberName(member); err != nil {
-		return cl.usageError("%v", err)
+		return cl.UsageError("%v", err)
 	}
 	if err := protocol.ValidateName(from); err != nil {
-		return cl.usageError("--from: %v", err)
+		return cl.UsageError("--from: %v", err)
 	}
-	text := strings.Join(cl.args[1:], " ")
+	text := strings.Join(cl.Args[1:], " ")
 	if strings.TrimSpace(text) == "" {
-		return cl.usageError("TEXT is required")
+		return cl.UsageError("TEXT is required")
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 		t, err := team.LoadFrom(ctx, st)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		if err := team.Send(ctx, st, t, from, member, text); err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		if notice := notRunning(ctx, st); notice != "" && runByHuddle(t, member) {
-			fmt.Fprintf(cl.stdout, "sent to %s; %s: it is delivered when the team starts\n", member, notice)
-			return exitOK
+			fmt.Fprintf(cl.Stdout, "sent to %s; %s: it is delivered when the team starts\n", member, notice)
+			return ExitOK
 		}
-		fmt.Fprintf(cl.stdout, "sent to %s\n", member)
-		return exitOK
+		fmt.Fprintf(cl.Stdout, "sent to %s\n", member)
+		return ExitOK
 	})
 }
 
 func broadcastFlags(fs *flag.FlagSet) runFunc {
 	from := fs.String("from", protocol.Lead, "send as `NAME`: the lead or a member of the team")
-	return func(cl *cmdline) int { return runBroadcast(cl, *from) }
+	return func(cl *Cmdline) int { return runBroadcast(cl, *from) }
 }
 
-func runBroadcast(cl *cmdline, from string) int {
+func runBroadcast(cl *Cmdline, from string) int {
 	if err := protocol.ValidateName(from); err != nil {
-		return cl.usageError("--from: %v", err)
+		return cl.UsageError("--from: %v", err)
 	}
-	text := strings.Join(cl.args, " ")
+	text := strings.Join(cl.Args, " ")
 	if strings.TrimSpace(text) == "" {
-		return cl.usageError("TEXT is required")
+		return cl.UsageError("TEXT is required")
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 		t, err := team.LoadFrom(ctx, st)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		n, err := team.Broadcast(ctx, st, t, from, text)
 		if err != nil {
-			return cl.fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
+			return cl.Fail(fmt.Errorf("broadcast reached %d members, then: %w", n, err))
 		}
 		if notice := notRunning(ctx, st); notice != "" {
-			fmt.Fprintf(cl.stdout, "broadcast to %d members; %s: the members huddle runs get it when the team starts\n", n, notice)
-			return exitOK
+			fmt.Fprintf(cl.Stdout, "broadcast to %d members; %s: the members huddle runs get it when the team starts\n", n, notice)
+			return ExitOK
 		}
-		fmt.Fprintf(cl.stdout, "broadcast to %d members\n", n)
-		return exitOK
+		fmt.Fprintf(cl.Stdout, "broadcast to %d members\n", n)
+		return ExitOK
 	})
 }
 
@@ -825,19 +825,19 @@ func requestWhat(r *protocol.Request) string {
 
 // worktreesDisk is what the team's worktrees on this machine take, against
 // workspace.max_disk ("" when the team has none); past the limit it warns.
-func worktreesDisk(ctx context.Context, cl *cmdline, t *team.Team) string {
-	if len(t.Worktrees(cl.dir)) == 0 {
+func worktreesDisk(ctx context.Context, cl *Cmdline, t *team.Team) string {
+	if len(t.Worktrees(cl.Dir)) == 0 {
 		return ""
 	}
-	l, err := team.ListWorktrees(ctx, t, cl.dir, false)
+	l, err := team.ListWorktrees(ctx, t, cl.Dir, false)
 	if l == nil || len(l.Worktrees) == 0 {
 		if err != nil {
-			fmt.Fprintf(cl.stderr, "huddle: %s: warning: worktrees: %v\n", cl.name, team.Printable(err.Error()))
+			fmt.Fprintf(cl.Stderr, "huddle: %s: warning: worktrees: %v\n", cl.Name, team.Printable(err.Error()))
 		}
 		return ""
 	}
 	if l.Over() {
-		fmt.Fprintf(cl.stderr, "huddle: %s: warning: the worktrees take %s, over max_disk %s\n", cl.name, team.FormatSize(l.Total), team.FormatSize(l.Limit))
+		fmt.Fprintf(cl.Stderr, "huddle: %s: warning: the worktrees take %s, over max_disk %s\n", cl.Name, team.FormatSize(l.Total), team.FormatSize(l.Limit))
 	}
 	return "worktrees: " + diskLine(l)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"huddle/internal/testkit/natsteam"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +92,7 @@ func TestCLIInitWritesTheTeamOnce(t *testing.T) {
 	if err := os.WriteFile(path, edited, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	huddle(t, "init", "--dir", dir).wantError(t, exitFail, "already exists", "init again")
+	huddle(t, "init", "--dir", dir).wantError(t, ExitFail, "already exists", "init again")
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, edited) {
 		t.Fatalf("a second init changed team.json to %s", got)
 	}
@@ -103,7 +104,7 @@ func TestCLIInitWritesTheTeamOnce(t *testing.T) {
 // same on a team directory (TestCLIInitWritesTheTeamOnce): it writes the
 // files there, and a second run refuses.
 func TestStoreInitThenStatus(t *testing.T) {
-	url := natsTeam(t)
+	url := natsteam.New(t, "")
 	none := filepath.Join(t.TempDir(), "none")
 	r := mustHuddle(t, "init", "--store", url, "--dir", none)
 	for _, want := range []string{"put team.json from the demo template", "put ipc/reservas.puruto-ipc.json", "put .puruto-ipc.json"} {
@@ -118,7 +119,7 @@ func TestStoreInitThenStatus(t *testing.T) {
 	if !strings.Contains(again.stdout, "team.json is in the store already: left as it is") || strings.Contains(again.stdout, "put ") {
 		t.Fatalf("init --store again:\n%s", again.stdout)
 	}
-	st := openTestStore(t, url)
+	st := natsteam.Open(t, url)
 	pol, err := st.Config(context.Background(), store.MemberPolicyConfig("reservas"))
 	if err != nil || !json.Valid(pol) {
 		t.Fatalf("reservas's policy in the store: %q, %v", pol, err)
@@ -152,14 +153,14 @@ func TestStoreInitFromADirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ipc", "solo.puruto-ipc.json"), []byte(`{"owner":"solo"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	url := natsTeam(t)
+	url := natsteam.New(t, "")
 	huddle(t, "init", "--store", url, "--dir", dir, "--template", "llm").
-		wantError(t, exitUsage, "--template and the team.json in", "init --store --template with a team")
+		wantError(t, ExitUsage, "--template and the team.json in", "init --store --template with a team")
 	r := mustHuddle(t, "init", "--store", url, "--dir", dir)
 	if !strings.Contains(r.stdout, "put team.json from "+dir) || !strings.Contains(r.stdout, "put ipc/solo.puruto-ipc.json") {
 		t.Fatalf("init --store --dir:\n%s", r.stdout)
 	}
-	st := openTestStore(t, url)
+	st := natsteam.Open(t, url)
 	b, err := st.Config(context.Background(), store.ConfigTeam)
 	if err != nil || string(b) != cfg {
 		t.Fatalf("team.json in the store = %q, %v", b, err)
@@ -195,7 +196,7 @@ func TestCLIFindsTheTeamByDirFlagEnvOrDefault(t *testing.T) {
 		{"shutdown", "reservas"}, {"send", "reservas", "hi"}, {"broadcast", "hi"},
 	} {
 		args = append(args, "--dir", filepath.Join(cwd, "none"))
-		huddleIn(t, cwd, nil, args...).wantError(t, exitFail, "huddle init", args...)
+		huddleIn(t, cwd, nil, args...).wantError(t, ExitFail, "huddle init", args...)
 	}
 	if _, err := os.Stat(filepath.Join(cwd, "none")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("commands on a missing team created it (%v)", err)
@@ -300,9 +301,9 @@ func TestCLIShutdown(t *testing.T) {
 			t.Fatalf("a cancelled shutdown was sent: %+v", msgs)
 		}
 
-		on.huddle(t, "shutdown", "zed").wantError(t, exitFail, `no member "zed"`, "shutdown zed")
-		on.huddle(t, "shutdown").wantError(t, exitUsage, "MEMBER is required", "shutdown")
-		on.huddle(t, "shutdown", "data", "finanzas").wantError(t, exitUsage, `unexpected argument "finanzas"`, "shutdown data finanzas")
+		on.huddle(t, "shutdown", "zed").wantError(t, ExitFail, `no member "zed"`, "shutdown zed")
+		on.huddle(t, "shutdown").wantError(t, ExitUsage, "MEMBER is required", "shutdown")
+		on.huddle(t, "shutdown", "data", "finanzas").wantError(t, ExitUsage, `unexpected argument "finanzas"`, "shutdown data finanzas")
 
 		// --wait, in a process of its own: the member agrees, as its
 		// runtime would, and the answer is printed.
@@ -395,11 +396,11 @@ func TestCLISendAndBroadcast(t *testing.T) {
 		}
 
 		untouched := on.untouched(t)
-		on.huddle(t, "send", "zed", "hi").wantError(t, exitFail, `no member "zed" in team puruto-demo`, "send zed")
-		on.huddle(t, "send", "data", "hi", "--from", "zed").wantError(t, exitFail, `no member "zed"`, "send --from zed")
-		on.huddle(t, "broadcast", "hi", "--from", "zed").wantError(t, exitFail, `no member "zed"`, "broadcast --from zed")
-		on.huddle(t, "send", "data").wantError(t, exitUsage, "TEXT is required", "send data")
-		on.huddle(t, "broadcast").wantError(t, exitUsage, "TEXT is required", "broadcast")
+		on.huddle(t, "send", "zed", "hi").wantError(t, ExitFail, `no member "zed" in team puruto-demo`, "send zed")
+		on.huddle(t, "send", "data", "hi", "--from", "zed").wantError(t, ExitFail, `no member "zed"`, "send --from zed")
+		on.huddle(t, "broadcast", "hi", "--from", "zed").wantError(t, ExitFail, `no member "zed"`, "broadcast --from zed")
+		on.huddle(t, "send", "data").wantError(t, ExitUsage, "TEXT is required", "send data")
+		on.huddle(t, "broadcast").wantError(t, ExitUsage, "TEXT is required", "broadcast")
 		untouched("refused sends")
 	})
 }
@@ -419,9 +420,9 @@ func TestCLIRequests(t *testing.T) {
 			t.Fatalf("requests with none = %q", r.stdout)
 		}
 
-		storePlan(t, on.st, "pl-000000000001", "reservas")
+		natsteam.Plan(t, on.st, "pl-000000000001", "reservas")
 		sd := strings.TrimSpace(on.must(t, "shutdown", "data").stdout)
-		storePlan(t, on.st, "pl-000000000002", "finanzas")
+		natsteam.Plan(t, on.st, "pl-000000000002", "finanzas")
 		on.must(t, "approve", "pl-000000000002")
 
 		list := func(args ...string) []protocol.Request {
@@ -499,9 +500,9 @@ func TestCLIRequestsCountAnInterruptedDecision(t *testing.T) {
 // refused before anything is written.
 func TestCLIApproveAndReject(t *testing.T) {
 	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
-		storePlan(t, on.st, "pl-aaaaaaaaaaaa", "reservas")
-		storePlan(t, on.st, "pl-bbbbbbbbbbbb", "finanzas")
-		storePlan(t, on.st, "pl-cccccccccccc", "data")
+		natsteam.Plan(t, on.st, "pl-aaaaaaaaaaaa", "reservas")
+		natsteam.Plan(t, on.st, "pl-bbbbbbbbbbbb", "finanzas")
+		natsteam.Plan(t, on.st, "pl-cccccccccccc", "data")
 
 		on.must(t, "approve", "pl-aaaaaaaaaaaa", "--feedback", "go ahead")
 		rec := on.request(t, "pl-aaaaaaaaaaaa")
@@ -515,8 +516,8 @@ func TestCLIApproveAndReject(t *testing.T) {
 		}
 
 		// The first decision wins; later ones say who made it, exit 1 and send nothing.
-		on.huddle(t, "approve", "pl-aaaaaaaaaaaa").wantError(t, exitFail, "already approved by lead", "approve twice")
-		on.huddleFlagsFirst(t, "reject", "pl-aaaaaaaaaaaa", "--feedback", "no").wantError(t, exitFail, "already approved by lead", "reject after approve")
+		on.huddle(t, "approve", "pl-aaaaaaaaaaaa").wantError(t, ExitFail, "already approved by lead", "approve twice")
+		on.huddleFlagsFirst(t, "reject", "pl-aaaaaaaaaaaa", "--feedback", "no").wantError(t, ExitFail, "already approved by lead", "reject after approve")
 		if got := on.messagesTo(t, "reservas"); len(got) != 1 {
 			t.Fatalf("a refused decision sent %+v", got[1:])
 		}
@@ -533,11 +534,11 @@ func TestCLIApproveAndReject(t *testing.T) {
 
 		// Reject without feedback is bad usage, refused before anything is touched.
 		untouched := on.untouched(t)
-		on.huddle(t, "reject", "pl-cccccccccccc").wantError(t, exitUsage, "--feedback", "reject without feedback")
-		on.huddle(t, "reject", "pl-cccccccccccc", "--feedback", "  ").wantError(t, exitUsage, "--feedback", "reject with blank feedback")
-		on.huddle(t, "approve").wantError(t, exitUsage, "ID is required", "approve")
-		on.huddle(t, "approve", "pl-cccccccccccc", "../x").wantError(t, exitUsage, "../x", "approve a good and a bad id")
-		on.huddle(t, "approve", "pl-000000000404").wantError(t, exitFail, "no request pl-000000000404", "approve unknown")
+		on.huddle(t, "reject", "pl-cccccccccccc").wantError(t, ExitUsage, "--feedback", "reject without feedback")
+		on.huddle(t, "reject", "pl-cccccccccccc", "--feedback", "  ").wantError(t, ExitUsage, "--feedback", "reject with blank feedback")
+		on.huddle(t, "approve").wantError(t, ExitUsage, "ID is required", "approve")
+		on.huddle(t, "approve", "pl-cccccccccccc", "../x").wantError(t, ExitUsage, "../x", "approve a good and a bad id")
+		on.huddle(t, "approve", "pl-000000000404").wantError(t, ExitFail, "no request pl-000000000404", "approve unknown")
 		untouched("refused decisions")
 		if rec := on.request(t, "pl-cccccccccccc"); rec.Status != protocol.RequestPending {
 			t.Fatalf("pl-cccccccccccc = %s, want still pending", rec.Status)
@@ -545,9 +546,9 @@ func TestCLIApproveAndReject(t *testing.T) {
 
 		// Several at once: each decided in turn, a line each; one that
 		// fails is said and the others still go in.
-		storePlan(t, on.st, "pl-dddddddddddd", "auditor")
+		natsteam.Plan(t, on.st, "pl-dddddddddddd", "auditor")
 		r := on.huddle(t, "approve", "pl-cccccccccccc", "pl-aaaaaaaaaaaa", "pl-dddddddddddd", "--feedback", "both")
-		if r.code != exitFail || strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, "approved pl-cccccccccccc: data's plan") ||
+		if r.code != ExitFail || strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, "approved pl-cccccccccccc: data's plan") ||
 			!strings.Contains(r.stdout, "approved pl-dddddddddddd: auditor's plan") || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "pl-aaaaaaaaaaaa") {
 			t.Fatalf("approve three, one decided already: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 		}
@@ -559,7 +560,7 @@ func TestCLIApproveAndReject(t *testing.T) {
 
 		// Only the teammate answers a shutdown request.
 		sd := strings.TrimSpace(on.must(t, "shutdown", "data").stdout)
-		on.huddle(t, "approve", sd).wantError(t, exitFail, "shutdown request", "approve a shutdown")
+		on.huddle(t, "approve", sd).wantError(t, ExitFail, "shutdown request", "approve a shutdown")
 		if rec := on.request(t, sd); rec.Status != protocol.RequestPending {
 			t.Fatalf("%s = %s, want still pending", sd, rec.Status)
 		}
@@ -575,7 +576,7 @@ func TestCLIApproversRace(t *testing.T) {
 		var id string
 		for round := range 20 {
 			id = protocol.NewRequestID(protocol.KindPlan)
-			storePlan(t, on.st, id, "finanzas")
+			natsteam.Plan(t, on.st, id, "finanzas")
 			var wg sync.WaitGroup
 			results := make([]cliResult, 2)
 			for i := range results {
@@ -589,13 +590,13 @@ func TestCLIApproversRace(t *testing.T) {
 			wins := 0
 			for _, r := range results {
 				switch r.code {
-				case exitOK:
+				case ExitOK:
 					wins++
 					if r.stdout != "approved "+id+": finanzas's plan; finanzas has been told\n" {
 						t.Errorf("round %d: the winner said %q", round, r.stdout)
 					}
-				case exitFail:
-					r.wantError(t, exitFail, "request "+id+" already approved by lead", "the losing approve")
+				case ExitFail:
+					r.wantError(t, ExitFail, "request "+id+" already approved by lead", "the losing approve")
 				default:
 					t.Fatalf("round %d: approve: exit %d, stderr %q", round, r.code, r.stderr)
 				}
@@ -618,8 +619,8 @@ func TestCLIApproversRace(t *testing.T) {
 				t.Fatalf("round %d: finanzas was told %+v (record feedback %q)", round, told, rec.Feedback)
 			}
 		}
-		on.huddle(t, "reject", id, "--feedback", "no").wantError(t, exitFail, "already approved by lead", "reject after approve")
-		on.huddle(t, "approve", "pl-nothere").wantError(t, exitFail, "no request pl-nothere", "approve an unknown id")
+		on.huddle(t, "reject", id, "--feedback", "no").wantError(t, ExitFail, "already approved by lead", "reject after approve")
+		on.huddle(t, "approve", "pl-nothere").wantError(t, ExitFail, "no request pl-nothere", "approve an unknown id")
 	})
 }
 
@@ -663,8 +664,8 @@ func TestStoreLostMember(t *testing.T) {
 	if !strings.Contains(table.stdout, "team not running (no member seen within 300ms)") {
 		t.Fatalf("status table with every live member lost:\n%s", table.stdout)
 	}
-	huddle(t, "status", "--store", url, "--lost-after", "0s").wantError(t, exitUsage, "--lost-after must be more than 0", "--lost-after 0")
-	huddle(t, "status", "--dir", t.TempDir(), "--lost-after", "1s").wantError(t, exitUsage, "--lost-after goes with --store", "--lost-after on a directory")
+	huddle(t, "status", "--store", url, "--lost-after", "0s").wantError(t, ExitUsage, "--lost-after must be more than 0", "--lost-after 0")
+	huddle(t, "status", "--dir", t.TempDir(), "--lost-after", "1s").wantError(t, ExitUsage, "--lost-after goes with --store", "--lost-after on a directory")
 }
 
 // TestStoreDeadlinesShownPausedWhileDown: with every member's record
@@ -681,7 +682,7 @@ func TestStoreDeadlinesShownPausedWhileDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	const id = "pl-downdowndownX"
-	storePlan(t, st, id, "data")
+	natsteam.Plan(t, st, id, "data")
 	r := mustHuddle(t, "requests", "--store", url)
 	if !strings.Contains(r.stdout, "team not running (no member seen within 15s); deadlines are paused until it starts") || !strings.Contains(r.stdout, "paused, ") {
 		t.Fatalf("requests --store with the team down:\n%s", r.stdout)
@@ -721,7 +722,7 @@ func TestCLIRefusesBadNamesBeforeTouchingFiles(t *testing.T) {
 	} {
 		args = append(args, "--dir", dir)
 		r := huddle(t, args...)
-		r.wantError(t, exitUsage, "", args...)
+		r.wantError(t, ExitUsage, "", args...)
 		if !strings.Contains(r.stderr, "invalid") && !strings.Contains(r.stderr, "reserved") && !strings.Contains(r.stderr, "empty") {
 			t.Errorf("huddle %v: %q does not say what is wrong", args, r.stderr)
 		}
@@ -743,7 +744,7 @@ func TestCLIHelpAndBadFlags(t *testing.T) {
 		"broadcast": {"--dir", "--from"},
 	} {
 		r := huddle(t, name, "-h")
-		if r.code != exitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
+		if r.code != ExitOK || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: huddle "+name+" ") {
 			t.Errorf("%s -h: exit %d, stdout %q, stderr %q", name, r.code, r.stdout, r.stderr)
 		}
 		for _, f := range flags {
@@ -751,7 +752,7 @@ func TestCLIHelpAndBadFlags(t *testing.T) {
 				t.Errorf("%s -h does not describe %s:\n%s", name, f, r.stdout)
 			}
 		}
-		huddle(t, name, "--bogus").wantError(t, exitUsage, "--bogus", name, "--bogus")
+		huddle(t, name, "--bogus").wantError(t, ExitUsage, "--bogus", name, "--bogus")
 	}
 	// The dispatcher lists every lead command.
 	r := huddle(t, "help")

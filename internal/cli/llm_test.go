@@ -44,7 +44,7 @@ func TestInitTemplateLLMValidates(t *testing.T) {
 		t.Error("the key's value was written into team.json")
 	}
 	// Run again: nothing is overwritten.
-	huddleIn(t, cwd, env, "init", "--template", "llm", "--dir", dir).wantError(t, exitFail, "already exists", "init again")
+	huddleIn(t, cwd, env, "init", "--template", "llm", "--dir", dir).wantError(t, ExitFail, "already exists", "init again")
 }
 
 func TestInitTemplateLLMDefaultsAndRefusals(t *testing.T) {
@@ -64,14 +64,14 @@ func TestInitTemplateLLMDefaultsAndRefusals(t *testing.T) {
 	const pasted = "sk-proj-PASTED-KEY-abc"
 	bad := filepath.Join(cwd, "bad")
 	r := huddleIn(t, cwd, []string{"HUDDLE_LLM_API_KEY_ENV=" + pasted}, "init", "--template", "llm", "--dir", bad)
-	r.wantError(t, exitFail, "api_key_env", "init with a key as the name")
+	r.wantError(t, ExitFail, "api_key_env", "init with a key as the name")
 	if strings.Contains(r.stderr, pasted) {
 		t.Errorf("the error repeats the value: %q", r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(bad, "team.json")); err == nil {
 		t.Error("a team that does not validate was written")
 	}
-	huddleIn(t, cwd, nil, "init", "--template", "nope", "--dir", bad).wantError(t, exitUsage, `"nope"`, "init --template nope")
+	huddleIn(t, cwd, nil, "init", "--template", "nope", "--dir", bad).wantError(t, ExitUsage, `"nope"`, "init --template nope")
 }
 
 // logsTeam is a team directory with one llm member, coder, and its files.
@@ -135,19 +135,19 @@ func TestLogsPrintsTheLogAndTheTranscript(t *testing.T) {
 
 func TestLogsRefusals(t *testing.T) {
 	dir := logsTeam(t)
-	huddle(t, "logs", "nobody", "--dir", dir).wantError(t, exitFail, `no member "nobody"`, "logs nobody")
-	huddle(t, "logs", "coder", "--dir", dir).wantError(t, exitFail, "no log", "logs coder")
+	huddle(t, "logs", "nobody", "--dir", dir).wantError(t, ExitFail, `no member "nobody"`, "logs nobody")
+	huddle(t, "logs", "coder", "--dir", dir).wantError(t, ExitFail, "no log", "logs coder")
 	logPath, _ := teamdir.MemberLogPath(dir, "coder")
 	if err := os.WriteFile(logPath, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	huddle(t, "logs", "coder", "--dir", dir).wantError(t, exitFail, "coder's log (an exec member's stderr) is empty: it has written nothing yet", "logs of an empty log")
+	huddle(t, "logs", "coder", "--dir", dir).wantError(t, ExitFail, "coder's log (an exec member's stderr) is empty: it has written nothing yet", "logs of an empty log")
 	if err := os.Remove(logPath); err != nil {
 		t.Fatal(err)
 	}
-	huddle(t, "logs", "coder", "--transcript", "--dir", dir).wantError(t, exitFail, "no transcript", "logs coder --transcript")
-	huddle(t, "logs", "coder", "--json", "--dir", dir).wantError(t, exitUsage, "--transcript", "logs --json")
-	huddle(t, "logs", "--dir", dir).wantError(t, exitUsage, "MEMBER", "logs")
+	huddle(t, "logs", "coder", "--transcript", "--dir", dir).wantError(t, ExitFail, "no transcript", "logs coder --transcript")
+	huddle(t, "logs", "coder", "--json", "--dir", dir).wantError(t, ExitUsage, "--transcript", "logs --json")
+	huddle(t, "logs", "--dir", dir).wantError(t, ExitUsage, "MEMBER", "logs")
 }
 
 func TestStatusShowsTokensAndCost(t *testing.T) {

@@ -17,21 +17,21 @@ func logsFlags(fs *flag.FlagSet) runFunc {
 	transcript := fs.Bool("transcript", false, "print the member's llm transcript (members/NAME.transcript.jsonl) instead of its log")
 	asJSON := fs.Bool("json", false, "with --transcript: print the raw JSON lines")
 	follow := fs.Bool("f", false, "keep printing what is appended, until Ctrl-C")
-	return func(cl *cmdline) int { return runLogs(cl, *transcript, *asJSON, *follow) }
+	return func(cl *Cmdline) int { return runLogs(cl, *transcript, *asJSON, *follow) }
 }
 
-func runLogs(cl *cmdline, transcript, asJSON, follow bool) int {
-	if code, ok := cl.wantArgs(1, 1, "MEMBER"); !ok {
+func runLogs(cl *Cmdline, transcript, asJSON, follow bool) int {
+	if code, ok := cl.WantArgs(1, 1, "MEMBER"); !ok {
 		return code
 	}
-	name := cl.args[0]
+	name := cl.Args[0]
 	if asJSON && !transcript {
-		return cl.usageError("--json goes with --transcript")
+		return cl.UsageError("--json goes with --transcript")
 	}
 	if err := protocol.ValidateMemberName(name); err != nil {
-		return cl.usageError("%v", err)
+		return cl.UsageError("%v", err)
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 		return printLogs(ctx, cl, st, name, transcript, asJSON, follow)
 	})
 }
@@ -55,17 +55,17 @@ func logPrinter(transcript, asJSON bool) (string, func(io.Writer, []byte)) {
 // follow what is appended to it, until Ctrl-C: on a team directory its
 // file in members/, on NATS the lines the runtime that runs name copies
 // there from its machine.
-func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, transcript, asJSON, follow bool) int {
+func printLogs(ctx context.Context, cl *Cmdline, st store.Store, name string, transcript, asJSON, follow bool) int {
 	t, err := team.LoadFrom(ctx, st)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	spec, ok := t.Member(name)
 	if !ok {
-		return cl.fail(fmt.Errorf("no member %q in team %s", name, t.Name))
+		return cl.Fail(fmt.Errorf("no member %q in team %s", name, t.Name))
 	}
 	if why := noLog(spec, transcript); why != "" {
-		return cl.fail(errors.New(why))
+		return cl.Fail(errors.New(why))
 	}
 	kind, file := store.LogStderr, teamdir.MemberLogPath
 	if transcript {
@@ -73,18 +73,18 @@ func printLogs(ctx context.Context, cl *cmdline, st store.Store, name string, tr
 	}
 	what, print := logPrinter(transcript, asJSON)
 	printed := false
-	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { printed = true; print(cl.stdout, line) })
+	err = st.ReadLog(ctx, name, kind, follow, func(line []byte) { printed = true; print(cl.Stdout, line) })
 	if errors.Is(err, store.ErrNotFound) {
 		rel, _ := file("", name) // the name was checked: no error
-		return cl.fail(fmt.Errorf("%s has no %s%s", name, what, cl.notYet(rel)))
+		return cl.Fail(fmt.Errorf("%s has no %s%s", name, what, cl.notYet(rel)))
 	}
 	if err != nil && ctx.Err() == nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	if !printed && !follow {
-		return cl.fail(fmt.Errorf("%s's %s is empty: it has written nothing yet", name, what))
+		return cl.Fail(fmt.Errorf("%s's %s is empty: it has written nothing yet", name, what))
 	}
-	return exitOK
+	return ExitOK
 }
 
 // noLog says why a member has no log (or transcript) at all: huddle

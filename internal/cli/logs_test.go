@@ -38,10 +38,10 @@ func TestLogsFromAnotherProcess(t *testing.T) {
 			p, _ := teamdir.MemberLogPath(tm.dir, member)
 			return " yet: " + p
 		}
-		logs("talker").wantError(t, exitFail, "talker has no log (an exec member's stderr)"+notYet("talker"), "logs before any runtime")
-		logs("nobody").wantError(t, exitFail, `no member "nobody" in team logs`, "logs nobody")
-		logs("../x").wantError(t, exitUsage, "invalid name", "logs ../x")
-		logs("talker", "--json").wantError(t, exitUsage, "--json goes with --transcript", "logs --json")
+		logs("talker").wantError(t, ExitFail, "talker has no log (an exec member's stderr)"+notYet("talker"), "logs before any runtime")
+		logs("nobody").wantError(t, ExitFail, `no member "nobody" in team logs`, "logs nobody")
+		logs("../x").wantError(t, ExitUsage, "invalid name", "logs ../x")
+		logs("talker", "--json").wantError(t, ExitUsage, "--json goes with --transcript", "logs --json")
 
 		tm.up(t, "lead,talker,idler")
 		memberOn(t, tm.st, "talker", "talker working", statusIs(protocol.MemberWorking))
@@ -105,7 +105,7 @@ func TestLogsFromAnotherProcess(t *testing.T) {
 		if all := logs("talker").stdout; all != strings.Join(got, "\n")+"\n" {
 			t.Fatalf("logs printed %q, -f %q", all, got)
 		}
-		logs("idler").wantError(t, exitFail, "idler is a script member: it writes no log", "logs of a scripted member")
-		logs("idler", "--transcript").wantError(t, exitFail, "idler is a script member: only an llm member has a transcript", "the transcript of a scripted member")
+		logs("idler").wantError(t, ExitFail, "idler is a script member: it writes no log", "logs of a scripted member")
+		logs("idler", "--transcript").wantError(t, ExitFail, "idler is a script member: only an llm member has a transcript", "the transcript of a scripted member")
 	})
 }

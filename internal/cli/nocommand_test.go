@@ -40,7 +40,7 @@ func TestNoCommandAsksBeforeRunningTheTeam(t *testing.T) {
 	no := startOnPTY(t, project, nil, nil)
 	no.waitFor(t, "run it? [Y/n]")
 	no.typeKeys(t, "n\r")
-	if code := no.exit(t); code != exitOK {
+	if code := no.exit(t); code != ExitOK {
 		t.Fatalf("answered n: exit %d\n%s", code, no.output())
 	}
 	if !strings.Contains(no.output(), "not started ('huddle up --dir .huddle' runs it") {
@@ -56,7 +56,7 @@ func TestNoCommandAsksBeforeRunningTheTeam(t *testing.T) {
 	yes.waitFor(t, "Roster")
 	testkit.WaitFor(t, 10e9, "a runtime to run the team", func() bool { return hasRun(t, dir) })
 	yes.typeKeys(t, "\x03") // ctrl+c
-	if code := yes.exit(t); code != exitOK {
+	if code := yes.exit(t); code != ExitOK {
 		t.Fatalf("answered yes, then ctrl+c: exit %d\n%s", code, yes.outputTail())
 	}
 	if st, _ := team.ProbeRuntime(dir); st.Running || st.Last.Stopped == nil {
@@ -74,7 +74,7 @@ func TestNoCommandWithoutATerminalToAskRefuses(t *testing.T) {
 	}
 	defer devNull.Close()
 	p := startOnPTY(t, project, nil, devNull)
-	if code := p.exit(t); code != exitFail {
+	if code := p.exit(t); code != ExitFail {
 		t.Fatalf("exit %d, want 1\n%s", code, p.output())
 	}
 	want := "huddle: .huddle holds a team that is not running, and stdin is not a terminal to ask whether to run it (run 'huddle up --dir .huddle')\r\n"
@@ -99,7 +99,7 @@ func TestNoCommandAttachesToARunningTeam(t *testing.T) {
 		t.Fatalf("asked to run a team that runs:\n%s", p.outputTail())
 	}
 	p.typeKeys(t, "\x03")
-	if code := p.exit(t); code != exitOK {
+	if code := p.exit(t); code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, p.outputTail())
 	}
 	if st, _ := team.ProbeRuntime(dir); !st.Running {
@@ -123,7 +123,7 @@ func TestDemoDirectoryIsRemovedUnlessKept(t *testing.T) {
 			return len(m) == 1
 		})
 		p.typeKeys(t, "\x03")
-		if code := p.exit(t); code != exitOK {
+		if code := p.exit(t); code != ExitOK {
 			t.Fatalf("--keep %v: exit %d\n%s", keep, code, p.outputTail())
 		}
 		left, _ := filepath.Glob(filepath.Join(tmp, "huddle-demo-*"))

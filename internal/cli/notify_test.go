@@ -117,7 +117,7 @@ func TestNotifyFlagsRefuseBadInput(t *testing.T) {
 	} {
 		args := append([]string{"up", "--headless", "--dir", dir}, c.args...)
 		r := huddle(t, args...)
-		r.wantError(t, exitUsage, c.want, args...)
+		r.wantError(t, ExitUsage, c.want, args...)
 		if strings.Contains(r.stderr, "hunter2") {
 			t.Fatalf("%v printed the password: %s", args, r.stderr)
 		}

@@ -165,7 +165,7 @@ func TestInvokeWithUnreachableCollector(t *testing.T) {
 			"OTEL_EXPORTER_OTLP_TIMEOUT=500",
 			"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=",
 		}, "invoke", url, "alice.greet", "--trace-id", "corr-unreachable")
-		if r.code != exitOK || !strings.Contains(r.stdout, "hello from alice") {
+		if r.code != ExitOK || !strings.Contains(r.stdout, "hello from alice") {
 			t.Fatalf("%s: invoke: exit %d stdout %q stderr %q", c.endpoint, r.code, r.stdout, r.stderr)
 		}
 		if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: warning: traces were not all exported to "+c.shown+": ") {

@@ -118,7 +118,7 @@ func (p *ptyRun) typeKeys(t testing.TB, s string) {
 	}
 }
 
-// exit waits for the process to end and returns its exit code.
+// Exit waits for the process to end and returns its exit code.
 func (p *ptyRun) exit(t *testing.T) int {
 	t.Helper()
 	select {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"huddle/internal/testkit/natsteam"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,8 +70,8 @@ func session(t *testing.T, on *teamOn) (approved, rejected string, call protocol
 	t.Helper()
 	ctx := context.Background()
 	approved, rejected = "pl-0000000exp1", "pl-0000000exp2"
-	storePlan(t, on.st, approved, "reservas")
-	storePlan(t, on.st, rejected, "finanzas")
+	natsteam.Plan(t, on.st, approved, "reservas")
+	natsteam.Plan(t, on.st, rejected, "finanzas")
 	on.must(t, "approve", approved)
 	on.must(t, "reject", rejected, "--feedback", "smaller, please")
 	on.putMember(t, protocol.Member{Name: "reservas", Status: protocol.MemberWorking, Activity: "booking", Since: time.Now().Add(-time.Minute)})
@@ -106,7 +107,7 @@ func TestExportWritesWhatReplayReads(t *testing.T) {
 		if on.kind == "nats" {
 			from = " from " + on.place()
 		}
-		if said := fmt.Sprintf("exported %d events of team puruto-demo%s to %s", len(want.Events), from, out); r.code != exitOK || r.stdout != "" || !strings.HasPrefix(r.stderr, said) {
+		if said := fmt.Sprintf("exported %d events of team puruto-demo%s to %s", len(want.Events), from, out); r.code != ExitOK || r.stdout != "" || !strings.HasPrefix(r.stderr, said) {
 			t.Fatalf("export -o: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, said)
 		}
 		file, err := os.ReadFile(out)
@@ -191,7 +192,7 @@ func TestExportOfADirectoryHoldsItsHistories(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "session.jsonl")
 	r := huddle(t, "export", dir, "-o", out)
-	if r.code != exitOK || r.stdout != "" || !strings.Contains(r.stderr, "exported") {
+	if r.code != ExitOK || r.stdout != "" || !strings.Contains(r.stderr, "exported") {
 		t.Fatalf("export: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	got, err := replay.ReadExportFile(out)
@@ -236,18 +237,18 @@ func TestExportAndReplayRefuseWhatIsNotATeam(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"export", empty}, exitFail, "is not a team directory"},
-		{[]string{"export", filepath.Join(empty, "missing")}, exitFail, "is not a team directory"},
-		{[]string{"export", notExport}, exitFail, "is not a team directory"},
-		{[]string{"export", team, "-o", filepath.Join(empty, "no", "such", "dir.jsonl")}, exitFail, "export:"},
-		{[]string{"export", team, "extra"}, exitUsage, `unexpected argument "extra"`},
-		{[]string{"replay", empty}, exitFail, "is not a team directory"},
-		{[]string{"replay", filepath.Join(empty, "missing")}, exitFail, "no such team directory or export"},
-		{[]string{"replay", notExport}, exitFail, "is not a huddle export"},
-		{[]string{"replay", filepath.Join(team, "team.json")}, exitFail, "is not a huddle export"},
-		{[]string{"replay", team, "--speed", "0"}, exitUsage, "--speed must be more than 0"},
-		{[]string{"replay", team, "--speed", "fast"}, exitUsage, "invalid value"},
-		{[]string{"replay", team}, exitUsage, "not a terminal"}, // a valid team, but no terminal to play it on
+		{[]string{"export", empty}, ExitFail, "is not a team directory"},
+		{[]string{"export", filepath.Join(empty, "missing")}, ExitFail, "is not a team directory"},
+		{[]string{"export", notExport}, ExitFail, "is not a team directory"},
+		{[]string{"export", team, "-o", filepath.Join(empty, "no", "such", "dir.jsonl")}, ExitFail, "export:"},
+		{[]string{"export", team, "extra"}, ExitUsage, `unexpected argument "extra"`},
+		{[]string{"replay", empty}, ExitFail, "is not a team directory"},
+		{[]string{"replay", filepath.Join(empty, "missing")}, ExitFail, "no such team directory or export"},
+		{[]string{"replay", notExport}, ExitFail, "is not a huddle export"},
+		{[]string{"replay", filepath.Join(team, "team.json")}, ExitFail, "is not a huddle export"},
+		{[]string{"replay", team, "--speed", "0"}, ExitUsage, "--speed must be more than 0"},
+		{[]string{"replay", team, "--speed", "fast"}, ExitUsage, "invalid value"},
+		{[]string{"replay", team}, ExitUsage, "not a terminal"}, // a valid team, but no terminal to play it on
 	} {
 		huddle(t, c.args...).wantError(t, c.code, c.want, c.args...)
 	}
@@ -264,7 +265,7 @@ func TestExportAndReplayRefuseWhatIsNotATeam(t *testing.T) {
 func TestExportAndReplayOnAStoreTakeNoPath(t *testing.T) {
 	on := demoOn(t, "nats")
 	out := filepath.Join(t.TempDir(), "session.jsonl")
-	if r := on.huddle(t, "export", "-o", out); r.code != exitOK {
+	if r := on.huddle(t, "export", "-o", out); r.code != ExitOK {
 		t.Fatalf("export -o: exit %d, stderr %q", r.code, r.stderr)
 	}
 	for _, run := range []struct {
@@ -277,7 +278,7 @@ func TestExportAndReplayOnAStoreTakeNoPath(t *testing.T) {
 		{[]string{"replay", "--dir", t.TempDir()}, "stdout is not a terminal"},
 		{[]string{"replay"}, "stdout is not a terminal"},
 	} {
-		on.huddle(t, run.args...).wantError(t, exitUsage, run.want, strings.Join(run.args[:1], " "))
+		on.huddle(t, run.args...).wantError(t, ExitUsage, run.want, strings.Join(run.args[:1], " "))
 	}
 }
 
@@ -307,7 +308,7 @@ func TestReplayOnATerminal(t *testing.T) {
 		p.typeKeys(t, "1\r")                        // the roster, then its first member's view
 		p.waitFor(t, noLog)
 		p.typeKeys(t, "q")
-		if code := p.exit(t); code != exitOK {
+		if code := p.exit(t); code != ExitOK {
 			t.Fatalf("replay: exit %d; the terminal shows %s", code, p.outputTail())
 		}
 		if strings.Contains(p.output(), natsToken) {
@@ -315,7 +316,7 @@ func TestReplayOnATerminal(t *testing.T) {
 		}
 
 		out := filepath.Join(t.TempDir(), "session.jsonl")
-		if r := on.huddle(t, "export", "-o", out); r.code != exitOK {
+		if r := on.huddle(t, "export", "-o", out); r.code != ExitOK {
 			t.Fatalf("export -o: exit %d, stderr %q", r.code, r.stderr)
 		}
 		f := startOnPTY(t, t.TempDir(), nil, nil, "replay", out)
@@ -325,7 +326,7 @@ func TestReplayOnATerminal(t *testing.T) {
 		f.typeKeys(t, "1\r")
 		f.waitFor(t, exportNoLog)
 		f.typeKeys(t, "q")
-		if code := f.exit(t); code != exitOK {
+		if code := f.exit(t); code != ExitOK {
 			t.Fatalf("replay FILE: exit %d; the terminal shows %s", code, f.outputTail())
 		}
 	})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"huddle/internal/testkit/natsteam"
 	"slices"
 	"strings"
 	"syscall"
@@ -59,7 +60,7 @@ func TestRestartACrashedMember(t *testing.T) {
 		on.leadHears(t, "echo", "echo: after")
 
 		r = on.huddle(t, "shutdown", "idler", "--wait", "--timeout", "20s")
-		if r.code != exitOK {
+		if r.code != ExitOK {
 			t.Fatalf("shutdown idler: %d %q %q", r.code, r.stdout, r.stderr)
 		}
 		memberOn(t, on.st, "idler", "idler stopped", statusIs(protocol.MemberStopped))
@@ -85,15 +86,15 @@ func TestRestartRefusals(t *testing.T) {
 			}
 			return "no runtime runs the team restarts ('huddle up' starts every member)"
 		}
-		on.huddle(t, "restart", "echo").wantError(t, exitFail, notRunning("echo"), "restart without a runtime")
+		on.huddle(t, "restart", "echo").wantError(t, ExitFail, notRunning("echo"), "restart without a runtime")
 		up := on.up(t, "lead,echo,idler")
 		memberOn(t, on.st, "echo", "echo idle", statusIs(protocol.MemberIdle))
 		memberOn(t, on.st, "idler", "idler idle", statusIs(protocol.MemberIdle))
-		on.huddle(t, "restart", "echo").wantError(t, exitFail, "echo is idle; only a stopped or crashed member is restarted", "restart a running member")
-		on.huddle(t, "restart", "outside").wantError(t, exitFail, `outside is not run by huddle (runtime "external")`, "restart an external member")
-		on.huddle(t, "restart", "nobody").wantError(t, exitFail, `no member "nobody" in team restarts`, "restart nobody")
-		on.huddle(t, "restart", "../x").wantError(t, exitUsage, "invalid name", "restart ../x")
-		on.huddle(t, "restart", "echo", "--timeout", "0s").wantError(t, exitUsage, "--timeout must be more than 0", "restart --timeout 0s")
+		on.huddle(t, "restart", "echo").wantError(t, ExitFail, "echo is idle; only a stopped or crashed member is restarted", "restart a running member")
+		on.huddle(t, "restart", "outside").wantError(t, ExitFail, `outside is not run by huddle (runtime "external")`, "restart an external member")
+		on.huddle(t, "restart", "nobody").wantError(t, ExitFail, `no member "nobody" in team restarts`, "restart nobody")
+		on.huddle(t, "restart", "../x").wantError(t, ExitUsage, "invalid name", "restart ../x")
+		on.huddle(t, "restart", "echo", "--timeout", "0s").wantError(t, ExitUsage, "--timeout must be more than 0", "restart --timeout 0s")
 
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -121,7 +122,7 @@ func TestRestartRefusals(t *testing.T) {
 		if err := <-up.exited; err != nil {
 			t.Fatalf("huddle up: %v", err)
 		}
-		on.huddle(t, "restart", "idler").wantError(t, exitFail, notRunning("idler"), "restart after the runtime stopped")
+		on.huddle(t, "restart", "idler").wantError(t, ExitFail, notRunning("idler"), "restart after the runtime stopped")
 	})
 }
 
@@ -132,7 +133,7 @@ func TestRestartRefusals(t *testing.T) {
 // first waits. A team directory has no leases: its one runtime runs every
 // member, under runtime.lock.
 func TestRestartOnNATSWaitsForTheLeaseHolder(t *testing.T) {
-	url := natsTeam(t)
+	url := natsteam.New(t, "")
 	st := putRestartTeam(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -142,19 +143,19 @@ func TestRestartOnNATSWaitsForTheLeaseHolder(t *testing.T) {
 	if err := st.PutMember(ctx, &protocol.Member{Name: "ghost", Status: protocol.MemberCrashed, RunID: "r1", Error: "gone"}); err != nil {
 		t.Fatal(err)
 	}
-	huddle(t, "restart", "ghost", "--timeout", "1s", "--store", url).wantError(t, exitFail, "asked the runtime to restart ghost; not restarted after 1s (is the runtime stuck?", "restart ghost, not taken")
-	huddle(t, "restart", "ghost", "--store", url).wantError(t, exitFail, "a restart of ghost is asked already, and the runtime that runs it has not taken it yet", "restart ghost again")
-	huddle(t, "restart", "echo", "--store", url, "--dir", t.TempDir()).wantError(t, exitUsage, "--dir and --store", "restart --dir --store")
+	huddle(t, "restart", "ghost", "--timeout", "1s", "--store", url).wantError(t, ExitFail, "asked the runtime to restart ghost; not restarted after 1s (is the runtime stuck?", "restart ghost, not taken")
+	huddle(t, "restart", "ghost", "--store", url).wantError(t, ExitFail, "a restart of ghost is asked already, and the runtime that runs it has not taken it yet", "restart ghost again")
+	huddle(t, "restart", "echo", "--store", url, "--dir", t.TempDir()).wantError(t, ExitUsage, "--dir and --store", "restart --dir --store")
 }
 
 // putRestartTeam puts restartSpec's members, and ghost, a scripted member
 // no runtime of the test runs, in the store at url.
 func putRestartTeam(t *testing.T, url string) store.Store {
 	t.Helper()
-	st := openTestStore(t, url)
+	st := natsteam.Open(t, url)
 	tm := restartSpec
 	tm.Members = append(slices.Clone(tm.Members), team.MemberSpec{Name: "ghost", Role: "waits", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}})
-	putConfigs(t, st, teamConfig(tm))
+	natsteam.PutConfigs(t, st, teamConfig(tm))
 	return st
 }
 
@@ -164,7 +165,7 @@ func putRestartTeam(t *testing.T, url string) store.Store {
 // a running member's is refused in one line. Leases are a store's alone,
 // as in TestRestartOnNATSWaitsForTheLeaseHolder.
 func TestUIRestartOnNATS(t *testing.T) {
-	url := natsTeam(t)
+	url := natsteam.New(t, "")
 	st := putRestartTeam(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

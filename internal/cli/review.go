@@ -56,78 +56,78 @@ func reviewFlags(fs *flag.FlagSet) runFunc {
 	fs.Var(&comments, "comment", "with --changes: a note on a line, `PATH:LINE:TEXT` (repeatable)")
 	discard := fs.Bool("discard", false, "throw the change away (with --yes)")
 	yes := fs.Bool("yes", false, "with --discard: take the named commits off the branch")
-	return func(cl *cmdline) int {
-		if code, ok := cl.wantArgs(1, 1, "ID"); !ok {
+	return func(cl *Cmdline) int {
+		if code, ok := cl.WantArgs(1, 1, "ID"); !ok {
 			return code
 		}
 		switch {
 		case *discard && (*changes != "" || len(comments) > 0):
-			return cl.usageError("--discard does not go with --changes or --comment")
+			return cl.UsageError("--discard does not go with --changes or --comment")
 		case *yes && !*discard:
-			return cl.usageError("--yes goes with --discard")
-		case len(comments) > 0 && *changes == "" && !cl.flagGiven("changes"):
-			return cl.usageError("--comment goes with --changes")
+			return cl.UsageError("--yes goes with --discard")
+		case len(comments) > 0 && *changes == "" && !cl.FlagGiven("changes"):
+			return cl.UsageError("--comment goes with --changes")
 		}
-		id := cl.args[0]
-		return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		id := cl.Args[0]
+		return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 			switch {
 			case *discard:
 				return discardReview(ctx, cl, st, id, *yes)
-			case cl.flagGiven("changes"):
+			case cl.FlagGiven("changes"):
 				r, err := team.RequestChanges(ctx, st, id, *changes, comments, protocol.Lead)
 				if err != nil {
-					return cl.exit(exitFail, "%v", err)
+					return cl.Exit(ExitFail, "%v", err)
 				}
-				fmt.Fprintf(cl.stdout, "%s changes_requested: %s takes them as its next turn\n", r.ID, r.From)
-				return exitOK
+				fmt.Fprintf(cl.Stdout, "%s changes_requested: %s takes them as its next turn\n", r.ID, r.From)
+				return ExitOK
 			}
 			return showReview(ctx, cl, st, id, *asJSON)
 		})
 	}
 }
 
-func showReview(ctx context.Context, cl *cmdline, st store.Store, id string, asJSON bool) int {
+func showReview(ctx context.Context, cl *Cmdline, st store.Store, id string, asJSON bool) int {
 	r, err := team.Review(ctx, st, id)
 	if err != nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
 	diff, err := team.ReviewDiff(ctx, r)
 	if err != nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
 	if asJSON {
 		files := worktree.ParseDiff(diff)
 		if files == nil {
 			files = []worktree.FileDiff{}
 		}
-		if err := writeJSON(cl.stdout, map[string]any{"request": r, "files": files}); err != nil {
-			return cl.exit(exitFail, "%v", err)
+		if err := writeJSON(cl.Stdout, map[string]any{"request": r, "files": files}); err != nil {
+			return cl.Exit(ExitFail, "%v", err)
 		}
-		return exitOK
+		return ExitOK
 	}
 	rv := r.Review
-	fmt.Fprintf(cl.stdout, "review %s  %s  %s → %s  (%s..%s)\n", r.ID, r.Status, rv.Branch, rv.Base, short(rv.BaseCommit), short(rv.Head))
+	fmt.Fprintf(cl.Stdout, "review %s  %s  %s → %s  (%s..%s)\n", r.ID, r.Status, rv.Branch, rv.Base, short(rv.BaseCommit), short(rv.Head))
 	if rv.Plan != "" {
 		plan := ""
 		if p, err := st.Request(ctx, rv.Plan); err == nil {
 			plan, _, _ = strings.Cut(p.Plan, "\n")
 		}
-		fmt.Fprintf(cl.stdout, "plan %s: %s\n", rv.Plan, team.Printable(plan))
+		fmt.Fprintf(cl.Stdout, "plan %s: %s\n", rv.Plan, team.Printable(plan))
 	}
 	if r.Feedback != "" {
-		fmt.Fprintf(cl.stdout, "%s by %s: %s\n", r.Status, r.ResolvedBy, team.Printable(r.Feedback))
+		fmt.Fprintf(cl.Stdout, "%s by %s: %s\n", r.Status, r.ResolvedBy, team.Printable(r.Feedback))
 	}
 	printStat(cl, worktree.ParseDiff(diff))
-	fmt.Fprintln(cl.stdout)
-	_, _ = cl.stdout.Write(diff)
-	return exitOK
+	fmt.Fprintln(cl.Stdout)
+	_, _ = cl.Stdout.Write(diff)
+	return ExitOK
 }
 
 func short(sha string) string { return sha[:min(8, len(sha))] }
 
 // printStat prints each file with its +/- counts, and the totals.
-func printStat(cl *cmdline, files []worktree.FileDiff) {
-	tw := tabwriter.NewWriter(cl.stdout, 0, 0, 2, ' ', 0)
+func printStat(cl *Cmdline, files []worktree.FileDiff) {
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 0, 2, ' ', 0)
 	add, del := 0, 0
 	for _, f := range files {
 		name := f.Path
@@ -142,53 +142,53 @@ func printStat(cl *cmdline, files []worktree.FileDiff) {
 		add, del = add+f.Added, del+f.Deleted
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(cl.stdout, "%d file(s), +%d -%d\n", len(files), add, del)
+	fmt.Fprintf(cl.Stdout, "%d file(s), +%d -%d\n", len(files), add, del)
 }
 
-func discardReview(ctx context.Context, cl *cmdline, st store.Store, id string, yes bool) int {
+func discardReview(ctx context.Context, cl *Cmdline, st store.Store, id string, yes bool) int {
 	r, err := team.Review(ctx, st, id)
 	if err != nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
 	if r.Status.IsTerminal() {
-		return cl.exit(exitFail, "%v", &store.AlreadyError{ID: r.ID, Status: r.Status, By: r.ResolvedBy})
+		return cl.Exit(ExitFail, "%v", &store.AlreadyError{ID: r.ID, Status: r.Status, By: r.ResolvedBy})
 	}
 	lost, err := team.Unmerged(ctx, r)
 	if err != nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
 	if len(lost) > 0 && !yes {
 		cs := make([]string, len(lost))
 		for i, c := range lost {
 			cs[i] = c.String()
 		}
-		return cl.exit(exitFail, "discarding %s takes %d commit(s) off %s: %s; run again with --yes to discard them", id, len(lost), r.Review.Branch, strings.Join(cs, "; "))
+		return cl.Exit(ExitFail, "discarding %s takes %d commit(s) off %s: %s; run again with --yes to discard them", id, len(lost), r.Review.Branch, strings.Join(cs, "; "))
 	}
 	d, err := team.Discard(ctx, st, id, protocol.Lead)
 	if err != nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
-	fmt.Fprintf(cl.stdout, "%s discarded: %s is back at %s (the old tip is kept as %s)\n", d.Request.ID, r.Review.Branch, r.Review.Base, d.Kept)
-	return exitOK
+	fmt.Fprintf(cl.Stdout, "%s discarded: %s is back at %s (the old tip is kept as %s)\n", d.Request.ID, r.Review.Branch, r.Review.Base, d.Kept)
+	return ExitOK
 }
 
 func mergeFlags(fs *flag.FlagSet) runFunc {
-	return func(cl *cmdline) int {
-		if code, ok := cl.wantArgs(1, 1, "ID"); !ok {
+	return func(cl *Cmdline) int {
+		if code, ok := cl.WantArgs(1, 1, "ID"); !ok {
 			return code
 		}
-		return cl.withTeam(func(ctx context.Context, st store.Store) int {
-			m, err := team.Merge(ctx, st, cl.args[0], protocol.Lead)
+		return cl.WithTeam(func(ctx context.Context, st store.Store) int {
+			m, err := team.Merge(ctx, st, cl.Args[0], protocol.Lead)
 			var conflict *worktree.ConflictError
 			switch {
 			case errors.As(err, &conflict):
-				return cl.exit(exitFail, "%s: %v: nothing merged; %s is asked to resolve it on its branch", cl.args[0], err, conflictOwner(ctx, st, cl.args[0]))
+				return cl.Exit(ExitFail, "%s: %v: nothing merged; %s is asked to resolve it on its branch", cl.Args[0], err, conflictOwner(ctx, st, cl.Args[0]))
 			case err != nil:
-				return cl.exit(exitFail, "%v", err)
+				return cl.Exit(ExitFail, "%v", err)
 			}
 			rv := m.Request.Review
-			fmt.Fprintf(cl.stdout, "%s merged: %s into %s as %s (%s)\n", m.Request.ID, rv.Branch, rv.Base, short(m.Commit), m.How)
-			return exitOK
+			fmt.Fprintf(cl.Stdout, "%s merged: %s into %s as %s (%s)\n", m.Request.ID, rv.Branch, rv.Base, short(m.Commit), m.How)
+			return ExitOK
 		})
 	}
 }
@@ -203,32 +203,32 @@ func conflictOwner(ctx context.Context, st store.Store, id string) string {
 func diffFlags(fs *flag.FlagSet) runFunc {
 	stat := fs.Bool("stat", false, "print the files with their +/- counts")
 	asJSON := fs.Bool("json", false, "print the files and hunks as JSON")
-	return func(cl *cmdline) int {
-		if code, ok := cl.wantArgs(1, 1, "MEMBER"); !ok {
+	return func(cl *Cmdline) int {
+		if code, ok := cl.WantArgs(1, 1, "MEMBER"); !ok {
 			return code
 		}
-		return cl.withTeam(func(ctx context.Context, st store.Store) int {
+		return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 			t, err := team.LoadFrom(ctx, st)
 			if err != nil {
-				return cl.exit(exitFail, "%v", err)
+				return cl.Exit(ExitFail, "%v", err)
 			}
-			return printWorkDiff(ctx, cl, t, cl.args[0], *stat, *asJSON)
+			return printWorkDiff(ctx, cl, t, cl.Args[0], *stat, *asJSON)
 		})
 	}
 }
 
 // printWorkDiff prints member's work in its worktree on this machine.
-func printWorkDiff(ctx context.Context, cl *cmdline, t *team.Team, member string, stat, asJSON bool) int {
+func printWorkDiff(ctx context.Context, cl *Cmdline, t *team.Team, member string, stat, asJSON bool) int {
 	if _, ok := t.Member(member); !ok {
-		return cl.exit(exitFail, "no member %q in team %s", member, t.Name)
+		return cl.Exit(ExitFail, "no member %q in team %s", member, t.Name)
 	}
-	ws, ok := t.Workspace(cl.dir, member)
+	ws, ok := t.Workspace(cl.Dir, member)
 	if !ok {
-		return cl.exit(exitFail, "%s works in place: its workspace in team.json has no worktree", member)
+		return cl.Exit(ExitFail, "%s works in place: its workspace in team.json has no worktree", member)
 	}
 	diff, base, err := team.WorkDiff(ctx, ws)
 	if err != nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
 	files := worktree.ParseDiff(diff)
 	switch {
@@ -236,11 +236,11 @@ func printWorkDiff(ctx context.Context, cl *cmdline, t *team.Team, member string
 		if files == nil {
 			files = []worktree.FileDiff{}
 		}
-		_ = writeJSON(cl.stdout, map[string]any{"member": member, "branch": ws.Branch, "base": base, "files": files})
+		_ = writeJSON(cl.Stdout, map[string]any{"member": member, "branch": ws.Branch, "base": base, "files": files})
 	case stat:
 		printStat(cl, files)
 	default:
-		_, _ = cl.stdout.Write(diff)
+		_, _ = cl.Stdout.Write(diff)
 	}
-	return exitOK
+	return ExitOK
 }

@@ -272,10 +272,10 @@ func TestServeKeepsTheKeySecret(t *testing.T) {
 
 func TestServeRefusesAnOpenAddressWithoutKeys(t *testing.T) {
 	dir := demoTeam(t)
-	huddle(t, "serve", "--dir", dir, "--addr", "0.0.0.0:0").wantError(t, exitUsage, "loopback", "serve 0.0.0.0")
+	huddle(t, "serve", "--dir", dir, "--addr", "0.0.0.0:0").wantError(t, ExitUsage, "loopback", "serve 0.0.0.0")
 	keys := keysFile(t, "not a valid line with four words")
 	r := huddle(t, "serve", "--dir", dir, "--api-keys-file", keys)
-	r.wantError(t, exitUsage, "line 1", "serve with a bad keys file")
+	r.wantError(t, ExitUsage, "line 1", "serve with a bad keys file")
 	if strings.Contains(r.stderr, "valid line") {
 		t.Fatal("the error repeats the keys file's content")
 	}

@@ -32,7 +32,7 @@ const showAbout = "Show one thing the team directory knows by its id:\n" +
 
 func showFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print what the id names as JSON (the shape above)")
-	return func(cl *cmdline) int { return runShow(cl, *asJSON) }
+	return func(cl *Cmdline) int { return runShow(cl, *asJSON) }
 }
 
 // shown is the JSON of huddle show.
@@ -45,21 +45,21 @@ type shown struct {
 	Execution *blueprint.Recorded `json:"execution,omitempty"`
 }
 
-func runShow(cl *cmdline, asJSON bool) int {
-	if code, ok := cl.wantArgs(1, 1, "an ID"); !ok {
+func runShow(cl *Cmdline, asJSON bool) int {
+	if code, ok := cl.WantArgs(1, 1, "an ID"); !ok {
 		return code
 	}
-	id := cl.args[0]
+	id := cl.Args[0]
 	if err := protocol.ValidateID(id); err != nil {
-		return cl.usageError("%v", err)
+		return cl.UsageError("%v", err)
 	}
-	return cl.withState(needDir, func(ctx context.Context, st store.Store) int {
+	return cl.WithState(NeedDir, func(ctx context.Context, st store.Store) int {
 		// The executions of huddle serve stay in the --dir of the machine
 		// that ran it: a store holds none.
-		local := cl.localDir()
+		local := cl.LocalDir()
 		s, err := find(ctx, st, local, id)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		if s == nil {
 			what := "request, chain, call or execution"
@@ -67,7 +67,7 @@ func runShow(cl *cmdline, asJSON bool) int {
 				what = "request, chain or call"
 			}
 			where, _ := cl.where("")
-			return cl.fail(fmt.Errorf("no %s %s in %s", what, id, where))
+			return cl.Fail(fmt.Errorf("no %s %s in %s", what, id, where))
 		}
 		return printShown(cl, s, asJSON, team.RuntimeOf(ctx, st))
 	})
@@ -75,26 +75,26 @@ func runShow(cl *cmdline, asJSON bool) int {
 
 // printShown prints what huddle show found, as text or JSON; rt says
 // whether a pending request's deadline is paused.
-func printShown(cl *cmdline, s *shown, asJSON bool, rt team.RuntimeState) int {
+func printShown(cl *Cmdline, s *shown, asJSON bool, rt team.RuntimeState) int {
 	if asJSON {
-		if err := writeJSON(cl.stdout, s); err != nil {
-			return cl.fail(err)
+		if err := writeJSON(cl.Stdout, s); err != nil {
+			return cl.Fail(err)
 		}
-		return exitOK
+		return ExitOK
 	}
 	switch s.Type {
 	case "request":
-		printRequest(cl.stdout, s.Request, rt)
+		printRequest(cl.Stdout, s.Request, rt)
 	case "chain":
-		printChain(cl.stdout, s.Chain)
+		printChain(cl.Stdout, s.Chain)
 	case "call":
-		printOneCall(cl.stdout, s.Call)
-		fmt.Fprintln(cl.stdout)
-		printChain(cl.stdout, s.Chain)
+		printOneCall(cl.Stdout, s.Call)
+		fmt.Fprintln(cl.Stdout)
+		printChain(cl.Stdout, s.Chain)
 	case "execution":
-		printExecution(cl.stdout, s.Execution)
+		printExecution(cl.Stdout, s.Execution)
 	}
-	return exitOK
+	return ExitOK
 }
 
 // find looks id up as what its prefix says first, then as the rest: a

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/natsteam"
 	"net/http"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func showJSON(t *testing.T, on *teamOn, id string) shownJSON {
 // request with its reason and the time left.
 func TestShowRequest(t *testing.T) {
 	onEachDemoStore(t, func(t *testing.T, on *teamOn) {
-		storePlan(t, on.st, "pl-aaaaaaaaaaaa", "reservas")
+		natsteam.Plan(t, on.st, "pl-aaaaaaaaaaaa", "reservas")
 		on.must(t, "reject", "pl-aaaaaaaaaaaa", "--feedback", `book "room 2", not room 4`)
 
 		r := on.must(t, "show", "pl-aaaaaaaaaaaa")
@@ -210,12 +211,12 @@ func TestShowRefusals(t *testing.T) {
 			looked = "no request, chain or call "
 		}
 		for _, id := range []string{"pl-000000000000", "corr-nope", "req-nope", "exec-00", "whatever"} {
-			on.huddle(t, "show", id).wantError(t, exitFail, looked+id+" in "+on.place(), "show", id)
+			on.huddle(t, "show", id).wantError(t, ExitFail, looked+id+" in "+on.place(), "show", id)
 		}
-		on.huddle(t, "show", "../x").wantError(t, exitUsage, "invalid id", "show ../x")
-		on.huddle(t, "show").wantError(t, exitUsage, "an ID is required", "show")
+		on.huddle(t, "show", "../x").wantError(t, ExitUsage, "invalid id", "show ../x")
+		on.huddle(t, "show").wantError(t, ExitUsage, "an ID is required", "show")
 	})
-	huddle(t, "show", "pl-x", "--dir", t.TempDir()+"/none").wantError(t, exitFail, "no team directory", "show in no directory")
+	huddle(t, "show", "pl-x", "--dir", t.TempDir()+"/none").wantError(t, ExitFail, "no team directory", "show in no directory")
 }
 
 // TestCommandsPrintAgentTextSafely: what an agent wrote (a plan, a

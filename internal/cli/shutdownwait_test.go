@@ -36,7 +36,7 @@ func waitingFor(t *testing.T, dir, member string, status protocol.MemberStatus) 
 }
 
 // TestShutdownWaitPrintsTheAnswer: --wait prints the teammate's answer;
-// exit 0 when it agrees, 1 when it refuses.
+// Exit 0 when it agrees, 1 when it refuses.
 func TestShutdownWaitPrintsTheAnswer(t *testing.T) {
 	forever := team.Duration(time.Hour)
 	dir := writeTeam(t, team.Team{Name: "answers", Members: []team.MemberSpec{
@@ -49,7 +49,7 @@ func TestShutdownWaitPrintsTheAnswer(t *testing.T) {
 
 	r := huddle(t, "shutdown", "busy", "--wait", "--dir", dir)
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != exitFail || r.stderr != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], "sd-") ||
+	if r.code != ExitFail || r.stderr != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], "sd-") ||
 		!strings.HasPrefix(lines[1], "refused by busy: ") {
 		t.Fatalf("shutdown busy --wait: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -59,14 +59,14 @@ func TestShutdownWaitPrintsTheAnswer(t *testing.T) {
 
 	r = huddle(t, "shutdown", "idler", "--wait", "--timeout", "30s", "--dir", dir)
 	lines = strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != exitOK || r.stderr != "" || len(lines) != 2 || lines[1] != "approved by idler: "+team.Printable(loadRequest(t, dir, lines[0]).ResponseReason) {
+	if r.code != ExitOK || r.stderr != "" || len(lines) != 2 || lines[1] != "approved by idler: "+team.Printable(loadRequest(t, dir, lines[0]).ResponseReason) {
 		t.Fatalf("shutdown idler --wait: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	waitingFor(t, dir, "idler", protocol.MemberStopped)
 
 	// Already stopped: cancelled at once, which is not an agreement.
 	r = huddle(t, "shutdown", "idler", "--wait", "--dir", dir)
-	if r.code != exitFail || !strings.Contains(r.stdout, "\ncancelled: idler is already stopped\n") {
+	if r.code != ExitFail || !strings.Contains(r.stdout, "\ncancelled: idler is already stopped\n") {
 		t.Fatalf("shutdown of a stopped member --wait: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
@@ -79,20 +79,20 @@ func TestShutdownWaitExpiryAndTimeout(t *testing.T) {
 		Members: []team.MemberSpec{{Name: "ext", Role: "never answers", Runtime: team.RuntimeSpec{Kind: team.RuntimeExternal}}}})
 	startUp(t, dir)
 	r := huddle(t, "shutdown", "ext", "--wait", "--dir", dir)
-	if r.code != exitFail || !strings.HasSuffix(r.stdout, "\nexpired: no answer before the deadline\n") {
+	if r.code != ExitFail || !strings.HasSuffix(r.stdout, "\nexpired: no answer before the deadline\n") {
 		t.Fatalf("shutdown ext --wait: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 
 	idle := writeTeam(t, team.Team{Name: "idle", Members: []team.MemberSpec{{Name: "ext", Role: "never answers", Runtime: team.RuntimeSpec{Kind: team.RuntimeExternal}}}})
 	r = huddle(t, "shutdown", "ext", "--wait", "--timeout", "200ms", "--dir", idle)
 	id := strings.TrimSpace(r.stdout)
-	if r.code != exitFail || !strings.HasPrefix(id, "sd-") || r.stderr != "huddle: shutdown: no answer within 200ms: "+id+" is still pending\n" {
+	if r.code != ExitFail || !strings.HasPrefix(id, "sd-") || r.stderr != "huddle: shutdown: no answer within 200ms: "+id+" is still pending\n" {
 		t.Fatalf("--timeout 200ms: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if rec := loadRequest(t, idle, id); rec.Status != protocol.RequestPending {
 		t.Fatalf("after the timeout the request is %s", rec.Status)
 	}
 
-	huddle(t, "shutdown", "ext", "--timeout", "1s", "--dir", idle).wantError(t, exitUsage, "--timeout goes with --wait", "shutdown --timeout without --wait")
-	huddle(t, "shutdown", "ext", "--wait", "--timeout", "-1s", "--dir", idle).wantError(t, exitUsage, "--timeout must be 0 or more", "shutdown --timeout -1s")
+	huddle(t, "shutdown", "ext", "--timeout", "1s", "--dir", idle).wantError(t, ExitUsage, "--timeout goes with --wait", "shutdown --timeout without --wait")
+	huddle(t, "shutdown", "ext", "--wait", "--timeout", "-1s", "--dir", idle).wantError(t, ExitUsage, "--timeout must be 0 or more", "shutdown --timeout -1s")
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"huddle/internal/testkit/natsteam"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,7 +62,7 @@ func TestSSHServesTheScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	storePlan(t, st, "pl-aaaaaaaaaaaa", "reservas")
+	natsteam.Plan(t, st, "pl-aaaaaaaaaaaa", "reservas")
 
 	srv := exec.Command(huddleBinary(t), "ssh", "--dir", dir, "--addr", "127.0.0.1:0", "--host-key", filepath.Join(keys, "host"),
 		"--authorized-keys", filepath.Join(keys, "authorized"), "--read-only-keys", filepath.Join(keys, "watchers"))
@@ -153,7 +154,7 @@ func TestSSHRefusesBadKeys(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("# fine\n\nssh-ed25519 not-base64!! x@y\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	huddle(t, "ssh", "--dir", dir).wantError(t, exitUsage, "--authorized-keys FILE is required", "ssh without keys")
-	huddle(t, "ssh", "--dir", dir, "--authorized-keys", bad).wantError(t, exitUsage, bad+":3: not a public key", "ssh with a bad key line")
-	huddle(t, "ssh", "--dir", dir, "--authorized-keys", bad+".missing").wantError(t, exitUsage, "no such file", "ssh with a missing file")
+	huddle(t, "ssh", "--dir", dir).wantError(t, ExitUsage, "--authorized-keys FILE is required", "ssh without keys")
+	huddle(t, "ssh", "--dir", dir, "--authorized-keys", bad).wantError(t, ExitUsage, bad+":3: not a public key", "ssh with a bad key line")
+	huddle(t, "ssh", "--dir", dir, "--authorized-keys", bad+".missing").wantError(t, ExitUsage, "no such file", "ssh with a missing file")
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkStart times the light commands of the real binary from exec to
-// exit, each beside a Go hello-world built in the same run (the floor: what
+// Exit, each beside a Go hello-world built in the same run (the floor: what
 // any Go program pays to start and print a line): `huddle version`,
 // `status` of a team that is down, `approve` of a request that is not
 // there (its store opened and searched), and `send` of one message. Every
@@ -151,6 +151,7 @@ func buildProgram(b *testing.B, name string, files map[string]string) string {
 	bin := filepath.Join(src, name)
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as huddle is installed
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build %s: %v: %s", name, err, out)
 	}

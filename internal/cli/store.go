@@ -3,7 +3,7 @@ package cli
 // The store that keeps a team (docs/ARCHITECTURE.md, "The team directory
 // and the store"): the --store and --nats-creds flags, and the one place a
 // command's store is chosen: natsstore for --store, else filestore on
-// --dir (withTeam, withState), with what only one kind has said here too.
+// --dir (WithTeam, WithState), with what only one kind has said here too.
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 // Environment variables a store command reads for its flags' defaults.
 const (
-	envStore     = "HUDDLE_STORE"
+	EnvStore     = "HUDDLE_STORE"
 	envNATSCreds = "HUDDLE_NATS_CREDS"
 	// envNATSCA names a PEM file of the certificate authorities a tls://
 	// server's certificate is checked against (default: the system's).
@@ -44,14 +44,14 @@ const storeSynopsis = "[--dir D | --store URL [--nats-creds F]]"
 // given to the FlagSet: the help prints a flag's default, and a store URL
 // may hold a token.
 func addStoreFlags(fs *flag.FlagSet) {
-	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://… (checked against the system's CAs, or those of the PEM file $"+envNATSCA+"), instead of the team directory (default $"+envStore+")")
+	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://… (checked against the system's CAs, or those of the PEM file $"+envNATSCA+"), instead of the team directory (default $"+EnvStore+")")
 	fs.String("nats-creds", "", "a NATS credentials `file` for --store (default $"+envNATSCreds+")")
 }
 
 // flagOrEnv is the value of flag name, or of the variable env when the flag
 // was not given.
-func (cl *cmdline) flagOrEnv(name, env string) string {
-	if cl.flagGiven(name) {
+func (cl *Cmdline) flagOrEnv(name, env string) string {
+	if cl.FlagGiven(name) {
 		return cl.fs.Lookup(name).Value.String()
 	}
 	return os.Getenv(env)
@@ -60,32 +60,32 @@ func (cl *cmdline) flagOrEnv(name, env string) string {
 // readStoreFlags takes --store and --nats-creds into cl, and checks the URL
 // before anything is done: a bad one is a usage error, credentials never
 // shown.
-func (cl *cmdline) readStoreFlags() (int, bool) {
-	cl.storeURL = strings.TrimSpace(cl.flagOrEnv("store", envStore))
+func (cl *Cmdline) readStoreFlags() (int, bool) {
+	cl.storeURL = strings.TrimSpace(cl.flagOrEnv("store", EnvStore))
 	cl.natsCreds = cl.flagOrEnv("nats-creds", envNATSCreds)
 	if cl.storeURL == "" {
-		if cl.flagGiven("store") {
-			return cl.usageError("--store is empty"), false
+		if cl.FlagGiven("store") {
+			return cl.UsageError("--store is empty"), false
 		}
-		if cl.flagGiven("nats-creds") {
-			return cl.usageError("--nats-creds goes with --store"), false
+		if cl.FlagGiven("nats-creds") {
+			return cl.UsageError("--nats-creds goes with --store"), false
 		}
 		return 0, true
 	}
 	t, err := natsstore.ParseURL(cl.storeURL)
 	if err != nil {
-		return cl.usageError("%v", err), false // redacted by ParseURL
+		return cl.UsageError("%v", err), false // redacted by ParseURL
 	}
 	// cl.exit scrubs them from every error line, whatever produced it.
 	cl.secrets = t.Secrets()
 	return 0, true
 }
 
-// storeSecrets are the credentials --store and --nats-creds hold: a
+// StoreSecrets are the credentials --store and --nats-creds hold: a
 // runtime scrubs them from what it writes and ships.
-func (cl *cmdline) storeSecrets() ([]string, error) {
+func (cl *Cmdline) StoreSecrets() ([]string, error) {
 	secrets := slices.Clone(cl.secrets)
-	if cl.remote() && cl.natsCreds != "" {
+	if cl.Remote() && cl.natsCreds != "" {
 		creds, err := natsstore.CredsSecrets(cl.natsCreds)
 		if err != nil {
 			return nil, err
@@ -95,15 +95,15 @@ func (cl *cmdline) storeSecrets() ([]string, error) {
 	return secrets, nil
 }
 
-// remote reports whether --store names the store the team is kept in
+// Remote reports whether --store names the store the team is kept in
 // (NATS), rather than its team directory keeping it.
-func (cl *cmdline) remote() bool { return cl.storeURL != "" }
+func (cl *Cmdline) Remote() bool { return cl.storeURL != "" }
 
-// storeName is the store URL to print: its credentials redacted.
-func (cl *cmdline) storeName() string { return natsstore.Redact(cl.storeURL) }
+// StoreName is the store URL to print: its credentials redacted.
+func (cl *Cmdline) StoreName() string { return natsstore.Redact(cl.storeURL) }
 
-// openStore connects to the team's store that --store names.
-func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
+// OpenStore connects to the team's store that --store names.
+func (cl *Cmdline) OpenStore(ctx context.Context) (store.Store, error) {
 	if cl.natsCreds != "" {
 		if _, err := os.Stat(cl.natsCreds); err != nil {
 			return nil, fmt.Errorf("--nats-creds: %w", err)
@@ -118,63 +118,63 @@ func openStore(ctx context.Context, cl *cmdline) (store.Store, error) {
 	return st, nil
 }
 
-// withTeam runs f on the store that keeps the team, until Ctrl-C, SIGTERM
+// WithTeam runs f on the store that keeps the team, until Ctrl-C, SIGTERM
 // or SIGHUP: --store's, or the files store of --dir; either must hold a
 // team.json, not judged here. Commands that run once on either kind
 // choose it here.
-func (cl *cmdline) withTeam(f func(ctx context.Context, st store.Store) int) int {
-	return cl.withState(needTeam, f)
+func (cl *Cmdline) WithTeam(f func(ctx context.Context, st store.Store) int) int {
+	return cl.WithState(NeedTeam, f)
 }
 
-// need is what the team's state must hold before a command runs on it.
-type need int
+// Need is what the team's state must hold before a command runs on it.
+type Need int
 
 const (
-	// needDir: only the team directory, on a directory (traces a huddle
+	// NeedDir: only the team directory, on a directory (traces a huddle
 	// serve left need no team); nothing more of a store.
-	needDir need = iota
-	// needTeam: a team.json, in the directory or the store, not judged:
+	NeedDir Need = iota
+	// NeedTeam: a team.json, in the directory or the store, not judged:
 	// requests can still be read and decided while it is being edited.
-	needTeam
-	// needTeamIfAny: a directory without a team.json is not opened, so
+	NeedTeam
+	// NeedTeamIfAny: a directory without a team.json is not opened, so
 	// nothing is made there, and f gets a nil store (huddle call outside
 	// a team); a store is opened as it is.
-	needTeamIfAny
-	// needTeamAndLocal: needTeam, and with a store --dir too: where this
+	NeedTeamIfAny
+	// NeedTeamAndLocal: NeedTeam, and with a store --dir too: where this
 	// machine keeps what no store holds (huddle serve's executions), made
 	// when missing.
-	needTeamAndLocal
-	// needNone: nothing; a directory is made when missing, and with a
+	NeedTeamAndLocal
+	// NeedNone: nothing; a directory is made when missing, and with a
 	// store --dir is taken as where the team comes from (huddle init).
-	needNone
+	NeedNone
 )
 
-// withState is withTeam with what the state must hold said by n.
-func (cl *cmdline) withState(n need, f func(ctx context.Context, st store.Store) int) int {
-	if cl.remote() {
-		return cl.withStoreFor(n, f)
+// WithState is WithTeam with what the state must hold said by n.
+func (cl *Cmdline) WithState(n Need, f func(ctx context.Context, st store.Store) int) int {
+	if cl.Remote() {
+		return cl.WithStoreFor(n, f)
 	}
 	check := requireTeam
 	switch n {
-	case needNone:
+	case NeedNone:
 		check = func(string) error { return nil }
-	case needDir:
+	case NeedDir:
 		check = requireDir
-	case needTeamIfAny:
-		if _, err := os.Stat(team.ConfigPath(cl.dir)); errors.Is(err, os.ErrNotExist) {
-			ctx, stop := signalContext()
+	case NeedTeamIfAny:
+		if _, err := os.Stat(team.ConfigPath(cl.Dir)); errors.Is(err, os.ErrNotExist) {
+			ctx, stop := SignalContext()
 			defer stop()
 			return f(ctx, nil)
 		}
 	}
-	if err := check(cl.dir); err != nil {
-		return cl.fail(err)
+	if err := check(cl.Dir); err != nil {
+		return cl.Fail(err)
 	}
-	ctx, stop := signalContext()
+	ctx, stop := SignalContext()
 	defer stop()
-	st, err := filestore.Open(cl.dir)
+	st, err := filestore.Open(cl.Dir)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	defer st.Close()
 	return f(ctx, st)
@@ -204,72 +204,72 @@ func storedTeam(ctx context.Context, st store.Store) error {
 // where names what keeps one of the team's files for a person, and what
 // one record of it is: a line of the file in --dir, or an entry of the
 // store (its URL redacted).
-func (cl *cmdline) where(file string) (where, unit string) {
-	if cl.remote() {
-		return "the store " + cl.storeName(), "entry"
+func (cl *Cmdline) where(file string) (where, unit string) {
+	if cl.Remote() {
+		return "the store " + cl.StoreName(), "entry"
 	}
-	return filepath.Join(cl.dir, file), "line"
+	return filepath.Join(cl.Dir, file), "line"
 }
 
-// teamPlace names where the team is for a person: --dir, or the store's
+// TeamPlace names where the team is for a person: --dir, or the store's
 // URL, redacted.
-func (cl *cmdline) teamPlace() string {
-	if cl.remote() {
-		return cl.storeName()
+func (cl *Cmdline) TeamPlace() string {
+	if cl.Remote() {
+		return cl.StoreName()
 	}
-	return cl.dir
+	return cl.Dir
 }
 
 // notYet ends "NAME has no log" for a file the team has none of yet: the
 // path of the file in --dir, or the store.
-func (cl *cmdline) notYet(file string) string {
-	if cl.remote() {
+func (cl *Cmdline) notYet(file string) string {
+	if cl.Remote() {
 		return " in the store yet"
 	}
-	return " yet: " + filepath.Join(cl.dir, file)
+	return " yet: " + filepath.Join(cl.Dir, file)
 }
 
-// localDir is where this machine keeps what no store holds (huddle
+// LocalDir is where this machine keeps what no store holds (huddle
 // serve's executions, the status histories replay reads): --dir on a
 // team directory; none on a store, which refuses --dir but to huddle
-// serve (needTeamAndLocal) and init (needNone).
-func (cl *cmdline) localDir() string {
-	if cl.remote() {
+// serve (NeedTeamAndLocal) and init (NeedNone).
+func (cl *Cmdline) LocalDir() string {
+	if cl.Remote() {
 		return ""
 	}
-	return cl.dir
+	return cl.Dir
 }
 
-// withStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and
+// WithStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and
 // closes it. The team is in the store: a --dir given too is refused
 // rather than silently not read.
-func (cl *cmdline) withStore(f func(ctx context.Context, st store.Store) int) int {
-	return cl.withStoreFor(needDir, f)
+func (cl *Cmdline) WithStore(f func(ctx context.Context, st store.Store) int) int {
+	return cl.WithStoreFor(NeedDir, f)
 }
 
-// withStoreFor is withStore with what the store must hold said by n
-// (withState), and --dir taken as this machine's own directory when n
+// WithStoreFor is WithStore with what the store must hold said by n
+// (WithState), and --dir taken as this machine's own directory when n
 // says so.
-func (cl *cmdline) withStoreFor(n need, f func(ctx context.Context, st store.Store) int) int {
+func (cl *Cmdline) WithStoreFor(n Need, f func(ctx context.Context, st store.Store) int) int {
 	switch {
-	case n == needTeamAndLocal:
-		if err := os.MkdirAll(cl.dir, teamdir.DirMode); err != nil {
-			return cl.fail(fmt.Errorf("local directory: %w", err))
+	case n == NeedTeamAndLocal:
+		if err := os.MkdirAll(cl.Dir, teamdir.DirMode); err != nil {
+			return cl.Fail(fmt.Errorf("local directory: %w", err))
 		}
-	case n == needNone:
-	case cl.flagGiven("dir"):
-		return cl.usageError("--dir and --store: the team is in the store; drop --dir")
+	case n == NeedNone:
+	case cl.FlagGiven("dir"):
+		return cl.UsageError("--dir and --store: the team is in the store; drop --dir")
 	}
-	ctx, stop := signalContext()
+	ctx, stop := SignalContext()
 	defer stop()
-	st, err := openStore(ctx, cl)
+	st, err := cl.OpenStore(ctx)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	defer st.Close()
-	if n == needTeam || n == needTeamAndLocal {
+	if n == NeedTeam || n == NeedTeamAndLocal {
 		if err := storedTeam(ctx, st); err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 	}
 	return f(ctx, st)

@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"huddle/internal/testkit/natsteam"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +26,6 @@ import (
 	"huddle/store/natsserver"
 	"huddle/store/natsstore"
 	"huddle/store/storekinds"
-	"huddle/store/storetest"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -39,62 +37,6 @@ import (
 // same team puts in and reads back what a runtime would. A command's tests
 // run once on each kind (onEachStore), with the same assertions, where the
 // command behaves the same on both.
-
-var storeTeams atomic.Int64
-
-// natsTeam starts an embedded server and returns the store URL of a fresh
-// team on it (nothing in it yet).
-func natsTeam(t *testing.T) string {
-	t.Helper()
-	return natsTeamWithToken(t, "")
-}
-
-// natsTeamWithToken is natsTeam on a server whose clients must present
-// token (none when ""), with the token in the URL.
-func natsTeamWithToken(t *testing.T, token string) string {
-	t.Helper()
-	srv, err := natsserver.Start(natsserver.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	url := srv.URL(fmt.Sprintf("crew%d", storeTeams.Add(1)))
-	if token != "" {
-		url = strings.Replace(url, "nats://", "nats://"+token+"@", 1)
-	}
-	return url
-}
-
-// openTestStore opens the team at url for the test, as another process of
-// the team would.
-func openTestStore(t *testing.T, url string) store.Store {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	st, err := natsstore.Open(ctx, url, natsstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-// consumeN consumes member's inbox in st until it holds n messages.
-func consumeN(t *testing.T, st store.Store, member string, n int) []protocol.Message {
-	t.Helper()
-	return storetest.Drain(t, context.Background(), st, member, n)
-}
-
-// storePlan puts a pending plan of from's, "a plan of FROM", due in ten
-// minutes, in st.
-func storePlan(t *testing.T, st store.Store, id, from string) {
-	t.Helper()
-	r := protocol.NewRequest(protocol.KindPlan, id, from, protocol.Lead, time.Now(), 10*time.Minute)
-	r.Plan = "a plan of " + from
-	if err := st.CreateRequest(context.Background(), &r); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // natsToken is the token the clients of a "nats" team present: no command
 // may print it.
@@ -120,8 +62,8 @@ var storeKinds = map[string]func(t *testing.T) *teamOn{
 		return &teamOn{kind: "files", args: []string{"--dir", dir}, env: "HUDDLE_DIR=" + dir, dir: dir}
 	},
 	"nats": func(t *testing.T) *teamOn {
-		url := natsTeamWithToken(t, natsToken)
-		return &teamOn{kind: "nats", args: []string{"--store", url}, env: "HUDDLE_STORE=" + url, url: url, st: openTestStore(t, url)}
+		url := natsteam.New(t, natsToken)
+		return &teamOn{kind: "nats", args: []string{"--store", url}, env: "HUDDLE_STORE=" + url, url: url, st: natsteam.Open(t, url)}
 	},
 }
 
@@ -136,7 +78,7 @@ func onEachStore(t *testing.T, configs map[string]string, f func(t *testing.T, o
 			}
 			on.st = files.Open(t, on.dir)
 		}
-		putConfigs(t, on.st, configs)
+		natsteam.PutConfigs(t, on.st, configs)
 	}, f)
 }
 
@@ -494,7 +436,7 @@ func TestStoreTokenNeverShown(t *testing.T) {
 	failed := 0
 	for _, args := range runs {
 		r := huddle(t, args...)
-		if r.code != exitOK {
+		if r.code != ExitOK {
 			failed++
 		}
 		for _, secret := range []string{token, wrong} {
@@ -502,7 +444,7 @@ func TestStoreTokenNeverShown(t *testing.T) {
 				t.Errorf("huddle %s shows the token:\nstdout %q\nstderr %q", strings.Join(args[:1], " "), r.stdout, r.stderr)
 			}
 		}
-		if r.code != exitOK && strings.Count(r.stderr, "\n") != 1 {
+		if r.code != ExitOK && strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("huddle %s failed in more than one line: %q", args[0], r.stderr)
 		}
 	}
@@ -537,7 +479,7 @@ func TestEveryTeamCommandRunsOnAStore(t *testing.T) {
 	}
 	// A --store after -- is text, not the flag.
 	dir := demoTeam(t)
-	if r := huddle(t, "send", "reservas", "--dir", dir, "--from", "data", "--", "--store"); r.code != exitOK {
+	if r := huddle(t, "send", "reservas", "--dir", dir, "--from", "data", "--", "--store"); r.code != ExitOK {
 		t.Fatalf("send -- --store: exit %d, %q", r.code, r.stderr)
 	}
 }
@@ -550,12 +492,12 @@ func TestStoreBadURL(t *testing.T) {
 		{"nats://127.0.0.1:4222", "no team"},
 		{"nats://127.0.0.1:4222/a.b", "holds no dot"},
 	} {
-		huddle(t, "status", "--store", c.url).wantError(t, exitUsage, c.want, "status --store "+c.url)
+		huddle(t, "status", "--store", c.url).wantError(t, ExitUsage, c.want, "status --store "+c.url)
 	}
-	huddle(t, "requests", "--store", "").wantError(t, exitUsage, "--store is empty", "--store ''")
-	huddle(t, "requests", "--nats-creds", "/x").wantError(t, exitUsage, "--nats-creds goes with --store", "--nats-creds alone")
-	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew").wantError(t, exitFail, "store nats://127.0.0.1:1/crew: connect", "an unreachable store")
-	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew", "--dir", t.TempDir()).wantError(t, exitUsage, "--dir and --store", "--dir with --store")
+	huddle(t, "requests", "--store", "").wantError(t, ExitUsage, "--store is empty", "--store ''")
+	huddle(t, "requests", "--nats-creds", "/x").wantError(t, ExitUsage, "--nats-creds goes with --store", "--nats-creds alone")
+	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew").wantError(t, ExitFail, "store nats://127.0.0.1:1/crew: connect", "an unreachable store")
+	huddle(t, "status", "--store", "nats://127.0.0.1:1/crew", "--dir", t.TempDir()).wantError(t, ExitUsage, "--dir and --store", "--dir with --store")
 }
 
 // TestStoreOverTLS: a tls:// store whose server certificate the team's own
@@ -570,14 +512,14 @@ func TestStoreOverTLS(t *testing.T) {
 	t.Cleanup(srv.Shutdown)
 	url := "tls://" + srv.Addr() + "/crew"
 	ri := huddleIn(t, t.TempDir(), []string{"HUDDLE_NATS_CA=" + caFile}, "init", "--store", url, "--dir", t.TempDir())
-	if ri.code != exitOK {
+	if ri.code != ExitOK {
 		t.Fatalf("init --store over TLS with the CA: exit %d\n%s", ri.code, ri.stderr)
 	}
-	if r := huddleIn(t, t.TempDir(), []string{"HUDDLE_NATS_CA=" + caFile}, "status", "--store", url); r.code != exitOK || !strings.Contains(r.stdout, "reservas") {
+	if r := huddleIn(t, t.TempDir(), []string{"HUDDLE_NATS_CA=" + caFile}, "status", "--store", url); r.code != ExitOK || !strings.Contains(r.stdout, "reservas") {
 		t.Fatalf("status --store over TLS: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r := huddleIn(t, t.TempDir(), []string{"HUDDLE_NATS_CA="}, "status", "--store", url)
-	if r.code != exitFail || !strings.Contains(r.stderr, "certificate") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+	if r.code != ExitFail || !strings.Contains(r.stderr, "certificate") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("status --store over TLS without the CA: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

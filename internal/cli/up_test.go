@@ -150,7 +150,7 @@ func TestUINeedsATerminal(t *testing.T) {
 	dir := demoTeam(t)
 	for _, args := range [][]string{{"up", "--dir", dir}, {"attach", "--dir", dir}} {
 		r := huddle(t, args...)
-		r.wantError(t, exitUsage, "--headless", args...)
+		r.wantError(t, ExitUsage, "--headless", args...)
 		if !strings.Contains(r.stderr, "not a terminal") {
 			t.Errorf("huddle %v: %q does not say why", args, r.stderr)
 		}
@@ -169,7 +169,7 @@ func TestUpOnARunningTeamSaysAttach(t *testing.T) {
 	want := fmt.Sprintf("huddle: up: the team in %s already runs (pid %d): open it with 'huddle attach --dir %s'\n", dir, first.cmd.Process.Pid, dir)
 	for _, args := range [][]string{{"up", "--headless", "--dir", dir}, {"up", "--dir", dir}} {
 		r := huddle(t, args...)
-		if r.code != exitFail || r.stderr != want {
+		if r.code != ExitFail || r.stderr != want {
 			t.Fatalf("huddle %v on a running team: exit %d, stderr %q; want %q", args, r.code, r.stderr, want)
 		}
 	}

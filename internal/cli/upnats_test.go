@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"huddle/internal/testkit/natsteam"
 	"maps"
 	"os"
 	"os/exec"
@@ -20,41 +21,6 @@ import (
 	"huddle/store/storetest"
 	"huddle/team"
 )
-
-// storeTeam is the team the store tests share: two scripted members that
-// wait, so that every message they get is only delivered.
-var storeTeam = team.Team{Name: "crew", Members: []team.MemberSpec{
-	{Name: "alice", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}},
-	{Name: "bob", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}}},
-}}
-
-// openTeamStore connects to url and, when put, puts storeTeam's team.json
-// there.
-func openTeamStore(t *testing.T, url string, put bool) store.Store {
-	t.Helper()
-	st := openTestStore(t, url)
-	if put {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		b, _ := json.Marshal(storeTeam)
-		if err := st.PutConfig(ctx, store.ConfigTeam, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return st
-}
-
-// putConfigs puts each configuration file (name → data) in st.
-func putConfigs(t *testing.T, st store.Store, configs map[string]string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	for name, data := range configs {
-		if err := st.PutConfig(ctx, name, []byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // upOn is a `huddle up --headless` process, its events and its exit.
 type upOn struct {
@@ -191,8 +157,8 @@ func missing(ids []string, got ...map[string]bool) []string {
 // in flight and started again: every message reaches bob, in one run or
 // the other.
 func TestUpOnNATSKill9LosesNothing(t *testing.T) {
-	url := natsTeam(t)
-	st := openTeamStore(t, url, true)
+	url := natsteam.New(t, "")
+	st := natsteam.OpenCrew(t, url, true)
 	first := startUpOnWhenFree(t, url, "lead,alice")
 	bob := startUpOnWhenFree(t, url, "bob")
 	ids := storetest.AppendN(t, st, "alice", "bob", "before", 30)
@@ -218,7 +184,7 @@ func TestUpOnNATSBrokerRestarted(t *testing.T) {
 	addr, data := freePort(t), t.TempDir()
 	broker, _, _, _ := startBroker(t, "--addr", addr, "--data", data)
 	url := "nats://" + addr + "/crew"
-	st := openTeamStore(t, url, true)
+	st := natsteam.OpenCrew(t, url, true)
 	alice := startUpOnWhenFree(t, url, "lead,alice")
 	bob := startUpOnWhenFree(t, url, "bob")
 	toBob := storetest.AppendN(t, st, "alice", "bob", "before", 5)
@@ -258,12 +224,12 @@ func TestUpOnNATSRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"up", "--headless", "--members", "bob"}, exitUsage, "--members goes with --store"},
-		{[]string{"up", "--headless", "--store", "nats://" + secret + "@127.0.0.1:1/a.b"}, exitUsage, "a team name holds no dot"},
-		{[]string{"up", "--store", closed}, exitUsage, "stdout is not a terminal"},
-		{[]string{"attach", "--store", closed}, exitUsage, "stdout is not a terminal"},
-		{[]string{"up", "--headless", "--store", closed, "--members", "../bob"}, exitUsage, "--members: invalid name"},
-		{[]string{"up", "--headless", "--store", closed}, exitFail, "connect"},
+		{[]string{"up", "--headless", "--members", "bob"}, ExitUsage, "--members goes with --store"},
+		{[]string{"up", "--headless", "--store", "nats://" + secret + "@127.0.0.1:1/a.b"}, ExitUsage, "a team name holds no dot"},
+		{[]string{"up", "--store", closed}, ExitUsage, "stdout is not a terminal"},
+		{[]string{"attach", "--store", closed}, ExitUsage, "stdout is not a terminal"},
+		{[]string{"up", "--headless", "--store", closed, "--members", "../bob"}, ExitUsage, "--members: invalid name"},
+		{[]string{"up", "--headless", "--store", closed}, ExitFail, "connect"},
 	} {
 		r := huddle(t, c.args...)
 		r.wantError(t, c.code, c.want, c.args...)
@@ -271,14 +237,14 @@ func TestUpOnNATSRefusals(t *testing.T) {
 			t.Errorf("huddle %v printed the token: %q", c.args, r.stderr)
 		}
 	}
-	url := natsTeam(t)
-	openTeamStore(t, url, true)
+	url := natsteam.New(t, "")
+	natsteam.OpenCrew(t, url, true)
 	startUpOnWhenFree(t, url, "bob")
 	args := []string{"up", "--headless", "--store", url, "--members", "alice,bob", "--dir", t.TempDir()}
 	// Its stdout holds the events of the start it gave up (the lead runs
 	// elsewhere too); its error is one line.
 	r := huddle(t, args...)
-	if r.code != exitFail || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: up: bob runs elsewhere (holder ") {
+	if r.code != ExitFail || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "huddle: up: bob runs elsewhere (holder ") {
 		t.Fatalf("huddle %v: exit %d, stderr %q", args, r.code, r.stderr)
 	}
 }
@@ -289,17 +255,17 @@ func TestUpOnNATSRefusals(t *testing.T) {
 // action calls alice back, and `huddle traces --store` shows the two calls
 // as one chain.
 func TestUpOnNATSPlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
-	url := natsTeam(t)
+	url := natsteam.New(t, "")
 	alice := team.MemberSpec{Name: "alice", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{
 		{Plan: "ask bob"}, {Say: "lead", Text: "asking"}, {Call: "bob", Action: "lookup", Prompt: "q", TimeoutSec: 30}, {Wait: team.Duration(time.Hour)},
 	}}, Actions: map[string]team.ActionSpec{"note": {Reply: "noted"}}}
 	bob := team.MemberSpec{Name: "bob", Role: "test", Runtime: team.RuntimeSpec{Kind: team.RuntimeScript, Steps: []team.Step{{Wait: team.Duration(time.Hour)}}},
 		Actions: map[string]team.ActionSpec{"lookup": {Reply: "found", Call: &team.CallSpec{Target: "alice", Action: "note"}}}}
 	b, _ := json.Marshal(team.Team{Name: "crew", Members: []team.MemberSpec{alice, bob}})
-	st := openTeamStore(t, url, false)
+	st := natsteam.OpenCrew(t, url, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	putConfigs(t, st, map[string]string{
+	natsteam.PutConfigs(t, st, map[string]string{
 		store.ConfigTeam:                  string(b),
 		store.MemberPolicyConfig("alice"): `{"allowed_targets":["bob"]}`,
 		store.MemberPolicyConfig("bob"):   `{"allowed_targets":["alice"]}`,
@@ -358,8 +324,8 @@ func TestUpOnNATSPlanApprovedFromTheCLIAndACallAcross(t *testing.T) {
 // the lead and each member as their leases expire, with no help: messages
 // to all three are delivered by it.
 func TestUpOnNATSRestartedEarlyAfterKill9TakesItsMembers(t *testing.T) {
-	url := natsTeam(t)
-	st := openTeamStore(t, url, true)
+	url := natsteam.New(t, "")
+	st := natsteam.OpenCrew(t, url, true)
 	dir := t.TempDir()
 	first := startUpWith(t, "up", "--headless", "--store", url, "--dir", dir)
 	if ok, err := first.started(t); !ok {
@@ -409,8 +375,8 @@ func TestUpOnNATSRestartedEarlyAfterKill9TakesItsMembers(t *testing.T) {
 // machines; a team directory's runtime is refused there meanwhile, in one
 // line that says why.
 func TestUpOnNATSTwoRuntimesInOneDirectory(t *testing.T) {
-	url := natsTeam(t)
-	st := openTeamStore(t, url, true)
+	url := natsteam.New(t, "")
+	st := natsteam.OpenCrew(t, url, true)
 	cwd := t.TempDir()
 	first := startUpWithIn(t, cwd, "up", "--headless", "--store", url, "--members", "lead,alice")
 	if ok, err := first.started(t); !ok {
@@ -430,14 +396,14 @@ func TestUpOnNATSTwoRuntimesInOneDirectory(t *testing.T) {
 	}
 
 	local := filepath.Join(cwd, ".huddle")
-	b, _ := json.Marshal(storeTeam)
+	b, _ := json.Marshal(natsteam.Crew)
 	if err := os.WriteFile(team.ConfigPath(local), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	before := testkit.Tree(t, local)
 	args := []string{"up", "--headless", "--dir", local}
 	r := huddle(t, args...)
-	r.wantError(t, exitFail, "a team in a store", args...)
+	r.wantError(t, ExitFail, "a team in a store", args...)
 	if after := testkit.Tree(t, local); !maps.Equal(before, after) {
 		t.Fatalf("the refused runtime changed %s:\nbefore %v\nafter  %v", local, before, after)
 	}

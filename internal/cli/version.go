@@ -9,22 +9,22 @@ import (
 
 func versionFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print it as one JSON object: version, commit, commit_time, modified, go")
-	return func(cl *cmdline) int { return runVersion(cl, *asJSON) }
+	return func(cl *Cmdline) int { return runVersion(cl, *asJSON) }
 }
 
-func runVersion(cl *cmdline, asJSON bool) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runVersion(cl *Cmdline, asJSON bool) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	info, _ := debug.ReadBuildInfo() // nil when the binary has none
 	if asJSON {
-		if err := writeJSON(cl.stdout, versionOf(info)); err != nil {
-			return cl.fail(err)
+		if err := writeJSON(cl.Stdout, versionOf(info)); err != nil {
+			return cl.Fail(err)
 		}
-		return exitOK
+		return ExitOK
 	}
-	printVersion(cl.stdout, info)
-	return exitOK
+	printVersion(cl.Stdout, info)
+	return ExitOK
 }
 
 // buildVersion is what `huddle version --json` prints: the fields the

@@ -53,7 +53,7 @@ func TestVersionSaysWhatTheBuildRecorded(t *testing.T) {
 	if j.Version != modVersion || j.Go != goVersion || j.Commit != revision || (revision != "") != (j.Modified != nil) {
 		t.Fatalf("huddle version --json: %+v; want module %s, %s, commit %q", j, modVersion, goVersion, revision)
 	}
-	huddle(t, "version", "extra").wantError(t, exitUsage, `unexpected argument "extra"`, "version", "extra")
+	huddle(t, "version", "extra").wantError(t, ExitUsage, `unexpected argument "extra"`, "version", "extra")
 }
 
 // TestPrintVersionOfACheckout: a build with a recorded commit says which,

@@ -23,11 +23,11 @@ const worktreesAbout = "List the team's git worktrees, one per coding teammate w
 func worktreesFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	yes := fs.Bool("yes", false, "prune, finish: remove even what holds unmerged work (named first)")
-	return func(cl *cmdline) int {
-		return cl.withTeam(func(ctx context.Context, st store.Store) int {
+	return func(cl *Cmdline) int {
+		return cl.WithTeam(func(ctx context.Context, st store.Store) int {
 			t, err := team.LoadFrom(ctx, st)
 			if err != nil {
-				return cl.exit(exitFail, "%v", err)
+				return cl.Exit(ExitFail, "%v", err)
 			}
 			return runWorktrees(ctx, cl, st, t, *asJSON, *yes)
 		})
@@ -37,49 +37,49 @@ func worktreesFlags(fs *flag.FlagSet) runFunc {
 // runWorktrees is huddle worktrees on team t, whose worktrees are on this
 // machine, under --dir (the team directory, or this machine's directory of
 // a team in a store).
-func runWorktrees(ctx context.Context, cl *cmdline, st store.Store, t *team.Team, asJSON, yes bool) int {
+func runWorktrees(ctx context.Context, cl *Cmdline, st store.Store, t *team.Team, asJSON, yes bool) int {
 	verb := ""
-	if len(cl.args) > 0 {
-		verb = cl.args[0]
+	if len(cl.Args) > 0 {
+		verb = cl.Args[0]
 	}
 	switch verb {
 	case "", "list":
-		if code, ok := cl.wantArgs(0, 1, ""); !ok {
+		if code, ok := cl.WantArgs(0, 1, ""); !ok {
 			return code
 		}
 		if yes {
-			return cl.usageError("--yes goes with prune or finish")
+			return cl.UsageError("--yes goes with prune or finish")
 		}
 		return listWorktrees(ctx, cl, t, asJSON)
 	case "prune":
-		if code, ok := cl.wantArgs(1, 1, ""); !ok {
+		if code, ok := cl.WantArgs(1, 1, ""); !ok {
 			return code
 		}
 		return removeWorktrees(ctx, cl, st, t, "", yes, asJSON)
 	case "finish":
-		if code, ok := cl.wantArgs(2, 2, "MEMBER"); !ok {
+		if code, ok := cl.WantArgs(2, 2, "MEMBER"); !ok {
 			return code
 		}
-		return removeWorktrees(ctx, cl, st, t, cl.args[1], yes, asJSON)
+		return removeWorktrees(ctx, cl, st, t, cl.Args[1], yes, asJSON)
 	}
-	return cl.usageError("unknown %q: want list, prune or finish MEMBER", verb)
+	return cl.UsageError("unknown %q: want list, prune or finish MEMBER", verb)
 }
 
-func listWorktrees(ctx context.Context, cl *cmdline, t *team.Team, asJSON bool) int {
-	l, err := team.ListWorktrees(ctx, t, cl.dir, false)
+func listWorktrees(ctx context.Context, cl *Cmdline, t *team.Team, asJSON bool) int {
+	l, err := team.ListWorktrees(ctx, t, cl.Dir, false)
 	if err != nil && l == nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
 	if err != nil {
-		fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(err.Error()))
+		fmt.Fprintf(cl.Stderr, "huddle: %s: warning: %v\n", cl.Name, team.Printable(err.Error()))
 	}
 	if asJSON {
-		if err := writeJSON(cl.stdout, l); err != nil {
-			return cl.exit(exitFail, "%v", err)
+		if err := writeJSON(cl.Stdout, l); err != nil {
+			return cl.Exit(ExitFail, "%v", err)
 		}
-		return exitOK
+		return ExitOK
 	}
-	tw := tabwriter.NewWriter(cl.stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEMBER\tBRANCH\tBASE\tAHEAD\tBEHIND\tSIZE\tUSED\tPATH")
 	for _, w := range l.Worktrees {
 		used := "yes"
@@ -92,8 +92,8 @@ func listWorktrees(ctx context.Context, cl *cmdline, t *team.Team, asJSON bool) 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", w.Member, w.Branch, dash(w.Base), w.Ahead, w.Behind, team.FormatSize(w.Size), used, w.Path)
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(cl.stdout, diskLine(l))
-	return exitOK
+	fmt.Fprintln(cl.Stdout, diskLine(l))
+	return ExitOK
 }
 
 // diskLine says what the worktrees take, against the limit.
@@ -110,10 +110,10 @@ func diskLine(l *team.WorktreeList) string {
 
 // removeWorktrees removes the orphans (member ""), or member's worktree:
 // what holds work is named, and removed only with yes.
-func removeWorktrees(ctx context.Context, cl *cmdline, st store.Store, t *team.Team, member string, yes, asJSON bool) int {
-	l, err := team.ListWorktrees(ctx, t, cl.dir, true)
+func removeWorktrees(ctx context.Context, cl *Cmdline, st store.Store, t *team.Team, member string, yes, asJSON bool) int {
+	l, err := team.ListWorktrees(ctx, t, cl.Dir, true)
 	if err != nil && l == nil {
-		return cl.exit(exitFail, "%v", err)
+		return cl.Exit(ExitFail, "%v", err)
 	}
 	var pick []team.WorktreeInfo
 	for _, w := range l.Worktrees {
@@ -122,50 +122,50 @@ func removeWorktrees(ctx context.Context, cl *cmdline, st store.Store, t *team.T
 		}
 	}
 	if member != "" && len(pick) == 0 {
-		return cl.exit(exitFail, "%s has no worktree of team %s", member, t.Name)
+		return cl.Exit(ExitFail, "%s has no worktree of team %s", member, t.Name)
 	}
 	if len(pick) == 0 {
-		fmt.Fprintln(cl.stdout, "no orphaned worktree")
-		return exitOK
+		fmt.Fprintln(cl.Stdout, "no orphaned worktree")
+		return ExitOK
 	}
 	var refused int
 	var removed []team.WorktreeInfo
 	for i := range pick {
 		w := &pick[i]
 		if loses := w.Loses(); loses != "" && !yes {
-			fmt.Fprintf(cl.stderr, "huddle: %s: %s (%s) holds %s: not removed (--yes removes it)\n", cl.name, w.Path, w.Branch, loses)
+			fmt.Fprintf(cl.Stderr, "huddle: %s: %s (%s) holds %s: not removed (--yes removes it)\n", cl.Name, w.Path, w.Branch, loses)
 			refused++
 			continue
 		}
 		if member != "" {
-			if ws, ok := t.Workspace(cl.dir, member); ok {
-				switch err := team.Teardown(ctx, cl.dir, ws); {
+			if ws, ok := t.Workspace(cl.Dir, member); ok {
+				switch err := team.Teardown(ctx, cl.Dir, ws); {
 				case errors.Is(err, team.ErrScriptNotApproved):
-					fmt.Fprintf(cl.stderr, "huddle: %s: warning: teardown not run: the lead never approved the workspace's scripts\n", cl.name)
+					fmt.Fprintf(cl.Stderr, "huddle: %s: warning: teardown not run: the lead never approved the workspace's scripts\n", cl.Name)
 				case err != nil:
-					return cl.exit(exitFail, "%v", err)
+					return cl.Exit(ExitFail, "%v", err)
 				}
 			}
 		}
 		if err := team.RemoveWorktree(ctx, w); err != nil {
-			return cl.exit(exitFail, "%s: %v", w.Path, err)
+			return cl.Exit(ExitFail, "%s: %v", w.Path, err)
 		}
 		if err := team.CancelReviewsOf(ctx, st, w); err != nil {
-			fmt.Fprintf(cl.stderr, "huddle: %s: warning: %v\n", cl.name, team.Printable(err.Error()))
+			fmt.Fprintf(cl.Stderr, "huddle: %s: warning: %v\n", cl.Name, team.Printable(err.Error()))
 		}
 		removed = append(removed, *w)
 		if !asJSON {
-			fmt.Fprintf(cl.stdout, "removed %s (%s, %s)\n", w.Path, w.Branch, team.FormatSize(w.Size))
+			fmt.Fprintf(cl.Stdout, "removed %s (%s, %s)\n", w.Path, w.Branch, team.FormatSize(w.Size))
 		}
 	}
 	if asJSON {
 		if removed == nil {
 			removed = []team.WorktreeInfo{}
 		}
-		_ = writeJSON(cl.stdout, map[string]any{"removed": removed, "refused": refused})
+		_ = writeJSON(cl.Stdout, map[string]any{"removed": removed, "refused": refused})
 	}
 	if refused > 0 {
-		return exitFail
+		return ExitFail
 	}
-	return exitOK
+	return ExitOK
 }

@@ -100,7 +100,7 @@ func TestWorktreesListAndPrune(t *testing.T) {
 	}
 
 	refused := huddle(t, "worktrees", "prune", "--dir", dir)
-	if refused.code != exitFail || !strings.Contains(refused.stderr, "1 unmerged commit(s)") || !strings.Contains(refused.stderr, "bob's unmerged work") {
+	if refused.code != ExitFail || !strings.Contains(refused.stderr, "1 unmerged commit(s)") || !strings.Contains(refused.stderr, "bob's unmerged work") {
 		t.Fatalf("prune without --yes: exit %d, stderr %q", refused.code, refused.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(bob, "b.txt")); err != nil {
@@ -132,8 +132,8 @@ func TestWorktreesListAndPrune(t *testing.T) {
 		t.Errorf("branches left: %q", got)
 	}
 	huddle(t, "worktrees", "prune", "--dir", dir).wantOK(t, "prune with no orphan")
-	huddle(t, "worktrees", "finish", "nobody", "--dir", dir).wantError(t, exitFail, "nobody has no worktree", "finish nobody")
-	huddle(t, "worktrees", "frobnicate", "--dir", dir).wantError(t, exitUsage, `unknown "frobnicate"`, "frobnicate")
+	huddle(t, "worktrees", "finish", "nobody", "--dir", dir).wantError(t, ExitFail, "nobody has no worktree", "finish nobody")
+	huddle(t, "worktrees", "frobnicate", "--dir", dir).wantError(t, ExitUsage, `unknown "frobnicate"`, "frobnicate")
 }
 
 // TestWorktreesBadWorkspace: a workspace team.json cannot use is one line.
@@ -141,10 +141,10 @@ func TestWorktreesBadWorkspace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".huddle")
 	writeFile(t, filepath.Join(dir, "team.json"), `{"name":"crew","members":[{"name":"a","role":"r","runtime":{"kind":"exec","command":["true"]}}],
 "workspace":{"worktree":true,"merge":"squash"}}`)
-	huddle(t, "worktrees", "--dir", dir).wantError(t, exitFail, `workspace.merge "squash": want merge, ff or rebase`, "worktrees")
+	huddle(t, "worktrees", "--dir", dir).wantError(t, ExitFail, `workspace.merge "squash": want merge, ff or rebase`, "worktrees")
 	writeFile(t, filepath.Join(dir, "team.json"), `{"name":"crew","members":[{"name":"a","role":"r","runtime":{"kind":"exec","command":["true"]}}],
 "workspace":{"worktree":true}}`)
-	huddle(t, "worktrees", "--dir", dir).wantError(t, exitFail, `workspace.repo is required`, "worktrees")
+	huddle(t, "worktrees", "--dir", dir).wantError(t, ExitFail, `workspace.repo is required`, "worktrees")
 }
 
 // TestDiffReviewMerge: huddle diff shows a coder's uncommitted edit in its
@@ -165,7 +165,7 @@ func TestDiffReviewMerge(t *testing.T) {
 	if d := huddle(t, "diff", "alice", "--dir", dir).wantOK(t, "diff"); !strings.Contains(d.stdout, "+two") {
 		t.Fatalf("diff:\n%s", d.stdout)
 	}
-	huddle(t, "diff", "bob", "--dir", dir).wantError(t, exitFail, `no member "bob"`, "diff bob")
+	huddle(t, "diff", "bob", "--dir", dir).wantError(t, ExitFail, `no member "bob"`, "diff bob")
 
 	st := files.Open(t, dir)
 	tm, err := team.Load(dir)
@@ -181,11 +181,11 @@ func TestDiffReviewMerge(t *testing.T) {
 	if !strings.Contains(show.stdout, "huddle/crew/alice → main") || !strings.Contains(show.stdout, "+two") || !strings.Contains(show.stdout, "1 file(s), +1 -0") {
 		t.Fatalf("review:\n%s", show.stdout)
 	}
-	huddle(t, "review", r.ID, "--comment", "a.txt:2:why", "--dir", dir).wantError(t, exitUsage, "--comment goes with --changes", "review --comment")
-	huddle(t, "review", r.ID, "--comment", "nonsense", "--changes", "x", "--dir", dir).wantError(t, exitUsage, "want PATH:LINE:TEXT", "review --comment nonsense")
+	huddle(t, "review", r.ID, "--comment", "a.txt:2:why", "--dir", dir).wantError(t, ExitUsage, "--comment goes with --changes", "review --comment")
+	huddle(t, "review", r.ID, "--comment", "nonsense", "--changes", "x", "--dir", dir).wantError(t, ExitUsage, "want PATH:LINE:TEXT", "review --comment nonsense")
 	m := huddle(t, "merge", r.ID, "--dir", dir).wantOK(t, "merge")
 	if !strings.Contains(m.stdout, "merged: huddle/crew/alice into main") || testkit.Git(t, repo, "show", "main:a.txt") != "one\ntwo" {
 		t.Fatalf("merge: %s; main's a.txt %q", m.stdout, testkit.Git(t, repo, "show", "main:a.txt"))
 	}
-	huddle(t, "merge", r.ID, "--dir", dir).wantError(t, exitFail, "already merged by lead", "merge again")
+	huddle(t, "merge", r.ID, "--dir", dir).wantError(t, ExitFail, "already merged by lead", "merge again")
 }

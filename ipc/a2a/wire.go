@@ -1,6 +1,8 @@
 package a2a
 
 import (
+	"huddle/protocol"
+
 	"encoding/json"
 	"time"
 )
@@ -17,7 +19,7 @@ const (
 	// response echoes.
 	ExtensionsHeader = "A2A-Extensions"
 	// CardPath is where the Agent Card is published.
-	CardPath = "/.well-known/agent-card.json"
+	CardPath = protocol.A2ACardPath
 )
 
 // PlanApprovalExtension is huddle's extension: a task whose member's plan

@@ -1,6 +1,7 @@
 package otelexport
 
 import (
+	"huddle/ipc/trace"
 	"net/url"
 	"os"
 	"strings"
@@ -11,10 +12,8 @@ import (
 // _COMPRESSION, _PROTOCOL, _CERTIFICATE…, OTEL_BSP_*, OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES).
 const (
-	envEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	envTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-	envDisabled       = "OTEL_SDK_DISABLED"
-	envTracesExporter = "OTEL_TRACES_EXPORTER"
+	envEndpoint       = trace.EnvOTLPEndpoint
+	envTracesEndpoint = trace.EnvOTLPTracesEndpoint
 	envHeaders        = "OTEL_EXPORTER_OTLP_HEADERS"
 	envTracesHeaders  = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
 	// EnvContent, set to 1, adds prompts, results and error messages to
@@ -22,16 +21,9 @@ const (
 	EnvContent = "HUDDLE_OTEL_CONTENT"
 )
 
-// Enabled reports whether the environment asks for traces to be exported:
-// an OTLP endpoint is set, the SDK is not disabled (OTEL_SDK_DISABLED=true)
-// and OTEL_TRACES_EXPORTER is not "none".
-func Enabled() bool {
-	if strings.EqualFold(strings.TrimSpace(os.Getenv(envDisabled)), "true") ||
-		strings.EqualFold(strings.TrimSpace(os.Getenv(envTracesExporter)), "none") {
-		return false
-	}
-	return os.Getenv(envEndpoint) != "" || os.Getenv(envTracesEndpoint) != ""
-}
+// Enabled reports whether the environment asks for traces to be exported
+// (trace.ExportWanted).
+func Enabled() bool { return trace.ExportWanted() }
 
 // contentOn reports whether HUDDLE_OTEL_CONTENT asks for content.
 func contentOn() bool { return strings.TrimSpace(os.Getenv(EnvContent)) == "1" }

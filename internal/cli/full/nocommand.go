@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"bufio"
@@ -8,25 +8,22 @@ import (
 	"os"
 	"strings"
 
+	"huddle/internal/cli"
 	"huddle/store/filestore"
 	"huddle/team"
 )
 
-// withoutCommand is `huddle` alone. Off a terminal it prints the usage. On
-// one, with $HUDDLE_STORE set, it attaches to the team kept in that store
+// withoutCommand is `huddle` alone on a terminal (off one, cli prints the
+// usage). With $HUDDLE_STORE set, it attaches to the team kept in that store
 // (huddle attach). Otherwise, in a directory whose team directory
 // ($HUDDLE_DIR, else .huddle) holds a team.json, it opens that team:
 // attached when a runtime runs it, otherwise run after asking on the
 // terminal. Elsewhere, or with --keep, it runs the demo team.
 func withoutCommand(keep bool, stdin io.Reader, stdout, stderr io.Writer) int {
-	if !isTerminal(stdout) {
-		printUsage(stdout)
-		return exitOK
+	if os.Getenv(cli.EnvStore) != "" && !keep {
+		return cli.Execute(runs{}, "attach", nil, stdout, stderr)
 	}
-	if os.Getenv(envStore) != "" && !keep {
-		return lookup("attach").execute(nil, stdout, stderr)
-	}
-	dir := defaultTeamDir()
+	dir := cli.DefaultTeamDir()
 	if _, err := os.Stat(team.ConfigPath(dir)); err == nil && !keep {
 		return openTeam(dir, stdin, stdout, stderr)
 	}
@@ -38,11 +35,11 @@ func withoutCommand(keep bool, stdin io.Reader, stdout, stderr io.Writer) int {
 // to ask on it refuses rather than start a team nobody agreed to.
 func openTeam(dir string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if st, err := team.ProbeRuntime(dir); err == nil && st.Running {
-		return lookup("attach").execute([]string{"--dir", dir}, stdout, stderr)
+		return cli.Execute(runs{}, "attach", []string{"--dir", dir}, stdout, stderr)
 	}
-	if !isTerminalInput(stdin) {
+	if !cli.IsTerminalInput(stdin) {
 		fmt.Fprintf(stderr, "huddle: %s holds a team that is not running, and stdin is not a terminal to ask whether to run it (run 'huddle up --dir %s')\n", dir, dir)
-		return exitFail
+		return cli.ExitFail
 	}
 	name := dir
 	if t, err := team.Load(dir); err == nil {
@@ -54,20 +51,20 @@ func openTeam(dir string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, io.EOF) && answer == "":
 		fmt.Fprintln(stdout)
 		fmt.Fprintln(stderr, "huddle: no answer: the team was not started")
-		return exitFail
+		return cli.ExitFail
 	case err != nil && !errors.Is(err, io.EOF):
 		fmt.Fprintf(stderr, "huddle: reading the answer: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "", "y", "yes":
-		return lookup("up").execute([]string{"--dir", dir}, stdout, stderr)
+		return cli.Execute(runs{}, "up", []string{"--dir", dir}, stdout, stderr)
 	case "n", "no":
 		fmt.Fprintf(stdout, "not started ('huddle up --dir %s' runs it, 'huddle --keep' runs the demo)\n", dir)
-		return exitOK
+		return cli.ExitOK
 	}
 	fmt.Fprintf(stderr, "huddle: %q is not an answer: the team was not started (answer y or n)\n", strings.TrimSpace(answer))
-	return exitUsage
+	return cli.ExitUsage
 }
 
 // runDemo runs the embedded demo team in a fresh directory and shows it in
@@ -77,7 +74,7 @@ func runDemo(keep bool, stdout, stderr io.Writer) int {
 	dir, err := os.MkdirTemp("", "huddle-demo-")
 	if err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
 	code := runDemoIn(dir, stderr)
 	if keep {
@@ -86,7 +83,7 @@ func runDemo(keep bool, stdout, stderr io.Writer) int {
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		fmt.Fprintf(stderr, "huddle: removing the demo's directory: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
 	return code
 }
@@ -94,25 +91,25 @@ func runDemo(keep bool, stdout, stderr io.Writer) int {
 func runDemoIn(dir string, stderr io.Writer) int {
 	if err := team.Init(dir); err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
-	ctx, stop := signalContext()
+	ctx, stop := cli.SignalContext()
 	defer stop()
 	st, err := filestore.Open(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
 	defer st.Close()
 	ui, closeStore, err := dirUI(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
 	defer closeStore()
 	if err := runUnderUI(ctx, st, dir, runtimeOptions(false), ui); err != nil {
 		fmt.Fprintf(stderr, "huddle: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
-	return exitOK
+	return cli.ExitOK
 }

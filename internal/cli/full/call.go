@@ -1,12 +1,12 @@
-package cli
+package full
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 
+	"huddle/internal/cli"
 	"huddle/ipc"
 	"huddle/protocol"
 	"huddle/store"
@@ -15,54 +15,34 @@ import (
 )
 
 // callOptions are the flags of huddle call.
-type callOptions struct {
-	target, action, prompt string
-	caller                 string
-	timeout, hop           int
-	correlationID          string
-	config                 string
-}
-
-func callFlags(fs *flag.FlagSet) runFunc {
-	var o callOptions
-	fs.StringVar(&o.target, "target", "", "the member to invoke (required)")
-	fs.StringVar(&o.action, "action", "", "the action to run (required)")
-	fs.StringVar(&o.prompt, "prompt", "", "what to ask (required)")
-	fs.StringVar(&o.caller, "caller", "", "who calls (default: the config's owner)")
-	fs.IntVar(&o.timeout, "timeout", 0, "seconds to wait for the answer (default: the config's default_timeout_sec)")
-	fs.IntVar(&o.hop, "hop", 0, "delegation depth of this call (0: the first)")
-	fs.StringVar(&o.correlationID, "correlation-id", "", "join an existing correlation chain (default: a new one)")
-	fs.StringVar(&o.config, "config", ipc.ConfigFile, "the caller's IPC config")
-	return func(cl *cmdline) int { return runCall(cl, &o) }
-}
 
 // runCall is huddle call: check the flags, load the caller's policy, build
 // the request, call and print both, on the store that keeps the team.
-func runCall(cl *cmdline, o *callOptions) int {
-	if msg := o.check(cl.args); msg != "" {
-		return cl.usageError("%s", msg)
+func runCall(cl *cli.Cmdline, o *cli.CallFlags) int {
+	if msg := checkCall(o, cl.Args); msg != "" {
+		return cl.UsageError("%s", msg)
 	}
-	return cl.withState(needTeamIfAny, func(ctx context.Context, st store.Store) int {
+	return cl.WithState(cli.NeedTeamIfAny, func(ctx context.Context, st store.Store) int {
 		policy, policyErr := callPolicy(ctx, cl, st, o)
-		name := callerName(o.caller, policy)
+		name := callerName(o.Caller, policy)
 		if err := protocol.ValidateName(name); err != nil {
-			return cl.usageError("caller: %v (use --caller)", err)
+			return cl.UsageError("caller: %v (use --caller)", err)
 		}
 		req := newCallRequest(o, name, policy)
 		var t *team.Team
 		if st == nil {
-			fmt.Fprintf(cl.stderr, "huddle: call: no team in %s: targets are the members of a team (--dir)\n", cl.dir)
+			fmt.Fprintf(cl.Stderr, "huddle: call: no team in %s: targets are the members of a team (--dir)\n", cl.Dir)
 		} else {
 			var err error
 			if t, err = team.LoadFrom(ctx, st); err != nil {
-				return cl.fail(err)
+				return cl.Fail(err)
 			}
 		}
 		router := ipc.NewRouter("")
 		if t != nil {
 			w, ok := st.(store.AnswerWatcher)
 			if !ok {
-				return cl.fail(errors.New("call: this store cannot follow an inbox"))
+				return cl.Fail(errors.New("call: this store cannot follow an inbox"))
 			}
 			// The answer comes to the caller's inbox: follow it from its
 			// end before the request is appended, so the answer cannot be
@@ -71,7 +51,7 @@ func runCall(cl *cmdline, o *callOptions) int {
 				return router.Take(d.Msg)
 			})
 			if err != nil {
-				return cl.fail(err)
+				return cl.Fail(err)
 			}
 			defer func() { _ = sub.Stop() }()
 		}
@@ -86,16 +66,16 @@ func runCall(cl *cmdline, o *callOptions) int {
 // policies, ipc/CALLER.puruto-ipc.json with --caller, else
 // .puruto-ipc.json. A policy that cannot be read is the IPC_ERROR every
 // call gets.
-func callPolicy(ctx context.Context, cl *cmdline, st store.Store, o *callOptions) (*ipc.Policy, error) {
-	if cl.flagGiven("config") || !cl.remote() {
-		return loadPolicy(o.config)
+func callPolicy(ctx context.Context, cl *cli.Cmdline, st store.Store, o *cli.CallFlags) (*ipc.Policy, error) {
+	if cl.FlagGiven("config") || !cl.Remote() {
+		return loadPolicy(o.Config)
 	}
 	name := store.ConfigPolicy
-	if o.caller != "" {
-		if err := protocol.ValidateName(o.caller); err != nil {
+	if o.Caller != "" {
+		if err := protocol.ValidateName(o.Caller); err != nil {
 			return nil, fmt.Errorf("IPC_ERROR: caller: %w", err)
 		}
-		name = store.MemberPolicyConfig(o.caller)
+		name = store.MemberPolicyConfig(o.Caller)
 	}
 	p, err := storedPolicy(ctx, cl, st, name)
 	if err != nil {
@@ -105,32 +85,32 @@ func callPolicy(ctx context.Context, cl *cmdline, st store.Store, o *callOptions
 }
 
 // storedPolicy is the policy the store keeps as name.
-func storedPolicy(ctx context.Context, cl *cmdline, st store.Store, name string) (*ipc.Policy, error) {
+func storedPolicy(ctx context.Context, cl *cli.Cmdline, st store.Store, name string) (*ipc.Policy, error) {
 	p, err := supervisor.PolicyFrom(ctx, st, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.storeName(), name)
+		return nil, fmt.Errorf("the store %s holds no %s (huddle init --store puts it there, or give --config)", cl.StoreName(), name)
 	}
 	return p, err
 }
 
 // check says what is wrong with the flags and arguments, or "".
-func (o *callOptions) check(args []string) string {
+func checkCall(o *cli.CallFlags, args []string) string {
 	switch {
 	case len(args) > 0:
 		return fmt.Sprintf("unexpected argument %q", args[0])
-	case o.target == "":
+	case o.Target == "":
 		return "--target is required"
-	case o.action == "":
+	case o.Action == "":
 		return "--action is required"
-	case o.prompt == "":
+	case o.Prompt == "":
 		return "--prompt is required"
-	case o.timeout < 0:
+	case o.Timeout < 0:
 		return "--timeout must not be negative"
-	case o.hop < 0:
+	case o.Hop < 0:
 		return "--hop must not be negative"
 	}
-	if o.correlationID != "" {
-		if err := protocol.ValidateID(o.correlationID); err != nil {
+	if o.CorrelationID != "" {
+		if err := protocol.ValidateID(o.CorrelationID); err != nil {
 			return fmt.Sprintf("--correlation-id: %v", err)
 		}
 	}
@@ -161,10 +141,10 @@ func callerName(flagged string, policy *ipc.Policy) string {
 
 // newCallRequest is the request the flags describe, with a new correlation
 // id and the policy's timeout unless they give them.
-func newCallRequest(o *callOptions, caller string, policy *ipc.Policy) protocol.InvocationRequest {
+func newCallRequest(o *cli.CallFlags, caller string, policy *ipc.Policy) protocol.InvocationRequest {
 	req := protocol.InvocationRequest{
-		RequestID: protocol.NewInvocationID(), CorrelationID: o.correlationID, Caller: caller, Target: o.target,
-		Action: o.action, Prompt: o.prompt, TimeoutSec: o.timeout, Hop: o.hop,
+		RequestID: protocol.NewInvocationID(), CorrelationID: o.CorrelationID, Caller: caller, Target: o.Target,
+		Action: o.Action, Prompt: o.Prompt, TimeoutSec: o.Timeout, Hop: o.Hop,
 	}
 	if req.CorrelationID == "" {
 		req.CorrelationID = protocol.NewCorrelationID()
@@ -180,14 +160,14 @@ func newCallRequest(o *callOptions, caller string, policy *ipc.Policy) protocol.
 
 // printCall prints {request, response} as JSON; the exit code says whether
 // the response is ok.
-func printCall(cl *cmdline, req protocol.InvocationRequest, res protocol.InvocationResult) int {
+func printCall(cl *cli.Cmdline, req protocol.InvocationRequest, res protocol.InvocationResult) int {
 	out, _ := json.MarshalIndent(struct {
 		Request  protocol.InvocationRequest `json:"request"`
 		Response protocol.InvocationResult  `json:"response"`
 	}{req, res}, "", "  ")
-	fmt.Fprintln(cl.stdout, string(out))
+	fmt.Fprintln(cl.Stdout, string(out))
 	if res.Status != protocol.ResultOK {
-		return exitFail
+		return cli.ExitFail
 	}
-	return exitOK
+	return cli.ExitOK
 }

@@ -1,14 +1,14 @@
-package cli
+package full
 
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 
+	"huddle/internal/cli"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/filestore"
@@ -23,60 +23,52 @@ func runtimeOptions(auto bool) supervisor.Options {
 	return supervisor.Options{AutoApprove: auto, Executable: exe}
 }
 
-func upFlags(fs *flag.FlagSet) runFunc {
-	headless := fs.Bool("headless", false, "print one JSON event per line on stdout instead of the UI")
-	auto := fs.Bool("auto-approve", false, "approve every teammate's plan as it arrives, without the lead")
-	members := fs.String("members", "", "with --store, run only these members (`a,b`; default: every member, those another process runs as soon as their leases end), and the lead when no other process runs it; --dir then keeps only this machine's files")
-	no := addNotifyFlags(fs)
-	return func(cl *cmdline) int { return runUp(cl, *headless, *auto, *members, no) }
-}
-
-func runUp(cl *cmdline, headless, auto bool, members string, no *notifyOpts) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runUp(cl *cli.Cmdline, headless, auto bool, members string, no *cli.NotifyFlags) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
-	notes, code, ok := no.resolve(cl)
+	notes, code, ok := resolveNotify(cl, no)
 	if !ok {
 		return code
 	}
-	if !cl.remote() && members != "" {
-		return cl.usageError("--members goes with --store")
+	if !cl.Remote() && members != "" {
+		return cl.UsageError("--members goes with --store")
 	}
-	if !cl.remote() {
-		if rs, err := team.ProbeRuntime(cl.dir); err == nil && rs.Running {
-			return cl.exit(exitFail, "the team in %s already runs (pid %d): open it with 'huddle attach --dir %s'", cl.dir, rs.Last.PID, cl.dir)
+	if !cl.Remote() {
+		if rs, err := team.ProbeRuntime(cl.Dir); err == nil && rs.Running {
+			return cl.Exit(cli.ExitFail, "the team in %s already runs (pid %d): open it with 'huddle attach --dir %s'", cl.Dir, rs.Last.PID, cl.Dir)
 		}
 	}
-	if !headless && !isTerminal(cl.stdout) {
-		return cl.exit(exitUsage, "stdout is not a terminal (use 'huddle up --headless' for JSON events)")
+	if !headless && !cli.IsTerminal(cl.Stdout) {
+		return cl.Exit(cli.ExitUsage, "stdout is not a terminal (use 'huddle up --headless' for JSON events)")
 	}
-	ctx, stop := signalContext()
+	ctx, stop := cli.SignalContext()
 	defer stop()
 	opts := runtimeOptions(auto)
-	secrets, err := cl.storeSecrets()
+	secrets, err := cl.StoreSecrets()
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	opts.Secrets = secrets
 	var ui tui.RunOptions
 	var st store.Store
-	if !cl.remote() {
-		fst, err := filestore.Open(cl.dir)
+	if !cl.Remote() {
+		fst, err := filestore.Open(cl.Dir)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		st = fst
 		defer st.Close()
 		if !headless {
-			dirOpts, closeStore, err := dirUI(ctx, cl.dir)
+			dirOpts, closeStore, err := dirUI(ctx, cl.Dir)
 			if err != nil {
-				return cl.fail(err)
+				return cl.Fail(err)
 			}
 			defer closeStore()
 			ui = dirOpts
 		}
 	}
-	if cl.remote() {
+	if cl.Remote() {
 		nst, code, ok := openUpStore(ctx, cl, members)
 		if !ok {
 			return code
@@ -87,19 +79,19 @@ func runUp(cl *cmdline, headless, auto bool, members string, no *notifyOpts) int
 		// The store's UI, over this process's runtime: its member view
 		// reads every member's log from the store, where each runtime
 		// copies those it runs (this one from --dir).
-		ui = storeRunOptions(ctx, st, cl.storeName())
-		ui.Dir = cl.dir
-		ui.Footer = "running the team in the store " + cl.storeName() + " (this machine's files in " + cl.dir + ")"
+		ui = storeRunOptions(ctx, st, cl.StoreName())
+		ui.Dir = cl.Dir
+		ui.Footer = "running the team in the store " + cl.StoreName() + " (this machine's files in " + cl.Dir + ")"
 	}
 	if !headless {
 		ui.Notify = notes
-		if err := runUnderUI(ctx, st, cl.dir, opts, ui); err != nil {
-			return cl.fail(err)
+		if err := runUnderUI(ctx, st, cl.Dir, opts, ui); err != nil {
+			return cl.Fail(err)
 		}
-		return exitOK
+		return cli.ExitOK
 	}
 	var mu sync.Mutex
-	enc := json.NewEncoder(cl.stdout)
+	enc := json.NewEncoder(cl.Stdout)
 	opts.OnEvent = func(e supervisor.Event) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -107,13 +99,13 @@ func runUp(cl *cmdline, headless, auto bool, members string, no *notifyOpts) int
 	}
 	stopNotes, err := notifyHeadless(ctx, st, notes, func(w string) { opts.OnEvent(supervisor.Event{"event": "warning", "warning": w}) })
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	defer stopNotes()
-	if err := supervisor.Run(ctx, st, cl.dir, opts); err != nil {
-		return cl.fail(err)
+	if err := supervisor.Run(ctx, st, cl.Dir, opts); err != nil {
+		return cl.Fail(err)
 	}
-	return exitOK
+	return cli.ExitOK
 }
 
 // runUnderUI runs the team st keeps in this process, with dir as its
@@ -135,34 +127,29 @@ func runUnderUI(ctx context.Context, st store.Store, dir string, opts supervisor
 	return err
 }
 
-func attachFlags(fs *flag.FlagSet) runFunc {
-	no := addNotifyFlags(fs)
-	return func(cl *cmdline) int { return runAttach(cl, no) } // --dir, or --store and --nats-creds
-}
-
-func runAttach(cl *cmdline, no *notifyOpts) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runAttach(cl *cli.Cmdline, no *cli.NotifyFlags) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
-	notes, code, ok := no.resolve(cl)
+	notes, code, ok := resolveNotify(cl, no)
 	if !ok {
 		return code
 	}
-	if !isTerminal(cl.stdout) {
-		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle up --headless' prints events instead)")
+	if !cli.IsTerminal(cl.Stdout) {
+		return cl.Exit(cli.ExitUsage, "stdout is not a terminal, and the UI needs one ('huddle up --headless' prints events instead)")
 	}
-	if cl.remote() {
+	if cl.Remote() {
 		return attachStore(cl, notes)
 	}
-	t, err := team.Load(cl.dir)
+	t, err := team.Load(cl.Dir)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	ctx, stop := signalContext()
+	ctx, stop := cli.SignalContext()
 	defer stop()
-	ui, closeStore, err := dirUI(ctx, cl.dir)
+	ui, closeStore, err := dirUI(ctx, cl.Dir)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	defer closeStore()
 	if t.Desk { // its members are a person's sessions: no runtime, no inbox read
@@ -170,23 +157,23 @@ func runAttach(cl *cmdline, no *notifyOpts) int {
 	}
 	ui.Notify = notes
 	if err := tui.Run(ctx, ui); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	return exitOK
+	return cli.ExitOK
 }
 
 // openUpStore opens the store of huddle up --store: a bad URL or member
 // list is a usage error, an unreachable server a failure; neither shows a
 // credential.
-func openUpStore(ctx context.Context, cl *cmdline, members string) (store.Store, int, bool) {
+func openUpStore(ctx context.Context, cl *cli.Cmdline, members string) (store.Store, int, bool) {
 	for _, m := range splitMembers(members) {
 		if err := checkMemberFlag(m); err != nil {
-			return nil, cl.usageError("--members: %v", err), false
+			return nil, cl.UsageError("--members: %v", err), false
 		}
 	}
-	st, err := openStore(ctx, cl)
+	st, err := cl.OpenStore(ctx)
 	if err != nil {
-		return nil, cl.fail(err), false // it names the URL, credentials redacted (natsstore.Redact)
+		return nil, cl.Fail(err), false // it names the URL, credentials redacted (natsstore.Redact)
 	}
 	return st, 0, true
 }

@@ -1,4 +1,4 @@
-package cli
+package full
 
 // The UI on a team kept in a store (docs/ARCHITECTURE.md, "The team directory and the store"): huddle attach
 // --store and huddle up --store without --headless. It is fed by the
@@ -9,6 +9,7 @@ package cli
 import (
 	"context"
 
+	"huddle/internal/cli"
 	"huddle/store"
 	"huddle/store/filestore"
 	"huddle/team"
@@ -64,16 +65,16 @@ func screenStore(dir string) (*filestore.Store, error) {
 
 // attachStore is huddle attach --store: the UI on the team in the store,
 // which another process (huddle up --store, on any machine) runs.
-func attachStore(cl *cmdline, notes tui.Notify) int {
-	return cl.withStore(func(ctx context.Context, st store.Store) int {
+func attachStore(cl *cli.Cmdline, notes tui.Notify) int {
+	return cl.WithStore(func(ctx context.Context, st store.Store) int {
 		if _, err := team.LoadFrom(ctx, st); err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
-		ui := storeRunOptions(ctx, st, cl.storeName())
+		ui := storeRunOptions(ctx, st, cl.StoreName())
 		ui.Notify = notes
 		if err := tui.Run(ctx, ui); err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
-		return exitOK
+		return cli.ExitOK
 	})
 }

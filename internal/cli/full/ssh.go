@@ -1,11 +1,10 @@
-package cli
+package full
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -20,25 +19,10 @@ import (
 	"charm.land/wish/v2"
 	wishtea "charm.land/wish/v2/bubbletea"
 
+	"huddle/internal/cli"
 	"huddle/store"
 	"huddle/tui"
 )
-
-const sshAbout = "Serve the team's screen over SSH, so a lead approves from a phone's SSH client or another\n" +
-	"machine: each session is the lead under its key's name (the comment of its authorized_keys\n" +
-	"line, recorded as who decided: lead:NAME), with the keys of the screen huddle attach shows.\n" +
-	"Only public keys are accepted: those of --authorized-keys may decide, those of\n" +
-	"--read-only-keys see the team and decide nothing. Both files are read again at each login.\n" +
-	"The host key is --host-key, made (ed25519) when missing. The team runs elsewhere (huddle up).\n" +
-	"Ctrl-C, SIGTERM or SIGHUP stops the server and its sessions."
-
-func sshFlags(fs *flag.FlagSet) runFunc {
-	addr := fs.String("addr", "127.0.0.1:2222", "the `ADDRESS` to listen on (0.0.0.0:2222 for other machines)")
-	keys := fs.String("authorized-keys", "", "the authorized_keys `FILE` of the keys that may decide (required, unless --read-only-keys)")
-	readOnly := fs.String("read-only-keys", "", "an authorized_keys `FILE` of keys that may only watch")
-	hostKey := fs.String("host-key", "", "the server's private key `FILE` (default: ssh_host_ed25519 in huddle's configuration directory)")
-	return func(cl *cmdline) int { return runSSH(cl, *addr, *keys, *readOnly, *hostKey) }
-}
 
 // sshKey is one key allowed in, with its name and what it may do.
 type sshKey struct {
@@ -115,41 +99,41 @@ func (k sshKeys) find(key ssh.PublicKey) (sshKey, bool) {
 
 type sshKeyCtx struct{}
 
-func runSSH(cl *cmdline, addr, decide, watch, hostKey string) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func runSSH(cl *cli.Cmdline, addr, decide, watch, hostKey string) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	if decide == "" && watch == "" {
-		return cl.usageError("--authorized-keys FILE is required: nobody could log in")
+		return cl.UsageError("--authorized-keys FILE is required: nobody could log in")
 	}
 	keys := sshKeys{decide: decide, watch: watch}
 	if _, err := keys.all(); err != nil {
-		return cl.usageError("%v", err)
+		return cl.UsageError("%v", err)
 	}
 	if hostKey == "" {
 		base, err := os.UserConfigDir()
 		if err != nil {
-			return cl.fail(fmt.Errorf("no configuration directory for the host key (give --host-key): %w", err))
+			return cl.Fail(fmt.Errorf("no configuration directory for the host key (give --host-key): %w", err))
 		}
 		hostKey = filepath.Join(base, "huddle", "ssh_host_ed25519")
 	}
 	if err := os.MkdirAll(filepath.Dir(hostKey), 0o700); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	return cl.withTeam(func(ctx context.Context, st store.Store) int {
-		if !cl.remote() {
+	return cl.WithTeam(func(ctx context.Context, st store.Store) int {
+		if !cl.Remote() {
 			// The screens' own store, paced as a screen's.
-			fst, err := screenStore(cl.dir)
+			fst, err := screenStore(cl.Dir)
 			if err != nil {
-				return cl.fail(err)
+				return cl.Fail(err)
 			}
 			defer fst.Close()
 			st = fst
 		}
-		ui := tui.RunOptions{Dir: cl.dir, Store: st, Footer: "over SSH: the team in " + cl.dir}
-		if cl.remote() {
-			ui = storeRunOptions(ctx, st, cl.storeName())
-			ui.Footer = "over SSH: the team in the store " + cl.storeName()
+		ui := tui.RunOptions{Dir: cl.Dir, Store: st, Footer: "over SSH: the team in " + cl.Dir}
+		if cl.Remote() {
+			ui = storeRunOptions(ctx, st, cl.StoreName())
+			ui.Footer = "over SSH: the team in the store " + cl.StoreName()
 		}
 		srv, err := wish.NewServer(
 			wish.WithAddress(addr),
@@ -166,18 +150,18 @@ func runSSH(cl *cmdline, addr, decide, watch, hostKey string) int {
 			})),
 		)
 		if err != nil {
-			return cl.fail(fmt.Errorf("ssh: %w", err))
+			return cl.Fail(fmt.Errorf("ssh: %w", err))
 		}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return cl.fail(fmt.Errorf("ssh: %w", err))
+			return cl.Fail(fmt.Errorf("ssh: %w", err))
 		}
-		fmt.Fprintf(cl.stdout, "serving the team over SSH on %s (ssh -p %s HOST); Ctrl-C stops\n", ln.Addr(), portOf(ln.Addr()))
+		fmt.Fprintf(cl.Stdout, "serving the team over SSH on %s (ssh -p %s HOST); Ctrl-C stops\n", ln.Addr(), portOf(ln.Addr()))
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ln) }()
 		select {
 		case err := <-done:
-			return cl.fail(fmt.Errorf("ssh: %w", err))
+			return cl.Fail(fmt.Errorf("ssh: %w", err))
 		case <-ctx.Done():
 		}
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -185,7 +169,7 @@ func runSSH(cl *cmdline, addr, decide, watch, hostKey string) int {
 		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, ssh.ErrServerClosed) {
 			_ = srv.Close()
 		}
-		return exitOK
+		return cli.ExitOK
 	})
 }
 

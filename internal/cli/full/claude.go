@@ -1,9 +1,8 @@
-package cli
+package full
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,42 +15,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"huddle/claudeteam"
+	"huddle/internal/cli"
 	"huddle/protocol"
 	"huddle/team"
 	"huddle/team/view"
 	"huddle/tui"
 )
-
-const claudeSynopsis = "teams | status [TEAM] [--json] | requests [TEAM] [--all] [--json] | attach [TEAM] [--experimental-permissions] | watch [--background]  [--root DIR]"
-
-const claudeAbout = "Show a Claude Code agent team (ROOT/teams/TEAM/, ROOT/tasks/TEAM/) as huddle shows its own.\n" +
-	"ROOT is --root, else $CLAUDE_CONFIG_DIR, else ~/.claude. With exactly one team, TEAM may be\n" +
-	"left out.\n" +
-	"  teams      the teams under ROOT\n" +
-	"  status     each member: idle, working, stopped or unknown, from its idle notifications and\n" +
-	"             inbox traffic, and its task in progress\n" +
-	"  requests   pending plan, permission and shutdown requests (--all: the answered ones too)\n" +
-	"  attach     the UI on the team, live. a/r answer permission requests only with\n" +
-	"             --experimental-permissions; plans and shutdowns are the lead's\n" +
-	"  watch      journal every team under ROOT until stopped (--background: from a process of its\n" +
-	"             own, for a SessionStart hook)\n" +
-	"Claude Code deletes the messages it delivered and removes a team when its session ends; every\n" +
-	"command here keeps what it saw in huddle's journal (huddle/claude-journal/ in the user's\n" +
-	"configuration directory), so status, requests --all and attach show a team after that.\n" +
-	"huddle never flips a read flag or rewrites a message; its appends take Claude Code's inbox\n" +
-	"lock (docs/claude-teams.md). It cannot shut a member down (Claude Code marks what another\n" +
-	"process appends verified=\"false\", and a teammate refuses a shutdown not from its own lead),\n" +
-	"nor gate a plan: the lead's session approves its teammates' plans by itself."
-
-func claudeFlags(fs *flag.FlagSet) runFunc {
-	o := claudeOpts{}
-	fs.StringVar(&o.root, "root", "", "Claude Code's configuration `directory` ($CLAUDE_CONFIG_DIR, else ~/.claude)")
-	fs.BoolVar(&o.json, "json", false, "status, requests, teams: print JSON")
-	fs.BoolVar(&o.all, "all", false, "requests: the answered ones too")
-	fs.BoolVar(&o.permissions, "experimental-permissions", false, "attach: let a and r answer permission requests (experimental: see the README)")
-	fs.BoolVar(&o.background, "background", false, "watch: journal from a process of its own and return at once (for a SessionStart hook)")
-	return func(cl *cmdline) int { return runClaude(cl, o) }
-}
 
 type claudeOpts struct {
 	root        string
@@ -69,36 +38,36 @@ var claudeFlagsOf = map[string][]string{
 	"background":               {"watch"},
 }
 
-func runClaude(cl *cmdline, o claudeOpts) int {
-	if code, ok := cl.wantArgs(1, -1, "a subcommand (teams, status, requests, attach, watch)"); !ok {
+func runClaude(cl *cli.Cmdline, o claudeOpts) int {
+	if code, ok := cl.WantArgs(1, -1, "a subcommand (teams, status, requests, attach, watch)"); !ok {
 		return code
 	}
-	sub := cl.args[0]
-	run, ok := map[string]func(*cmdline, string, claudeOpts) int{
+	sub := cl.Args[0]
+	run, ok := map[string]func(*cli.Cmdline, string, claudeOpts) int{
 		"teams": claudeTeams, "status": claudeStatus, "requests": claudeRequests,
 		"attach": claudeAttach, "shutdown": claudeShutdown, "watch": claudeWatch,
 	}[sub]
 	if !ok {
-		return cl.usageError("no subcommand %q: want teams, status, requests, attach or watch", sub)
+		return cl.UsageError("no subcommand %q: want teams, status, requests, attach or watch", sub)
 	}
 	for name, subs := range claudeFlagsOf {
-		if cl.flagGiven(name) && !contains(subs, sub) {
-			return cl.usageError("--%s does not go with %s", name, sub)
+		if cl.FlagGiven(name) && !contains(subs, sub) {
+			return cl.UsageError("--%s does not go with %s", name, sub)
 		}
 	}
 	root := o.root
 	if root == "" {
 		var err error
 		if root, err = claudeteam.DefaultRoot(); err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 	}
 	if j, err := claudeteam.DefaultJournal(root); err == nil {
 		o.journal = j
 	} else {
-		fmt.Fprintf(cl.stderr, "huddle: claude: warning: %v: what Claude Code deletes is not kept\n", err)
+		fmt.Fprintf(cl.Stderr, "huddle: claude: warning: %v: what Claude Code deletes is not kept\n", err)
 	}
-	cl.args = cl.args[1:]
+	cl.Args = cl.Args[1:]
 	return run(cl, root, o)
 }
 
@@ -106,56 +75,56 @@ func runClaude(cl *cmdline, o claudeOpts) int {
 // --background, starts a process of its own that does and returns): what
 // Claude Code deletes stays in huddle's journal. It says nothing on
 // stdout, so a SessionStart hook adds nothing to the session.
-func claudeWatch(cl *cmdline, root string, o claudeOpts) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func claudeWatch(cl *cli.Cmdline, root string, o claudeOpts) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	if o.journal == "" {
-		return cl.fail(errors.New("claude watch: no journal to keep (no configuration directory)"))
+		return cl.Fail(errors.New("claude watch: no journal to keep (no configuration directory)"))
 	}
 	if o.background {
 		return claudeWatchBackground(cl, root, o.journal)
 	}
-	ctx, stop := signalContext()
+	ctx, stop := cli.SignalContext()
 	defer stop()
 	err := claudeteam.Watch(ctx, root, o.journal, func(t string) {
-		fmt.Fprintf(cl.stderr, "huddle: claude watch: journaling team %s in %s\n", t, o.journal)
+		fmt.Fprintf(cl.Stderr, "huddle: claude watch: journaling team %s in %s\n", t, o.journal)
 	})
 	var watching *claudeteam.WatchingError
 	if errors.As(err, &watching) {
-		fmt.Fprintf(cl.stderr, "huddle: claude watch: %v\n", err)
-		return exitOK
+		fmt.Fprintf(cl.Stderr, "huddle: claude watch: %v\n", err)
+		return cli.ExitOK
 	}
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	return exitOK
+	return cli.ExitOK
 }
 
 // claudeWatchBackground starts `huddle claude watch --root ROOT` in a
 // session of its own, its output to watch.log in the journal, and returns.
-func claudeWatchBackground(cl *cmdline, root string, j claudeteam.Journal) int {
+func claudeWatchBackground(cl *cli.Cmdline, root string, j claudeteam.Journal) int {
 	exe, err := os.Executable()
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	if err := os.MkdirAll(string(j), 0o700); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	logf, err := os.OpenFile(filepath.Join(string(j), "watch.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe, "claude", "watch", "--root", root)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	fmt.Fprintf(cl.stderr, "huddle: claude watch: journaling in the background (pid %d; log %s)\n", cmd.Process.Pid, logf.Name())
+	fmt.Fprintf(cl.Stderr, "huddle: claude watch: journaling in the background (pid %d; log %s)\n", cmd.Process.Pid, logf.Name())
 	_ = cmd.Process.Release()
-	return exitOK
+	return cli.ExitOK
 }
 
 func contains(s []string, v string) bool {
@@ -168,17 +137,17 @@ func contains(s []string, v string) bool {
 }
 
 // pickTeam is the TEAM argument (optional with one team under root).
-func pickTeam(cl *cmdline, root string, j claudeteam.Journal) (string, int, bool) {
-	if code, ok := cl.wantArgs(0, 1, ""); !ok {
+func pickTeam(cl *cli.Cmdline, root string, j claudeteam.Journal) (string, int, bool) {
+	if code, ok := cl.WantArgs(0, 1, ""); !ok {
 		return "", code, false
 	}
 	name := ""
-	if len(cl.args) == 1 {
-		name = cl.args[0]
+	if len(cl.Args) == 1 {
+		name = cl.Args[0]
 	}
 	t, err := claudeteam.PickTeam(root, name, j)
 	if err != nil {
-		return "", cl.fail(err), false
+		return "", cl.Fail(err), false
 	}
 	return t, 0, true
 }
@@ -192,17 +161,17 @@ type claudeTeamRow struct {
 	Gone bool `json:"gone,omitempty"`
 }
 
-func claudeTeams(cl *cmdline, root string, o claudeOpts) int {
-	if code, ok := cl.wantArgs(0, 0, ""); !ok {
+func claudeTeams(cl *cli.Cmdline, root string, o claudeOpts) int {
+	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
 	}
 	names, err := claudeteam.Teams(root)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	journaled, err := o.journal.Teams()
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	for _, n := range journaled {
 		if !contains(names, n) {
@@ -213,7 +182,7 @@ func claudeTeams(cl *cmdline, root string, o claudeOpts) int {
 	for _, n := range names {
 		st, err := claudeteam.ReadFrom(root, n, o.journal)
 		if err != nil {
-			return cl.fail(err)
+			return cl.Fail(err)
 		}
 		row := claudeTeamRow{Name: n, Members: len(st.Config.Members), Pending: st.Snapshot.Pending, Error: st.Snapshot.TeamErr, Gone: st.Gone}
 		if st.Gone {
@@ -222,31 +191,24 @@ func claudeTeams(cl *cmdline, root string, o claudeOpts) int {
 		rows = append(rows, row)
 	}
 	if o.json {
-		return cl.printJSON(rows)
+		return cl.PrintJSON(rows)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintf(cl.stdout, "no Claude Code team under %s\n", root)
-		return exitOK
+		fmt.Fprintf(cl.Stdout, "no Claude Code team under %s\n", root)
+		return cli.ExitOK
 	}
-	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d members\t%d pending\t%s\n", r.Name, r.Members, r.Pending, r.Error)
 	}
 	return flushed(cl, tw)
 }
 
-func flushed(cl *cmdline, tw *tabwriter.Writer) int {
+func flushed(cl *cli.Cmdline, tw *tabwriter.Writer) int {
 	if err := tw.Flush(); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	return exitOK
-}
-
-func (cl *cmdline) printJSON(v any) int {
-	if err := writeJSON(cl.stdout, v); err != nil {
-		return cl.fail(err)
-	}
-	return exitOK
+	return cli.ExitOK
 }
 
 type claudeMemberRow struct {
@@ -266,14 +228,14 @@ type claudeStatusOut struct {
 	Pending int               `json:"pending"`
 }
 
-func claudeStatus(cl *cmdline, root string, o claudeOpts) int {
+func claudeStatus(cl *cli.Cmdline, root string, o claudeOpts) int {
 	name, code, ok := pickTeam(cl, root, o.journal)
 	if !ok {
 		return code
 	}
 	st, err := claudeteam.ReadFrom(root, name, o.journal)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	out := claudeStatusOut{Team: name, Error: st.Snapshot.TeamErr, Members: []claudeMemberRow{}, Tasks: st.Tasks, Pending: st.Snapshot.Pending}
 	if out.Tasks == nil {
@@ -289,13 +251,13 @@ func claudeStatus(cl *cmdline, root string, o claudeOpts) int {
 		out.Members = append(out.Members, row)
 	}
 	if o.json {
-		return cl.printJSON(out)
+		return cl.PrintJSON(out)
 	}
 	if out.Error != "" {
-		fmt.Fprintf(cl.stderr, "huddle: claude: warning: team %s: %s\n", name, out.Error)
+		fmt.Fprintf(cl.Stderr, "huddle: claude: warning: team %s: %s\n", name, out.Error)
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "claude team %s (%d pending)\n", name, out.Pending)
 	fmt.Fprintln(tw, "MEMBER\tSTATUS\tSINCE\tUNREAD\tACTIVITY")
 	for _, m := range out.Members {
@@ -313,14 +275,14 @@ func claudeStatus(cl *cmdline, root string, o claudeOpts) int {
 	return flushed(cl, tw)
 }
 
-func claudeRequests(cl *cmdline, root string, o claudeOpts) int {
+func claudeRequests(cl *cli.Cmdline, root string, o claudeOpts) int {
 	name, code, ok := pickTeam(cl, root, o.journal)
 	if !ok {
 		return code
 	}
 	st, err := claudeteam.ReadFrom(root, name, o.journal)
 	if err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
 	reqs := []protocol.Request{}
 	for _, r := range st.Snapshot.Requests {
@@ -329,14 +291,14 @@ func claudeRequests(cl *cmdline, root string, o claudeOpts) int {
 		}
 	}
 	if o.json {
-		return cl.printJSON(reqs)
+		return cl.PrintJSON(reqs)
 	}
 	if len(reqs) == 0 {
-		fmt.Fprintf(cl.stdout, "no pending requests in claude team %s\n", name)
-		return exitOK
+		fmt.Fprintf(cl.Stdout, "no pending requests in claude team %s\n", name)
+		return cli.ExitOK
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tWHAT")
 	for _, r := range reqs {
 		status := string(r.Status)
@@ -356,25 +318,25 @@ const claudeShutdownRefusal = "Claude Code marks what another process appends to
 
 // claudeShutdown refuses, saying why: the shutdown_request huddle used to
 // append is one the real CLI will not act on.
-func claudeShutdown(cl *cmdline, _ string, _ claudeOpts) int {
-	return cl.fail(errors.New("huddle cannot shut down a Claude Code teammate: " + claudeShutdownRefusal))
+func claudeShutdown(cl *cli.Cmdline, _ string, _ claudeOpts) int {
+	return cl.Fail(errors.New("huddle cannot shut down a Claude Code teammate: " + claudeShutdownRefusal))
 }
 
-func claudeAttach(cl *cmdline, root string, o claudeOpts) int {
+func claudeAttach(cl *cli.Cmdline, root string, o claudeOpts) int {
 	name, code, ok := pickTeam(cl, root, o.journal)
 	if !ok {
 		return code
 	}
-	if !isTerminal(cl.stdout) {
-		return cl.exit(exitUsage, "stdout is not a terminal, and the UI needs one ('huddle claude status' prints the team instead)")
+	if !cli.IsTerminal(cl.Stdout) {
+		return cl.Exit(cli.ExitUsage, "stdout is not a terminal, and the UI needs one ('huddle claude status' prints the team instead)")
 	}
-	ctx, stop := signalContext()
+	ctx, stop := cli.SignalContext()
 	defer stop()
 	opts := claudeRunOptions(root, name, o.journal, o.permissions)
 	if err := tui.Run(ctx, opts); err != nil {
-		return cl.fail(err)
+		return cl.Fail(err)
 	}
-	return exitOK
+	return cli.ExitOK
 }
 
 // claudeRunOptions is the UI on a Claude Code team: fed by its observer,
