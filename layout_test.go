@@ -48,9 +48,9 @@ var allowedImports = map[string][]string{
 	"notify": {"protocol", "team/view"},
 	// huddle: every command's flags and help, and the runs of the light
 	// ones; it links no runtime, screen, model SDK or server (Full).
-	"internal/cli": {"internal/suggest", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "team", "team/view", "claudeteam", "replay", "agents", "store", "store/filestore", "store/natsstore", "worktree"},
+	"internal/cli": {"internal/suggest", "protocol", "teamdir", "inbox", "ipc/trace", "ipc", "ipc/blueprint", "team", "team/view", "claudeteam", "replay", "agents", "store", "store/filestore", "store/natsurl", "worktree"},
 	// huddle-full: the runs of the commands that need them.
-	"internal/cli/full": {"internal/cli", "notify", "protocol", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "team", "team/supervisor", "team/view", "team/serve", "team/mcpserve", "claudeteam", "replay", "tui", "ipc/trace/otelexport", "store", "store/filestore"},
+	"internal/cli/full": {"internal/cli", "notify", "protocol", "ipc/trace", "ipc", "ipc/blueprint", "ipc/a2a", "team", "team/supervisor", "team/view", "team/serve", "team/mcpserve", "claudeteam", "replay", "tui", "ipc/trace/otelexport", "store", "store/filestore", "store/natsstore", "store/natsurl"},
 	".":                 {"internal/cli"},
 	"cmd/huddle-full":   {"internal/cli/full"},
 	// huddle broker's binary: the only one that links the NATS server.
@@ -60,7 +60,9 @@ var allowedImports = map[string][]string{
 	// (docs/ARCHITECTURE.md, "The team directory and the store").
 	"store":           {"protocol", "ipc/trace"},
 	"store/filestore": {"protocol", "teamdir", "inbox", "ipc/trace", "store", "internal/dirwatch"},
-	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
+	"store/natsstore": {"protocol", "teamdir", "inbox", "ipc/trace", "store", "store/natsurl"},
+	// The store URL and the secrets it holds, without the NATS client.
+	"store/natsurl": {"store"},
 	// An embedded NATS server with JetStream (huddle-broker, the tests).
 	"store/natsserver": {},
 	"store/storetest":  {"protocol", "teamdir", "inbox", "ipc/trace", "store"},
@@ -210,6 +212,7 @@ var fullOnly = []string{
 	"charm.land/wish",
 	"github.com/a2aproject/a2a-go",
 	"github.com/modelcontextprotocol/go-sdk",
+	"github.com/nats-io",
 }
 
 // TestLightCommandsLinkNoHeavyDeps lists the package graph (go list

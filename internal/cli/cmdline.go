@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +33,7 @@ type Cmdline struct {
 	fs                  *flag.FlagSet
 	Stdout, Stderr      io.Writer
 	full                Full // what runs the commands of huddle-full
+	brief               bool // the command's (command.brief)
 }
 
 // execute parses args with c's flags, wherever they stand, and runs c,
@@ -40,7 +42,7 @@ type Cmdline struct {
 func (c *command) execute(f Full, args []string, stdout, stderr io.Writer) int {
 	fs := c.flagSet()
 	run := c.flags(fs)
-	cl := &Cmdline{Name: c.name, fs: fs, Stdout: stdout, Stderr: stderr, full: f}
+	cl := &Cmdline{Name: c.name, fs: fs, Stdout: stdout, Stderr: stderr, full: f, brief: c.brief}
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		c.printHelp(stdout)
@@ -159,3 +161,17 @@ func (cl *Cmdline) PrintJSON(v any) int {
 // AddSecret scrubs s from every error line of the command (a URL that
 // carries a token).
 func (cl *Cmdline) AddSecret(s string) { cl.secrets = append(cl.secrets, s) }
+
+// context is the context a command runs its work in: one that ends on
+// Ctrl-C, SIGTERM or SIGHUP, so that a command that waits or serves stops
+// cleanly. A brief command (command.brief) installs no handler: the
+// signals keep their default action, which ends it at any instant as
+// kill -9 would, what every write of huddle's is made to survive
+// (docs/ARCHITECTURE.md, "Principles"); the handler's goroutines and
+// threads were a sixth of its start.
+func (cl *Cmdline) context() (context.Context, context.CancelFunc) {
+	if cl.brief {
+		return context.WithCancel(context.Background())
+	}
+	return SignalContext()
+}

@@ -18,6 +18,11 @@ type command struct {
 	// (store.go: cl.storeURL, cl.natsCreds, OpenStore); a teamDir command
 	// without a --store flag refuses them and $HUDDLE_STORE.
 	store bool
+	// brief: the command runs straight through to its end (status,
+	// send, approve…) and leaves Ctrl-C, SIGTERM and SIGHUP their default
+	// action (Cmdline.context). The others may wait or serve, and those
+	// signals end their context so that they stop cleanly.
+	brief bool
 	// flags defines the command's own flags on fs (--dir is added for a
 	// teamDir command) and returns its run, which reads their values.
 	flags func(fs *flag.FlagSet) runFunc
@@ -29,7 +34,7 @@ type runFunc func(cl *Cmdline) int
 // commands is every command, in the order a person meets them.
 var commands = []command{
 	{
-		name: "init", synopsis: "[--dir D] [--template demo|llm] [--store URL [--nats-creds F]] | --ipc [PATH] [--owner NAME]", teamDir: true, store: true,
+		name: "init", synopsis: "[--dir D] [--template demo|llm] [--store URL [--nats-creds F]] | --ipc [PATH] [--owner NAME]", teamDir: true, store: true, brief: true,
 		summary: "write the demo team (or --template llm) as an editable team.json (--ipc: a Puruto repo's IPC files)",
 		about: "Write the demo team as team.json in the team directory, to edit into your own.\n" +
 			"--template llm writes a planner, a coder and a reviewer driven by a language model instead:\n" +
@@ -69,7 +74,7 @@ var commands = []command{
 		flags: attachFlags,
 	},
 	{
-		name: "status", synopsis: "[--dir D | --store URL [--nats-creds F] [--lost-after D]] [--json]", teamDir: true, store: true,
+		name: "status", synopsis: "[--dir D | --store URL [--nats-creds F] [--lost-after D]] [--json]", teamDir: true, store: true, brief: true,
 		summary: "show each member's status and activity",
 		about: "Show every member of team.json with its live status record: status (or \"not started\"),\n" +
 			"what it is doing, and since when. On a store (--store), a member that should be running\n" +
@@ -88,7 +93,7 @@ var commands = []command{
 		flags: logsFlags,
 	},
 	{
-		name: "requests", synopsis: "[--all] [--limit N] [--json] " + storeSynopsis, teamDir: true, store: true,
+		name: "requests", synopsis: "[--all] [--limit N] [--json] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "list pending requests (--all for every one)",
 		about: "List pending plan and shutdown requests, oldest first: id, kind, from → to, status,\n" +
 			"age and time left before the deadline (paused while the team is not running).\n" +
@@ -96,19 +101,19 @@ var commands = []command{
 		flags: requestsFlags,
 	},
 	{
-		name: "deadletters", synopsis: "[--member M] [--json] " + storeSynopsis, teamDir: true, store: true,
+		name: "deadletters", synopsis: "[--member M] [--json] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "list the input huddle refused: who caused it, when, why",
 		about:   deadLettersAbout,
 		flags:   deadLettersFlags,
 	},
 	{
-		name: "show", synopsis: "ID [--json] " + storeSynopsis, teamDir: true, store: true,
+		name: "show", synopsis: "ID [--json] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "show a request, a chain, a call or an execution by its id",
 		about:   showAbout,
 		flags:   showFlags,
 	},
 	{
-		name: "approve", synopsis: "ID... [--feedback TEXT] [--session] " + storeSynopsis, teamDir: true, store: true,
+		name: "approve", synopsis: "ID... [--feedback TEXT] [--session] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "approve a teammate's plan, or allow its agent's permission",
 		about: "Approve a teammate's pending plan, or allow a pending permission, as the lead; the\n" +
 			"teammate is told at once (when the team next starts, if it is not running). A permission\n" +
@@ -119,7 +124,7 @@ var commands = []command{
 		flags: approveFlags,
 	},
 	{
-		name: "reject", synopsis: "ID... --feedback TEXT " + storeSynopsis, teamDir: true, store: true,
+		name: "reject", synopsis: "ID... --feedback TEXT " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "reject a teammate's plan, or deny a permission, with feedback",
 		about: "Reject a teammate's pending plan (or deny a permission) as the lead, saying what to\n" +
 			"change or why not; the teammate is told at once (when the team next starts, if it is\n" +
@@ -129,19 +134,19 @@ var commands = []command{
 		flags: rejectFlags,
 	},
 	{
-		name: "review", synopsis: "ID [--json] [--changes TEXT [--comment PATH:LINE:TEXT]...] [--discard [--yes]] " + storeSynopsis, teamDir: true, store: true,
+		name: "review", synopsis: "ID [--json] [--changes TEXT [--comment PATH:LINE:TEXT]...] [--discard [--yes]] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "show a coding teammate's change (review ID), send it back with changes, or discard it",
 		about:   reviewAbout,
 		flags:   reviewFlags,
 	},
 	{
-		name: "merge", synopsis: "ID " + storeSynopsis, teamDir: true, store: true,
+		name: "merge", synopsis: "ID " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "merge a reviewed change into its base branch",
 		about:   mergeAbout,
 		flags:   mergeFlags,
 	},
 	{
-		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true,
+		name: "diff", synopsis: "MEMBER [--stat] [--json] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true, brief: true,
 		summary: "print what a coding teammate's worktree changed against its base",
 		about:   diffAbout,
 		flags:   diffFlags,
@@ -169,14 +174,14 @@ var commands = []command{
 		flags: restartFlags,
 	},
 	{
-		name: "send", synopsis: "MEMBER TEXT... [--from NAME] " + storeSynopsis, teamDir: true, store: true,
+		name: "send", synopsis: "MEMBER TEXT... [--from NAME] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "send a message to a member",
 		about: "Append a message to a member's inbox. The words of TEXT are joined by spaces;\n" +
 			"put -- before text that starts with a dash.",
 		flags: sendFlags,
 	},
 	{
-		name: "broadcast", synopsis: "TEXT... [--from NAME] " + storeSynopsis, teamDir: true, store: true,
+		name: "broadcast", synopsis: "TEXT... [--from NAME] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "send a message to every member",
 		about: "Append a message to the inbox of every member but the sender. The words of TEXT are\n" +
 			"joined by spaces; put -- before text that starts with a dash.",
@@ -258,13 +263,13 @@ var commands = []command{
 		flags:   sshFlags,
 	},
 	{
-		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true,
+		name: "worktrees", synopsis: "[list] [--json] | prune [--yes] | finish MEMBER [--yes] [--dir D | --store URL [--nats-creds F]]", teamDir: true, store: true, brief: true,
 		summary: "list the coding teammates' git worktrees (size, ahead/behind, in use); prune the orphans",
 		about:   worktreesAbout,
 		flags:   worktreesFlags,
 	},
 	{
-		name: "traces", synopsis: storeSynopsis + " [--correlation ID] [--json]", teamDir: true, store: true,
+		name: "traces", synopsis: storeSynopsis + " [--correlation ID] [--json]", teamDir: true, store: true, brief: true,
 		summary: "show the invocation chains as trees, newest first",
 		about: "Show the invocation chains of the team's traces.jsonl, newest first: a header per chain,\n" +
 			"then one line per call, indented by its depth in the chain (caller → target.action,\n" +
@@ -303,7 +308,7 @@ var commands = []command{
 		flags: validateFlags,
 	},
 	{
-		name: "export", synopsis: "[DIR] [-o FILE] " + storeSynopsis, teamDir: true, store: true,
+		name: "export", synopsis: "[DIR] [-o FILE] " + storeSynopsis, teamDir: true, store: true, brief: true,
 		summary: "write a team's history as one JSON-lines file that replay plays",
 		about: "Write the history of the team directory DIR (default --dir) as one self-contained file:\n" +
 			"a header line (format, version, export time and team.json), then one event per line in\n" +

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"text/tabwriter"
 
 	"huddle/protocol"
 	"huddle/store"
@@ -70,7 +69,7 @@ func printDeadLetters(cl *Cmdline, all []team.DeadLetter, member string, asJSON 
 		fmt.Fprintln(cl.Stdout, "no dead letters")
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
+	tw := NewTable(cl.Stdout, 4)
 	fmt.Fprintln(tw, "AT\tBY\tTHROUGH\tTYPE\tREASON")
 	for _, d := range letters {
 		at := "-"

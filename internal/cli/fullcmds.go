@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"flag"
+	"huddle/store"
 	"io"
 	"time"
 
@@ -29,6 +31,9 @@ type Full interface {
 	// directory or of $HUDDLE_STORE, else the demo (--keep: the demo,
 	// its directory kept).
 	NoCommand(keep bool, stdin io.Reader, stdout, stderr io.Writer) int
+	// OpenStore connects to the team kept in NATS at url (credentials
+	// in the file creds when not ""), within OpenTimeout.
+	OpenStore(ctx context.Context, url, creds string) (store.Store, error)
 	// ExportTraces starts exporting the process's invocation spans when
 	// the OpenTelemetry variables ask for it (trace.ExportWanted), and
 	// returns what flushes them.

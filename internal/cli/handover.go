@@ -3,9 +3,11 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/buildinfo"
 	"errors"
 	"fmt"
+	"huddle/store"
 	"io"
 	"os"
 	"os/exec"
@@ -32,14 +34,19 @@ type handOver struct {
 // run executes huddle-full with h's command line; it returns only when
 // that fails.
 func (h handOver) run() int {
+	fmt.Fprintf(h.stderr, "huddle: %v\n", h.exec())
+	return ExitFail
+}
+
+// exec replaces this process with huddle-full given h's command line, and
+// returns why when it cannot.
+func (h handOver) exec() error {
 	bin, err := findFull(h.stderr)
 	if err != nil {
-		fmt.Fprintf(h.stderr, "huddle: %v\n", err)
-		return ExitFail
+		return err
 	}
 	err = syscall.Exec(bin, append([]string{bin}, h.args...), os.Environ())
-	fmt.Fprintf(h.stderr, "huddle: running %s: %v\n", bin, err)
-	return ExitFail
+	return fmt.Errorf("running %s: %w", bin, err)
 }
 
 func (h handOver) Up(*Cmdline, *UpFlags) int            { return h.run() }
@@ -51,6 +58,10 @@ func (h handOver) MCP(*Cmdline, *MCPFlags) int          { return h.run() }
 func (h handOver) SSH(*Cmdline, *SSHFlags) int          { return h.run() }
 func (h handOver) Replay(*Cmdline, float64) int         { return h.run() }
 func (h handOver) ExportTraces(io.Writer) (stop func()) { return func() {} }
+
+func (h handOver) OpenStore(context.Context, string, string) (store.Store, error) {
+	return nil, h.exec()
+}
 
 func (h handOver) NoCommand(bool, io.Reader, io.Writer, io.Writer) int { return h.run() }
 
@@ -81,8 +92,8 @@ func findFull(progress io.Writer) (string, error) {
 	return "", fmt.Errorf("this command runs in %s, the binary that holds the runtime, the screen and the servers, and it is not beside huddle (%s): install both from huddle's source with 'CGO_ENABLED=0 go install . ./cmd/...'", fullBinary, filepath.Dir(exe))
 }
 
-// sameBuild checks that the binary at path was built as this one was:
-// the same Go, module version and commit.
+// sameBuild checks that the binary at path was built as this one was
+// (buildStamp).
 func sameBuild(path string) error {
 	own, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -98,11 +109,12 @@ func sameBuild(path string) error {
 	return nil
 }
 
-// buildStamp is what tells two builds of huddle apart: the Go release,
-// the module's version and, when go stamped them, the commit and whether
-// the tree was modified.
+// buildStamp is what tells two builds of huddle apart as far as go
+// stamped them: the module, the Go release, the module's version and,
+// when go stamped them (-buildvcs), the commit and whether the tree was
+// modified.
 func buildStamp(bi *debug.BuildInfo) string {
-	s := bi.GoVersion + " " + bi.Main.Version
+	s := bi.Main.Path + " " + bi.GoVersion + " " + bi.Main.Version
 	for _, kv := range bi.Settings {
 		switch kv.Key {
 		case "vcs.revision":
@@ -140,6 +152,7 @@ func fullFromSource(progress io.Writer) (string, error) {
 	bin := filepath.Join(cache, "huddle", "bin", fullBinary)
 	build := exec.Command(goBin, "build", "-o", bin, "huddle/cmd/"+fullBinary)
 	build.Dir = filepath.Dir(gomod)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
 	var errOut bytes.Buffer
 	build.Stdout, build.Stderr = &errOut, &errOut
 	if err := build.Start(); err != nil {

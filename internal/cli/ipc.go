@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"huddle/ipc"
 	"huddle/ipc/trace"
@@ -69,7 +68,7 @@ func isFile(path string) bool {
 
 // printReport writes one line per finding, then a summary line.
 func printReport(w io.Writer, r ipc.Report) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := NewTable(w, 4)
 	for _, f := range r.Findings {
 		fmt.Fprintf(tw, "%-7s %s\t%s: %s\n", f.Level, f.Code, f.Path, team.Printable(f.Message))
 	}

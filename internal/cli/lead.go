@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"huddle/protocol"
@@ -360,7 +359,7 @@ func printStatus(cl *Cmdline, t *team.Team, rows []memberRow, notice string, asJ
 		return ExitOK
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
+	tw := NewTable(cl.Stdout, 4)
 	fmt.Fprintf(tw, "team %s\n", t.Name)
 	if notice != "" {
 		fmt.Fprintln(tw, notice)
@@ -495,7 +494,7 @@ func printRequests(cl *Cmdline, out []protocol.Request, all, asJSON bool, rt tea
 		return ExitOK
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
+	tw := NewTable(cl.Stdout, 4)
 	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tLEFT\tWHAT")
 	for _, r := range out {
 		status, left, age := string(r.Status), "-", shortDuration(now.Sub(r.Created))

@@ -60,7 +60,7 @@ func printRestarted(cl *Cmdline, member string, before, after *protocol.Member) 
 // refusal is why the runtime refused to restart member since asked, from
 // the team's dead letters, or a hint when they say nothing.
 func refusal(ctx context.Context, st store.Store, member string, asked time.Time) string {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpenTimeout)
 	defer cancel()
 	letters, _, err := team.DeadLetters(rctx, st)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"huddle/protocol"
 	"huddle/store"
@@ -127,7 +126,7 @@ func short(sha string) string { return sha[:min(8, len(sha))] }
 
 // printStat prints each file with its +/- counts, and the totals.
 func printStat(cl *Cmdline, files []worktree.FileDiff) {
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 0, 2, ' ', 0)
+	tw := NewTable(cl.Stdout, 0)
 	add, del := 0, 0
 	for _, f := range files {
 		name := f.Path

@@ -140,12 +140,12 @@ func helloBinary(b *testing.B) string {
 
 // buildProgram writes files (go.mod, main.go, …) into a directory of their
 // own and builds the program there as name; it returns the binary's path.
-func buildProgram(b *testing.B, name string, files map[string]string) string {
-	b.Helper()
-	src := b.TempDir()
+func buildProgram(tb testing.TB, name string, files map[string]string) string {
+	tb.Helper()
+	src := tb.TempDir()
 	for file, text := range files {
 		if err := os.WriteFile(filepath.Join(src, file), []byte(text), 0o600); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	bin := filepath.Join(src, name)
@@ -153,7 +153,7 @@ func buildProgram(b *testing.B, name string, files map[string]string) string {
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as huddle is installed
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build %s: %v: %s", name, err, out)
+		tb.Fatalf("build %s: %v: %s", name, err, out)
 	}
 	return bin
 }

@@ -18,7 +18,7 @@ import (
 
 	"huddle/store"
 	"huddle/store/filestore"
-	"huddle/store/natsstore"
+	"huddle/store/natsurl"
 	"huddle/team"
 	"huddle/teamdir"
 )
@@ -27,14 +27,14 @@ import (
 const (
 	EnvStore     = "HUDDLE_STORE"
 	envNATSCreds = "HUDDLE_NATS_CREDS"
-	// envNATSCA names a PEM file of the certificate authorities a tls://
+	// EnvNATSCA names a PEM file of the certificate authorities a tls://
 	// server's certificate is checked against (default: the system's).
-	envNATSCA = "HUDDLE_NATS_CA"
+	EnvNATSCA = "HUDDLE_NATS_CA"
 )
 
-// openTimeout bounds connecting to the store and making the team's streams
-// and bucket: an unreachable server is an error, not a hang.
-const openTimeout = 15 * time.Second
+// OpenTimeout bounds connecting to the store and making the team's
+// streams and bucket: an unreachable server is an error, not a hang.
+const OpenTimeout = 15 * time.Second
 
 // storeSynopsis is what a store command's usage line says of the flags.
 const storeSynopsis = "[--dir D | --store URL [--nats-creds F]]"
@@ -44,7 +44,7 @@ const storeSynopsis = "[--dir D | --store URL [--nats-creds F]]"
 // given to the FlagSet: the help prints a flag's default, and a store URL
 // may hold a token.
 func addStoreFlags(fs *flag.FlagSet) {
-	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://… (checked against the system's CAs, or those of the PEM file $"+envNATSCA+"), instead of the team directory (default $"+EnvStore+")")
+	fs.String("store", "", "the team's store `URL`, nats://[TOKEN@]HOST:PORT/TEAM or tls://… (checked against the system's CAs, or those of the PEM file $"+EnvNATSCA+"), instead of the team directory (default $"+EnvStore+")")
 	fs.String("nats-creds", "", "a NATS credentials `file` for --store (default $"+envNATSCreds+")")
 }
 
@@ -72,7 +72,7 @@ func (cl *Cmdline) readStoreFlags() (int, bool) {
 		}
 		return 0, true
 	}
-	t, err := natsstore.ParseURL(cl.storeURL)
+	t, err := natsurl.ParseURL(cl.storeURL)
 	if err != nil {
 		return cl.UsageError("%v", err), false // redacted by ParseURL
 	}
@@ -86,7 +86,7 @@ func (cl *Cmdline) readStoreFlags() (int, bool) {
 func (cl *Cmdline) StoreSecrets() ([]string, error) {
 	secrets := slices.Clone(cl.secrets)
 	if cl.Remote() && cl.natsCreds != "" {
-		creds, err := natsstore.CredsSecrets(cl.natsCreds)
+		creds, err := natsurl.CredsSecrets(cl.natsCreds)
 		if err != nil {
 			return nil, err
 		}
@@ -100,22 +100,18 @@ func (cl *Cmdline) StoreSecrets() ([]string, error) {
 func (cl *Cmdline) Remote() bool { return cl.storeURL != "" }
 
 // StoreName is the store URL to print: its credentials redacted.
-func (cl *Cmdline) StoreName() string { return natsstore.Redact(cl.storeURL) }
+func (cl *Cmdline) StoreName() string { return natsurl.Redact(cl.storeURL) }
 
-// OpenStore connects to the team's store that --store names.
+// OpenStore connects to the team's store that --store names, with the
+// NATS client, which only huddle-full links (Full.OpenStore): in huddle
+// the command is handed over here, before it has done anything.
 func (cl *Cmdline) OpenStore(ctx context.Context) (store.Store, error) {
 	if cl.natsCreds != "" {
 		if _, err := os.Stat(cl.natsCreds); err != nil {
 			return nil, fmt.Errorf("--nats-creds: %w", err)
 		}
 	}
-	octx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	st, err := natsstore.Open(octx, cl.storeURL, natsstore.Options{CredsFile: cl.natsCreds, CAFile: os.Getenv(envNATSCA)})
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return cl.full.OpenStore(ctx, cl.storeURL, cl.natsCreds)
 }
 
 // WithTeam runs f on the store that keeps the team, until Ctrl-C, SIGTERM
@@ -162,7 +158,7 @@ func (cl *Cmdline) WithState(n Need, f func(ctx context.Context, st store.Store)
 		check = requireDir
 	case NeedTeamIfAny:
 		if _, err := os.Stat(team.ConfigPath(cl.Dir)); errors.Is(err, os.ErrNotExist) {
-			ctx, stop := SignalContext()
+			ctx, stop := cl.context()
 			defer stop()
 			return f(ctx, nil)
 		}
@@ -170,7 +166,7 @@ func (cl *Cmdline) WithState(n Need, f func(ctx context.Context, st store.Store)
 	if err := check(cl.Dir); err != nil {
 		return cl.Fail(err)
 	}
-	ctx, stop := SignalContext()
+	ctx, stop := cl.context()
 	defer stop()
 	st, err := filestore.Open(cl.Dir)
 	if err != nil {
@@ -260,7 +256,7 @@ func (cl *Cmdline) WithStoreFor(n Need, f func(ctx context.Context, st store.Sto
 	case cl.FlagGiven("dir"):
 		return cl.UsageError("--dir and --store: the team is in the store; drop --dir")
 	}
-	ctx, stop := SignalContext()
+	ctx, stop := cl.context()
 	defer stop()
 	st, err := cl.OpenStore(ctx)
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsserver"
-	"huddle/store/natsstore"
+	"huddle/store/natsurl"
 	"huddle/store/storekinds"
 	"huddle/team"
 	"huddle/teamdir"
@@ -192,7 +192,7 @@ func (on *teamOn) noToken(t *testing.T, r cliResult, args ...string) cliResult {
 // store's URL redacted.
 func (on *teamOn) place() string {
 	if on.kind == "nats" {
-		return "the store " + natsstore.Redact(on.url)
+		return "the store " + natsurl.Redact(on.url)
 	}
 	return on.dir
 }
@@ -373,7 +373,7 @@ func (on *teamOn) spoil(t *testing.T, kind store.ChangeKind, name string) {
 		}
 		return
 	}
-	u, err := natsstore.ParseURL(on.url)
+	u, err := natsurl.ParseURL(on.url)
 	if err != nil {
 		t.Fatal(err)
 	}

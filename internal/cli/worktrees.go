@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"text/tabwriter"
 
 	"huddle/store"
 	"huddle/team"
@@ -79,7 +78,7 @@ func listWorktrees(ctx context.Context, cl *Cmdline, t *team.Team, asJSON bool) 
 		}
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 0, 2, ' ', 0)
+	tw := NewTable(cl.Stdout, 0)
 	fmt.Fprintln(tw, "MEMBER\tBRANCH\tBASE\tAHEAD\tBEHIND\tSIZE\tUSED\tPATH")
 	for _, w := range l.Worktrees {
 		used := "yes"

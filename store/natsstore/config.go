@@ -19,7 +19,7 @@ func (s *Store) PutConfig(ctx context.Context, name string, data []byte) error {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("config %s: %w", name, store.ErrExists)
 		}
-		return fmt.Errorf("config %s: %w", name, scrub(err, s.t.secrets))
+		return fmt.Errorf("config %s: %w", name, scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -34,7 +34,7 @@ func (s *Store) Config(ctx context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("config %s: %w", name, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", name, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("config %s: %w", name, scrub(err, s.t.Secrets()))
 	}
 	return e.Value(), nil
 }

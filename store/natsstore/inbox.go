@@ -54,7 +54,7 @@ func (s *Store) Append(ctx context.Context, member string, msgs ...*protocol.Mes
 		_, err := s.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b},
 			jetstream.WithMsgID(msgs[i].ID), jetstream.WithExpectStream(s.n.inboxStream))
 		if err != nil {
-			return fmt.Errorf("append to %s: %w", member, scrub(err, s.t.secrets))
+			return fmt.Errorf("append to %s: %w", member, scrub(err, s.t.Secrets()))
 		}
 	}
 	return nil
@@ -81,7 +81,7 @@ func (s *Store) Consume(ctx context.Context, member string, h store.Handler) (st
 		MaxAckPending: 1,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("consume %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("consume %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	c := &consumer{s: s, member: member, cons: cons, h: h}
 	return s.run(ctx, c.run, nil), nil
@@ -179,7 +179,7 @@ func (c *consumer) loop(ctx context.Context) {
 // next try: ReconnectWait, doubling up to maxPause while failures last.
 func (c *consumer) failed(what string, err error) time.Duration {
 	if c.pause == 0 {
-		c.s.warnOf(c.member, fmt.Errorf("the inbox of %s: %s failed; tried again, backing off, until it works: %w", c.member, what, scrub(err, c.s.t.secrets)))
+		c.s.warnOf(c.member, fmt.Errorf("the inbox of %s: %s failed; tried again, backing off, until it works: %w", c.member, what, scrub(err, c.s.t.Secrets())))
 		c.pause = c.s.opts.ReconnectWait
 	} else {
 		c.pause = min(2*c.pause, maxPause)
@@ -339,7 +339,7 @@ func (s *Store) DeadLetter(ctx context.Context, dl protocol.DeadLetterLine) erro
 		opts = append(opts, jetstream.WithMsgTTL(s.opts.DeadLetterMaxAge))
 	}
 	if _, err := s.js.Publish(ctx, s.n.deadLetters, b, opts...); err != nil {
-		return fmt.Errorf("dead letter: %w", scrub(err, s.t.secrets))
+		return fmt.Errorf("dead letter: %w", scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -369,11 +369,11 @@ func (s *Store) DeadLetters(ctx context.Context) ([]protocol.DeadLetterLine, int
 func (s *Store) readAll(ctx context.Context, stream, filter string, fn func(jetstream.Msg)) error {
 	st, err := s.js.Stream(ctx, stream)
 	if err != nil {
-		return scrub(err, s.t.secrets)
+		return scrub(err, s.t.Secrets())
 	}
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
-		return scrub(err, s.t.secrets)
+		return scrub(err, s.t.Secrets())
 	}
 	var want uint64
 	for _, n := range info.State.Subjects {
@@ -384,12 +384,12 @@ func (s *Store) readAll(ctx context.Context, stream, filter string, fn func(jets
 	}
 	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
 	if err != nil {
-		return scrub(err, s.t.secrets)
+		return scrub(err, s.t.Secrets())
 	}
 	for got := uint64(0); got < want; {
 		batch, err := oc.Fetch(256, jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
-			return scrub(err, s.t.secrets)
+			return scrub(err, s.t.Secrets())
 		}
 		n := 0
 		for msg := range batch.Messages() {
@@ -406,7 +406,7 @@ func (s *Store) readAll(ctx context.Context, stream, filter string, fn func(jets
 			// Nothing came: what was counted is gone meanwhile (a dead
 			// letter's TTL, a purge), or the pull failed.
 			if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-				return scrub(err, s.t.secrets)
+				return scrub(err, s.t.Secrets())
 			}
 			return ctx.Err()
 		}
@@ -483,7 +483,7 @@ func (s *Store) watch(ctx context.Context, member string, take func(store.Delive
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	// handling is held while a message is handled, so that Stop returns
 	// only after the last removal it started.
@@ -505,7 +505,7 @@ func (s *Store) watch(ctx context.Context, member string, take func(store.Delive
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch inbox of %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	stop := func() {
 		cc.Stop()
@@ -529,11 +529,11 @@ func (s *Store) WatchDeadLetters(ctx context.Context, fn func()) (store.Subscrip
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch dead letters: %w", scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch dead letters: %w", scrub(err, s.t.Secrets()))
 	}
 	cc, err := oc.Consume(func(jetstream.Msg) { fn() })
 	if err != nil {
-		return nil, fmt.Errorf("watch dead letters: %w", scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch dead letters: %w", scrub(err, s.t.Secrets()))
 	}
 	fn()
 	stop := func() {

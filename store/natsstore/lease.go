@@ -55,7 +55,7 @@ func (s *Store) AcquireLease(ctx context.Context, member, holder string, ttl tim
 		return nil, s.held(ctx, member, key)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lease %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("lease %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	return &natsLease{s: s, member: member, key: key, val: b, ttl: ttl, rev: rev}, nil
 }
@@ -71,7 +71,7 @@ func (s *Store) LeaseHolder(ctx context.Context, member string) (*store.HeldErro
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lease %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("lease %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	var v leaseValue
 	if json.Unmarshal(e.Value(), &v) != nil || v.Holder == "" {
@@ -104,7 +104,7 @@ func (l *natsLease) Renew(ctx context.Context) error {
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 			return fmt.Errorf("lease %s: %w", l.member, store.ErrLeaseLost)
 		}
-		return fmt.Errorf("lease %s: %w", l.member, scrub(err, l.s.t.secrets))
+		return fmt.Errorf("lease %s: %w", l.member, scrub(err, l.s.t.Secrets()))
 	}
 	l.rev = ack.Sequence
 	return nil
@@ -117,7 +117,7 @@ func (l *natsLease) Release(ctx context.Context) error {
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 			return nil // not ours any more
 		}
-		return fmt.Errorf("lease %s: %w", l.member, scrub(err, l.s.t.secrets))
+		return fmt.Errorf("lease %s: %w", l.member, scrub(err, l.s.t.Secrets()))
 	}
 	return nil
 }

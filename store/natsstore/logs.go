@@ -47,7 +47,7 @@ func (s *Store) AppendLog(ctx context.Context, member string, kind store.LogKind
 		err := s.nc.Publish(subject, batch)
 		batch = nil
 		if err != nil {
-			return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.secrets))
+			return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.Secrets()))
 		}
 		return nil
 	}
@@ -78,17 +78,17 @@ func (s *Store) ReadLog(ctx context.Context, member string, kind store.LogKind, 
 			return fmt.Errorf("log of %s: %w", member, store.ErrNotFound)
 		}
 	case err != nil:
-		return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.secrets))
+		return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.Secrets()))
 	default:
 		last = m.Sequence
 	}
 	oc, err := s.js.OrderedConsumer(ctx, s.n.logStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy})
 	if err != nil {
-		return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.secrets))
+		return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	it, err := oc.Messages()
 	if err != nil {
-		return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.secrets))
+		return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	defer it.Stop()
 	if last == 0 && !follow {
@@ -100,7 +100,7 @@ func (s *Store) ReadLog(ctx context.Context, member string, kind store.LogKind, 
 			if follow && ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.secrets))
+			return fmt.Errorf("log of %s: %w", member, scrub(err, s.t.Secrets()))
 		}
 		for data := msg.Data(); len(data) > 0; {
 			i := bytes.IndexByte(data, '\n')

@@ -26,7 +26,7 @@ func (s *Store) PutMember(ctx context.Context, m *protocol.Member) error {
 		return err
 	}
 	if _, err := s.kv.Put(ctx, keyMember+token(m.Name), b); err != nil {
-		return fmt.Errorf("member %s: %w", m.Name, scrub(err, s.t.secrets))
+		return fmt.Errorf("member %s: %w", m.Name, scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -44,10 +44,10 @@ func (s *Store) Heartbeat(ctx context.Context, member string) error {
 		return fmt.Errorf("heartbeat %s: no member record: %w", member, store.ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("heartbeat %s: %w", member, scrub(err, s.t.secrets))
+		return fmt.Errorf("heartbeat %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	if _, err := s.kv.Update(ctx, key, e.Value(), e.Revision()); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-		return fmt.Errorf("heartbeat %s: %w", member, scrub(err, s.t.secrets))
+		return fmt.Errorf("heartbeat %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func (s *Store) Member(ctx context.Context, name string, lostAfter time.Duration
 		return nil, fmt.Errorf("member %s: %w", name, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, scrub(err, s.t.secrets)
+		return nil, scrub(err, s.t.Secrets())
 	}
 	return ms, nil
 }

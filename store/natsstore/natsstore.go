@@ -14,6 +14,7 @@ import (
 
 	"huddle/protocol"
 	"huddle/store"
+	"huddle/store/natsurl"
 )
 
 // Options tune a store. Zero values take the defaults.
@@ -121,7 +122,7 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // Store is a team kept in NATS JetStream.
 type Store struct {
-	t    Target
+	t    natsurl.Target
 	opts Options
 	nc   *nats.Conn
 	js   jetstream.JetStream
@@ -150,7 +151,7 @@ var (
 // Open connects to the server rawURL names and makes the team's streams and
 // bucket when they are missing (or brings their settings up to date).
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	t, err := ParseURL(rawURL)
+	t, err := natsurl.ParseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -169,12 +170,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	nc, err := nats.Connect(t.Server, copts...)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: connect: %w", Redact(rawURL), scrub(err, t.secrets))
+		return nil, fmt.Errorf("store %s: connect: %w", natsurl.Redact(rawURL), scrub(err, t.Secrets()))
 	}
 	s := &Store{t: t, opts: opts, nc: nc, n: namesOf(t.Team), subs: map[*subscription]bool{}}
 	if err := s.setup(ctx); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), scrub(err, t.secrets))
+		return nil, fmt.Errorf("store %s: %w", natsurl.Redact(rawURL), scrub(err, t.Secrets()))
 	}
 	return s, nil
 }

@@ -16,6 +16,7 @@ import (
 	"huddle/store"
 	"huddle/store/natsserver"
 	"huddle/store/natsstore"
+	"huddle/store/natsurl"
 )
 
 type inbox struct {
@@ -271,16 +272,16 @@ func TestCredentialsNeverInErrors(t *testing.T) {
 	} {
 		_, err := natsstore.Open(ctx, raw, natsstore.Options{})
 		if err == nil {
-			t.Fatalf("%s: opened", natsstore.Redact(raw))
+			t.Fatalf("%s: opened", natsurl.Redact(raw))
 		}
 		if strings.Contains(err.Error(), "hunter2") {
 			t.Fatalf("the secret is in the error: %v", err)
 		}
-		if r := natsstore.Redact(raw); strings.Contains(r, "hunter2") {
+		if r := natsurl.Redact(raw); strings.Contains(r, "hunter2") {
 			t.Fatalf("Redact(%q) = %q", raw, r)
 		}
 	}
-	if r := natsstore.Redact("nats://bob:hunter2@host:4222/team"); r != "nats://***@host:4222/team" {
+	if r := natsurl.Redact("nats://bob:hunter2@host:4222/team"); r != "nats://***@host:4222/team" {
 		t.Fatalf("Redact: %q", r)
 	}
 }

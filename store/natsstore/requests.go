@@ -38,7 +38,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *protocol.Request) error {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("request %s: %w", r.ID, store.ErrExists)
 		}
-		return fmt.Errorf("request %s: %w", r.ID, scrub(err, s.t.secrets))
+		return fmt.Errorf("request %s: %w", r.ID, scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (
 			return s.Request(ctx, id) // archived, or no such request
 		}
 		if err != nil {
-			return nil, fmt.Errorf("request %s: %w", id, scrub(err, s.t.secrets))
+			return nil, fmt.Errorf("request %s: %w", id, scrub(err, s.t.Secrets()))
 		}
 		var r protocol.Request
 		if err := json.Unmarshal(e.Value(), &r); err != nil {
@@ -150,7 +150,7 @@ func (s *Store) Reschedule(ctx context.Context, id string, deadline time.Time) (
 			return &r, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return nil, fmt.Errorf("reschedule %s: %w", id, scrub(err, s.t.secrets))
+			return nil, fmt.Errorf("reschedule %s: %w", id, scrub(err, s.t.Secrets()))
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -187,10 +187,10 @@ func (s *Store) archive(ctx context.Context, id string) error {
 		return err
 	}
 	if _, err := s.kv.Put(ctx, keyArchived+token(id), b); err != nil {
-		return fmt.Errorf("archive %s: %w", id, scrub(err, s.t.secrets))
+		return fmt.Errorf("archive %s: %w", id, scrub(err, s.t.Secrets()))
 	}
 	if err := s.kv.Purge(ctx, keyRequest+token(id), jetstream.PurgeTTL(markerTTL)); err != nil {
-		return fmt.Errorf("archive %s: %w", id, scrub(err, s.t.secrets))
+		return fmt.Errorf("archive %s: %w", id, scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -254,7 +254,7 @@ func (s *Store) Decide(ctx context.Context, id string, d store.Decision) (*proto
 	b, _ := json.Marshal(d)
 	if _, err := s.kv.Create(ctx, keyDecision+token(id), b); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, fmt.Errorf("decide %s: %w", id, scrub(err, s.t.secrets))
+			return nil, fmt.Errorf("decide %s: %w", id, scrub(err, s.t.Secrets()))
 		}
 		if w, err := s.decision(ctx, id); err == nil {
 			st, _ := protocol.RequestPending.Next(r.Kind, w.Event)
@@ -282,7 +282,7 @@ func (s *Store) getJSON(ctx context.Context, key string, v any) error {
 		return store.ErrNotFound
 	}
 	if err != nil {
-		return scrub(err, s.t.secrets)
+		return scrub(err, s.t.Secrets())
 	}
 	if err := json.Unmarshal(e.Value(), v); err != nil {
 		return &store.CorruptError{File: key, Err: err.Error()}
@@ -300,12 +300,12 @@ func (s *Store) keys(ctx context.Context, prefix string) ([]string, error) {
 	// without that subject ever holding none.
 	str, err := s.js.Stream(ctx, "KV_"+s.n.bucket)
 	if err != nil {
-		return nil, scrub(err, s.t.secrets)
+		return nil, scrub(err, s.t.Secrets())
 	}
 	subject := "$KV." + s.n.bucket + "."
 	info, err := str.Info(ctx, jetstream.WithSubjectFilter(subject+prefix+">"))
 	if err != nil {
-		return nil, scrub(err, s.t.secrets)
+		return nil, scrub(err, s.t.Secrets())
 	}
 	out := make([]string, 0, len(info.State.Subjects))
 	for subj := range info.State.Subjects {

@@ -34,14 +34,14 @@ func (s *Store) AskRestart(ctx context.Context, member, by string) error {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return fmt.Errorf("restart %s: %w", member, store.ErrNoRuntime)
 		}
-		return fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
+		return fmt.Errorf("restart %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	b, _ := json.Marshal(restartAsk{At: protocol.FormatTime(time.Now()), By: by})
 	if _, err := s.kv.Create(ctx, keyRestart+token(member), b); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("restart %s: %w", member, store.ErrExists)
 		}
-		return fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
+		return fmt.Errorf("restart %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -58,14 +58,14 @@ func (s *Store) TakeRestart(ctx context.Context, member string) ([]byte, error) 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	if err := s.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision())); err != nil {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 			return nil, nil // another took it
 		}
-		return nil, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("restart %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	return e.Value(), nil
 }

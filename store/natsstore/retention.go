@@ -166,7 +166,7 @@ func (s *Store) Held(ctx context.Context, member string) (uint64, error) {
 	subject := s.n.inbox(member)
 	info, err := s.inbox.Info(ctx, jetstream.WithSubjectFilter(subject))
 	if err != nil {
-		return 0, scrub(err, s.t.secrets)
+		return 0, scrub(err, s.t.Secrets())
 	}
 	return info.State.Subjects[subject], nil
 }
@@ -188,7 +188,7 @@ func (s *Store) Unread(ctx context.Context, member string) (int, error) {
 		return int(n), nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("unread of %s: %w", member, scrub(err, s.t.secrets))
+		return 0, fmt.Errorf("unread of %s: %w", member, scrub(err, s.t.Secrets()))
 	}
 	// Looking the consumer up read its state: one request in all.
 	info := cons.CachedInfo()

@@ -21,7 +21,7 @@ func (s *Store) AppendSpan(ctx context.Context, sp trace.Span) error {
 		return err
 	}
 	if _, err := s.js.Publish(ctx, s.n.traces, b, jetstream.WithExpectStream(s.n.traceStream)); err != nil {
-		return fmt.Errorf("trace: %w", scrub(err, s.t.secrets))
+		return fmt.Errorf("trace: %w", scrub(err, s.t.Secrets()))
 	}
 	return nil
 }
@@ -36,7 +36,7 @@ func (s *Store) WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Sp
 	}
 	oc, err := s.js.OrderedConsumer(ctx, s.n.traceStream, jetstream.OrderedConsumerConfig{DeliverPolicy: policy})
 	if err != nil {
-		return nil, fmt.Errorf("watch traces: %w", scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch traces: %w", scrub(err, s.t.Secrets()))
 	}
 	cc, err := oc.Consume(func(msg jetstream.Msg) {
 		var sp trace.Span
@@ -45,7 +45,7 @@ func (s *Store) WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Sp
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch traces: %w", scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch traces: %w", scrub(err, s.t.Secrets()))
 	}
 	stop := func() {
 		cc.Stop()
@@ -61,11 +61,11 @@ func (s *Store) WatchSpans(ctx context.Context, fromStart bool, fn func(trace.Sp
 func (s *Store) Spans(ctx context.Context) ([]trace.Span, int64, error) {
 	stream, err := s.js.Stream(ctx, s.n.traceStream)
 	if err != nil {
-		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.Secrets()))
 	}
 	info, err := stream.Info(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.Secrets()))
 	}
 	last := info.State.LastSeq
 	if info.State.Msgs == 0 {
@@ -73,11 +73,11 @@ func (s *Store) Spans(ctx context.Context) ([]trace.Span, int64, error) {
 	}
 	oc, err := s.js.OrderedConsumer(ctx, s.n.traceStream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
 	if err != nil {
-		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.Secrets()))
 	}
 	it, err := oc.Messages()
 	if err != nil {
-		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+		return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.Secrets()))
 	}
 	defer it.Stop()
 	var spans []trace.Span
@@ -85,7 +85,7 @@ func (s *Store) Spans(ctx context.Context) ([]trace.Span, int64, error) {
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
-			return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.secrets))
+			return nil, 0, fmt.Errorf("traces: %w", scrub(err, s.t.Secrets()))
 		}
 		var sp trace.Span
 		if json.Unmarshal(msg.Data(), &sp) == nil && sp.Validate() == nil {

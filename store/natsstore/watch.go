@@ -31,7 +31,7 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change), kinds ...store
 		HeadersOnly:    true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch: %w", scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch: %w", scrub(err, s.t.Secrets()))
 	}
 	cc, err := oc.Consume(func(msg jetstream.Msg) {
 		if c, ok := changeOf(strings.TrimPrefix(msg.Subject(), prefix)); ok {
@@ -39,7 +39,7 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change), kinds ...store
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch: %w", scrub(err, s.t.secrets))
+		return nil, fmt.Errorf("watch: %w", scrub(err, s.t.Secrets()))
 	}
 	stop := func() {
 		cc.Stop()

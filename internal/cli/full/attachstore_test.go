@@ -18,7 +18,7 @@ import (
 	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
-	"huddle/store/natsstore"
+	"huddle/store/natsurl"
 	"huddle/store/storetest"
 	"huddle/team"
 	"huddle/team/view"
@@ -40,7 +40,7 @@ func TestAttachStoreApprovesAPlanWithTheKey(t *testing.T) {
 	tm, handed := ui.tm, ui.handed
 	key := func(s string) { tm.Send(tea.KeyPressMsg{Code: []rune(s)[0], Text: s}) }
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return bytes.Contains(b, []byte("attached to the store "+natsstore.Redact(url)))
+		return bytes.Contains(b, []byte("attached to the store "+natsurl.Redact(url)))
 	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	handed("the team", func(s view.Snapshot) bool { return s.Team != nil && len(s.Members) == 2 && s.Store })
 
@@ -143,7 +143,7 @@ type storeUI struct {
 
 func startStoreUI(t *testing.T, url string) *storeUI {
 	t.Helper()
-	opts := storeRunOptions(t.Context(), natsteam.Open(t, url), natsstore.Redact(url))
+	opts := storeRunOptions(t.Context(), natsteam.Open(t, url), natsurl.Redact(url))
 	st := tui.NewStyles(false, true)
 	drawn := &lastDrawn{Model: tui.New(tui.Options{Styles: &st, Footer: opts.Footer, Actions: opts.Actions, Lines: opts.Lines})}
 	u := &storeUI{t: t, drawn: drawn, tm: teatest.NewTestModel(t, drawn, teatest.WithInitialTermSize(120, 36))}

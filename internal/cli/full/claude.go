@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -197,14 +196,14 @@ func claudeTeams(cl *cli.Cmdline, root string, o claudeOpts) int {
 		fmt.Fprintf(cl.Stdout, "no Claude Code team under %s\n", root)
 		return cli.ExitOK
 	}
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
+	tw := cli.NewTable(cl.Stdout, 4)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d members\t%d pending\t%s\n", r.Name, r.Members, r.Pending, r.Error)
 	}
 	return flushed(cl, tw)
 }
 
-func flushed(cl *cli.Cmdline, tw *tabwriter.Writer) int {
+func flushed(cl *cli.Cmdline, tw *cli.Table) int {
 	if err := tw.Flush(); err != nil {
 		return cl.Fail(err)
 	}
@@ -257,7 +256,7 @@ func claudeStatus(cl *cli.Cmdline, root string, o claudeOpts) int {
 		fmt.Fprintf(cl.Stderr, "huddle: claude: warning: team %s: %s\n", name, out.Error)
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
+	tw := cli.NewTable(cl.Stdout, 4)
 	fmt.Fprintf(tw, "claude team %s (%d pending)\n", name, out.Pending)
 	fmt.Fprintln(tw, "MEMBER\tSTATUS\tSINCE\tUNREAD\tACTIVITY")
 	for _, m := range out.Members {
@@ -298,7 +297,7 @@ func claudeRequests(cl *cli.Cmdline, root string, o claudeOpts) int {
 		return cli.ExitOK
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(cl.Stdout, 0, 4, 2, ' ', 0)
+	tw := cli.NewTable(cl.Stdout, 4)
 	fmt.Fprintln(tw, "ID\tKIND\tFROM → TO\tSTATUS\tAGE\tWHAT")
 	for _, r := range reqs {
 		status := string(r.Status)

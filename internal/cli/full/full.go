@@ -6,7 +6,11 @@
 package full
 
 import (
+	"context"
+	"huddle/store"
+	"huddle/store/natsstore"
 	"io"
+	"os"
 
 	"huddle/internal/cli"
 )
@@ -34,6 +38,11 @@ func (runs) SSH(cl *cli.Cmdline, o *cli.SSHFlags) int {
 }
 func (runs) Claude(cl *cli.Cmdline, o *cli.ClaudeFlags) int {
 	return runClaude(cl, claudeOpts{root: o.Root, json: o.JSON, all: o.All, permissions: o.Permissions, background: o.Background})
+}
+func (runs) OpenStore(ctx context.Context, url, creds string) (store.Store, error) {
+	ctx, cancel := context.WithTimeout(ctx, cli.OpenTimeout)
+	defer cancel()
+	return natsstore.Open(ctx, url, natsstore.Options{CredsFile: creds, CAFile: os.Getenv(cli.EnvNATSCA)})
 }
 func (runs) NoCommand(keep bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	return withoutCommand(keep, stdin, stdout, stderr)

@@ -173,7 +173,7 @@ func openUpStore(ctx context.Context, cl *cli.Cmdline, members string) (store.St
 	}
 	st, err := cl.OpenStore(ctx)
 	if err != nil {
-		return nil, cl.Fail(err), false // it names the URL, credentials redacted (natsstore.Redact)
+		return nil, cl.Fail(err), false // it names the URL, credentials redacted (natsurl.Redact)
 	}
 	return st, 0, true
 }

@@ -1,12 +1,11 @@
-package natsstore_test
+package natsurl_test
 
 import (
+	"huddle/store/natsurl"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"huddle/store/natsstore"
 )
 
 // TestCredsSecretsAreTheJWTAndTheSeed: of a credentials file as nsc writes
@@ -24,14 +23,14 @@ func TestCredsSecretsAreTheJWTAndTheSeed(t *testing.T) {
 	if err := os.WriteFile(path, []byte(creds), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := natsstore.CredsSecrets(path)
+	got, err := natsurl.CredsSecrets(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got, []string{jwt, seed}) {
 		t.Errorf("CredsSecrets = %q, want the JWT and the seed", got)
 	}
-	if _, err := natsstore.CredsSecrets(filepath.Join(t.TempDir(), "none")); err == nil {
+	if _, err := natsurl.CredsSecrets(filepath.Join(t.TempDir(), "none")); err == nil {
 		t.Error("a missing file gave no error")
 	}
 }

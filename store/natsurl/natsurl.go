@@ -1,4 +1,8 @@
-package natsstore
+// Package natsurl reads the URL of a team kept in NATS
+// (nats://[TOKEN@]HOST:PORT/TEAM) and the secrets a URL or a credentials
+// file holds, without the NATS client: the commands that only name a
+// store, or print it, link nothing more.
+package natsurl
 
 import (
 	"fmt"
@@ -77,35 +81,6 @@ func Redact(raw string) string {
 	// url.User("***") would print %2A%2A%2A: put the stars in by hand.
 	u.User = nil
 	return strings.Replace(u.String(), "://", "://***@", 1)
-}
-
-// scrubbed is an error whose text has had the credentials taken out; it
-// still unwraps to the original.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
-
-// scrub returns err with every secret replaced by "***" in its text.
-func scrub(err error, secrets []string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	changed := false
-	for _, s := range secrets {
-		if s != "" && strings.Contains(msg, s) {
-			msg = strings.ReplaceAll(msg, s, "***")
-			changed = true
-		}
-	}
-	if !changed {
-		return err
-	}
-	return &scrubbed{msg: msg, err: err}
 }
 
 // CredsSecrets are the credentials of a NATS credentials file: the user
