@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -186,27 +185,9 @@ func TestBrokerHelp(t *testing.T) {
 // without it one line says how to build it.
 func TestBrokerFindsItsBinary(t *testing.T) {
 	built := filepath.Dir(huddleBinary(t))
-	alone := filepath.Join(t.TempDir(), "huddle")
-	b, err := os.ReadFile(filepath.Join(built, "huddle"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(alone, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	alone := aloneHuddle(t, false)
 	run := func(path string, args ...string) (string, string, int) {
-		cmd := exec.Command(alone, args...)
-		cmd.Env = append(os.Environ(), "PATH="+path)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return stdout.String(), stderr.String(), code
+		return runBinary(t, alone, "", []string{"PATH=" + path}, args...)
 	}
 
 	_, stderr, code := run(t.TempDir(), "broker", "--addr", "127.0.0.1:0", "--data", t.TempDir())
