@@ -1,9 +1,10 @@
 package cli
 
 import (
-	"huddle/internal/testkit/natsteam"
 	"strings"
 	"testing"
+
+	"huddle/internal/testkit/natsteam"
 )
 
 // TestAttachStoreNeverShowsTheToken: huddle attach --store on a terminal,

@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"net"
-
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"huddle/internal/testkit/natsteam"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"huddle/internal/testkit/natsteam"
 	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/store"

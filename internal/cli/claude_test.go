@@ -2,13 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"huddle/internal/testkit/claudefix"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"huddle/claudeteam"
+	"huddle/internal/testkit/claudefix"
 	"huddle/protocol"
 )
 

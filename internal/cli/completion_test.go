@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"huddle/internal/testkit/natsteam"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"huddle/internal/testkit/natsteam"
 	"huddle/protocol"
 	"huddle/store/filestore"
 	"huddle/team"

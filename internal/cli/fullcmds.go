@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"flag"
-	"huddle/store"
 	"io"
 	"time"
 
 	"huddle/ipc"
 	"huddle/protocol"
+	"huddle/store"
 )
 
 // Full is what huddle-full adds to huddle (docs/ARCHITECTURE.md, "Two

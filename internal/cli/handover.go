@@ -7,7 +7,6 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
-	"huddle/store"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"huddle/store"
 )
 
 // fullBinary is the binary that has every command (cmd/huddle-full).

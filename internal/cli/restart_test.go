@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"huddle/internal/testkit/natsteam"
 	"slices"
 	"strings"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/natsteam"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/team"

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"huddle/internal/testkit"
-	"huddle/internal/testkit/natsteam"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"huddle/internal/testkit"
+	"huddle/internal/testkit/natsteam"
 )
 
 // The shape `huddle show --json` documents, copied so a change fails here.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"huddle/internal/testkit/natsteam"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"huddle/internal/realcli"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/natsteam"
 	"huddle/protocol"
 	"huddle/store/filestore"
 )

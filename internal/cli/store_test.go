@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"huddle/internal/testkit/natsteam"
 	"maps"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 
 	"huddle/internal/testkit"
 	"huddle/internal/testkit/files"
+	"huddle/internal/testkit/natsteam"
 	"huddle/internal/testtls"
 	"huddle/ipc/trace"
 	"huddle/protocol"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"huddle/internal/testkit/natsteam"
 	"maps"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/natsteam"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/storetest"

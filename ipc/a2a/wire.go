@@ -1,10 +1,10 @@
 package a2a
 
 import (
-	"huddle/protocol"
-
 	"encoding/json"
 	"time"
+
+	"huddle/protocol"
 )
 
 // The protocol version this package speaks natively, and the binding.

@@ -1,11 +1,12 @@
 package natsurl_test
 
 import (
-	"huddle/store/natsurl"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"huddle/store/natsurl"
 )
 
 // TestCredsSecretsAreTheJWTAndTheSeed: of a credentials file as nsc writes

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"huddle/internal/testkit/natsteam"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/natsteam"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsurl"

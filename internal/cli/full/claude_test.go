@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"huddle/internal/testkit/claudefix"
 	"io"
 	"os"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"huddle/claudeteam"
 	"huddle/internal/testkit"
+	"huddle/internal/testkit/claudefix"
 	"huddle/protocol"
 	"huddle/tui"
 )

@@ -7,12 +7,12 @@ package full
 
 import (
 	"context"
-	"huddle/store"
-	"huddle/store/natsstore"
 	"io"
 	"os"
 
 	"huddle/internal/cli"
+	"huddle/store"
+	"huddle/store/natsstore"
 )
 
 // Main is huddle-full's main: every command of huddle, run in this

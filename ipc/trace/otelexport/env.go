@@ -1,10 +1,11 @@
 package otelexport
 
 import (
-	"huddle/ipc/trace"
 	"net/url"
 	"os"
 	"strings"
+
+	"huddle/ipc/trace"
 )
 
 // The variables huddle reads itself; the OTLP exporter and the SDK read the
