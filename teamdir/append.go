@@ -167,35 +167,43 @@ func (a *Appender) Close() error {
 // flock of, or leaves the file as it was: only a full disk, a quota or an
 // I/O error makes a regular-file write short or fail, and a line cut there
 // would stay, the next append glued onto it, an acknowledged message read
-// back as invalid JSON. So the size before the write is kept and, on a
-// failure part-way, the file is cut back to it (every writer appends
-// under the same flock, so nothing of another's follows).
+// back as invalid JSON. So on a failure part-way the file is cut back by
+// what went in (every writer appends under the same flock, so nothing of
+// another's follows).
 func writeAll(fd int, path string, b []byte) error { return WriteWhole(fd, path, b) }
 
 // WriteWhole appends b to fd, the open file at path that only the caller
 // appends to (or only under its flock), as writeAll says: whole, or the
-// file cut back to where it was.
+// file cut back to where it was. Where it was is learnt only when a write
+// stops short: no other write went in meanwhile, so it is the size then
+// less what went in; the whole write, the usual case, costs no stat.
 func WriteWhole(fd int, path string, b []byte) error {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("append %s: %w", filepath.Base(path), err)
-	}
-	wrote := false
+	written := 0
 	for len(b) > 0 {
 		n, err := syscall.Write(fd, b)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			if wrote {
-				if terr := syscall.Ftruncate(fd, st.Size); terr != nil {
+			if written > 0 {
+				if terr := cutBack(fd, written); terr != nil {
 					return fmt.Errorf("append %s: %w (and cutting back the part written: %v)", filepath.Base(path), err, terr)
 				}
 			}
 			return fmt.Errorf("append %s: %w", filepath.Base(path), err)
 		}
-		wrote = wrote || n > 0
+		written += n
 		b = b[n:]
 	}
 	return nil
+}
+
+// cutBack truncates the file of fd by the written bytes its last writes
+// appended.
+func cutBack(fd, written int) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return err
+	}
+	return syscall.Ftruncate(fd, st.Size-int64(written))
 }
