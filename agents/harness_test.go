@@ -2,16 +2,15 @@ package agents_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"huddle/agents"
+	"huddle/internal/testkit"
 	"huddle/protocol"
 )
 
@@ -23,25 +22,8 @@ type harness struct {
 	stdin *io.PipeWriter
 	lines chan protocol.ExecLine
 	seen  []protocol.ExecLine // every line read so far
-	log   *syncBuffer
+	log   *testkit.Buffer
 	done  chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 const task = "add a --verbose flag"
@@ -56,7 +38,7 @@ func startAdapterIn(t *testing.T, teamDir string, f *fake, cliName string, extra
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := &harness{t: t, fake: f, stdin: inW, lines: make(chan protocol.ExecLine, 64), log: &syncBuffer{}, done: make(chan error, 1)}
+	h := &harness{t: t, fake: f, stdin: inW, lines: make(chan protocol.ExecLine, 64), log: &testkit.Buffer{}, done: make(chan error, 1)}
 	c := agents.CLIs[cliName]
 	bin, err := c.Bin(f.bin)
 	if err != nil {

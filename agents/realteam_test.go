@@ -76,7 +76,7 @@ func TestRealClaudeTeamJournaled(t *testing.T) {
 	}
 
 	watch := huddle("claude", "watch", "--root", cfg)
-	var watchOut syncBuffer
+	var watchOut testkit.Buffer
 	watch.Stdout, watch.Stderr = &watchOut, &watchOut
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func kit(t *testing.T) nodekit.Kit {
 type jsRun struct {
 	mu     sync.Mutex
 	lines  []map[string]any
-	stderr syncBuffer
+	stderr testkit.Buffer
 	done   chan struct{}
 	err    error
 }

@@ -114,19 +114,16 @@ func execBroker(cl *Cmdline) int {
 
 // findBroker is huddle-broker beside this executable, else on PATH.
 func findBroker() (string, error) {
-	exe, err := os.Executable()
-	if err == nil {
-		beside := filepath.Join(filepath.Dir(exe), brokerBinary)
-		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return beside, nil
-		}
+	beside, dir := besideExecutable(brokerBinary)
+	if beside != "" {
+		return beside, nil
 	}
 	if p, err := exec.LookPath(brokerBinary); err == nil {
 		return p, nil
 	}
 	where := "beside huddle"
-	if exe != "" {
-		where += " (" + filepath.Dir(exe) + ")"
+	if dir != "" {
+		where += " (" + dir + ")"
 	}
 	return "", fmt.Errorf("%s, the binary that holds the NATS server, is neither %s nor on PATH: build it in huddle's source with 'go install ./cmd/%s'", brokerBinary, where, brokerBinary)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"huddle/internal/testkit"
 	"huddle/protocol"
 	"huddle/store"
 	"huddle/store/natsstore"
@@ -21,14 +22,14 @@ var brokerURL = regexp.MustCompile(`store URL: (nats://\S+)/TEAM`)
 
 // startBroker runs `huddle broker` and returns its process, the URL prefix
 // it printed and its stdout reader.
-func startBroker(t *testing.T, args ...string) (*exec.Cmd, string, *bufio.Reader, *syncBuffer) {
+func startBroker(t *testing.T, args ...string) (*exec.Cmd, string, *bufio.Reader, *testkit.Buffer) {
 	t.Helper()
 	cmd := exec.Command(huddleBinary(t), append([]string{"broker"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &testkit.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

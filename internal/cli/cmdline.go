@@ -168,7 +168,7 @@ func (cl *Cmdline) AddSecret(s string) { cl.secrets = append(cl.secrets, s) }
 // signals keep their default action, which ends it at any instant as
 // kill -9 would, what every write of huddle's is made to survive
 // (docs/ARCHITECTURE.md, "Principles"); the handler's goroutines and
-// threads were a sixth of its start.
+// threads would be a sixth of its start.
 func (cl *Cmdline) context() (context.Context, context.CancelFunc) {
 	if cl.brief {
 		return context.WithCancel(context.Background())

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"debug/buildinfo"
@@ -33,9 +32,13 @@ type handOver struct {
 }
 
 // run executes huddle-full with h's command line; it returns only when
-// that fails.
+// that fails, said in one line that names the command.
 func (h handOver) run() int {
-	fmt.Fprintf(h.stderr, "huddle: %v\n", h.exec())
+	err := h.exec()
+	if len(h.args) > 0 {
+		err = fmt.Errorf("%s: %w", h.args[0], err)
+	}
+	fmt.Fprintf(h.stderr, "huddle: %v\n", err)
 	return ExitFail
 }
 
@@ -71,13 +74,8 @@ func (h handOver) NoCommand(bool, io.Reader, io.Writer, io.Writer) int { return 
 // A huddle-full elsewhere on PATH is not looked for: it may be of another
 // version, and huddle would then run commands that are not its own.
 func findFull(progress io.Writer) (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("finding %s: %w", fullBinary, err)
-	}
-	beside := filepath.Join(filepath.Dir(exe), fullBinary)
-	fi, statErr := os.Stat(beside)
-	if statErr == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+	beside, dir := besideExecutable(fullBinary)
+	if beside != "" {
 		if err := sameBuild(beside); err != nil {
 			return "", err
 		}
@@ -90,7 +88,23 @@ func findFull(progress io.Writer) (string, error) {
 	if !errors.Is(err, errNoSource) {
 		return "", err
 	}
-	return "", fmt.Errorf("this command runs in %s, the binary that holds the runtime, the screen and the servers, and it is not beside huddle (%s): install both from huddle's source with 'CGO_ENABLED=0 go install . ./cmd/...'", fullBinary, filepath.Dir(exe))
+	return "", fmt.Errorf("this command runs in %s, the binary that holds the runtime, the screen and the servers, and it is not beside huddle (%s): install both from huddle's source with 'CGO_ENABLED=0 go install . ./cmd/...'", fullBinary, dir)
+}
+
+// besideExecutable is the executable file name in this executable's
+// directory ("" when there is none), and that directory ("" when it is
+// not known).
+func besideExecutable(name string) (path, dir string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", ""
+	}
+	dir = filepath.Dir(exe)
+	path = filepath.Join(dir, name)
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return "", dir
+	}
+	return path, dir
 }
 
 // sameBuild checks that the binary at path was built as this one was
@@ -133,17 +147,26 @@ func buildStamp(bi *debug.BuildInfo) string {
 var errNoSource = errors.New("not in huddle's source")
 
 // fullFromSource builds huddle-full with the go command when the working
-// directory is in huddle's module (go run . from a clone), into huddle's
-// cache directory, and returns its path. go rebuilds only what changed;
-// when that takes more than a second a line says what is going on.
+// directory is in huddle's module (go list -m says so; go run . from a
+// clone), into huddle's cache directory, and returns its path. go
+// rebuilds only what changed; when that takes more than a second a line
+// says what is going on.
 func fullFromSource(progress io.Writer) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", errNoSource
 	}
-	out, err := exec.Command(goBin, "env", "GOMOD").Output()
-	gomod := strings.TrimSpace(string(out))
-	if err != nil || gomod == "" || gomod == os.DevNull || moduleOf(gomod) != "huddle" {
+	out, err := exec.Command(goBin, "list", "-m", "-f", "{{.Path}}\t{{.Dir}}").Output()
+	if err != nil {
+		return "", errNoSource
+	}
+	source := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, dir, _ := strings.Cut(line, "\t"); path == "huddle" {
+			source = dir
+		}
+	}
+	if source == "" {
 		return "", errNoSource
 	}
 	cache, err := os.UserCacheDir()
@@ -152,7 +175,7 @@ func fullFromSource(progress io.Writer) (string, error) {
 	}
 	bin := filepath.Join(cache, "huddle", "bin", fullBinary)
 	build := exec.Command(goBin, "build", "-o", bin, "huddle/cmd/"+fullBinary)
-	build.Dir = filepath.Dir(gomod)
+	build.Dir = source
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
 	var errOut bytes.Buffer
 	build.Stdout, build.Stderr = &errOut, &errOut
@@ -172,20 +195,4 @@ func fullFromSource(progress io.Writer) (string, error) {
 		return "", fmt.Errorf("building %s from the source in %s: %v: %s", fullBinary, build.Dir, err, first)
 	}
 	return bin, nil
-}
-
-// moduleOf is the module path the go.mod at path declares ("" if none).
-func moduleOf(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
 }

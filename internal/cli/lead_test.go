@@ -314,7 +314,7 @@ func TestCLIShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stderr syncBuffer
+		var stderr testkit.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -82,7 +82,7 @@ func TestClaudeCodeDelegatesThroughHuddleMCP(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bins.Claude, "-p", "Ask the huddle team's planner to read the ledger.", "--output-format", "json",
 		"--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__huddle__call_action")
 	cmd.Env, cmd.Dir = e.Vars, e.Work
-	var out, stderr syncBuffer
+	var out, stderr testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

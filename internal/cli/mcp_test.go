@@ -15,14 +15,14 @@ import (
 )
 
 // startMCPHTTP runs `huddle mcp --addr` and waits for its address line.
-func startMCPHTTP(t *testing.T, dir, addr string, extra ...string) *syncBuffer {
+func startMCPHTTP(t *testing.T, dir, addr string, extra ...string) *testkit.Buffer {
 	t.Helper()
 	cmd := exec.Command(huddleBinary(t), append([]string{"mcp", "--dir", dir, "--addr", addr}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &testkit.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

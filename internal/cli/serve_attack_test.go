@@ -22,7 +22,7 @@ import (
 // serveProcess is a running `huddle serve` a test may kill -9.
 type serveProcess struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testkit.Buffer
 }
 
 // startServeProcess runs `huddle serve` and waits for its address line; the
@@ -34,7 +34,7 @@ func startServeProcess(t *testing.T, dir, addr string, extra ...string) *servePr
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{cmd: cmd, stderr: &syncBuffer{}}
+	p := &serveProcess{cmd: cmd, stderr: &testkit.Buffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

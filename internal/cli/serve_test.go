@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,28 +33,15 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// syncBuffer is a buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // startServe runs `huddle serve` and waits for its address line.
-func startServe(t *testing.T, dir, addr string, extra ...string) (stderr *syncBuffer) {
+func startServe(t *testing.T, dir, addr string, extra ...string) (stderr *testkit.Buffer) {
 	t.Helper()
 	cmd := exec.Command(huddleBinary(t), append([]string{"serve", "--dir", dir, "--addr", addr}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr = &syncBuffer{}
+	stderr = &testkit.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

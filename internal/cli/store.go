@@ -2,8 +2,9 @@ package cli
 
 // The store that keeps a team (docs/ARCHITECTURE.md, "The team directory
 // and the store"): the --store and --nats-creds flags, and the one place a
-// command's store is chosen: natsstore for --store, else filestore on
-// --dir (WithTeam, WithState), with what only one kind has said here too.
+// command's store is chosen: NATS for --store (Full.OpenStore, huddle-full's),
+// else filestore on --dir (WithTeam, WithState), with what only one kind
+// has said here too.
 
 import (
 	"context"
@@ -76,7 +77,7 @@ func (cl *Cmdline) readStoreFlags() (int, bool) {
 	if err != nil {
 		return cl.UsageError("%v", err), false // redacted by ParseURL
 	}
-	// cl.exit scrubs them from every error line, whatever produced it.
+	// cl.Exit scrubs them from every error line, whatever produced it.
 	cl.secrets = t.Secrets()
 	return 0, true
 }
@@ -114,10 +115,10 @@ func (cl *Cmdline) OpenStore(ctx context.Context) (store.Store, error) {
 	return cl.full.OpenStore(ctx, cl.storeURL, cl.natsCreds)
 }
 
-// WithTeam runs f on the store that keeps the team, until Ctrl-C, SIGTERM
-// or SIGHUP: --store's, or the files store of --dir; either must hold a
-// team.json, not judged here. Commands that run once on either kind
-// choose it here.
+// WithTeam runs f on the store that keeps the team, in the command's
+// context (Cmdline.context): --store's, or the files store of --dir;
+// either must hold a team.json, not judged here. Commands that run once
+// on either kind choose it here.
 func (cl *Cmdline) WithTeam(f func(ctx context.Context, st store.Store) int) int {
 	return cl.WithState(NeedTeam, f)
 }
@@ -236,7 +237,7 @@ func (cl *Cmdline) LocalDir() string {
 	return cl.Dir
 }
 
-// WithStore runs f on the store, until Ctrl-C, SIGTERM or SIGHUP, and
+// WithStore runs f on the store, in the command's context, and
 // closes it. The team is in the store: a --dir given too is refused
 // rather than silently not read.
 func (cl *Cmdline) WithStore(f func(ctx context.Context, st store.Store) int) int {

@@ -4,10 +4,12 @@
 package testkit
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -75,4 +77,24 @@ func StdinFull(pid int) bool {
 		size, _, errno2 = syscall.Syscall(syscall.SYS_FCNTL, fd, getPipeSize, 0)
 	})
 	return errno1 == 0 && errno2 == 0 && size > 0 && int64(queued) >= int64(size)-4096
+}
+
+// Buffer is a buffer a process or a goroutine writes while the test reads
+// it (a command's stderr, a program's output).
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

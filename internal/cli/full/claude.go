@@ -22,11 +22,8 @@ import (
 )
 
 type claudeOpts struct {
-	root        string
-	json, all   bool
-	permissions bool
-	background  bool
-	journal     claudeteam.Journal // what huddle saw of root's teams (claudeteam/journal.go)
+	cli.ClaudeFlags
+	journal claudeteam.Journal // what huddle saw of root's teams (claudeteam/journal.go)
 }
 
 // claudeFlagsOf says which subcommands take each flag (--root: all).
@@ -37,6 +34,8 @@ var claudeFlagsOf = map[string][]string{
 	"background":               {"watch"},
 }
 
+// runClaude is huddle claude SUBCOMMAND: a Claude Code agent team shown
+// as huddle shows its own.
 func runClaude(cl *cli.Cmdline, o claudeOpts) int {
 	if code, ok := cl.WantArgs(1, -1, "a subcommand (teams, status, requests, attach, watch)"); !ok {
 		return code
@@ -54,7 +53,7 @@ func runClaude(cl *cli.Cmdline, o claudeOpts) int {
 			return cl.UsageError("--%s does not go with %s", name, sub)
 		}
 	}
-	root := o.root
+	root := o.Root
 	if root == "" {
 		var err error
 		if root, err = claudeteam.DefaultRoot(); err != nil {
@@ -81,7 +80,7 @@ func claudeWatch(cl *cli.Cmdline, root string, o claudeOpts) int {
 	if o.journal == "" {
 		return cl.Fail(errors.New("claude watch: no journal to keep (no configuration directory)"))
 	}
-	if o.background {
+	if o.Background {
 		return claudeWatchBackground(cl, root, o.journal)
 	}
 	ctx, stop := cli.SignalContext()
@@ -189,7 +188,7 @@ func claudeTeams(cl *cli.Cmdline, root string, o claudeOpts) int {
 		}
 		rows = append(rows, row)
 	}
-	if o.json {
+	if o.JSON {
 		return cl.PrintJSON(rows)
 	}
 	if len(rows) == 0 {
@@ -249,7 +248,7 @@ func claudeStatus(cl *cli.Cmdline, root string, o claudeOpts) int {
 		}
 		out.Members = append(out.Members, row)
 	}
-	if o.json {
+	if o.JSON {
 		return cl.PrintJSON(out)
 	}
 	if out.Error != "" {
@@ -285,11 +284,11 @@ func claudeRequests(cl *cli.Cmdline, root string, o claudeOpts) int {
 	}
 	reqs := []protocol.Request{}
 	for _, r := range st.Snapshot.Requests {
-		if o.all || r.Status == protocol.RequestPending {
+		if o.All || r.Status == protocol.RequestPending {
 			reqs = append(reqs, r)
 		}
 	}
-	if o.json {
+	if o.JSON {
 		return cl.PrintJSON(reqs)
 	}
 	if len(reqs) == 0 {
@@ -331,7 +330,7 @@ func claudeAttach(cl *cli.Cmdline, root string, o claudeOpts) int {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	opts := claudeRunOptions(root, name, o.journal, o.permissions)
+	opts := claudeRunOptions(root, name, o.journal, o.Permissions)
 	if err := tui.Run(ctx, opts); err != nil {
 		return cl.Fail(err)
 	}

@@ -173,7 +173,7 @@ func TestClaudeAttachRunsTheUI(t *testing.T) {
 	claudefix.Alpha(t, root)
 	in, inW := io.Pipe()
 	defer inW.Close()
-	var out lockedBuffer
+	var out testkit.Buffer
 	ctx, cancel := context.WithCancel(t.Context())
 	opts := claudeRunOptions(root, "alpha", "", false)
 	opts.Input, opts.Output = in, &out
@@ -193,22 +193,4 @@ func TestClaudeAttachRunsTheUI(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("tui.Run did not return after its context ended")
 	}
-}
-
-// lockedBuffer is an io.Writer the test reads while the program writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -37,7 +37,7 @@ func (runs) SSH(cl *cli.Cmdline, o *cli.SSHFlags) int {
 	return runSSH(cl, o.Addr, o.AuthorizedKeys, o.ReadOnlyKeys, o.HostKey)
 }
 func (runs) Claude(cl *cli.Cmdline, o *cli.ClaudeFlags) int {
-	return runClaude(cl, claudeOpts{root: o.Root, json: o.JSON, all: o.All, permissions: o.Permissions, background: o.Background})
+	return runClaude(cl, claudeOpts{ClaudeFlags: *o})
 }
 func (runs) OpenStore(ctx context.Context, url, creds string) (store.Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, cli.OpenTimeout)

@@ -21,6 +21,8 @@ import (
 	"huddle/team/serve"
 )
 
+// runMCP is huddle mcp: the team as MCP tools, over stdio or streamable
+// HTTP (--addr), until Ctrl-C.
 func runMCP(cl *cli.Cmdline, o *cli.MCPFlags) int {
 	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code

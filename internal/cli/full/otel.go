@@ -6,17 +6,18 @@ import (
 	"io"
 	"runtime/debug"
 
+	"huddle/ipc/trace"
 	"huddle/ipc/trace/otelexport"
 )
 
 // startTraceExport starts exporting this process's invocation spans when
-// the OpenTelemetry variables ask for it (otelexport.Enabled), and returns
+// the OpenTelemetry variables ask for it (trace.ExportWanted), and returns
 // what stops it: a flush bounded by otelexport.ShutdownTimeout. A
 // collector that cannot be reached never fails nor holds up the command:
 // at most one warning line on stderr, when the command ends (a screen may
 // be showing until then), naming the endpoint without its credentials.
 func startTraceExport(stderr io.Writer) (stop func()) {
-	if !otelexport.Enabled() {
+	if !trace.ExportWanted() {
 		return func() {} // nothing is built
 	}
 	version := ""

@@ -19,6 +19,8 @@ import (
 	"huddle/team/serve"
 )
 
+// runServe is huddle serve: the Blueprint (and A2A with --a2a) over HTTP
+// at --addr, until Ctrl-C.
 func runServe(cl *cli.Cmdline, o *cli.ServeFlags) int {
 	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code

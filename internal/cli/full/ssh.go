@@ -99,6 +99,7 @@ func (k sshKeys) find(key ssh.PublicKey) (sshKey, bool) {
 
 type sshKeyCtx struct{}
 
+// runSSH is huddle ssh: the team's screen served over SSH at addr.
 func runSSH(cl *cli.Cmdline, addr, decide, watch, hostKey string) int {
 	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code

@@ -23,6 +23,8 @@ func runtimeOptions(auto bool) supervisor.Options {
 	return supervisor.Options{AutoApprove: auto, Executable: exe}
 }
 
+// runUp is huddle up: the team run in this process, under the UI or
+// (--headless) printing JSON events.
 func runUp(cl *cli.Cmdline, headless, auto bool, members string, no *cli.NotifyFlags) int {
 	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code
@@ -127,6 +129,7 @@ func runUnderUI(ctx context.Context, st store.Store, dir string, opts supervisor
 	return err
 }
 
+// runAttach is huddle attach: the UI on a team another process runs.
 func runAttach(cl *cli.Cmdline, no *cli.NotifyFlags) int {
 	if code, ok := cl.WantArgs(0, 0, ""); !ok {
 		return code

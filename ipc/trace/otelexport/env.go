@@ -22,10 +22,6 @@ const (
 	EnvContent = "HUDDLE_OTEL_CONTENT"
 )
 
-// Enabled reports whether the environment asks for traces to be exported
-// (trace.ExportWanted).
-func Enabled() bool { return trace.ExportWanted() }
-
 // contentOn reports whether HUDDLE_OTEL_CONTENT asks for content.
 func contentOn() bool { return strings.TrimSpace(os.Getenv(EnvContent)) == "1" }
 

@@ -62,12 +62,13 @@ type opened struct {
 	prompt string // only with content
 }
 
-// Start begins exporting when the environment asks for it (Enabled) or
-// o.Exporter is given; otherwise it builds nothing and returns nil, nil.
+// Start begins exporting when the environment asks for it
+// (trace.ExportWanted) or o.Exporter is given; otherwise it builds nothing
+// and returns nil, nil.
 // Shut the export down (Shutdown) before the process exits. An error means
 // nothing is exported; it says why without a secret.
 func Start(ctx context.Context, o Options) (*Export, error) {
-	if o.Exporter == nil && !Enabled() {
+	if o.Exporter == nil && !trace.ExportWanted() {
 		return nil, nil
 	}
 	chains, err := chainSamplerFromEnv()

@@ -254,8 +254,8 @@ func TestNothingWithoutAnEndpoint(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			if otelexport.Enabled() {
-				t.Fatal("Enabled")
+			if trace.ExportWanted() {
+				t.Fatal("ExportWanted")
 			}
 			e, err := otelexport.Start(context.Background(), otelexport.Options{})
 			if e != nil || err != nil {
@@ -272,7 +272,7 @@ func TestNothingWithoutAnEndpoint(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("OTEL_SDK_DISABLED", "false")
 	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
-	if !otelexport.Enabled() {
-		t.Fatal("an endpoint with the SDK enabled is not Enabled")
+	if !trace.ExportWanted() {
+		t.Fatal("an endpoint with the SDK enabled is not ExportWanted")
 	}
 }
