@@ -47,7 +47,12 @@ import (
 // the terminal gets back: what the renderer's frame rate costs a person
 // typing.
 //
-//	go test -run '^$' -bench AttachIdle -benchtime 3x -count 3 ./internal/cli
+// A window is 3 s, and at a third of a percent of a core one window's
+// ratio moves by ±15 % from the next (the scheduler's wake-ups, not
+// huddle's); ten of them, half a minute, make a run's ratio repeat within
+// a few percent, so make bench runs ten:
+//
+//	go test -run '^$' -bench AttachIdle -benchtime 10x -count 3 ./internal/cli
 func BenchmarkAttachIdle(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), ".huddle")
 	if out, err := exec.Command(huddleBinary(b), "init", "--dir", dir).CombinedOutput(); err != nil {
