@@ -69,7 +69,7 @@ bench:
 	$(call bench_pkg,./tui,MemberGather,2000x)
 	$(call bench_pkg,./tui,DiffView,50x)
 	$(call bench_pkg,./team,Worktrees50,30x)
-	$(call bench_pkg,./internal/cli,AttachIdle,10x)
+	$(call bench_pkg,./internal/cli,AttachIdle,3x)
 	$(call bench_pkg,./internal/cli,Start$$,40x)
 	$(call bench_pkg,./internal/cli,AttachFirstFrame,10x)
 	$(call bench_pkg,./internal/cli,AttachUnderLoad,2x)

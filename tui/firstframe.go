@@ -16,7 +16,7 @@ import (
 )
 
 // firstFrame is the terminal a local UI writes to, and the first frame it
-// draws there itself. Bubble Tea (v2.1.1) writes frames only when its
+// draws there itself. Bubble Tea (v2.2.0) writes frames only when its
 // renderer ticks, the first 1/FPS after the program starts; a team's first
 // snapshot is usually folded well before that. So the first snapshot is
 // drawn at once by a model of its own, the frame Bubble Tea draws at its

@@ -251,9 +251,13 @@ func (m *Model) tick() tea.Cmd {
 // by the second at now: a flash (it clears after a few seconds), a member
 // at work, a request pending (its countdown) or one that came or was
 // decided in the last hour (its age, to the second), the member card (how
-// long in its status), or the Traces pane (a running call's time).
+// long in its status), or a call still running near the Traces pane's
+// cursor (its time).
 func (m *Model) countsSeconds(now time.Time) bool {
-	if m.flash != "" || m.member.open || m.right == paneTraces || m.moving() {
+	if m.flash != "" || m.member.open || m.moving() {
+		return true
+	}
+	if m.right == paneTraces && m.traces.runningNear(max(m.height, 1)) {
 		return true
 	}
 	for i := range m.snap.Requests {

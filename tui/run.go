@@ -31,14 +31,15 @@ func observeInto(ctx context.Context, st store.Store, opts view.ObserveOptions, 
 	return obs.Close, nil
 }
 
-// FPS is the most frames a second the UI draws. Bubble Tea (v2.1.1) draws
-// only on its renderer's ticker, which runs at this rate for the program's
-// whole life, whether anything changed or not (tea.go startRenderer; a
-// keystroke's Update only stores the new view, cursed_renderer.go render):
-// each tick wakes the process, and a keystroke waits for the next tick.
-// At 20 a keystroke waits at most 50 ms, and an idle UI wakes a third as
+// FPS is the most frames a second the UI draws. Bubble Tea (v2.2.0) draws
+// only on its renderer's ticker, at this rate while views change (a
+// keystroke's Update only stores the new view and wakes the renderer, whose
+// frame comes at the next tick), and stops the ticker half a second after
+// the last change (tea.go startRenderer): a screen at rest does not wake.
+// At 20 a keystroke waits at most 50 ms, and a busy screen wakes a third as
 // often as at the default 60. BenchmarkAttachIdle (internal/cli) runs a
-// bare ticker at this rate beside the UI as its floor.
+// bare ticker at this rate beside the UI, what it would cost at rest if
+// the renderer kept ticking.
 const FPS = 20
 
 // BurstFrame is how often the screen follows a burst of changes: each

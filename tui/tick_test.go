@@ -2,9 +2,13 @@ package tui
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"huddle/ipc/trace"
 	"huddle/protocol"
 	"huddle/team/view"
 )
@@ -88,5 +92,52 @@ func TestIdleScreenTicksOnceAMinute(t *testing.T) {
 	m.Update(SnapshotMsg(working))
 	if tickIn(m) != time.Second {
 		t.Fatalf("a member at work left the tick in %v", tickIn(m))
+	}
+}
+
+// TestTracesTickOnlyWhileACallRuns: the Traces pane counts seconds only
+// while a call it shows is running (its time grows on screen); with every
+// call ended the clock ticks at the minute, so a screen left on Traces
+// sleeps.
+func TestTracesTickOnlyWhileACallRuns(t *testing.T) {
+	m, clock := newTestModel(t, 120, 36)
+	clock.Advance(13 * time.Second) // 09:13:13
+	tm := demoTeam(t)
+	quiet := view.Snapshot{Version: 1, Team: tm, Members: []view.MemberView{member(tm, "data", protocol.MemberIdle, "waiting", 0)},
+		Chains: trace.ChainListOf(errorChains()...)}
+	m.Update(SnapshotMsg(quiet))
+	m.Init()
+	send(m, "3")
+	if m.focus != paneTraces {
+		t.Fatal("3 did not open Traces")
+	}
+	if got := tickIn(m); got != 47*time.Second {
+		t.Fatalf("Traces with every call ended ticks in %v; want 47s, at 09:14", got)
+	}
+
+	running := &trace.Call{RequestID: "req-00000000000c", CorrelationID: "corr-000000000001", Caller: "reservas", Target: "data",
+		Action: "leer", Start: clock.Now(), Status: trace.CallRunning}
+	withCall := func(version uint64, c *trace.Call) view.Snapshot {
+		s := quiet
+		s.Version = version
+		s.Chains = trace.ChainListOf(append(errorChains(), trace.Chain{CorrelationID: c.CorrelationID, Start: c.Start, Rows: []trace.Row{{Call: c}}})...)
+		return s
+	}
+	m.Update(SnapshotMsg(withCall(2, running)))
+	if got := tickIn(m); got != time.Second {
+		t.Fatalf("a running call left the tick in %v; want 1s", got)
+	}
+	clock.Advance(3 * time.Second)
+	m.Update(clockMsg{gen: m.tickGen})
+	if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, "3.0s") {
+		t.Fatalf("the running call's time did not grow to 3.0s:\n%s", screen)
+	}
+
+	ended := *running
+	ended.Status, ended.DurationMS, ended.End = trace.CallOK, 3000, clock.Now()
+	m.Update(SnapshotMsg(withCall(3, &ended)))
+	m.Update(clockMsg{gen: m.tickGen})
+	if got := tickIn(m); got == time.Second {
+		t.Fatal("the tick stayed at a second once every call had ended")
 	}
 }

@@ -311,6 +311,23 @@ func (p *tracesPane) window(top, h int) []traceRow {
 	return out
 }
 
+// runningNear reports whether a call still running stands within h rows
+// of the cursor, where the pane's window of at most h rows lies: its time
+// on screen counts the seconds. It reads at most 2h rows, however many
+// chains the list holds.
+func (p *tracesPane) runningNear(h int) bool {
+	top := max(p.list.cursor-h, 0)
+	for _, r := range p.window(top, 2*h) {
+		if r.row < 0 {
+			continue
+		}
+		if c := r.chain.Rows[r.row].Call; c.Status != trace.CallOK && c.Status != trace.CallError && !c.Start.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *tracesPane) chainHeader(c *trace.Chain) string {
 	mark := "▾ "
 	if whole, ok := p.folded[c.CorrelationID]; ok {

@@ -27,7 +27,7 @@ var targets = []target{
 	{"`huddle send` start ÷ a Go hello-world", "huddle/internal/cli", "Start", "send-x-hello", true, 2, "send-x-deps"},
 	{"attach first frame, huddle init's team, ÷ `sh -c echo`", "huddle/internal/cli", "AttachFirstFrame/demo", "ratio", true, 4, ""},
 	{"attach first frame, 5,000 members (ms)", "huddle/internal/cli", "AttachFirstFrame/members=5000", "first-frame-ms", true, 300, ""},
-	{"attach idle ÷ a bare ticker at the frame rate", "huddle/internal/cli", "AttachIdle", "cpu-ratio", true, 1.2, "tea-ratio"},
+	{"attach idle ÷ a bare ticker at the frame rate", "huddle/internal/cli", "AttachIdle", "cpu-ratio", true, 1.2, "wakeups/s"},
 	{"runtime idle, 5,000 teammates (% of a core)", "huddle/team/supervisor", "IdleRuntime/members=5000", "cpu-%", true, 0.1, ""},
 	{"UI ÷ runtime CPU per message, 200 a second", "huddle/internal/cli", "AttachUnderLoad/rate=200", "ui/runtime", true, 1, ""},
 	{"UI ÷ runtime CPU per message, 1,000 a second", "huddle/internal/cli", "AttachUnderLoad/rate=1000", "ui/runtime", true, 1, ""},
