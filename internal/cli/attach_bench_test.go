@@ -50,11 +50,7 @@ import (
 //
 //	go test -run '^$' -bench AttachIdle -benchtime 3x -count 3 ./internal/cli
 func BenchmarkAttachIdle(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), ".huddle")
-	if out, err := exec.Command(huddleBinary(b), "init", "--dir", dir).CombinedOutput(); err != nil {
-		b.Fatalf("huddle init: %v: %s", err, out)
-	}
-	p := startOnPTY(b, b.TempDir(), nil, nil, "attach", "--dir", dir)
+	p := attachQuietTeam(b)
 	p.waitFor(b, "attached to")
 	pid := p.cmd.Process.Pid
 	floor := startTickerFloor(b, tui.FPS)
@@ -189,6 +185,17 @@ func tickerFloor(fps string) int {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// attachQuietTeam starts the real `huddle attach` on a pty on a team
+// where nothing runs and nothing changes: huddle init's.
+func attachQuietTeam(t testing.TB) *ptyRun {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), ".huddle")
+	if out, err := exec.Command(huddleBinary(t), "init", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("huddle init: %v: %s", err, out)
+	}
+	return startOnPTY(t, t.TempDir(), nil, nil, "attach", "--dir", dir)
+}
 
 // settle waits until the roster is drawn from the first snapshot and the
 // screen has had no new output for 300 ms.

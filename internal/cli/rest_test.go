@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,11 +14,7 @@ import (
 // least tui.FPS times a second, whatever else the machine does); a key
 // still draws its frame, and the screen goes back to rest after it.
 func TestAttachSleepsAtRest(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".huddle")
-	if out, err := exec.Command(huddleBinary(t), "init", "--dir", dir).CombinedOutput(); err != nil {
-		t.Fatalf("huddle init: %v: %s", err, out)
-	}
-	p := startOnPTY(t, t.TempDir(), nil, nil, "attach", "--dir", dir)
+	p := attachQuietTeam(t)
 	settle(t, p)
 	pid := p.cmd.Process.Pid
 	atRest := func(when string) {
