@@ -149,7 +149,7 @@ const (
 // WithState is WithTeam with what the state must hold said by n.
 func (cl *Cmdline) WithState(n Need, f func(ctx context.Context, st store.Store) int) int {
 	if cl.Remote() {
-		return cl.WithStoreFor(n, f)
+		return cl.withStoreFor(n, f)
 	}
 	check := requireTeam
 	switch n {
@@ -241,13 +241,13 @@ func (cl *Cmdline) LocalDir() string {
 // closes it. The team is in the store: a --dir given too is refused
 // rather than silently not read.
 func (cl *Cmdline) WithStore(f func(ctx context.Context, st store.Store) int) int {
-	return cl.WithStoreFor(NeedDir, f)
+	return cl.withStoreFor(NeedDir, f)
 }
 
-// WithStoreFor is WithStore with what the store must hold said by n
+// withStoreFor is WithStore with what the store must hold said by n
 // (WithState), and --dir taken as this machine's own directory when n
 // says so.
-func (cl *Cmdline) WithStoreFor(n Need, f func(ctx context.Context, st store.Store) int) int {
+func (cl *Cmdline) withStoreFor(n Need, f func(ctx context.Context, st store.Store) int) int {
 	switch {
 	case n == NeedTeamAndLocal:
 		if err := os.MkdirAll(cl.Dir, teamdir.DirMode); err != nil {
